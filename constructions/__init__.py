@@ -1,0 +1,1 @@
+"""Compilation: symbolic constructions become explicit attention weights."""

@@ -1,0 +1,5 @@
+import sys
+
+from ropeproof.cli import main
+
+sys.exit(main())

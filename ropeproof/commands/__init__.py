@@ -1,0 +1,1 @@
+"""One module per ``ropeproof`` subcommand; each exposes ``register(subparsers)``."""

@@ -1,0 +1,41 @@
+"""``ropeproof check``: verify every registered claim and write the report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ropeproof.claims import CheckContext, registered_claims, run_claims
+from ropeproof.report import write_report
+from verify.devices import resolve_device, resolve_dtype
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="verify every registered claim; write report.md/json and figures")
+    p.add_argument("--quick", action="store_true", help="the fast subset (under a minute on 2 cores)")
+    p.add_argument("--out", type=Path, default=Path("ropeproof-report"), help="output directory")
+    p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda")
+    p.add_argument("--dtype", default="float64", help="float64, float32, float16 or bfloat16")
+    p.add_argument("--strict", action="store_true", help="exit 1 if a claim expected to hold does not")
+    p.add_argument("--list", action="store_true", help="list the registered claims and exit")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    claims = registered_claims()
+    if args.list:
+        for c in claims:
+            print(f"{c.id:40s} {c.statement}")
+        return 0
+    ctx = CheckContext(resolve_device(args.device), resolve_dtype(args.dtype), quick=args.quick)
+    selected = [c for c in claims if c.quick or not args.quick]
+    results = list(run_claims(selected, ctx, progress=not args.no_progress))
+    report = write_report(results, ctx, args.out)
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
+    print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")
+    unexpected = [r.claim.id for r in results if r.unexpected]
+    if unexpected:
+        print("not as expected: " + ", ".join(unexpected), file=sys.stderr)
+    return 1 if args.strict and unexpected else 0

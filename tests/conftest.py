@@ -1,0 +1,39 @@
+"""Shared test set-up: hypothesis profiles and the CUDA marker.
+
+Profiles (select with ``pytest --hypothesis-profile=NAME``):
+
+- ``default``: few examples, for the 2-core CI budget (whole suite under 3 minutes);
+- ``thorough``: many more examples, for a longer local or nightly run.
+
+``deadline=None`` everywhere: first-call latency (sympy, torch kernels, CUDA init) would otherwise
+trip hypothesis' per-example deadline.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default",
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("default")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA; none available on this machine")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,1 @@
+"""Checking: the torch RoPE attention module, discrepancy measurement, scores and strategies."""

@@ -1,0 +1,27 @@
+"""Exceptions raised on bad input.
+
+Every error names the offending parameter and the accepted range, so a caller never has to read a
+torch traceback to learn what was wrong. All of them are ``ValueError`` subclasses.
+"""
+
+from __future__ import annotations
+
+
+class RopeproofError(ValueError):
+    """Base class of every input error raised by ropeproof."""
+
+
+class RopeSpecError(RopeproofError):
+    """A RoPE specification is invalid (dims, frequencies, base or layout)."""
+
+
+class WeightError(RopeproofError):
+    """Attention weights have the wrong shape or contain NaN/inf."""
+
+
+class InputError(RopeproofError):
+    """A sequence, position list, dtype or device argument is invalid."""
+
+
+class ConstructionError(RopeproofError):
+    """A symbolic construction is malformed (unknown token, missing rule, bad plane)."""
