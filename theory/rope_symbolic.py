@@ -127,6 +127,20 @@ def plane_logit_coefficients(q: sp.Matrix, k: sp.Matrix) -> tuple[sp.Expr, sp.Ex
     return q[0] * k[0] + q[1] * k[1], q[1] * k[0] - q[0] * k[1]
 
 
+def raw_logit(
+    q_planes: Sequence[Any], k_planes: Sequence[Any], spec: SymbolicRopeSpec, i: sp.Expr, j: sp.Expr
+) -> sp.Expr:
+    """``sum_k (rho(i theta_k) q_k)^T (rho(j theta_k) k_k)``, unsimplified."""
+    qs = _as_planes(q_planes, spec.n_planes, "q_planes")
+    ks = _as_planes(k_planes, spec.n_planes, "k_planes")
+    return sp.Add(
+        *[
+            ((rotation(i * t) * q).T * (rotation(j * t) * k))[0, 0]
+            for q, k, t in zip(qs, ks, spec.freqs, strict=True)
+        ]
+    )
+
+
 def derive_logit(
     q_planes: Sequence[Any],
     k_planes: Sequence[Any],
@@ -146,11 +160,10 @@ def derive_logit(
     u = sp.Symbol("u", integer=True) if offset is None else offset
     qs = _as_planes(q_planes, spec.n_planes, "q_planes")
     ks = _as_planes(k_planes, spec.n_planes, "k_planes")
-    raw = sp.Integer(0)
+    raw = raw_logit(qs, ks, spec, i, j)
     closed = sp.Integer(0)
     amps, phases = [], []
     for q, k, theta in zip(qs, ks, spec.freqs, strict=True):
-        raw += ((rotation(i * theta) * q).T * (rotation(j * theta) * k))[0, 0]
         a, b = plane_logit_coefficients(q, k)
         amp = sp.sqrt(sp.trigsimp(q.dot(q))) * sp.sqrt(sp.trigsimp(k.dot(k)))
         if sp.simplify(sp.expand(amp**2 - (a**2 + b**2))) != 0:  # Lagrange's identity |q|^2|k|^2 = A^2 + B^2

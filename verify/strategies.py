@@ -34,3 +34,43 @@ def rope_specs(
     freq = st.one_of(st.just(0.0), st.floats(-max_abs_freq, max_abs_freq, allow_nan=False))
     freqs = draw(st.lists(freq, min_size=rotary_dim // 2, max_size=rotary_dim // 2))
     return RopeSpec(head_dim, rotary_dim, freqs=freqs, layout=layout)
+
+
+@st.composite
+def index_params(draw: st.DrawFn, max_int: int = 16, max_letters: int = 8) -> dict:
+    """Keyword arguments for :func:`constructions.paper.index_construction` (theta in (0, pi))."""
+    return {
+        "theta": draw(st.floats(0.05, 3.0, allow_nan=False)),
+        "max_int": draw(st.integers(1, max_int)),
+        "letters": draw(st.integers(1, max_letters)),
+        "value_weight": draw(st.floats(1.5, 4.0)),
+    }
+
+
+@st.composite
+def retrieval_params(draw: st.DrawFn, max_alphabet: int = 8, max_theta: float = 0.05) -> dict:
+    """Keyword arguments for :func:`constructions.paper.retrieval_construction`."""
+    return {
+        "alphabet_size": draw(st.integers(2, max_alphabet)),
+        "theta": draw(st.one_of(st.just(0.0), st.floats(0.0, max_theta, allow_nan=False))),
+        "max_int": draw(st.integers(1, 4)),
+    }
+
+
+@st.composite
+def family_inputs(draw: st.DrawFn, family, n: int) -> tuple[tuple[str, ...], int]:
+    """A random length-``n`` input of a :class:`~verify.families.Family`: ``(tokens, target_position)``."""
+    from verify.families import family_input
+
+    cases = family.cases_at(n)
+    if not cases:
+        raise ValueError(f"the {family.name} family has no input of length n={n}")
+    ci = draw(st.sampled_from(cases))
+    d_t = draw(st.integers(1, n - 1))
+    picks = draw(st.lists(st.integers(0, 1 << 20), min_size=n, max_size=n))
+    return family_input(family, n, ci, d_t, picks)
+
+
+def key_permutations(n_keys: int) -> st.SearchStrategy[list[int]]:
+    """Permutations of the ``n_keys`` non-query positions ``0 .. n_keys - 1``."""
+    return st.permutations(list(range(n_keys)))

@@ -1,0 +1,185 @@
+"""[A]'s Theorem 3.1 constructions (``shared/THEORY.md`` section 4) as symbolic constructions.
+
+All use one RoPE plane by default, base vector ``v = (1, 0)``, and the conventions of section 1.
+Each accepts ``extra_planes``: ``(frequency, amplitude)`` pairs that get the same per-token rule
+with their own frequency, so multi-plane variants are studied through the same API.
+
+- :func:`index_construction` (T_Index): every key is ``v``; a letter's query is ``v``; integer
+  ``s``'s query is ``rho(theta_k)^(-s) v``. Logit ``sum_k a_k cos((j - i + s) theta_k)``, peaking at
+  ``j = i - s``. Selective value: weight ``value_weight > 1`` on letters, 0 on integers.
+- :func:`retrieval_construction` (T_Retrieval): pair ``(L, R)`` has key ``rho(omega)^phi(L) v``;
+  a (letter, letter) pair's query is ``rho(omega)^phi(R) v``; a (letter, integer) pair's query is
+  ``rho(omega)^phi(L) v``; ``omega = 2 pi / |ALPH|``. Logit
+  ``cos((phi(L_key) - phi(R_query)) omega + (j - i) theta)``. Value: identity.
+- :func:`reflexive_construction` (Reflexive): every query and key is ``v``; logit
+  ``cos((j - i) theta)`` peaks at ``j = i``. Value: identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sympy as sp
+
+from theory.construction import Construction, Plane, Rotated, Token, letter_tokens
+from verify.errors import ConstructionError
+
+THETA = sp.Symbol("theta", real=True)
+"""The RoPE angle of a construction's main plane."""
+
+ExtraPlanes = Sequence[tuple[float | sp.Expr, float | sp.Expr]]
+
+
+def _planes(extra_planes: ExtraPlanes) -> tuple[Plane, ...]:
+    planes = [Plane(THETA, 1)]
+    for entry in extra_planes:
+        if len(entry) != 2:
+            raise ConstructionError(f"extra_planes entries must be (frequency, amplitude), got {entry!r}")
+        planes.append(Plane(entry[0], entry[1]))
+    return tuple(planes)
+
+
+def _check_theta(theta: float) -> float:
+    value = float(theta)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ConstructionError(f"theta={theta} must be finite")
+    return value
+
+
+def _zero(_params: Mapping[str, Any], _k: int, _plane: Plane) -> Rotated:
+    return Rotated(0)
+
+
+def integer_tokens(max_int: int) -> list[Token]:
+    """Integer tokens ``1 .. max_int`` named by their value."""
+    return [Token(str(s), "integer", {"s": s}) for s in range(1, max_int + 1)]
+
+
+def index_construction(
+    theta: float = 0.8660,
+    max_int: int = 16,
+    letters: int | Sequence[str] = 120,
+    value_weight: float = 2.0,
+    extra_planes: ExtraPlanes = (),
+) -> Construction:
+    """T_Index: at integer ``s``, attend ``s`` positions back; copy the token there if a letter.
+
+    Defaults follow [A]: 120 letters, integers ``1..16``, ``theta = 0.8660`` (frequency id 2 of a
+    128-dim rotary head at base 10000). ``value_weight`` must exceed 1.
+    """
+    if max_int < 1:
+        raise ConstructionError(f"max_int={max_int} must be >= 1")
+    if not value_weight > 1:
+        raise ConstructionError(f"value_weight={value_weight} must be > 1 (selective value)")
+    tokens = letter_tokens(letters) + integer_tokens(max_int)
+    weight = sp.nsimplify(value_weight)
+    return Construction(
+        name="index",
+        tokens=tuple(tokens),
+        planes=_planes(extra_planes),
+        query_rules={"letter": _zero, "integer": lambda p, _k, plane: Rotated(-p["s"] * plane.freq)},
+        key_rules={"letter": _zero, "integer": _zero},
+        value=lambda t: {t.name: weight} if t.kind == "letter" else {},
+        generic={
+            "letter": Token("X", "letter", {"phi": sp.Symbol("phi", integer=True, nonnegative=True)}),
+            "integer": Token("s", "integer", {"s": sp.Symbol("s", integer=True, positive=True)}),
+        },
+        parameters={THETA: _check_theta(theta)},
+        description="T_Index ([A] Thm 3.1): integer s attends s positions back; selective value on letters.",
+    )
+
+
+def retrieval_construction(
+    alphabet_size: int = 8,
+    theta: float = 0.0,
+    max_int: int = 8,
+    extra_planes: ExtraPlanes = (),
+) -> Construction:
+    """T_Retrieval: at pair ``(X, Y)``, attend to the earlier pair whose first letter is ``Y``.
+
+    Defaults follow [A]: 8 letters, integers ``1..8``. The sign convention is THEORY.md section 4's
+    (queries rotated by ``+phi``); the reported ``-phi`` version fails (see the tests).
+    """
+    if alphabet_size < 2:
+        raise ConstructionError(f"alphabet_size={alphabet_size} must be >= 2")
+    if max_int < 1:
+        raise ConstructionError(f"max_int={max_int} must be >= 1")
+    omega = 2 * sp.pi / alphabet_size
+    letters = letter_tokens(alphabet_size)
+    tokens: list[Token] = []
+    for left in letters:
+        for right in letters:
+            tokens.append(
+                Token(
+                    f"{left.name}{right.name}",
+                    "pair",
+                    {"phi_left": left.params["phi"], "phi_right": right.params["phi"]},
+                    rule="pair_ll",
+                )
+            )
+        for s in range(1, max_int + 1):
+            tokens.append(
+                Token(f"{left.name}{s}", "pair", {"phi_left": left.params["phi"], "s": s}, rule="pair_li")
+            )
+    phi_l = sp.Symbol("phi_L", integer=True, nonnegative=True)
+    phi_r = sp.Symbol("phi_R", integer=True, nonnegative=True)
+    s_sym = sp.Symbol("s", integer=True, positive=True)
+
+    def key(p: Mapping[str, Any], _k: int, _plane: Plane) -> Rotated:
+        return Rotated(p["phi_left"] * omega)
+
+    return Construction(
+        name="retrieval",
+        tokens=tuple(tokens),
+        planes=_planes(extra_planes),
+        query_rules={
+            "pair_ll": lambda p, _k, _plane: Rotated(p["phi_right"] * omega),
+            "pair_li": lambda p, _k, _plane: Rotated(p["phi_left"] * omega),
+        },
+        key_rules={"pair_ll": key, "pair_li": key},
+        value=lambda t: {t.name: 1},
+        generic={
+            "pair_ll": Token("(L,R)", "pair", {"phi_left": phi_l, "phi_right": phi_r}, rule="pair_ll"),
+            "pair_li": Token("(L,s)", "pair", {"phi_left": phi_l, "s": s_sym}, rule="pair_li"),
+        },
+        parameters={THETA: _check_theta(theta)},
+        description=(
+            f"T_Retrieval ([A] Thm 3.1), |ALPH| = {alphabet_size}: pair (X, Y) attends to the earlier "
+            "pair whose first letter is Y."
+        ),
+    )
+
+
+def reflexive_construction(
+    theta: float = 0.5,
+    letters: int | Sequence[str] = 8,
+    max_int: int = 0,
+    extra_planes: ExtraPlanes = (),
+) -> Construction:
+    """Reflexive: every token attends to itself (``cos((j - i) theta)`` peaks at ``j = i``)."""
+    if max_int < 0:
+        raise ConstructionError(f"max_int={max_int} must be >= 0")
+    tokens = letter_tokens(letters) + integer_tokens(max_int)
+    return Construction(
+        name="reflexive",
+        tokens=tuple(tokens),
+        planes=_planes(extra_planes),
+        query_rules={"letter": _zero, "integer": _zero},
+        key_rules={"letter": _zero, "integer": _zero},
+        value=lambda t: {t.name: 1},
+        generic={
+            "letter": Token("X", "letter", {"phi": sp.Symbol("phi", integer=True, nonnegative=True)}),
+            "integer": Token("s", "integer", {"s": sp.Symbol("s", integer=True, positive=True)}),
+        },
+        parameters={THETA: _check_theta(theta)},
+        description="Reflexive ([A] section 4): copy the current token.",
+    )
+
+
+CONSTRUCTIONS = {
+    "index": index_construction,
+    "retrieval": retrieval_construction,
+    "reflexive": reflexive_construction,
+}
+"""The paper's constructions by CLI name."""
