@@ -90,3 +90,6 @@ def _layout_equivalence(ctx: CheckContext) -> Outcome:
         key_figure="max_abs_diff",
         counterexample=worst_case,
     )
+
+
+import ropeproof.ps_claims  # noqa: E402, F401  (registers the positional/symbolic claims)

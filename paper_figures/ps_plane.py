@@ -1,0 +1,319 @@
+"""Positional-symbolic plane and per-frequency profile figures, and the heads they score.
+
+Subjects (also used by ``ropeproof ps-score`` and the ``ps.*`` claims):
+
+- :func:`index_subject`: T_Index ([A] Thm 3.1) on number-task inputs of 17 tokens;
+- :func:`retrieval_subject`: T_Retrieval on letter-task inputs of 17 pairs (``theta = 0`` default);
+- :func:`random_subject`: a head with random ``W_Q``/``W_K`` on random inputs.
+
+The construction heads are compiled by the ``constructions`` package
+(``compile_construction(index_construction(...))``): one RoPE plane, one-hot tokens, ``scale = 1``,
+so logits lie in ``[-1, 1]``.
+
+Figures (:func:`make_ps_plane_figure`, :func:`make_per_frequency_figure`) are saved as PNG and PDF
+with a CSV of the plotted data and a ``<name>.caption.txt``; fixed seeds and metadata make the files
+reproducible byte for byte.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from verify.attention import RopeAttention
+from verify.devices import DeviceLike, DtypeLike, resolve_dtype
+from verify.errors import InputError
+from verify.rope import RopeSpec
+
+INDEX_THETA = 0.866
+"""[A]'s Index angle (frequency id 2 of a 128-dim rotary head, base 10000)."""
+LETTERS = 8
+MAX_INT = 16
+PAIR_INTS = 8
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A head, the layer inputs to score it on (``[batch, n, d_model]``), and where it came from."""
+
+    name: str
+    head: RopeAttention
+    inputs: torch.Tensor
+    source: str
+
+
+def index_subject(
+    n_inputs: int = 100,
+    theta: float = INDEX_THETA,
+    seed: int = 0,
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+) -> Subject:
+    """Compiled T_Index (8 letters, integers 1..16) at angle ``theta`` on ``n_inputs`` number-task
+    inputs of 17 tokens (:func:`verify.tasks.number_task`, 1-4 hops, vocabulary of 8 letters)."""
+    from constructions.compile import compile_construction
+    from constructions.paper import index_construction
+    from verify.tasks import encode_tasks, number_task
+
+    compiled = compile_construction(index_construction(theta=theta, max_int=MAX_INT, letters=LETTERS))
+    tasks = number_task(n_inputs, vocab_letters=LETTERS, max_int=MAX_INT, seed=seed)
+    inputs = encode_tasks(compiled, tasks, resolve_dtype(dtype))
+    return Subject(f"T_Index(theta={theta:g})", compiled.attention(device, dtype), inputs, "constructions")
+
+
+def retrieval_subject(
+    n_inputs: int = 100,
+    theta: float = 0.0,
+    seed: int = 0,
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+) -> Subject:
+    """Compiled T_Retrieval (``|ALPH| = 8``, ``omega = pi/4``, integers 1..8) at RoPE angle ``theta``
+    on ``n_inputs`` letter-task inputs of 17 pairs (:func:`verify.tasks.letter_task`, 1-4 hops)."""
+    from constructions.compile import compile_construction
+    from constructions.paper import retrieval_construction
+    from verify.tasks import encode_tasks, letter_task
+
+    compiled = compile_construction(
+        retrieval_construction(alphabet_size=LETTERS, theta=theta, max_int=PAIR_INTS)
+    )
+    tasks = letter_task(n_inputs, alphabet_size=LETTERS, max_int=PAIR_INTS, seed=seed)
+    inputs = encode_tasks(compiled, tasks, resolve_dtype(dtype))
+    return Subject(
+        f"T_Retrieval(theta={theta:g})", compiled.attention(device, dtype), inputs, "constructions"
+    )
+
+
+def random_head(
+    spec: RopeSpec,
+    d_model: int = 64,
+    seed: int = 0,
+    scale: float | None = None,
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+) -> RopeAttention:
+    """A head with i.i.d. ``N(0, 1/d_model)`` weights; ``scale`` defaults to ``1/sqrt(head_dim)``."""
+    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
+        raise InputError(f"d_model={d_model} must be an integer >= 1")
+    gen = torch.Generator().manual_seed(int(seed))
+    h = spec.head_dim
+
+    def w(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen, dtype=torch.float64) / math.sqrt(shape[0])
+
+    s = 1.0 / math.sqrt(h) if scale is None else scale
+    return RopeAttention(w(d_model, h), w(d_model, h), w(d_model, h), w(h, d_model), spec, s, device, dtype)
+
+
+def random_inputs(
+    n_inputs: int, length: int, d_model: int, shared: float = 0.0, seed: int = 0
+) -> torch.Tensor:
+    """``[n_inputs, length, d_model]`` inputs ``x = shared * mu + eps``, ``mu`` a fixed unit-variance
+    vector shared by every token and ``eps ~ N(0, I)``.
+
+    ``shared = 0`` gives i.i.d. tokens; a large ``shared`` mimics the common component of real
+    residual streams (keys nearly equal), under which high frequencies act positionally.
+    """
+    if isinstance(length, bool) or not isinstance(length, int) or length < 3:
+        raise InputError(f"length={length} must be an integer >= 3")
+    if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 1:
+        raise InputError(f"n_inputs={n_inputs} must be an integer >= 1")
+    gen = torch.Generator().manual_seed(int(seed) + 7919)
+    mu = torch.randn(1, 1, d_model, generator=gen, dtype=torch.float64)
+    return shared * mu + torch.randn(n_inputs, length, d_model, generator=gen, dtype=torch.float64)
+
+
+def random_subject(
+    n_inputs: int = 100,
+    length: int = 17,
+    head_dim: int = 64,
+    base: float = 10000.0,
+    d_model: int = 64,
+    freqs: Sequence[float] | None = None,
+    layout: str = "interleaved",
+    shared: float = 0.0,
+    seed: int = 0,
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+) -> Subject:
+    """:func:`random_head` on :func:`random_inputs` (seeded by ``seed``)."""
+    spec = RopeSpec(head_dim, base=base, freqs=freqs, layout=layout)  # type: ignore[arg-type]
+    head = random_head(spec, d_model, seed, device=device, dtype=dtype)
+    spectrum = f"base={base:g}" if freqs is None else "freqs=" + ",".join(f"{f:.3g}" for f in freqs)
+    name = f"random(head_dim={head_dim}, {spectrum}, seed={seed})"
+    return Subject(name, head, random_inputs(n_inputs, length, d_model, shared, seed), "random")
+
+
+# ----------------------------------------------------------------------------------------- figures
+
+
+def _save(fig, out_dir: Path, name: str, rows: list[dict], caption: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, pdf = out_dir / f"{name}.png", out_dir / f"{name}.pdf"
+    fig.savefig(png, dpi=150, metadata={"Software": None})
+    fig.savefig(pdf, metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
+    csv_path = out_dir / f"{name}.csv"
+    with csv_path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in row.items()})
+    cap = out_dir / f"{name}.caption.txt"
+    cap.write_text(caption.strip() + "\n")
+    return [png, pdf, csv_path, cap]
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.hashsalt": "ropeproof", "pdf.compression": 6})
+    return plt
+
+
+def ps_plane_points(n_inputs: int = 100, n_random: int = 24) -> list[dict]:
+    """The scored points of the plane figure: constructions, then random heads (deterministic)."""
+    from verify.ps_scores import ps_scores
+
+    rows = []
+    subjects = [
+        ("construction", index_subject(n_inputs)),
+        ("construction", retrieval_subject(n_inputs, theta=0.0)),
+        ("construction", retrieval_subject(n_inputs, theta=0.0027)),
+    ]
+    rng = np.random.default_rng(2026)
+    for i in range(n_random):
+        head_dim = int(rng.choice([2, 8, 32, 64]))
+        if head_dim == 2:
+            freqs: list[float] | None = [float(rng.choice([0.0, 10 ** rng.uniform(-4, 0.5)]))]
+        else:
+            freqs = None
+        shared = float(rng.choice([0.0, 3.0]))
+        subj = random_subject(n_inputs, 17, head_dim, 10000.0, 32, freqs=freqs, shared=shared, seed=100 + i)
+        label = f"{subj.name}, shared={shared:g}"
+        subjects.append(("random", Subject(label, subj.head, subj.inputs, subj.source)))
+    for kind, subj in subjects:
+        sc = ps_scores(subj.head, subj.inputs)
+        rows.append(
+            {
+                "kind": kind,
+                "label": subj.name,
+                "source": subj.source,
+                "S_pos": sc.S_pos,
+                "S_sym": sc.S_sym,
+                "n_inputs": int(subj.inputs.shape[0]),
+                "length": int(subj.inputs.shape[1]),
+                "tau": sc.tau,
+                "block_size": sc.block_size,
+            }
+        )
+    return rows
+
+
+def make_ps_plane_figure(out_dir: Path) -> list[Path]:
+    """Scatter of the constructions and of random heads in the positional-symbolic plane."""
+    plt = _pyplot()
+    rows = ps_plane_points()
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    rnd = [r for r in rows if r["kind"] == "random"]
+    ax.scatter([r["S_pos"] for r in rnd], [r["S_sym"] for r in rnd], s=18, c="0.55", label="random heads")
+    markers = {"T_Index": ("s", "tab:red"), "T_Retrieval(theta=0)": ("o", "tab:blue")}
+    for r in rows:
+        if r["kind"] != "construction":
+            continue
+        marker, color = markers.get(r["label"].split("(")[0], ("^", "tab:green"))
+        if r["label"] == "T_Retrieval(theta=0)":
+            marker, color = markers["T_Retrieval(theta=0)"]
+        ax.scatter([r["S_pos"]], [r["S_sym"]], s=60, marker=marker, c=color, label=r["label"], zorder=3)
+    ax.scatter([1], [1], s=80, marker="*", facecolors="none", edgecolors="k", label="uniform (1, 1)")
+    ax.set_xlabel("positional score $S_{pos}$")
+    ax.set_ylabel("symbolic score $S_{sym}$")
+    ax.set_xlim(-0.02, 1.05)
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_aspect("equal")
+    ax.legend(fontsize=7, loc="lower left")
+    ax.set_title("Positional-symbolic plane (17 tokens, tau = 1e-4)", fontsize=9)
+    fig.tight_layout()
+    caption = (
+        "Positional-symbolic plane. Each point is one head's mean (S_pos, S_sym) over 100 inputs of 17 "
+        "tokens ([A]'s score: swap every pair of non-query inputs, cosine similarity of the swapped "
+        "attention entries with the unswapped (pos) and the exchanged (sym) ones, weighted by "
+        "softmax(|d_i - d_j| / 1e-4)). T_Index (theta = 0.866) on number-task inputs is positional; "
+        "T_Retrieval (omega = pi/4) on letter-task inputs at theta = 0 is symbolic, at theta = 0.0027 "
+        "nearly so. Grey: random heads (head_dim 2, 8, 32 or 64, N(0, 1/d) weights) on i.i.d. or "
+        "shared-component inputs. The star is a uniform head."
+    )
+    paths = _save(fig, out_dir, "ps_plane", rows, caption)
+    plt.close(fig)
+    return paths
+
+
+def per_frequency_rows(n_inputs: int = 100, n_samples: int = 200) -> list[dict]:
+    """Per-plane scores of a random head_dim-64, base-10000 head on two input distributions."""
+    from verify.per_frequency import per_frequency_scores
+
+    rows = []
+    for shared in (0.0, 3.0):
+        subj = random_subject(n_inputs, 17, 64, 10000.0, 64, shared=shared, seed=0)
+        prof = per_frequency_scores(subj.head, subj.inputs, n_samples=n_samples, seed=1)
+        for k in range(len(prof.freqs)):
+            rows.append(
+                {
+                    "inputs": "iid" if shared == 0 else f"shared={shared:g}",
+                    "plane": k,
+                    "theta": float(prof.freqs[k]),
+                    "S_pos": float(prof.S_pos[k]),
+                    "S_sym": float(prof.S_sym[k]),
+                    "rel_pos": float(prof.rel_pos[k]),
+                    "rel_sym": float(prof.rel_sym[k]),
+                    "n_inputs": n_inputs,
+                    "n_samples": n_samples,
+                }
+            )
+    return rows
+
+
+def make_per_frequency_figure(out_dir: Path) -> list[Path]:
+    """Per-frequency profile of a random head with the standard spectrum (head_dim 64, base 10000)."""
+    plt = _pyplot()
+    rows = per_frequency_rows()
+    fig, axes = plt.subplots(2, 2, figsize=(8.4, 5.6), sharex=True)
+    for col, inputs in enumerate(("iid", "shared=3")):
+        sel = [r for r in rows if r["inputs"] == inputs]
+        theta = [r["theta"] for r in sel]
+        top, bottom = axes[0, col], axes[1, col]
+        top.plot(theta, [r["S_pos"] for r in sel], "s-", ms=3, c="tab:red", label="$S_{pos}$")
+        top.plot(theta, [r["S_sym"] for r in sel], "o-", ms=3, c="tab:blue", label="$S_{sym}$")
+        top.set_ylabel("score")
+        top.set_title(f"inputs: {inputs}", fontsize=9)
+        top.legend(fontsize=7)
+        bottom.plot(theta, [r["rel_pos"] for r in sel], "s-", ms=3, c="tab:red", label="$msd_{pos}/Var$")
+        bottom.plot(theta, [r["rel_sym"] for r in sel], "o-", ms=3, c="tab:blue", label="$msd_{sym}/Var$")
+        bottom.set_yscale("symlog", linthresh=1e-3)
+        bottom.set_xscale("log")
+        bottom.set_xlabel(r"plane frequency $\theta_k$ (rad / position)")
+        bottom.set_ylabel("deviation / row variance")
+        bottom.legend(fontsize=7)
+    fig.suptitle("Per-frequency profile: random head, head_dim 64, base 10000, 17 tokens", fontsize=10)
+    fig.tight_layout()
+    caption = (
+        "Per-frequency profile of one random RoPE head (head_dim 64, base 10000, N(0, 1/64) weights, "
+        "scale 1/8). Each of the 32 planes is cut out as a 2-D head (its slice of W_Q and W_K, its "
+        "frequency) and scored alone on 100 inputs of 17 tokens. Top: [A]'s scores (tau = 1e-4). "
+        "Bottom: exact deviations from positional and symbolic behaviour over 200 random key "
+        "permutations, divided by the logit-row variance (the exclusion principle says their sum is "
+        "at least 1). Left: i.i.d. Gaussian tokens; right: tokens sharing a common component "
+        "(x = 3 mu + eps). Low frequencies are symbolic in both; with a shared component the high "
+        "frequencies become positional."
+    )
+    paths = _save(fig, out_dir, "ps_per_frequency", rows, caption)
+    plt.close(fig)
+    return paths

@@ -1,0 +1,158 @@
+"""``ropeproof ps-score``: place a head on the positional-symbolic plane.
+
+``ropeproof ps-score index|retrieval|random [options] [--json]`` scores the compiled T_Index,
+T_Retrieval or a random RoPE head on task-shaped (or random) inputs with [A]'s practical score, and
+reports the exclusion principle on the same inputs: exactly over all ``(n-1)!`` key permutations
+when ``--length <= 8``, otherwise estimated from ``--exclusion-samples`` random permutations.
+``--per-frequency`` adds the per-plane profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from typing import Any
+
+from paper_figures.ps_plane import INDEX_THETA, Subject, index_subject, random_subject, retrieval_subject
+from verify.devices import resolve_device, resolve_dtype
+from verify.errors import InputError
+from verify.per_frequency import per_frequency_scores
+from verify.ps_exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
+from verify.ps_scores import ps_scores
+
+TASK_LENGTH = 17
+"""Length of the construction inputs (8 + 8 tokens and the query)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ps-score",
+        help="positional/symbolic scores of a construction or a random head, and the exclusion principle",
+    )
+    p.add_argument("head", choices=("index", "retrieval", "random"), help="which head to score")
+    p.add_argument("--n-inputs", type=int, default=100, help="number of inputs (default 100)")
+    p.add_argument(
+        "--length",
+        type=int,
+        default=TASK_LENGTH,
+        help="tokens per input incl. the query (default 17; index/retrieval: the last LENGTH task tokens)",
+    )
+    p.add_argument("--theta", type=float, default=None, help="RoPE angle (index: 0.866, retrieval: 0)")
+    p.add_argument("--tau", type=float, default=1e-4, help="softmax temperature of the swap weights")
+    p.add_argument("--block-size", type=int, default=1, help="swap blocks of this many positions ([B])")
+    p.add_argument("--seed", type=int, default=0, help="seed of the inputs (and of a random head)")
+    p.add_argument("--head-dim", type=int, default=64, help="random head: head_dim (default 64)")
+    p.add_argument("--base", type=float, default=10000.0, help="random head: RoPE base (default 10000)")
+    p.add_argument("--d-model", type=int, default=64, help="random head: d_model (default 64)")
+    p.add_argument(
+        "--shared", type=float, default=0.0, help="random inputs: weight of a component shared by all tokens"
+    )
+    p.add_argument("--per-frequency", action="store_true", help="also score every RoPE plane on its own")
+    p.add_argument(
+        "--exclusion-samples",
+        type=int,
+        default=1000,
+        help=f"random permutations for the exclusion estimate when length > {MAX_EXACT_N} (default 1000)",
+    )
+    p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda")
+    p.add_argument("--dtype", default="float64", help="float64, float32, float16 or bfloat16")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.set_defaults(run=run)
+
+
+def _subject(args: argparse.Namespace) -> Subject:
+    device, dtype = resolve_device(args.device), resolve_dtype(args.dtype)
+    if args.n_inputs < 1:
+        raise InputError(f"--n-inputs={args.n_inputs} must be >= 1")
+    if args.head == "random":
+        return random_subject(
+            args.n_inputs, args.length, args.head_dim, args.base, args.d_model,
+            shared=args.shared, seed=args.seed, device=device, dtype=dtype,
+        )  # fmt: skip
+    if not 3 <= args.length <= TASK_LENGTH:
+        raise InputError(f"--length={args.length} for {args.head}; accepted: 3 <= length <= {TASK_LENGTH}")
+    if args.head == "index":
+        theta = INDEX_THETA if args.theta is None else args.theta
+        subj = index_subject(args.n_inputs, theta, args.seed, device, dtype)
+    else:
+        theta = 0.0 if args.theta is None else args.theta
+        subj = retrieval_subject(args.n_inputs, theta, args.seed, device, dtype)
+    return Subject(subj.name, subj.head, subj.inputs[:, -args.length :, :], subj.source)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with non-finite floats replaced by their names (``"nan"``), so JSON stays valid."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}" if math.isfinite(v) else str(v)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except InputError as exc:
+        print(f"ropeproof ps-score: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    subj = _subject(args)
+    start = time.perf_counter()
+    sc = ps_scores(subj.head, subj.inputs, tau=args.tau, block_size=args.block_size)
+    seconds = time.perf_counter() - start
+    n = int(subj.inputs.shape[1])
+    if n <= MAX_EXACT_N:
+        ex = exact_exclusion(subj.head, subj.inputs)
+    else:
+        ex = sampled_exclusion(subj.head, subj.inputs, n_samples=args.exclusion_samples, seed=args.seed)
+    exclusion: dict[str, Any] = {
+        "exact": ex.exact,
+        "n_permutations": ex.n_permutations,
+        "holds_on_all_inputs": ex.all_hold,
+        "max_tightness": ex.max_tightness,
+        "mean_variance": float(ex.variance.mean()),
+        "mean_bound": float(ex.bound.mean()),
+        "mean_msd_pos": float(ex.msd_pos.mean()),
+        "mean_msd_sym": float(ex.msd_sym.mean()),
+    }
+    out: dict[str, Any] = {
+        "head": subj.name,
+        "source": subj.source,
+        "device": str(subj.head.device),
+        "dtype": str(subj.head.dtype).removeprefix("torch."),
+        "scores": sc.to_dict(per_input=args.json),
+        "score_seconds": seconds,
+        "exclusion": exclusion,
+    }
+    if args.per_frequency:
+        prof = per_frequency_scores(subj.head, subj.inputs, tau=args.tau, block_size=args.block_size)
+        out["per_frequency"] = prof.to_dict()
+    if args.json:
+        print(json.dumps(_finite(out)))
+        return 0
+    print(f"{subj.name} [{subj.source}] on {sc.s_pos.shape[0]} inputs of {n} tokens ({out['device']}, "
+          f"{out['dtype']})")  # fmt: skip
+    for name, agg, per in (("S_pos", sc.S_pos, sc.s_pos), ("S_sym", sc.S_sym, sc.s_sym)):
+        print(f"  {name} = {_fmt(agg)}  (per input {_fmt(float(per.min()))} .. {_fmt(float(per.max()))})")
+    print(f"  {sc.n_swaps} swaps per input, tau = {sc.tau:g}, block_size = {sc.block_size}; {seconds:.3f} s")
+    kind = "exact, all" if ex.exact else "sampled,"
+    print(
+        f"  exclusion principle ({kind} {ex.n_permutations} permutations): "
+        f"{'holds' if ex.all_hold else 'VIOLATED'} on every input; max Var/bound = {_fmt(ex.max_tightness)}"
+    )
+    if args.per_frequency:
+        print("  per plane: theta_k  S_pos  S_sym")
+        for f, p_, s_ in zip(prof.freqs.tolist(), prof.S_pos.tolist(), prof.S_sym.tolist(), strict=True):
+            print(f"    {f:10.4g}  {p_:.4f}  {s_:.4f}")
+    return 0
