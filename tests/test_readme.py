@@ -13,4 +13,4 @@ def test_readme_python_blocks_run(capsys) -> None:
     assert len(blocks) >= 4
     namespace: dict = {}
     for block in blocks:
-        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
+        exec(compile(block, str(README), "exec"), namespace)
