@@ -94,7 +94,7 @@ class CompiledHead:
 
     def decode(self, scores: torch.Tensor | np.ndarray) -> list[str]:
         """Names of the argmax tokens of unembedded scores ``[..., V]`` (flattened over leading dims)."""
-        arr = np.asarray(scores.detach().cpu() if isinstance(scores, torch.Tensor) else scores)
+        arr = np.asarray(scores.detach().double().cpu() if isinstance(scores, torch.Tensor) else scores)
         return [self.tokens[i] for i in arr.reshape(-1, arr.shape[-1]).argmax(-1)]
 
     def answer(

@@ -17,7 +17,6 @@ reproducible byte for byte.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from paper_figures.style import pyplot, save_figure
 from verify.attention import RopeAttention
 from verify.devices import DeviceLike, DtypeLike, resolve_dtype
 from verify.errors import InputError
@@ -154,29 +154,11 @@ def random_subject(
 
 
 def _save(fig, out_dir: Path, name: str, rows: list[dict], caption: str) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    png, pdf = out_dir / f"{name}.png", out_dir / f"{name}.pdf"
-    fig.savefig(png, dpi=150, metadata={"Software": None})
-    fig.savefig(pdf, metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
-    csv_path = out_dir / f"{name}.csv"
-    with csv_path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in row.items()})
-    cap = out_dir / f"{name}.caption.txt"
-    cap.write_text(caption.strip() + "\n")
-    return [png, pdf, csv_path, cap]
+    return save_figure(fig, out_dir, name, rows, caption)
 
 
 def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.hashsalt": "ropeproof", "pdf.compression": 6})
-    return plt
+    return pyplot()
 
 
 def ps_plane_points(n_inputs: int = 100, n_random: int = 24) -> list[dict]:

@@ -38,7 +38,9 @@ def _fmt(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def report_dict(results: Sequence[ClaimResult], ctx: CheckContext) -> dict[str, Any]:
+def report_dict(
+    results: Sequence[ClaimResult], ctx: CheckContext, figures: dict[str, list[Path]] | None = None
+) -> dict[str, Any]:
     """The machine-readable report: environment, counts per verdict, and one entry per claim."""
     counts: dict[str, int] = {}
     for r in results:
@@ -51,6 +53,7 @@ def report_dict(results: Sequence[ClaimResult], ctx: CheckContext) -> dict[str, 
         "dtype": str(ctx.dtype).removeprefix("torch."),
         "quick": ctx.quick,
         "counts": counts,
+        "figures": {name: [p.name for p in paths] for name, paths in (figures or {}).items()},
         "claims": [
             {
                 "id": r.claim.id,
@@ -91,6 +94,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         cex = _fmt(c["counterexample"]) if c["counterexample"] is not None else ""
         cells = [f"`{c['id']}`", c["statement"], c["reference"], c["expected"], verdict, figure, cex]
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    if report["figures"]:
+        lines += ["", "## Figures", ""]
+        for name, files in report["figures"].items():
+            png = next((f for f in files if f.endswith(".png")), None)
+            data = next((f for f in files if f.endswith(".csv")), None)
+            if png:
+                lines.append(f"- `{name}`: ![{name}](figures/{png}) (data: `figures/{data}`)")
     errors = [c for c in report["claims"] if c["verdict"] == "error"]
     if errors:
         lines += ["", "## Errors", ""]
@@ -99,10 +109,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(results: Sequence[ClaimResult], ctx: CheckContext, out: Path) -> dict[str, Any]:
+def write_report(
+    results: Sequence[ClaimResult], ctx: CheckContext, out: Path, figures: dict[str, list[Path]] | None = None
+) -> dict[str, Any]:
     """Write ``out/report.json`` and ``out/report.md``; return the report dict."""
     out.mkdir(parents=True, exist_ok=True)
-    report = report_dict(results, ctx)
+    report = report_dict(results, ctx, figures)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))
     return report

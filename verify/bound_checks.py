@@ -84,7 +84,7 @@ def compare(
     bound: np.ndarray,
     tol: np.ndarray | float,
     refine: Refine | None = None,
-    max_refine: int = 64,
+    max_refine: int = 512,
 ) -> BoundComparison:
     """Judge ``measured <= bound`` for every row (NaN measurements are ``undecided``)."""
     n = np.asarray(n)

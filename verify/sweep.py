@@ -3,7 +3,7 @@
 :func:`sweep_index` and :func:`sweep_retrieval` return :class:`SweepTable` s whose rows hold
 
 - ``n``; ``gap_sup``, ``gap_inf``, ``margin_inf`` (exact, float64);
-- ``bound``: [A]'s Theorem 3.2 bound at ``n``; ``bound_holds``: whether ``gap_sup`` (the definition
+- ``bound``: [A]'s Theorem 3.2 bound at ``n``; with ``judge=True`` (default) ``bound_holds``: whether ``gap_sup`` (the definition
   of ``Delta``: the gap maximised over inputs) respects it, judged with rounding tolerance (``None``
   when float64 cannot decide);
 - with ``dtype`` other than float64: ``measured_*`` (the same extremes from logits computed in that
@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,13 @@ class SweepTable:
     columns: dict[str, np.ndarray]
     bound: ReportedBound
     comparisons: dict[str, BoundComparison] = field(default_factory=dict)
+    witness_fn: Callable[[int, str], Any] | None = field(default=None, repr=False)
+
+    def witness(self, n: int, quantity: str) -> Any:
+        """The input attaining ``quantity`` at length ``n`` (tokens or, for Index, a description)."""
+        if self.witness_fn is None:
+            raise InputError("this table has no witnesses")
+        return self.witness_fn(n, quantity)
 
     def select(self, start: int, stop: int, step: int) -> SweepTable:
         mask = (
@@ -69,7 +77,9 @@ class SweepTable:
             & ((self.columns["n"] - start) % step == 0)
         )
         cols = {k: v[mask] for k, v in self.columns.items()}
-        return SweepTable(self.construction, self.params, self.dtype, cols, self.bound, self.comparisons)
+        return SweepTable(
+            self.construction, self.params, self.dtype, cols, self.bound, self.comparisons, self.witness_fn
+        )
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per row, JSON-ready (NaN -> None)."""
@@ -138,8 +148,13 @@ def _plane_spec(theta: float):
     return RopeSpec(2, freqs=[theta])
 
 
+def _unjudged(cols: dict[str, np.ndarray]) -> None:
+    for col in READING_COLUMNS.values():
+        cols[col] = np.full(cols["n"].shape, None, dtype=object)
+
+
 def sweep_index(
-    theta: float, max_n: int, dtype: DtypeLike = torch.float64, device: DeviceLike = "cpu"
+    theta: float, max_n: int, dtype: DtypeLike = torch.float64, device: DeviceLike = "cpu", judge: bool = True
 ) -> SweepTable:
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact: :func:`verify.index_sweep.index_sweep`)."""
     dt = resolve_dtype(dtype)
@@ -167,7 +182,9 @@ def sweep_index(
 
         return refine
 
-    comparisons = _judge_all(cols, b, tol, refine_for)
+    comparisons = _judge_all(cols, b, tol, refine_for) if judge else {}
+    if not judge:
+        _unjudged(cols)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
     if dt == torch.float64:
         cols["resolvable"] = np.abs(ex.margin_inf) > res
@@ -176,7 +193,8 @@ def sweep_index(
         for q in QUANTITIES:
             cols[f"measured_{q}"] = meas[q]
         cols["resolvable"] = np.abs(meas["margin_inf"]) > res
-    return SweepTable("index", {"theta": theta}, dtype_name(dt), cols, bound, comparisons)
+    return SweepTable("index", {"theta": theta}, dtype_name(dt), cols, bound, comparisons,
+                      lambda n_, q: {"theta": theta, **ex.witness(n_, q)})  # fmt: skip
 
 
 def sweep_retrieval(
@@ -186,6 +204,7 @@ def sweep_retrieval(
     dtype: DtypeLike = torch.float64,
     device: DeviceLike = "cpu",
     gap_inf_limit: int = 96,
+    judge: bool = True,
 ) -> SweepTable:
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n``."""
     dt = resolve_dtype(dtype)
@@ -206,19 +225,21 @@ def sweep_retrieval(
         "margin_inf": ex.margin_inf,
         "bound": b,
     }
-    mp = MpLogits(c)
+    mp = MpLogits(c) if judge else None
 
     def refine_for(q: str):
         def refine(n_: int) -> tuple[float, float]:
             w = ex.witness(n_, q)
-            gap, margin = mp.gap_and_margin(w.tokens, w.target_position)
+            gap, margin = mp.gap_and_margin(w.tokens, w.target_position)  # type: ignore[union-attr]
             with mpmath.workdps(40):
                 bnd = 1 - mpmath.cos(2 * mpmath.pi / alphabet_size - n_ * mpmath.mpf(theta))
             return (margin if q == "margin_inf" else gap), bnd
 
         return refine
 
-    comparisons = _judge_all(cols, b, tol, refine_for)
+    comparisons = _judge_all(cols, b, tol, refine_for) if judge else {}
+    if not judge:
+        _unjudged(cols)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
     if dt == torch.float64:
         cols["resolvable"] = np.abs(ex.margin_inf) > res
@@ -227,5 +248,10 @@ def sweep_retrieval(
         for q in QUANTITIES:
             cols[f"measured_{q}"] = getattr(meas, q)
         cols["resolvable"] = np.abs(meas.margin_inf) > res
-    return SweepTable("retrieval", {"alphabet_size": alphabet_size, "theta": theta, "omega": omega},
-                      dtype_name(dt), cols, bound, comparisons)  # fmt: skip
+
+    def witness(n_: int, q: str) -> dict[str, Any]:
+        w = ex.witness(n_, q)
+        return {"theta": theta, "tokens": list(w.tokens), "target_position": w.target_position}
+
+    params = {"alphabet_size": alphabet_size, "theta": theta, "omega": omega}
+    return SweepTable("retrieval", params, dtype_name(dt), cols, bound, comparisons, witness)

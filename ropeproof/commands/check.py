@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true", help="exit 1 if a claim expected to hold does not")
     p.add_argument("--list", action="store_true", help="list the registered claims and exit")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--no-figures", action="store_true", help="skip the figures (report only)")
     p.set_defaults(run=run)
 
 
@@ -32,7 +33,12 @@ def run(args: argparse.Namespace) -> int:
     ctx = CheckContext(resolve_device(args.device), resolve_dtype(args.dtype), quick=args.quick)
     selected = [c for c in claims if c.quick or not args.quick]
     results = list(run_claims(selected, ctx, progress=not args.no_progress))
-    report = write_report(results, ctx, args.out)
+    figures: dict[str, list[Path]] = {}
+    if not args.no_figures:
+        from paper_figures import make_all
+
+        figures = make_all(args.out / "figures", quick=args.quick)
+    report = write_report(results, ctx, args.out, figures)
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")
     unexpected = [r.claim.id for r in results if r.unexpected]
