@@ -110,15 +110,19 @@ def main() -> None:
     naive_t = median_seconds(lambda: naive_baseline(sweep, head, big, device), max(1, args.repeats // 2))
     naive = naive_baseline(sweep, head, big, device)
     agree = float(np.max(np.abs(naive - sweep.margin_inf)))
-    print(f"T_Retrieval: fast {fast_t * 1e3:.1f} ms, naive {naive_t * 1e3:.1f} ms, "
-          f"ratio {naive_t / fast_t:.0f}x (margins agree to {agree:.1e})")  # fmt: skip
+    print(
+        f"T_Retrieval: fast {fast_t * 1e3:.1f} ms, naive {naive_t * 1e3:.1f} ms, "
+        f"ratio {naive_t / fast_t:.0f}x (margins agree to {agree:.1e})"
+    )
     fast_i = median_seconds(lambda: index_sweep([0.8660], [1.0], big), args.repeats)
     naive_i = median_seconds(lambda: naive_index(0.8660, big, device), max(1, args.repeats // 2))
     agree_i = float(
         np.max(np.abs(naive_index(0.8660, big, device) - index_sweep([0.8660], [1.0], big).margin_inf))
     )
-    print(f"T_Index:     fast {fast_i * 1e3:.2f} ms, naive {naive_i * 1e3:.1f} ms, "
-          f"ratio {naive_i / fast_i:.0f}x (margins agree to {agree_i:.1e})")  # fmt: skip
+    print(
+        f"T_Index:     fast {fast_i * 1e3:.2f} ms, naive {naive_i * 1e3:.1f} ms, "
+        f"ratio {naive_i / fast_i:.0f}x (margins agree to {agree_i:.1e})"
+    )
 
     print("\n## 2. sweep times at the target sizes (float64, CPU)")
     n_index = 10**5 if args.quick else 10**6
@@ -133,15 +137,18 @@ def main() -> None:
     for dtype in (torch.float64, torch.float32):
         g = torch.Generator().manual_seed(0)
         w = [torch.randn(d_model, head_dim, generator=g) for _ in range(3)]
-        module = RopeAttention(*w, torch.randn(head_dim, d_model, generator=g), RopeSpec(head_dim),
-                               device=device, dtype=dtype)  # fmt: skip
+        module = RopeAttention(
+            *w, torch.randn(head_dim, d_model, generator=g), RopeSpec(head_dim), device=device, dtype=dtype
+        )
         x = torch.randn(batch, n, d_model, generator=g).to(device, dtype)
         qk = torch.randn(batch, n, head_dim, generator=g).to(device, dtype)
         t_mod = median_seconds(lambda module=module, x=x: module(x), args.repeats)
         t_mm = median_seconds(lambda qk=qk: qk @ qk.transpose(-1, -2), args.repeats)
         pairs = batch * n * n
-        print(f"{str(dtype).removeprefix('torch.')}: module {pairs / t_mod:.3e} pairs/s (full forward), "
-              f"matmul {pairs / t_mm:.3e} pairs/s, module/matmul = {t_mm / t_mod:.3f}")  # fmt: skip
+        print(
+            f"{str(dtype).removeprefix('torch.')}: module {pairs / t_mod:.3e} pairs/s (full forward), "
+            f"matmul {pairs / t_mm:.3e} pairs/s, module/matmul = {t_mm / t_mod:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -60,5 +60,11 @@ def load_head(path: str | Path) -> CompiledHead:
     spec = RopeSpec(s["head_dim"], s["rotary_dim"], freqs=s["freqs"], layout=s["layout"])
     with np.load(src / "weights.npz") as w:
         mats = {m: np.array(w[m], dtype=np.float64) for m in MATRICES}
-    return CompiledHead(meta["name"], tuple(meta["tokens"]), spec=spec, scale=float(meta["scale"]),
-                        metadata=meta["metadata"], **mats)  # fmt: skip
+    return CompiledHead(
+        meta["name"],
+        tuple(meta["tokens"]),
+        spec=spec,
+        scale=float(meta["scale"]),
+        metadata=meta["metadata"],
+        **mats,
+    )

@@ -40,9 +40,16 @@ def accuracy_rows(quick: bool = False) -> list[dict]:
                             seqs, mode="softmax", softmax_scale=scale, dtype=dtype, device="cpu"
                         )
                     acc = float(np.mean([a == b for a, b in zip(got, correct, strict=True)]))
-                    rows.append({"construction": name, "n": n, "dtype": dtype,
-                                 "readout": "argmax" if scale is None else f"softmax x{scale:g}",
-                                 "accuracy": acc, "inputs": count})  # fmt: skip
+                    rows.append(
+                        {
+                            "construction": name,
+                            "n": n,
+                            "dtype": dtype,
+                            "readout": "argmax" if scale is None else f"softmax x{scale:g}",
+                            "accuracy": acc,
+                            "inputs": count,
+                        }
+                    )
     return rows
 
 
@@ -65,8 +72,9 @@ def make_accuracy_figure(out_dir: Path, quick: bool = False) -> list[Path]:
                 ]
                 n = np.array([r["n"] for r in sel])
                 acc = np.array([r["accuracy"] for r in sel])
-                line = ax.semilogx(n, acc, "o-", ms=3, color=plt.cm.viridis(k / max(1, len(readouts) - 1)),
-                                   label=readout)[0]  # fmt: skip
+                line = ax.semilogx(
+                    n, acc, "o-", ms=3, color=plt.cm.viridis(k / max(1, len(readouts) - 1)), label=readout
+                )[0]
                 failing = n[acc < 1.0]
                 if failing.size:  # mark where this readout stops working
                     ax.axvline(failing[0], color=line.get_color(), ls=":", lw=0.8)

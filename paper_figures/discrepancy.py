@@ -53,12 +53,16 @@ def make_theory_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         ax.legend(loc="best")
         for i, n in enumerate(n_all):
             r = n - 2
-            rows.append({
-                "construction": name, "n": int(n), "bound": float(bound[i]),
-                "gap_sup": float(c["gap_sup"][r]) if r >= 0 else None,
-                "gap_inf": float(c["gap_inf"][r]) if r >= 0 else None,
-                "margin_inf": float(c["margin_inf"][r]) if r >= 0 else None,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "construction": name,
+                    "n": int(n),
+                    "bound": float(bound[i]),
+                    "gap_sup": float(c["gap_sup"][r]) if r >= 0 else None,
+                    "gap_inf": float(c["gap_inf"][r]) if r >= 0 else None,
+                    "margin_inf": float(c["margin_inf"][r]) if r >= 0 else None,
+                }
+            )
     caption = (
         "Reproduction of [A]'s theory figure: the reported Theorem 3.2 bounds (black) against length for "
         f"T_Index at theta = {INDEX_THETA} (left; min(1 - cos theta, pi^2/(2n^2))) and T_Retrieval with "
@@ -83,11 +87,19 @@ def make_loglog_figure(out_dir: Path, quick: bool = False) -> list[Path]:
     ret = {k: sweep_retrieval(ALPHABET, th, big, judge=False) for k, th in thetas.items()}
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     s_idx = fitted_slope(ns, idx_margin)
-    ax.loglog(ns, idx_margin, "o-", ms=3, color=COLORS["index"],
-              label=f"T_Index, theta = 2pi/n: margin_inf (slope {s_idx:.3f})")  # fmt: skip
+    ax.loglog(
+        ns,
+        idx_margin,
+        "o-",
+        ms=3,
+        color=COLORS["index"],
+        label=f"T_Index, theta = 2pi/n: margin_inf (slope {s_idx:.3f})",
+    )
     ax.loglog(ns, pi_term, color=COLORS["bound"], ls="--", label="reported term pi^2/(2n^2) (slope -2)")
-    rows = [{"series": "index_theta_2pi_over_n", "n": int(n), "margin_inf": float(m), "bound": float(b)}
-            for n, m, b in zip(ns, idx_margin, pi_term, strict=True)]  # fmt: skip
+    rows = [
+        {"series": "index_theta_2pi_over_n", "n": int(n), "margin_inf": float(m), "bound": float(b)}
+        for n, m, b in zip(ns, idx_margin, pi_term, strict=True)
+    ]
     for key, table in ret.items():
         c = table.columns
         sel = ns - 2
@@ -96,13 +108,27 @@ def make_loglog_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         theta = thetas[key]
         positive = margin > 0
         last = int(ns[positive][-1]) if positive.any() else None
-        ax.loglog(ns[positive], margin[positive], "s-", ms=3, color=COLORS[key],
-                  label=f"T_Retrieval, theta = {theta:g}: margin_inf (positive up to n = {last})")  # fmt: skip
+        ax.loglog(
+            ns[positive],
+            margin[positive],
+            "s-",
+            ms=3,
+            color=COLORS[key],
+            label=f"T_Retrieval, theta = {theta:g}: margin_inf (positive up to n = {last})",
+        )
         shown = (bound > 0) & (ns * theta <= OMEGA)  # past n theta = omega the formula means nothing
-        ax.loglog(ns, np.where(shown, bound, np.nan), color=COLORS[key], ls=":", lw=1,
-                  label=f"reported bound 1 - cos(omega - n theta), theta = {theta:g}")  # fmt: skip
-        rows += [{"series": f"retrieval_theta_{theta:g}", "n": int(n), "margin_inf": float(m), "bound": float(b)}
-                 for n, m, b in zip(ns, margin, bound, strict=True)]  # fmt: skip
+        ax.loglog(
+            ns,
+            np.where(shown, bound, np.nan),
+            color=COLORS[key],
+            ls=":",
+            lw=1,
+            label=f"reported bound 1 - cos(omega - n theta), theta = {theta:g}",
+        )
+        rows += [
+            {"series": f"retrieval_theta_{theta:g}", "n": int(n), "margin_inf": float(m), "bound": float(b)}
+            for n, m, b in zip(ns, margin, bound, strict=True)
+        ]
     ax.set_xlabel("sequence length n (tokens)")
     ax.set_ylabel("worst-case margin (logit units)")
     ax.set_title("Discrepancy vs length (log-log)")
@@ -131,8 +157,10 @@ def make_softmax_scale_figure(out_dir: Path, quick: bool = False) -> list[Path]:
     for key, (n, margin, label) in series.items():
         need = np.where(margin > 0, np.log((n - 1) * 99.0) / np.where(margin > 0, margin, 1.0), np.nan)
         ax.loglog(n, need, color=COLORS[key], label=label)
-        rows += [{"construction": key, "n": int(a), "margin_inf": float(m), "scale_needed": float(s)}
-                 for a, m, s in zip(n, margin, need, strict=True)]  # fmt: skip
+        rows += [
+            {"construction": key, "n": int(a), "margin_inf": float(m), "scale_needed": float(s)}
+            for a, m, s in zip(n, margin, need, strict=True)
+        ]
     ax.set_xlabel("sequence length n (tokens)")
     ax.set_ylabel("logit scale for 99% attention (dimensionless)")
     ax.set_title("Softmax scale needed: ln((n-1) 99) / margin_inf(n)")

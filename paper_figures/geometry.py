@@ -84,8 +84,10 @@ def make_geometry_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         f = d.numeric_logit_fn("AC", f"{x}A")
         vals = np.array([float(f(v)) for v in u])
         ax.plot(u, vals, lw=1.2, label=f"key ({x}, .){' = target' if x == 'C' else ''}")
-        rows += [{"panel": "retrieval_logit", "token": f"{x}*", "u": int(a), "logit": float(v)}
-                 for a, v in zip(u[::10], vals[::10], strict=True)]  # fmt: skip
+        rows += [
+            {"panel": "retrieval_logit", "token": f"{x}*", "u": int(a), "logit": float(v)}
+            for a, v in zip(u[::10], vals[::10], strict=True)
+        ]
     horizon = math.ceil((math.pi / 4 / RETRIEVAL_THETA + 3) / 2)
     ax.axvline(-(horizon - 1), color=COLORS["bound"], ls=":", lw=0.8)
     ax.set_xlabel("offset u = j - i (positions)")
@@ -93,10 +95,10 @@ def make_geometry_figure(out_dir: Path, quick: bool = False) -> list[Path]:
     ax.set_title("T_Retrieval logit by offset (query (A, C))")
     ax.legend(loc="lower left")
     caption = (
-        "Top: the rotation plane of each construction. T_Index: every key is v; integer s's query is "
-        "rho(theta)^(-s) v, so it lines up with a key s positions back. T_Retrieval: a pair's key encodes its "
-        "first letter as rho(omega)^phi(L) v; the query (A, C) points at letter C's key. Bottom: the logit "
-        "against the offset u = j - i from the derived closed forms; the dotted line marks where a "
+        "Top: the rotation plane of each construction. T_Index: every key is v; integer s's query "
+        "is rho(theta)^(-s) v, so it lines up with a key s positions back. T_Retrieval: a pair's key "
+        "encodes its first letter as rho(omega)^phi(L) v; the query (A, C) points at letter C's key. "
+        "Bottom: the logit against the offset u = j - i from the derived closed forms; the dotted line marks where a "
         "distractor can first overtake the target (first failing length 147)."
     )
     return save_figure(fig, out_dir, "fig_e_geometry", rows, caption)

@@ -132,8 +132,8 @@ def _register_bound_claims() -> None:
 
             claim(
                 id=f"thm3.2.index.{slug}.{reading}",
-                statement=f"For T_Index at theta = {INDEX_THETA}, Delta(n) <= {term_text} for n = 2..{LENGTHS}, "
-                f"reading Delta as {meaning}.",
+                statement=f"For T_Index at theta = {INDEX_THETA}, Delta(n) <= {term_text} for "
+                f"n = 2..{LENGTHS}, reading Delta as {meaning}.",
                 reference="[A] Theorem 3.2; THEORY.md section 5",
                 params={"theta": INDEX_THETA, "lengths": f"2..{LENGTHS}", "reading": reading},
                 expected="open",
@@ -181,15 +181,20 @@ def _best_theta(ctx: CheckContext) -> Outcome:
     cex = None
     if bad.size:
         n0 = int(bad[0])
-        cex = {"n": n0, "theta": 2 * math.pi / n0, "margin_inf": float(margins[n0 - 3]),
-               "bound": float(bound[n0 - 3]), "input": {"s": n0 - 1, "target_position": 0}}  # fmt: skip
+        cex = {
+            "n": n0,
+            "theta": 2 * math.pi / n0,
+            "margin_inf": float(margins[n0 - 3]),
+            "bound": float(bound[n0 - 3]),
+            "input": {"s": n0 - 1, "target_position": 0},
+        }
     return Outcome.judge(
         not bad.size,
         {
             "max_ratio": float(np.max(margins / bound)),
             "violating_lengths": int(bad.size),
             "ratio_at_100": float(margins[-1] / bound[-1]),
-        },  # fmt: skip
+        },
         key_figure="max_ratio",
         counterexample=cex,
         detail="margin_inf(n) at theta = 2 pi/n equals 1 - cos(2 pi/n) ~ 2 pi^2/n^2, four times the term.",
@@ -309,8 +314,12 @@ def _remark_symbolic(ctx: CheckContext) -> Outcome:
     figures["control_T_Index_failure_found"] = control is not None
     example = next((dataclasses.asdict(v) for v in found.values() if v is not None), None)
     figures["example_pair"] = example
-    return Outcome.judge(ok, figures, "example_pair", counterexample={"not found for": [k for k, v in found.items()
-                                                                                      if v is None]})  # fmt: skip
+    return Outcome.judge(
+        ok,
+        figures,
+        "example_pair",
+        counterexample={"not found for": [k for k, v in found.items() if v is None]},
+    )
 
 
 @claim(
@@ -337,5 +346,9 @@ def _remark_positional(ctx: CheckContext) -> Outcome:
     figures: dict[str, Any] = {f"failure_found[{k}]": v is not None for k, v in found.items()}
     figures["control_T_Retrieval_failure_found"] = control is not None
     figures["example_pair"] = next((dataclasses.asdict(v) for v in found.values() if v is not None), None)
-    return Outcome.judge(ok, figures, "example_pair", counterexample={"not found for": [k for k, v in found.items()
-                                                                                      if v is None]})  # fmt: skip
+    return Outcome.judge(
+        ok,
+        figures,
+        "example_pair",
+        counterexample={"not found for": [k for k, v in found.items() if v is None]},
+    )

@@ -40,9 +40,15 @@ def test_check_quick_writes_report_and_figures(tmp_path: Path) -> None:
     assert main(["check", "--quick", "--out", str(out), "--no-progress"]) == 0
     report = json.loads((out / "report.json").read_text())
     ids = [c["id"] for c in report["claims"]]
-    for expected in ("rope.relative-position", "thm3.1.index", "thm3.1.retrieval",
-                     "remark3.1.symbolic-cannot-index", "remark3.1.positional-cannot-retrieve",
-                     "thm3.2.index.min.gap_sup", "ps.exclusion-principle"):  # fmt: skip
+    for expected in (
+        "rope.relative-position",
+        "thm3.1.index",
+        "thm3.1.retrieval",
+        "remark3.1.symbolic-cannot-index",
+        "remark3.1.positional-cannot-retrieve",
+        "thm3.2.index.min.gap_sup",
+        "ps.exclusion-principle",
+    ):
         assert expected in ids
     by_id = {c["id"]: c for c in report["claims"]}
     assert by_id["thm3.1.retrieval"]["figures"]["exact_first_failure_n"] == 147
@@ -51,8 +57,13 @@ def test_check_quick_writes_report_and_figures(tmp_path: Path) -> None:
     assert all(c["verdict"] != "error" for c in report["claims"])
     md = (out / "report.md").read_text()
     assert "| claim | statement |" in md and "fig_a_theory_bounds.png" in md
-    for name in ("fig_a_theory_bounds", "fig_b_loglog_discrepancy", "fig_c_accuracy", "fig_d_softmax_scale",
-                 "fig_e_geometry"):  # fmt: skip
+    for name in (
+        "fig_a_theory_bounds",
+        "fig_b_loglog_discrepancy",
+        "fig_c_accuracy",
+        "fig_d_softmax_scale",
+        "fig_e_geometry",
+    ):
         for ext in ("png", "pdf", "csv", "caption.txt"):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 0
     # claims expected to hold all hold, so --strict passes (open claims do not count)

@@ -101,17 +101,38 @@ def test_encode_and_errors(tmp_path) -> None:
 def test_construction_errors() -> None:
     base = two_plane_toy()
     with pytest.raises(ConstructionError, match="duplicate token names"):
-        Construction("x", (Token("A", "letter"), Token("A", "letter")), base.planes, base.query_rules,
-                     base.key_rules, base.value, base.generic)  # fmt: skip
+        Construction(
+            "x",
+            (Token("A", "letter"), Token("A", "letter")),
+            base.planes,
+            base.query_rules,
+            base.key_rules,
+            base.value,
+            base.generic,
+        )
     with pytest.raises(ConstructionError, match="no query rule for rule='integer'"):
-        Construction("x", (Token("1", "integer"),), base.planes, base.query_rules, base.key_rules,
-                     base.value, base.generic)  # fmt: skip
+        Construction(
+            "x",
+            (Token("1", "integer"),),
+            base.planes,
+            base.query_rules,
+            base.key_rules,
+            base.value,
+            base.generic,
+        )
     with pytest.raises(ConstructionError, match="amplitude=-1 must be >= 0"):
         Plane(0.3, -1)
     with pytest.raises(ConstructionError, match="kind='word'"):
         Token("w", "word")  # type: ignore[arg-type]
-    unbound = Construction("x", base.tokens, (Plane(sp.Symbol("free"), 1),), base.query_rules,
-                           base.key_rules, base.value, base.generic)  # fmt: skip
+    unbound = Construction(
+        "x",
+        base.tokens,
+        (Plane(sp.Symbol("free"), 1),),
+        base.query_rules,
+        base.key_rules,
+        base.value,
+        base.generic,
+    )
     with pytest.raises(ConstructionError, match=r"parameters \['free'\] have no value"):
         compile_construction(unbound)
     with pytest.raises(ConstructionError, match=r"value_weight=1\.0 must be > 1"):

@@ -62,8 +62,10 @@ def test_brute_force_enumeration_through_the_module(c) -> None:
             case = fam.cases[ci]
             dts = [case.target_distance] if case.target_distance else range(1, n)
             for d_t in dts:
-                sets = [case.query_tokens if d == 0 else case.target_tokens if d == d_t else case.other_tokens
-                        for d in range(n - 1, -1, -1)]  # fmt: skip
+                sets = [
+                    case.query_tokens if d == 0 else case.target_tokens if d == d_t else case.other_tokens
+                    for d in range(n - 1, -1, -1)
+                ]
                 seqs = [list(s) for s in itertools.product(*sets)]
                 rows = head.attention("cpu")(head.encode(seqs)).logits[:, -1].numpy()
                 srt = np.sort(rows, axis=1)

@@ -19,8 +19,13 @@ from verify.streaming import stream_row_top2
 def _random_head(device: str = "cpu") -> RopeAttention:
     g = torch.Generator().manual_seed(1)
     w = [torch.randn(6, 8, generator=g, dtype=torch.float64) for _ in range(3)]
-    return RopeAttention(*w, torch.randn(8, 6, generator=g, dtype=torch.float64),
-                         RopeSpec(8, rotary_dim=6, layout="half"), scale=0.7, device=device)  # fmt: skip
+    return RopeAttention(
+        *w,
+        torch.randn(8, 6, generator=g, dtype=torch.float64),
+        RopeSpec(8, rotary_dim=6, layout="half"),
+        scale=0.7,
+        device=device,
+    )
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 256, 5000])

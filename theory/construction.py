@@ -180,9 +180,18 @@ class Construction:
         for name, value in values.items():
             params[by_name[name]] = float(value)
         return Construction(
-            self.name, self.tokens, self.planes, self.query_rules, self.key_rules, self.value,
-            self.generic, params, self.base, self.readout, self.description,
-        )  # fmt: skip
+            self.name,
+            self.tokens,
+            self.planes,
+            self.query_rules,
+            self.key_rules,
+            self.value,
+            self.generic,
+            params,
+            self.base,
+            self.readout,
+            self.description,
+        )
 
     def numeric(self, expr: sp.Expr) -> float:
         """``expr`` with every parameter substituted, as a float (error if a symbol is left)."""

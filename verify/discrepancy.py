@@ -442,6 +442,12 @@ def exact_sweep(tables: Sequence[CaseTable], max_n: int, gap_inf_limit: int = 96
             gap_inf[r], exact[r] = row.gap_inf, True
             enumerated[n] = row.witnesses["gap_inf"]
     return SweepResult(
-        n_arr, sup.value, gap_inf, margin.value, exact, list(tables),
-        {"margin_inf": margin.plans, "gap_sup": sup.plans}, enumerated,
-    )  # fmt: skip
+        n_arr,
+        sup.value,
+        gap_inf,
+        margin.value,
+        exact,
+        list(tables),
+        {"margin_inf": margin.plans, "gap_sup": sup.plans},
+        enumerated,
+    )

@@ -91,8 +91,13 @@ class IndexSweep:
             s = (n - 1 + 1) // 2
             m, value = int(self.closest_sup[r]), float(self.gap_sup[r])
             return {"n": n, "s": s, "target_position": n - 1 - s, "competitor_offset": m, "value": value}
-        return {"n": n, "s": n - 1, "target_position": 0, "competitor_offset": int(self.closest[r]),
-                "value": float(getattr(self, quantity)[r])}  # fmt: skip
+        return {
+            "n": n,
+            "s": n - 1,
+            "target_position": 0,
+            "competitor_offset": int(self.closest[r]),
+            "value": float(getattr(self, quantity)[r]),
+        }
 
 
 def index_sweep(

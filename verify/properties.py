@@ -110,13 +110,20 @@ def check_construction(
                 wrong.append({"n": n, "witness_unexpectedly_correct": w.tokens})
     limit = big if must_work_up_to is None else must_work_up_to
     early = horizon is not None and horizon <= limit
-    details = {"checked": checked, "first_failing_length": horizon, "must_work_up_to": limit,
-               "problems": wrong[:3]}  # fmt: skip
+    details = {
+        "checked": checked,
+        "first_failing_length": horizon,
+        "must_work_up_to": limit,
+        "problems": wrong[:3],
+    }
     results.append(PropertyResult("correct up to the horizon", not wrong and not early, details))
 
     if margin_lower_bound is not None:
-        bad = [(n, float(sweep.margin_inf[n - 2]), float(margin_lower_bound(n)))
-               for n in lengths if sweep.margin_inf[n - 2] < margin_lower_bound(n)]  # fmt: skip
+        bad = [
+            (n, float(sweep.margin_inf[n - 2]), float(margin_lower_bound(n)))
+            for n in lengths
+            if sweep.margin_inf[n - 2] < margin_lower_bound(n)
+        ]
         results.append(PropertyResult("margin bound", not bad, {"violations": bad[:5]}))
 
     if declared is not None:

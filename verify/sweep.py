@@ -3,9 +3,9 @@
 :func:`sweep_index` and :func:`sweep_retrieval` return :class:`SweepTable` s whose rows hold
 
 - ``n``; ``gap_sup``, ``gap_inf``, ``margin_inf`` (exact, float64);
-- ``bound``: [A]'s Theorem 3.2 bound at ``n``; with ``judge=True`` (default) ``bound_holds``: whether ``gap_sup`` (the definition
-  of ``Delta``: the gap maximised over inputs) respects it, judged with rounding tolerance (``None``
-  when float64 cannot decide);
+- ``bound``: [A]'s Theorem 3.2 bound at ``n``; with ``judge=True`` (default) ``bound_holds``:
+  whether ``gap_sup`` (the definition of ``Delta``: the gap maximised over inputs) respects it,
+  judged with rounding tolerance (``None`` when float64 cannot decide);
 - with ``dtype`` other than float64: ``measured_*`` (the same extremes from logits computed in that
   dtype) and ``resolvable`` (whether the measured ``margin_inf`` exceeds the dtype's resolution);
   for float64 ``resolvable`` says the same of the exact value.
@@ -134,8 +134,9 @@ def _index_dtype_extremes(
 ) -> dict[str, np.ndarray]:
     """T_Index extremes from logits computed in ``dtype`` (module arithmetic, one plane)."""
     big = int(n[-1])
-    h = distance_logits(np.array([1.0, 0.0]), np.array([[1.0, 0.0]]), _plane_spec(theta),
-                        np.arange(big), 1.0, dtype, device)[0]  # fmt: skip
+    h = distance_logits(
+        np.array([1.0, 0.0]), np.array([[1.0, 0.0]]), _plane_spec(theta), np.arange(big), 1.0, dtype, device
+    )[0]
     top = np.maximum.accumulate(h[1:])  # max_{1 <= m <= M} h(m), index M - 1
     margin = h[0] - top[n - 2]
     half = (n - 1 + 1) // 2
@@ -193,8 +194,15 @@ def sweep_index(
         for q in QUANTITIES:
             cols[f"measured_{q}"] = meas[q]
         cols["resolvable"] = np.abs(meas["margin_inf"]) > res
-    return SweepTable("index", {"theta": theta}, dtype_name(dt), cols, bound, comparisons,
-                      lambda n_, q: {"theta": theta, **ex.witness(n_, q)})  # fmt: skip
+    return SweepTable(
+        "index",
+        {"theta": theta},
+        dtype_name(dt),
+        cols,
+        bound,
+        comparisons,
+        lambda n_, q: {"theta": theta, **ex.witness(n_, q)},
+    )
 
 
 def sweep_retrieval(

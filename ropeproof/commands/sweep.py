@@ -34,8 +34,17 @@ def run(args: argparse.Namespace) -> int:
     table = table.select(start, stop, step)
     rows = table.rows()
     if args.json:
-        print(json.dumps({"construction": table.construction, "params": table.params, "dtype": table.dtype,
-                          "bound": table.bound.statement, "rows": rows}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "construction": table.construction,
+                    "params": table.params,
+                    "dtype": table.dtype,
+                    "bound": table.bound.statement,
+                    "rows": rows,
+                }
+            )
+        )
         return 0
     print(f"# {table.construction} {table.params}, dtype {table.dtype}; bound: {table.bound.statement}")
     cols = [
