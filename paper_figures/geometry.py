@@ -98,7 +98,7 @@ def make_geometry_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         "Top: the rotation plane of each construction. T_Index: every key is v; integer s's query "
         "is rho(theta)^(-s) v, so it lines up with a key s positions back. T_Retrieval: a pair's key "
         "encodes its first letter as rho(omega)^phi(L) v; the query (A, C) points at letter C's key. "
-        "Bottom: the logit against the offset u = j - i from the derived closed forms; the dotted line marks where a "
-        "distractor can first overtake the target (first failing length 147)."
+        "Bottom: the logit against the offset u = j - i from the derived closed forms; the dotted "
+        "line marks where a distractor can first overtake the target (first failing length 147)."
     )
     return save_figure(fig, out_dir, "fig_e_geometry", rows, caption)
