@@ -149,9 +149,30 @@ def _plane_spec(theta: float):
     return RopeSpec(2, freqs=[theta])
 
 
-def _unjudged(cols: dict[str, np.ndarray]) -> None:
-    for col in READING_COLUMNS.values():
-        cols[col] = np.full(cols["n"].shape, None, dtype=object)
+def _finish(
+    cols: dict[str, np.ndarray],
+    bound: np.ndarray,
+    tol: np.ndarray,
+    refine_for,
+    judge: bool,
+    dtype: torch.dtype,
+    measured: Callable[[], dict[str, np.ndarray]],
+) -> dict[str, BoundComparison]:
+    """Add the ``bound_holds*`` columns (or ``None`` without ``judge``), and ``resolvable``: the exact
+    margin (float64) or the margin measured in ``dtype`` against that dtype's resolution."""
+    comparisons = _judge_all(cols, bound, tol, refine_for) if judge else {}
+    if not judge:
+        for col in READING_COLUMNS.values():
+            cols[col] = np.full(cols["n"].shape, None, dtype=object)
+    res = gap_resolution(dtype, head_dim=2, magnitude=1.0)
+    if dtype == torch.float64:
+        cols["resolvable"] = np.abs(cols["margin_inf"]) > res
+    else:
+        meas = measured()
+        for q in QUANTITIES:
+            cols[f"measured_{q}"] = meas[q]
+        cols["resolvable"] = np.abs(meas["margin_inf"]) > res
+    return comparisons
 
 
 def sweep_index(
@@ -183,17 +204,9 @@ def sweep_index(
 
         return refine
 
-    comparisons = _judge_all(cols, b, tol, refine_for) if judge else {}
-    if not judge:
-        _unjudged(cols)
-    res = gap_resolution(dt, head_dim=2, magnitude=1.0)
-    if dt == torch.float64:
-        cols["resolvable"] = np.abs(ex.margin_inf) > res
-    else:
-        meas = _index_dtype_extremes(theta, n, dt, device)
-        for q in QUANTITIES:
-            cols[f"measured_{q}"] = meas[q]
-        cols["resolvable"] = np.abs(meas["margin_inf"]) > res
+    comparisons = _finish(
+        cols, b, tol, refine_for, judge, dt, lambda: _index_dtype_extremes(theta, n, dt, device)
+    )
     return SweepTable(
         "index",
         {"theta": theta},
@@ -245,17 +258,11 @@ def sweep_retrieval(
 
         return refine
 
-    comparisons = _judge_all(cols, b, tol, refine_for) if judge else {}
-    if not judge:
-        _unjudged(cols)
-    res = gap_resolution(dt, head_dim=2, magnitude=1.0)
-    if dt == torch.float64:
-        cols["resolvable"] = np.abs(ex.margin_inf) > res
-    else:
+    def measured() -> dict[str, np.ndarray]:
         meas = exact_sweep(build_tables(head, fam, max_n, dt, device), max_n, gap_inf_limit)
-        for q in QUANTITIES:
-            cols[f"measured_{q}"] = getattr(meas, q)
-        cols["resolvable"] = np.abs(meas.margin_inf) > res
+        return {q: getattr(meas, q) for q in QUANTITIES}
+
+    comparisons = _finish(cols, b, tol, refine_for, judge, dt, measured)
 
     def witness(n_: int, q: str) -> dict[str, Any]:
         w = ex.witness(n_, q)
