@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ropeproof import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "derive", "compile", "sweep", "ps-score", "figures")
+SUBCOMMANDS: tuple[str, ...] = ("check", "derive", "compile", "sweep", "ps-score", "figures", "export")
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
 
 

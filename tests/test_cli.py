@@ -18,7 +18,7 @@ def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for name in ("check", "derive", "compile", "sweep", "ps-score", "figures"):
+    for name in ("check", "derive", "compile", "sweep", "ps-score", "figures", "export"):
         assert name in out
 
 

@@ -23,24 +23,27 @@ attention computes exactly the head's logits, pattern and output:
   ``rope_theta = theta^(-head_dim/2)``). A ``theta = 0`` plane has an exact home only at
   ``rope_theta = inf``, whose spectrum is ``(1, 0, 0, ...)`` exactly (``inf ** x = inf``, ``1/inf = 0``
   in every precision); that leaves plane 0 at frequency 1 as the only rotating plane, so a head mixing
-  zero and other frequencies has no LLaMA placement (the installed LLaMA has no partial rotary).
+  zero and other frequencies has no LLaMA placement (``LlamaAttention`` has no partial rotary).
 - *Scale*: HF multiplies ``q . k`` by ``head_dim^(-1/2)``; ``q_proj`` carries
   ``sqrt(head_dim) * head.scale * logit_scale``.
 - *Residual layout*: the head reads hidden dims ``[0, d_model)`` and writes ``[d_model, 2 d_model)``,
   so the LM head sees only the attention output, as :meth:`CompiledHead.answer` does. Value dims keep
   their indices (``v_proj``/``o_proj`` are separate projections), so ``head_dim`` is at least the
   compiled head's last used value dim + 1.
-- *Norm bypass* (the LM wrapper): every norm gets ``eps = 2^80`` and gain ``2^40``. With
-  ``var(x) << eps`` the normaliser is exactly ``2^-40`` in floating point, so RMSNorm (LLaMA) is the
+- *Norm bypass* (the LM wrapper): every norm gets ``eps = 2^80`` and gain ``2^40``. While the
+  stream's (mean-square) variance stays below ``2^55`` (float32 norms) or ``2^27`` (GPT-J float64),
+  ``var + eps`` rounds to ``eps``, the normaliser is exactly ``2^-40``, so RMSNorm (LLaMA) is the
   identity and LayerNorm (GPT-J) is ``x - mean(x)``; for GPT-J every matrix reading a LayerNorm
   output gets one extra column on a spare, always-zero hidden dim equal to minus its row sum, which
   cancels the mean exactly in real arithmetic. MLPs are zero. The LM's logits therefore equal
   ``output @ W_U`` of our head up to rounding (not only in argmax).
 
-**Precision of the HF modules** (transformers 5.x). Even in a float64 model, GPT-J's sin/cos table
-and its eager ``q . k`` are float32, LLaMA's rotary angles, RMSNorm and eager softmax are float32.
-Float64 parity is therefore only at float32 level except where those steps are exact (``theta = 0``
-planes); the tests report the measured differences.
+**Precision of the HF modules** (checked with transformers 4.45 to 5.24). Even in a float64 model,
+GPT-J's sin/cos table and its eager ``q . k`` are float32, and LLaMA's rotary angles, RMSNorm and
+eager softmax are float32. Float64 parity is therefore at float32 level except where those steps
+are exact (``theta = 0`` planes: LLaMA's eager scores, SDPA outputs); the tests report the measured
+differences. HF also evaluates the spectrum in float32, so "exact" frequencies are exact in float64
+arithmetic and agree with HF's to float32 rounding (relative ~6e-8).
 
 **Import** (:func:`import_head`): one head of a GPT-J or LLaMA layer (state dict + config, GQA
 aware) as a :class:`~verify.attention.RopeAttention` with the architecture's layout, ``rotary_dim``,
@@ -605,7 +608,7 @@ class HFExport:
         return path
 
 
-def _config(arch: str, pl: Placement, vocab: int, max_positions: int) -> Any:
+def _config(arch: str, pl: Placement, vocab: int, max_positions: int, attn_implementation: str) -> Any:
     tf = _transformers()
     common = {
         "vocab_size": vocab,
@@ -613,7 +616,7 @@ def _config(arch: str, pl: Placement, vocab: int, max_positions: int) -> Any:
         "bos_token_id": None,
         "eos_token_id": None,
         "pad_token_id": None,
-        "attn_implementation": "eager",
+        "attn_implementation": attn_implementation,
     }
     if arch == "gptj":
         return tf.GPTJConfig(
@@ -655,6 +658,7 @@ def export_head(
     logit_scale: float = 1.0,
     dtype: DtypeLike = torch.float32,
     max_positions: int = 2048,
+    attn_implementation: str = "eager",
 ) -> HFExport:
     """Export ``head`` as a one-layer ``GPTJForCausalLM`` / ``LlamaForCausalLM`` (eager attention).
 
@@ -663,7 +667,8 @@ def export_head(
     :class:`ExportError` says why and what would work. ``logit_scale`` multiplies the head's logits
     (e.g. a large value makes softmax pick the argmax key). ``dtype``: ``float32`` or ``float64``
     (see the module docstring on what HF still computes in float32). ``max_positions``: the longest
-    sequence (GPT-J's sin/cos table, LLaMA's ``max_position_embeddings``).
+    sequence (GPT-J's sin/cos table, LLaMA's ``max_position_embeddings``). ``attn_implementation``:
+    ``"eager"`` (returns attention weights; what the parity checks use) or e.g. ``"sdpa"``.
     """
     if not isinstance(head, CompiledHead):
         raise ExportError(f"head must be a CompiledHead, got {type(head).__name__}")
@@ -695,7 +700,7 @@ def export_head(
     if spare is not None:  # LayerNorm output is x - mean(x): make every reader annihilate constants
         for w in (q_w, k_w, v_w, lm):
             w[:, spare] = -w.sum(axis=1)
-    config = _config(arch, pl, vocab, max_positions)
+    config = _config(arch, pl, vocab, max_positions, attn_implementation)
     tf = _transformers()
     model_cls = tf.GPTJForCausalLM if arch == "gptj" else tf.LlamaForCausalLM
     torch_state = torch.random.get_rng_state()
@@ -813,9 +818,11 @@ def hf_attention_forward(model: Any, arch: str, hidden: torch.Tensor, layer: int
     arch = _check_arch(arch, HeadImportError)
     attn = attention_module(model, arch, layer)
     batch, n, _ = hidden.shape
-    pos = torch.arange(n).unsqueeze(0).expand(batch, n)
-    mask = torch.zeros(1, 1, n, n, dtype=hidden.dtype)
-    mask = mask.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), torch.finfo(hidden.dtype).min)
+    dev = hidden.device
+    pos = torch.arange(n, device=dev).unsqueeze(0).expand(batch, n)
+    future = torch.ones(n, n, dtype=torch.bool, device=dev).triu(1)
+    mask = torch.zeros(1, 1, n, n, dtype=hidden.dtype, device=dev)
+    mask = mask.masked_fill(future, torch.finfo(hidden.dtype).min)
     with torch.no_grad(), capture_softmax_inputs() as seen:
         if arch == "gptj" and hasattr(attn, "embed_positions"):  # older GPT-J: rotary inside attention
             out = attn(hidden_states=hidden, attention_mask=mask, position_ids=pos, output_attentions=True)
