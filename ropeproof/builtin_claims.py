@@ -93,4 +93,5 @@ def _layout_equivalence(ctx: CheckContext) -> Outcome:
 
 
 import ropeproof.paper_claims  # noqa: E402  (Theorems 3.1/3.2, Remark 3.1)
-import ropeproof.ps_claims  # noqa: E402, F401  (registers the positional/symbolic claims)
+import ropeproof.ps_claims  # noqa: E402  (registers the positional/symbolic claims)
+import ropeproof.theory_claims  # noqa: E402, F401  (many planes, letter codes, partial induction, certified)

@@ -35,11 +35,13 @@ Expectation = Literal["holds", "violated", "open"]
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may depend on: device, dtype, and whether this is a ``--quick`` run."""
+    """What a check may depend on: device, dtype, ``--quick`` and ``--certified``."""
 
     device: torch.device
     dtype: torch.dtype
     quick: bool = False
+    certified: bool = False
+    """Decide bound claims by interval arithmetic where a certified check exists."""
 
 
 @dataclass

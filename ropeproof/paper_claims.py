@@ -16,6 +16,7 @@ from constructions.compile import compile_construction
 from constructions.paper import index_construction, retrieval_construction
 from ropeproof.claims import CheckContext, Outcome, claim
 from verify.bound_checks import compare
+from verify.certified import certified_index, certified_retrieval
 from verify.devices import dtype_name
 from verify.discrepancy import build_tables, exact_sweep
 from verify.families import family_for
@@ -54,8 +55,52 @@ def _mp_measured(table: SweepTable, n: int, reading: str) -> Any:
     return margin if reading == "margin_inf" else gap
 
 
+def _certified_outcome(table: SweepTable, term_index: int | None, reading: str) -> Outcome | None:
+    """The interval-arithmetic verdict (:mod:`verify.certified`), or ``None`` where none exists
+    (Retrieval is certified for the ``margin_inf`` reading only)."""
+    theta, big = table.params["theta"], int(table.columns["n"][-1])
+    if table.construction == "index":
+        term = {0: "one-minus-cos", 1: "pi2-over-2n2", None: "min"}[term_index]
+        cmp = certified_index(theta, big, readings=(reading,), term=term).comparisons[reading]
+    elif reading == "margin_inf":
+        cmp = certified_retrieval(table.params["alphabet_size"], theta, big).comparisons[reading]
+    else:
+        return None
+    summary = cmp.summary()
+    first = summary["first_violation_n"]
+    cex = None
+    if first is not None:
+        r = first - 2
+        cex = {
+            "n": first,
+            "measured": [float(cmp.measured_lo[r]), float(cmp.measured_hi[r])],
+            "bound": [float(cmp.bound_lo[r]), float(cmp.bound_hi[r])],
+            "input": table.witness(first, reading),
+        }
+    verdict = cmp.verdict()
+    figures = {
+        "rows": summary["rows"],
+        "first_violation_n": first,
+        "lengths": f"2..{big}",
+        "max_relative_width": summary["max_relative_width"],
+    }
+    return Outcome.judge(
+        ok=verdict != "violated",
+        figures=figures,
+        key_figure="first_violation_n" if first is not None else "rows",
+        counterexample=cex,
+        resolvable=verdict != "unresolvable",
+        detail=f"certified by interval arithmetic, reading Delta = {reading}",
+        certified=True,
+    )
+
+
 def _bound_outcome(table: SweepTable, term_index: int | None, reading: str, ctx: CheckContext) -> Outcome:
     """Judge one bound term (``None``: the min of all terms) under one reading of Delta."""
+    if ctx.certified and ctx.dtype == torch.float64:
+        outcome = _certified_outcome(table, term_index, reading)
+        if outcome is not None:
+            return outcome
     cols = table.columns
     n = cols["n"]
     if term_index is None:

@@ -42,7 +42,8 @@ planes ``k < K`` give ``sin(integer * pi) = 0`` and plane ``K`` gives ``sin(pi /
 ``sin x >= 2 x / pi`` on ``[0, pi/2]`` gives, for the best normalised margin ``mu*_K(n)`` over all
 ``K``-plane T_Index heads,
 
-    8 / (K (n^(1/K) + 1)^2) <= (2/K) sin(pi / b)^2 <= mu*_K(n) <= 2 sin(pi / Q)^2 <= 2 pi^2 / ((n-1)^(1/K) - 1)^2,
+    8 / (K (n^(1/K) + 1)^2) <= (2/K) sin(pi / b)^2 <= mu*_K(n)
+                            <= 2 sin(pi / Q)^2 <= 2 pi^2 / ((n-1)^(1/K) - 1)^2,
 
 so ``mu*_K(n) = Theta(n^(-2/K))`` with constants between ``2 pi^2 / K`` and ``2 pi^2`` asymptotically.
 :func:`dirichlet_proof` and :func:`mixed_radix_proof` list the steps and machine-check the analytic ones
@@ -82,7 +83,7 @@ def integer_root(m: int, k: int) -> int:
         raise InputError(f"k={k!r} must be an integer >= 1")
     if m < 2:
         return m
-    q = int(round(m ** (1.0 / k)))
+    q = round(m ** (1.0 / k))
     while q**k > m:
         q -= 1
     while (q + 1) ** k <= m:

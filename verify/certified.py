@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
-import mpmath
 import numpy as np
 import sympy as sp
 from mpmath import iv, libmp
@@ -50,7 +49,7 @@ STATUSES = ("holds", "holds-equal", "violated", "undecided")
 # ------------------------------------------------------------------------------------ interval basics
 
 
-def _ends(x: Any) -> tuple[float, float]:
+def interval_ends(x: Any) -> tuple[float, float]:
     """Float64 ``(lo, hi)`` enclosing the ``mpmath.iv`` interval ``x`` (rounded outward)."""
     a, b = x._mpi_
     return libmp.to_float(a, rnd="f"), libmp.to_float(b, rnd="c")
@@ -64,13 +63,8 @@ def _up(x: np.ndarray) -> np.ndarray:
     return np.nextafter(x, np.inf)
 
 
-def _sub(a_lo, a_hi, b_lo, b_hi) -> tuple[np.ndarray, np.ndarray]:
-    """Outward-rounded ``[a] - [b]``: round-to-nearest is within half an ulp, so one ulp out is safe."""
-    return _down(np.asarray(a_lo) - np.asarray(b_hi)), _up(np.asarray(a_hi) - np.asarray(b_lo))
-
-
-class _Precision:
-    """``with _Precision(bits):`` sets ``mpmath.iv``'s working precision and restores it."""
+class iv_precision:
+    """``with iv_precision(bits):`` sets ``mpmath.iv``'s working precision and restores it."""
 
     def __init__(self, bits: int) -> None:
         self.bits = bits
@@ -107,14 +101,14 @@ def enclose_index_gaps(
     if not f or len(f) != len(a) or any(x < 0 for x in a) or not all(map(math.isfinite, f + a)):
         raise InputError("freqs and amps must be equal-length, finite, non-empty; amps >= 0")
     lo, hi = np.empty(max_m), np.empty(max_m)
-    with _Precision(_check_prec(prec)):
+    with iv_precision(_check_prec(prec)):
         halves = [iv.mpf(t) / 2 for t in f]
         weights = [2 * iv.mpf(w) for w in a]
         for m in range(1, max_m + 1):
             total = iv.mpf(0)
             for h, w in zip(halves, weights, strict=True):
                 total += w * iv.sin(m * h) ** 2
-            lo[m - 1], hi[m - 1] = _ends(total)
+            lo[m - 1], hi[m - 1] = interval_ends(total)
     return lo, hi
 
 
@@ -147,16 +141,16 @@ def enclose_retrieval_terms(
     sd = np.empty((2, max_d))
     cc = np.empty((2, alphabet - 1))
     sc = np.empty((2, alphabet - 1))
-    with _Precision(_check_prec(prec)):
+    with iv_precision(_check_prec(prec)):
         th = iv.mpf(float(theta))
         omega = 2 * iv.pi / alphabet
         for c in range(1, alphabet):
-            cc[:, c - 1] = _ends(iv.cos(c * omega))
-            sc[:, c - 1] = _ends(iv.sin(c * omega))
+            cc[:, c - 1] = interval_ends(iv.cos(c * omega))
+            sc[:, c - 1] = interval_ends(iv.sin(c * omega))
         for d in range(1, max_d + 1):
             x = d * th
-            cd[:, d - 1] = _ends(iv.cos(x))
-            sd[:, d - 1] = _ends(iv.sin(x))
+            cd[:, d - 1] = interval_ends(iv.cos(x))
+            sd[:, d - 1] = interval_ends(iv.sin(x))
     p1 = _mul(cc[0][None, :], cc[1][None, :], cd[0][:, None], cd[1][:, None])
     p2 = _mul(sc[0][None, :], sc[1][None, :], sd[0][:, None], sd[1][:, None])
     o_lo, o_hi = _add(*p1, *p2)
@@ -316,9 +310,16 @@ def judge(
         m_lo[r], m_hi[r], b_lo[r], b_hi[r] = lo, hi, blo, bhi
         status[r] = "holds" if hi <= blo else ("violated" if lo > bhi else "undecided")
     return CertifiedComparison(
-        name, reading, np.asarray(n), m_lo, m_hi, b_lo, b_hi, status.astype(str),
+        name,
+        reading,
+        np.asarray(n),
+        m_lo,
+        m_hi,
+        b_lo,
+        b_hi,
+        status.astype(str),
         detail={"refined_rows": refined, "identity_rows": identities},
-    )  # fmt: skip
+    )
 
 
 _IDENTITY_CACHE: dict[str, bool] = {}
@@ -361,12 +362,26 @@ class CertifiedCheck:
 
 def _index_bound_enclosure(theta: float, n: np.ndarray, prec: int) -> tuple[np.ndarray, np.ndarray, tuple]:
     """Enclosure of ``min(2 sin(theta/2)^2, pi^2 / (2 n^2))`` and of its first term."""
-    with _Precision(prec):
-        t1 = _ends(2 * iv.sin(iv.mpf(float(theta)) / 2) ** 2)
-        pi2 = _ends(iv.pi**2 / 2)
+    with iv_precision(prec):
+        t1 = interval_ends(2 * iv.sin(iv.mpf(float(theta)) / 2) ** 2)
+        pi2 = interval_ends(iv.pi**2 / 2)
     n2 = n.astype(np.float64) ** 2  # exact: n < 2^26
     t2_lo, t2_hi = _down(pi2[0] / n2), _up(pi2[1] / n2)
     return np.minimum(t1[0], t2_lo), np.minimum(t1[1], t2_hi), (t1, (t2_lo, t2_hi))
+
+
+INDEX_TERMS = ("min", "one-minus-cos", "pi2-over-2n2")
+"""Which side of Theorem 3.2 (Index) to certify against: the reported ``min`` of the two terms, or
+either term alone."""
+
+
+def _index_term(theta: float, n: np.ndarray, prec: int, term: str) -> tuple[np.ndarray, np.ndarray, tuple]:
+    b_lo, b_hi, (t1, t2) = _index_bound_enclosure(theta, n, prec)
+    if term == "one-minus-cos":
+        return np.full(n.size, t1[0]), np.full(n.size, t1[1]), (t1, t2)
+    if term == "pi2-over-2n2":
+        return t2[0], t2[1], (t1, t2)
+    return b_lo, b_hi, (t1, t2)
 
 
 def certified_index(
@@ -375,29 +390,38 @@ def certified_index(
     prec: int = 80,
     readings: Sequence[str] = ("margin_inf", "gap_sup"),
     refine_prec: int = 256,
+    term: str = "min",
 ) -> CertifiedCheck:
-    """Certify [A]'s Theorem 3.2 for one-plane T_Index, ``Delta(n) <= min(1 - cos theta, pi^2/(2n^2))``,
-    for every ``n = 2 .. max_n`` and each reading of ``Delta`` (``margin_inf``/``gap_inf``, ``gap_sup``)."""
+    """Certify [A]'s Theorem 3.2 for one-plane T_Index, ``Delta(n) <= min(1 - cos theta, pi^2/(2n^2))``
+    (or one ``term`` of it, :data:`INDEX_TERMS`), for every ``n = 2 .. max_n`` and each reading of
+    ``Delta`` (``margin_inf``/``gap_inf``, ``gap_sup``)."""
     start = time.perf_counter()
     max_n = _check_n(max_n)
     bad = sorted(set(readings) - {"margin_inf", "gap_inf", "gap_sup"})
     if bad:
         raise InputError(f"readings {bad} unknown; accepted: margin_inf, gap_inf, gap_sup")
+    if term not in INDEX_TERMS:
+        raise InputError(f"term={term!r}; accepted: {INDEX_TERMS}")
     n = np.arange(2, max_n + 1)
     g_lo, g_hi = enclose_index_gaps([theta], [1.0], max_n - 1, prec)
     p_lo, p_hi = prefix_min_interval(g_lo, g_hi)
-    b_lo, b_hi, (t1, t2) = _index_bound_enclosure(theta, n, prec)
+    b_lo, b_hi, (t1, t2) = _index_term(theta, n, prec, term)
     th = sp.Rational(float(theta))
     term1 = 2 * sp.sin(th / 2) ** 2
 
     def identity(n_: int) -> bool:
-        # margin <= g(1) = term1; and the bound is term1 when pi^2/(2n^2) >= term1 (certified)
-        return bool(t2[0][n_ - 2] >= t1[1]) and exactly_equal(2 * sp.sin(1 * th / 2) ** 2, term1)
+        # Delta <= g(1) (m = 1 is a competitor in every reading) and g(1) is term 1 identically; the
+        # bound is term 1 when only term 1 is used, or when pi^2/(2n^2) >= term 1 (certified)
+        if term == "pi2-over-2n2":
+            return False
+        if term == "min" and not bool(t2[0][n_ - 2] >= t1[1]):
+            return False
+        return exactly_equal(2 * sp.sin(1 * th / 2) ** 2, term1)
 
     def refine_for(last_m: Callable[[int], int]) -> Refine:
         def refine(n_: int) -> tuple[tuple[float, float], tuple[float, float]]:
             lo, hi = enclose_index_gaps([theta], [1.0], last_m(n_), refine_prec)
-            b = _index_bound_enclosure(theta, np.array([n_]), refine_prec)
+            b = _index_term(theta, np.array([n_]), refine_prec, term)
             return (float(lo.min()), float(hi.min())), (float(b[0][0]), float(b[1][0]))
 
         return refine
@@ -415,10 +439,18 @@ def certified_index(
         cmp = judge("index-thm3.2", q, n, meas, (b_lo, b_hi), identity, refine)
         cmp.seconds = time.perf_counter() - t0
         comparisons[q] = cmp
+    bound = {
+        "min": "min(1 - cos(theta), pi^2/(2 n^2))",
+        "one-minus-cos": "1 - cos(theta)",
+        "pi2-over-2n2": "pi^2/(2 n^2)",
+    }[term]
     return CertifiedCheck(
-        "index", {"theta": theta, "max_n": max_n, "prec": prec},
-        "Delta_Index(n) <= min(1 - cos(theta), pi^2/(2 n^2))", comparisons, time.perf_counter() - start,
-    )  # fmt: skip
+        "index",
+        {"theta": theta, "max_n": max_n, "prec": prec, "term": term},
+        f"Delta_Index(n) <= {bound}",
+        comparisons,
+        time.perf_counter() - start,
+    )
 
 
 def certified_dirichlet(
@@ -438,21 +470,24 @@ def certified_dirichlet(
     for q, ms in (("margin_inf", n - 1), ("gap_sup", (n - 1 + 1) // 2)):
         cache: dict[int, tuple[float, float]] = {}
         b_lo, b_hi = np.empty(n.size), np.empty(n.size)
-        with _Precision(prec):
+        with iv_precision(prec):
             total = iv.mpf(0)
             for w in a:
                 total += iv.mpf(w)
             for i, m in enumerate(ms.tolist()):
                 qq = max(2, dirichlet_q(int(m), k))
                 if qq not in cache:
-                    cache[qq] = _ends(2 * total * iv.sin(iv.pi / qq) ** 2)
+                    cache[qq] = interval_ends(2 * total * iv.sin(iv.pi / qq) ** 2)
                 b_lo[i], b_hi[i] = cache[qq]
         meas = (p_lo[ms - 1], p_hi[ms - 1])
         comparisons[q] = judge("dirichlet", q, n, meas, (b_lo, b_hi))
     return CertifiedCheck(
-        "index", {"freqs": f, "amps": a, "max_n": max_n, "prec": prec},
-        "min_{m<=M} g(m) <= 2 A sin(pi / max(2, floor(M^(1/K))))^2", comparisons, time.perf_counter() - start,
-    )  # fmt: skip
+        "index",
+        {"freqs": f, "amps": a, "max_n": max_n, "prec": prec},
+        "min_{m<=M} g(m) <= 2 A sin(pi / max(2, floor(M^(1/K))))^2",
+        comparisons,
+        time.perf_counter() - start,
+    )
 
 
 # ------------------------------------------------------------------------------- retrieval checks
@@ -463,11 +498,11 @@ def _retrieval_bound_enclosure(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Enclosure of ``1 - cos(omega - n theta) = 2 sin((omega - n theta)/2)^2`` for every ``n``."""
     lo, hi = np.empty(n.size), np.empty(n.size)
-    with _Precision(prec):
+    with iv_precision(prec):
         th = iv.mpf(float(theta))
         omega = 2 * iv.pi / alphabet
         for i, nn in enumerate(n.tolist()):
-            lo[i], hi[i] = _ends(2 * iv.sin((omega - nn * th) / 2) ** 2)
+            lo[i], hi[i] = interval_ends(2 * iv.sin((omega - nn * th) / 2) ** 2)
     return lo, hi
 
 
@@ -522,11 +557,9 @@ def certified_retrieval(
     cmp = judge("retrieval-thm3.2", "margin_inf", n, (m_lo, m_hi), (b_lo, b_hi), identity, refine)
     cmp.seconds = time.perf_counter() - start
     return CertifiedCheck(
-        "retrieval", {"alphabet": alphabet, "theta": theta, "max_n": max_n, "prec": prec},
-        "Delta_Retrieval(n) <= 1 - cos(omega - n theta)", {"margin_inf": cmp}, time.perf_counter() - start,
-    )  # fmt: skip
-
-
-def certified_margin_positive(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Per row: ``"positive"`` (``lo > 0``), ``"non-positive"`` (``hi <= 0``) or ``"undecided"``."""
-    return np.where(lo > 0, "positive", np.where(hi <= 0, "non-positive", "undecided"))
+        "retrieval",
+        {"alphabet": alphabet, "theta": theta, "max_n": max_n, "prec": prec},
+        "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
+        {"margin_inf": cmp},
+        time.perf_counter() - start,
+    )

@@ -174,8 +174,9 @@ class MarginRecords:
     def margin_inf(self, n: np.ndarray | int) -> np.ndarray:
         """``margin_inf(n)`` (raw) for every ``n`` in ``2 .. max_n``."""
         arr = np.atleast_1d(np.asarray(n, dtype=np.int64))
-        if arr.size and (arr.min() < 2 or arr.max() > self.max_n):
-            raise InputError(f"n must lie in 2 .. {self.max_n}")
+        lowest = int(self.offsets[0]) + 1 if self.offsets.size else self.max_n + 1
+        if arr.size and (arr.min() < lowest or arr.max() > self.max_n):
+            raise InputError(f"n must lie in {lowest} .. {self.max_n}")
         return self.gaps[np.searchsorted(self.offsets, arr - 1, side="right") - 1]
 
     def normalised(self, n: np.ndarray | int) -> np.ndarray:
@@ -188,15 +189,22 @@ class MarginRecords:
 
 
 def margin_records(
-    freqs: Sequence[float], amps: Sequence[float] | None = None, max_n: int = 10**6, chunk: int = 1 << 20
+    freqs: Sequence[float],
+    amps: Sequence[float] | None = None,
+    max_n: int = 10**6,
+    chunk: int = 1 << 20,
+    first_offset: int = 1,
 ) -> MarginRecords:
     """Stream ``margin_inf(n)`` for ``n = 2 .. max_n`` as records of the prefix minimum of ``g``.
 
     Planes are summed in the given order (as :func:`verify.index_sweep.stable_gaps` does); an offset is
     dropped once its partial sum reaches the minimum over all earlier chunks. Memory ``O(chunk)``.
+    ``first_offset > 1`` starts the minimum there instead (``min_{first_offset <= m <= n-1} g(m)``;
+    e.g. ``2`` gives the runner-up to the adjacent key).
     """
     f, a = _check_planes(freqs, amps)
     _check_length("max_n", max_n)
+    _check_length("first_offset + 1", first_offset + 1, 2, max_n)
     if chunk < 1:
         raise InputError(f"chunk={chunk} must be >= 1")
     start_time = time.perf_counter()
@@ -204,7 +212,7 @@ def margin_records(
     offsets: list[int] = []
     gaps: list[float] = []
     evaluated = 0
-    start, size = 1, min(chunk, 4096)
+    start, size = first_offset, min(chunk, 4096)
     while start < max_n:
         m = np.arange(start, min(start + size, max_n), dtype=np.float64)
         alive = np.arange(m.size)
@@ -227,9 +235,13 @@ def margin_records(
         start += m.size
         size = chunk
     return MarginRecords(
-        max_n, np.array(offsets, dtype=np.int64), np.array(gaps), float(a.sum()), evaluated,
+        max_n,
+        np.array(offsets, dtype=np.int64),
+        np.array(gaps),
+        float(a.sum()),
+        evaluated,
         time.perf_counter() - start_time,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -264,7 +276,7 @@ def log_lengths(n_min: int, n_max: int, per_decade: int = 12) -> np.ndarray:
     """Distinct integers spaced evenly in ``log n`` from ``n_min`` to ``n_max`` (both included)."""
     _check_length("n_min", n_min)
     _check_length("n_max", n_max, n_min)
-    count = max(2, int(round(per_decade * math.log10(n_max / n_min))) + 1)
+    count = max(2, round(per_decade * math.log10(n_max / n_min)) + 1)
     return np.unique(np.round(np.geomspace(n_min, n_max, count)).astype(np.int64))
 
 
@@ -300,3 +312,59 @@ def standard_spectrum(head_dim: int = 64, base: float = 10000.0, max_n: int = 10
     """Stream the standard spectrum's ``margin_inf`` to ``max_n`` (:func:`margin_records`)."""
     f = standard_frequencies(head_dim, base)
     return StandardSpectrum(head_dim, base, margin_records(f, None, max_n))
+
+
+@dataclass(frozen=True)
+class DecayGuarantee:
+    """Theorem D forces ``margin_inf(n) < g(1)`` once ``n - 1 >= Q^K`` with ``2 A sin(pi/Q)^2 < g(1)``."""
+
+    q: int
+    planes: int
+    plateau: float
+
+    @property
+    def length(self) -> int:
+        """``Q^K + 1``: by this length the margin is strictly below its ``n = 2`` value ``g(1)``."""
+        return self.q**self.planes + 1
+
+    @property
+    def log10_length(self) -> float:
+        return self.planes * math.log10(self.q)
+
+
+def dirichlet_decay_guarantee(freqs: Sequence[float], amps: Sequence[float] | None = None) -> DecayGuarantee:
+    """The least ``Q >= 2`` with ``2 A sin(pi / Q)^2 < g(1)`` (``A = sum a_k``): Theorem D then gives
+    ``margin_inf(Q^K + 1) < g(1) = margin_inf(2)``, an upper bound on where decay must start."""
+    f, a = _check_planes(freqs, amps)
+    g1 = float((2 * a * np.sin(f / 2) ** 2).sum())
+    if g1 <= 0:
+        raise InputError("g(1) = 0: the margin is 0 from n = 2 on")
+    total = float(a.sum())
+    q = max(2, math.floor(math.pi / math.asin(min(1.0, math.sqrt(g1 / (2 * total))))))
+    while 2 * total * math.sin(math.pi / q) ** 2 >= g1:
+        q += 1
+    return DecayGuarantee(q, int(f.size), g1 / total)
+
+
+def grid_margins(planes: int, max_n: int, grid: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exhaustive search over frequency grids: ``(best, theta_best)`` where ``best[n - 2]`` is the largest
+    normalised ``margin_inf(n)`` (equal amplitudes) over every ``theta`` in ``{2 pi j / grid}^K`` with
+    ``theta_1 <= .. <= theta_K`` (order does not matter), ``n = 2 .. max_n``."""
+    if planes < 1 or planes > 4 or grid < 2 or grid**planes > 4 * 10**6:
+        raise InputError(f"planes={planes} must be in 1..4 and grid^planes={grid}^{planes} at most 4e6")
+    _check_length("max_n", max_n, 2, 4096)
+    axis = 2 * math.pi * np.arange(grid) / grid
+    mesh = np.stack(np.meshgrid(*[axis] * planes, indexing="ij"), -1).reshape(-1, planes)
+    mesh = mesh[np.all(np.diff(mesh, axis=1) >= 0, axis=1)] if planes > 1 else mesh
+    best = np.full(max_n - 1, -np.inf)
+    arg = np.zeros((max_n - 1, planes))
+    for s in range(0, mesh.shape[0], 4096):
+        th = mesh[s : s + 4096]
+        m = np.arange(1, max_n, dtype=np.float64)
+        g = (2 * np.sin(m[None, :, None] * th[:, None, :] / 2) ** 2).mean(-1)
+        pref = np.minimum.accumulate(g, axis=1)
+        i = pref.argmax(0)
+        v = pref[i, np.arange(max_n - 1)]
+        take = v > best
+        best[take], arg[take] = v[take], th[i[take]]
+    return best, arg

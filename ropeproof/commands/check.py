@@ -19,6 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", default="float64", help="float64, float32, float16 or bfloat16")
     p.add_argument("--strict", action="store_true", help="exit 1 if a claim expected to hold does not")
     p.add_argument("--list", action="store_true", help="list the registered claims and exit")
+    p.add_argument(
+        "--certified",
+        action="store_true",
+        help="decide the Theorem 3.2 bound claims by interval arithmetic (mpmath.iv) where available",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--no-figures", action="store_true", help="skip the figures (report only)")
     p.set_defaults(run=run)
@@ -30,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
         for c in claims:
             print(f"{c.id:40s} {c.statement}")
         return 0
-    ctx = CheckContext(resolve_device(args.device), resolve_dtype(args.dtype), quick=args.quick)
+    ctx = CheckContext(
+        resolve_device(args.device), resolve_dtype(args.dtype), quick=args.quick, certified=args.certified
+    )
     selected = [c for c in claims if c.quick or not args.quick]
     results = list(run_claims(selected, ctx, progress=not args.no_progress))
     figures: dict[str, list[Path]] = {}
