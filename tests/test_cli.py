@@ -96,3 +96,27 @@ def test_figures_are_deterministic(tmp_path: Path) -> None:
     for name in a:
         for pa, pb in zip(a[name], b[name], strict=True):
             assert pa.read_bytes() == pb.read_bytes(), pa.name
+
+
+def test_certified_mode_agrees_with_floating_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ropeproof import claims as registry
+    from ropeproof.commands import check
+
+    chosen = [
+        c
+        for c in registry.registered_claims()
+        if c.id.startswith("thm3.2.index.") and c.id.split(".")[-1] in ("gap_sup", "margin_inf")
+    ]
+    monkeypatch.setattr(check, "registered_claims", lambda: chosen)
+    base = ["check", "--no-progress", "--no-figures"]
+    assert main([*base, "--out", str(tmp_path / "f")]) == 0
+    assert main([*base, "--certified", "--out", str(tmp_path / "c")]) == 0
+    fp = {c["id"]: c for c in json.loads((tmp_path / "f" / "report.json").read_text())["claims"]}
+    cert = {c["id"]: c for c in json.loads((tmp_path / "c" / "report.json").read_text())["claims"]}
+    assert len(cert) == 6
+    for cid, c in cert.items():
+        assert c["certified"] and not fp[cid]["certified"]
+        assert c["verdict"] == fp[cid]["verdict"], cid
+        if c["verdict"] == "violated":
+            assert c["counterexample"]["n"] == fp[cid]["counterexample"]["n"] == 4
+    assert "(certified)" in (tmp_path / "c" / "report.md").read_text()
