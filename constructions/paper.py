@@ -22,7 +22,7 @@ from typing import Any
 
 import sympy as sp
 
-from theory.construction import Construction, Plane, Rotated, Token, letter_tokens
+from theory.construction import Construction, Plane, Rotated, Token, letter_pair_tokens, letter_tokens
 from verify.errors import ConstructionError
 
 THETA = sp.Symbol("theta", real=True)
@@ -109,15 +109,7 @@ def retrieval_construction(
     letters = letter_tokens(alphabet_size)
     tokens: list[Token] = []
     for left in letters:
-        for right in letters:
-            tokens.append(
-                Token(
-                    f"{left.name}{right.name}",
-                    "pair",
-                    {"phi_left": left.params["phi"], "phi_right": right.params["phi"]},
-                    rule="pair_ll",
-                )
-            )
+        tokens.extend(letter_pair_tokens(left, letters))
         for s in range(1, max_int + 1):
             tokens.append(
                 Token(f"{left.name}{s}", "pair", {"phi_left": left.params["phi"], "s": s}, rule="pair_li")

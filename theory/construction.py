@@ -216,3 +216,17 @@ def letter_tokens(letters: int | Sequence[str], prefix: str = "") -> list[Token]
         if not names:
             raise ConstructionError("letters must name at least one letter")
     return [Token(prefix + name, "letter", {"phi": i, "letter": name}) for i, name in enumerate(names)]
+
+
+def letter_pair_tokens(left: Token, letters: Sequence[Token]) -> list[Token]:
+    """The (letter, letter) pairs ``(left, right)`` for every ``right`` in ``letters``: named
+    ``"<left><right>"``, rule ``"pair_ll"``, parameters ``phi_left`` and ``phi_right``."""
+    return [
+        Token(
+            f"{left.name}{right.name}",
+            "pair",
+            {"phi_left": left.params["phi"], "phi_right": right.params["phi"]},
+            rule="pair_ll",
+        )
+        for right in letters
+    ]

@@ -45,7 +45,7 @@ import numpy as np
 import sympy as sp
 from mpmath import iv
 
-from theory.construction import Construction, Plane, Rotated, Token, letter_tokens
+from theory.construction import Construction, Plane, Rotated, Token, letter_pair_tokens, letter_tokens
 from theory.derive import OFFSET, derive
 from verify.certified import interval_ends, iv_precision
 from verify.errors import InputError
@@ -125,15 +125,7 @@ def two_plane_construction(alphabet: int, theta: float, beta: float) -> Construc
     letters = letter_tokens(alphabet)
     tokens = []
     for left in letters:
-        for right in letters:
-            tokens.append(
-                Token(
-                    f"{left.name}{right.name}",
-                    "pair",
-                    {"phi_left": left.params["phi"], "phi_right": right.params["phi"]},
-                    rule="pair_ll",
-                )
-            )
+        tokens.extend(letter_pair_tokens(left, letters))
         tokens.append(Token(f"{left.name}=v", "pair", {"phi_left": left.params["phi"]}, rule="pair_lv"))
     phi_l = sp.Symbol("phi_L", integer=True, nonnegative=True)
     phi_r = sp.Symbol("phi_R", integer=True, nonnegative=True)
