@@ -9,29 +9,20 @@ from hypothesis import strategies as st
 
 from verify.attention import RopeAttention
 from verify.rope import RopeSpec, rope_logits
-from verify.strategies import rope_specs
-
-
-def _head(spec: RopeSpec, d_model: int, seed: int, scale: float = 1.0, dtype=torch.float64) -> RopeAttention:
-    g = torch.Generator().manual_seed(seed)
-    w = [torch.randn(d_model, spec.head_dim, generator=g, dtype=torch.float64) for _ in range(3)]
-    w_o = torch.randn(spec.head_dim, d_model, generator=g, dtype=torch.float64)
-    return RopeAttention(*w, w_o, spec, scale=scale, device="cpu", dtype=dtype)
+from verify.strategies import random_head, rope_heads
 
 
 @given(
-    spec=rope_specs(),
-    d_model=st.integers(1, 12),
+    head=rope_heads(max_head_dim=64, max_d_model=12),
     n=st.integers(1, 7),
     batch=st.integers(1, 3),
-    scale=st.floats(0.05, 2.0),
     seed=st.integers(0, 2**16),
 )
-def test_module_matches_rope_logits_masked(spec, d_model, n, batch, scale, seed) -> None:
-    head = _head(spec, d_model, seed, scale)
+def test_module_matches_rope_logits_masked(head, n, batch, seed) -> None:
+    d_model = head.d_model
     x = torch.randn(batch, n, d_model, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
     res = head(x)
-    expected = rope_logits(x @ head.W_Q, x @ head.W_K, spec, scale=scale)
+    expected = rope_logits(x @ head.W_Q, x @ head.W_K, head.spec, scale=head.scale)
     causal = torch.tril(torch.ones(n, n, dtype=torch.bool))
     torch.testing.assert_close(res.logits[:, causal], expected[:, causal], rtol=0, atol=1e-10)
     assert torch.isneginf(res.logits[:, ~causal]).all()
@@ -44,18 +35,20 @@ def test_module_matches_rope_logits_masked(spec, d_model, n, batch, scale, seed)
 
 
 def test_first_token_attends_to_itself_only() -> None:
-    head = _head(RopeSpec(4), 3, 0)
+    head = random_head(RopeSpec(4), 3, 0)
     res = head(torch.randn(1, 5, 3, dtype=torch.float64))
     assert res.pattern[0, 0, 0].item() == 1.0
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
 def test_dtypes(dtype: str) -> None:
-    head = _head(RopeSpec(8), 4, 1, dtype=dtype)
+    head = random_head(RopeSpec(8), 4, 1, dtype=dtype)
     res = head(torch.randn(2, 6, 4))
     want = getattr(torch, dtype)
     assert res.logits.dtype == res.pattern.dtype == res.output.dtype == want
-    ref = _head(RopeSpec(8), 4, 1)(torch.randn(2, 6, 4, generator=torch.Generator().manual_seed(0)).double())
+    ref = random_head(RopeSpec(8), 4, 1)(
+        torch.randn(2, 6, 4, generator=torch.Generator().manual_seed(0)).double()
+    )
     low = head(torch.randn(2, 6, 4, generator=torch.Generator().manual_seed(0)))
     tol = {"float64": 1e-12, "float32": 1e-4, "float16": 5e-2, "bfloat16": 2e-1}[dtype]
     torch.testing.assert_close(low.pattern.double(), ref.pattern, rtol=0, atol=tol)
@@ -68,7 +61,7 @@ def test_auto_device_is_cpu_without_cuda() -> None:
 
 
 def test_positions_argument_shifts_nothing() -> None:
-    head = _head(RopeSpec(6, freqs=[0.7, 0.2, 0.0]), 5, 2)
+    head = random_head(RopeSpec(6, freqs=[0.7, 0.2, 0.0]), 5, 2)
     x = torch.randn(2, 4, 5, dtype=torch.float64)
     torch.testing.assert_close(head(x, positions=torch.arange(4) + 123).logits, head(x).logits)
 
@@ -76,7 +69,7 @@ def test_positions_argument_shifts_nothing() -> None:
 @pytest.mark.cuda
 def test_cuda_forward_matches_cpu() -> None:
     spec = RopeSpec(16, rotary_dim=8, layout="half")
-    cpu = _head(spec, 6, 4)
+    cpu = random_head(spec, 6, 4)
     gpu = RopeAttention(cpu.W_Q, cpu.W_K, cpu.W_V, cpu.W_O, spec, device="cuda")
     x = torch.randn(2, 9, 6, dtype=torch.float64)
     torch.testing.assert_close(gpu(x).output.cpu(), cpu(x).output, rtol=0, atol=1e-12)

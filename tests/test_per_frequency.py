@@ -17,18 +17,8 @@ from verify.errors import InputError
 from verify.per_frequency import per_frequency_scores, split_planes
 from verify.ps_scores import ps_scores
 from verify.rope import RopeSpec
+from verify.strategies import random_head as _head
 from verify.strategies import rope_specs
-
-
-def _head(spec: RopeSpec, d_model: int, seed: int, scale: float = 1.0) -> RopeAttention:
-    g = torch.Generator().manual_seed(seed)
-    h = spec.head_dim
-
-    def w(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=g, dtype=torch.float64)
-
-    w_q, w_k, w_v, w_o = w(d_model, h), w(d_model, h), w(d_model, h), w(h, d_model)
-    return RopeAttention(w_q, w_k, w_v, w_o, spec, scale, device="cpu")
 
 
 @settings(deadline=None)

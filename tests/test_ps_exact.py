@@ -28,23 +28,12 @@ from verify.ps_exact import (
     sampled_exclusion,
 )
 from verify.rope import RopeSpec
+from verify.strategies import random_head as _head
 from verify.strategies import rope_specs
 
 # Tolerances. Logits here are O(1..10) sums of a few float64 products, so two routes to the same
 # logit agree to ~1e-14 relative; the statistics are means of ~5040*7 such numbers.
 REL = 1e-10
-
-
-def _head(spec: RopeSpec, d_model: int, seed: int, scale: float = 1.0) -> RopeAttention:
-    g = torch.Generator().manual_seed(seed)
-    h = spec.head_dim
-
-    def w(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=g, dtype=torch.float64)
-
-    return RopeAttention(
-        w(d_model, h), w(d_model, h), w(d_model, h), w(h, d_model), spec, scale, device="cpu"
-    )
 
 
 def _loop_reference(head: RopeAttention, x: torch.Tensor) -> dict[str, float]:

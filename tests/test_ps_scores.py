@@ -23,22 +23,12 @@ from verify.attention import RopeAttention
 from verify.errors import InputError
 from verify.ps_scores import attention_row_fn, cos_sim, ps_scores, swap_plan
 from verify.rope import RopeSpec
+from verify.strategies import random_head as _head
 from verify.strategies import rope_specs
 
 # Two routes to the same attention row (logit table vs. forward pass) agree to ~1e-15; a score is a
 # weighted mean of cosines of such rows, so 1e-12 leaves three orders of margin.
 TOL = 1e-12
-
-
-def _head(spec: RopeSpec, d_model: int, seed: int, scale: float = 1.0) -> RopeAttention:
-    g = torch.Generator().manual_seed(seed)
-    h = spec.head_dim
-
-    def w(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=g, dtype=torch.float64)
-
-    w_q, w_k, w_v, w_o = w(d_model, h), w(d_model, h), w(d_model, h), w(h, d_model)
-    return RopeAttention(w_q, w_k, w_v, w_o, spec, scale, device="cpu")
 
 
 def _np_cos(u: np.ndarray, v: np.ndarray) -> float:

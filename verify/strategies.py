@@ -11,8 +11,10 @@ Import them in your own tests::
 
 from __future__ import annotations
 
+import torch
 from hypothesis import strategies as st
 
+from verify.attention import RopeAttention
 from verify.rope import LAYOUTS, RopeSpec
 
 
@@ -74,3 +76,32 @@ def family_inputs(draw: st.DrawFn, family, n: int) -> tuple[tuple[str, ...], int
 def key_permutations(n_keys: int) -> st.SearchStrategy[list[int]]:
     """Permutations of the ``n_keys`` non-query positions ``0 .. n_keys - 1``."""
     return st.permutations(list(range(n_keys)))
+
+
+def random_head(
+    spec: RopeSpec,
+    d_model: int,
+    seed: int,
+    scale: float = 1.0,
+    device: str = "cpu",
+    dtype: str | torch.dtype = torch.float64,
+) -> RopeAttention:
+    """A :class:`~verify.attention.RopeAttention` with standard-normal ``W_Q, W_K, W_V, W_O`` drawn, in
+    that order, from ``torch.Generator().manual_seed(seed)`` (float64, then cast to ``dtype``)."""
+    g = torch.Generator().manual_seed(seed)
+    h = spec.head_dim
+
+    def w(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    w_q, w_k, w_v, w_o = w(d_model, h), w(d_model, h), w(d_model, h), w(h, d_model)
+    return RopeAttention(w_q, w_k, w_v, w_o, spec, scale, device=device, dtype=dtype)
+
+
+@st.composite
+def rope_heads(draw: st.DrawFn, max_head_dim: int = 16, max_d_model: int = 8) -> RopeAttention:
+    """Random RoPE heads: a :func:`rope_specs` spec, ``d_model <= max_d_model``, random weights and scale."""
+    spec = draw(rope_specs(max_head_dim=max_head_dim))
+    d_model = draw(st.integers(1, max_d_model))
+    scale = draw(st.floats(0.05, 2.0))
+    return random_head(spec, d_model, draw(st.integers(0, 2**16)), scale)
