@@ -166,3 +166,12 @@ def test_bad_inputs_raise() -> None:
     with pytest.raises(InputError):
         enclose_index_gaps([0.1], [1.0], 5, prec=10)
     assert math.isfinite(certified_index(0.5, 10).comparisons["gap_sup"].max_width())
+
+
+def test_enclosures_of_values_below_the_float64_range_stay_outward() -> None:
+    """Regression (found by hypothesis): g(m) ~ 1e-377 must not be enclosed by [0, 0]."""
+    lo, hi = enclose_index_gaps([4.144373387410067e-189], [0.5], 2)
+    assert (lo == 0.0).all() and (hi > 0.0).all()
+    with mpmath.workdps(50):
+        g = mpmath.mpf(1.0) * mpmath.sin(mpmath.mpf(4.144373387410067e-189) / 2) ** 2
+        assert mpmath.mpf(lo[0]) <= g <= mpmath.mpf(hi[0])

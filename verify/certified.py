@@ -50,9 +50,18 @@ STATUSES = ("holds", "holds-equal", "violated", "undecided")
 
 
 def interval_ends(x: Any) -> tuple[float, float]:
-    """Float64 ``(lo, hi)`` enclosing the ``mpmath.iv`` interval ``x`` (rounded outward)."""
+    """Float64 ``(lo, hi)`` enclosing the ``mpmath.iv`` interval ``x`` (rounded outward).
+
+    ``to_float`` flushes values below the float64 range to 0 whatever the rounding mode, so each end
+    is checked against the exact endpoint and stepped outward (to the nearest subnormal) if needed.
+    """
     a, b = x._mpi_
-    return libmp.to_float(a, rnd="f"), libmp.to_float(b, rnd="c")
+    lo, hi = libmp.to_float(a, rnd="f"), libmp.to_float(b, rnd="c")
+    if libmp.mpf_gt(libmp.from_float(lo), a):
+        lo = math.nextafter(lo, -math.inf)
+    if libmp.mpf_lt(libmp.from_float(hi), b):
+        hi = math.nextafter(hi, math.inf)
+    return lo, hi
 
 
 def _down(x: np.ndarray) -> np.ndarray:
