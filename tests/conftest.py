@@ -2,8 +2,10 @@
 
 Profiles (select with ``pytest --hypothesis-profile=NAME``):
 
-- ``default``: few examples, for the 2-core CI budget (whole suite under 3 minutes);
-- ``thorough``: many more examples, for a longer local or nightly run.
+- ``default``: few examples, derandomized (the same examples every run, so CI is reproducible),
+  for the 2-core budget (whole suite under 3 minutes);
+- ``explore``: the same size, fresh random examples each run (finds new counterexamples);
+- ``thorough``: many more random examples, for a longer local or nightly run.
 
 ``deadline=None`` everywhere: first-call latency (sympy, torch kernels, CUDA init) would otherwise
 trip hypothesis' per-example deadline.
@@ -17,6 +19,13 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "default",
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "explore",
     max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
