@@ -78,6 +78,9 @@ def test_save_load_round_trip(tmp_path, layout: str) -> None:
     head = compile_construction(index_construction(letters=5, max_int=4), layout=layout)
     head.save(tmp_path / "h")
     back = load_head(tmp_path / "h")
+    import constructions
+
+    assert constructions.load(tmp_path / "h").tokens == head.tokens
     assert back.tokens == head.tokens and back.spec == head.spec
     for m in ("W_E", "W_Q", "W_K", "W_V", "W_O", "W_U"):
         np.testing.assert_array_equal(getattr(back, m), getattr(head, m))
