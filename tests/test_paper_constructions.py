@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -121,3 +122,14 @@ def test_reflexive_copies_the_current_token() -> None:
     rng = np.random.default_rng(0)
     seqs = [[head.tokens[i] for i in rng.integers(0, 6, size=9)] for _ in range(50)]
     assert head.answer(seqs) == [s[-1] for s in seqs]
+
+
+def test_derived_gap_is_the_stable_form() -> None:
+    """logit(query 3, target 3 back) - logit(query 3, key 1 back) = 1 - cos(2 theta) = 2 sin(theta)^2,
+    kept accurate where the naive difference cancels to zero."""
+    c = index_construction(theta=1e-9, letters=2, max_int=3)
+    gap = derive(c).gap("3", "A", -3, "A", -1)
+    assert sp.simplify(gap - 2 * sp.sin(THETA) ** 2) == 0
+    value = float(gap.subs(c.parameters))
+    assert value == pytest.approx(2 * math.sin(1e-9) ** 2, rel=1e-14)
+    assert 1 - math.cos(2e-9) == 0.0  # the naive form loses everything here

@@ -170,29 +170,6 @@ class Construction:
             out.append((scale, vec.angle))
         return out
 
-    def with_parameters(self, **values: float) -> Construction:
-        """A copy with some parameters (by symbol name) rebound."""
-        by_name = {s.name: s for s in self.parameters}
-        unknown = sorted(set(values) - set(by_name))
-        if unknown:
-            raise ConstructionError(f"unknown parameters {unknown}; known: {sorted(by_name)}")
-        params = dict(self.parameters)
-        for name, value in values.items():
-            params[by_name[name]] = float(value)
-        return Construction(
-            self.name,
-            self.tokens,
-            self.planes,
-            self.query_rules,
-            self.key_rules,
-            self.value,
-            self.generic,
-            params,
-            self.base,
-            self.readout,
-            self.description,
-        )
-
     def numeric(self, expr: sp.Expr) -> float:
         """``expr`` with every parameter substituted, as a float (error if a symbol is left)."""
         value = sp.sympify(expr).subs(self.parameters)

@@ -80,10 +80,6 @@ class LogitForm:
     j: sp.Symbol
     offset: sp.Symbol
 
-    def at_positions(self) -> sp.Expr:
-        """The closed form written in the positions: ``offset`` replaced by ``j - i``."""
-        return self.closed.subs(self.offset, self.j - self.i)
-
     def latex(self) -> str:
         """LaTeX of the closed form, ``l(u) = ...``."""
         return rf"\ell(u) = {sp.latex(self.closed)}"

@@ -58,10 +58,6 @@ class CaseTable:
     other_logits: np.ndarray
     self_logits: np.ndarray
 
-    @property
-    def self_is_target(self) -> bool:
-        return self.case.target_distance == 0
-
 
 def _groups(head: CompiledHead, tokens: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
     rows: dict[bytes, list[str]] = {}

@@ -36,8 +36,3 @@ def logit_error_bound(
 def gap_resolution(dtype: DtypeLike, head_dim: int, magnitude: float = 1.0) -> float:
     """The smallest logit gap the dtype resolves: twice :func:`logit_error_bound`."""
     return 2.0 * logit_error_bound(dtype, head_dim, magnitude)
-
-
-def is_resolvable(gap: float, dtype: DtypeLike, head_dim: int, magnitude: float = 1.0) -> bool:
-    """Whether ``|gap|`` exceeds :func:`gap_resolution` (a NaN gap is never resolvable)."""
-    return bool(abs(gap) > gap_resolution(dtype, head_dim, magnitude))

@@ -149,6 +149,11 @@ def _plane_spec(theta: float):
     return RopeSpec(2, freqs=[theta])
 
 
+def _exact_columns(ex: Any, bound: np.ndarray) -> dict[str, np.ndarray]:
+    """The exact columns of a sweep: ``n``, the three extremes, and the reported bound."""
+    return {"n": ex.n, **{q: getattr(ex, q) for q in QUANTITIES}, "bound": bound}
+
+
 def _finish(
     cols: dict[str, np.ndarray],
     bound: np.ndarray,
@@ -185,13 +190,7 @@ def sweep_index(
     bound = index_bound()
     b = bound.evaluate(n, theta)
     tol = 8 * unit_roundoff("float64") * np.maximum(np.abs(ex.gap_sup), np.abs(b))
-    cols: dict[str, np.ndarray] = {
-        "n": n,
-        "gap_sup": ex.gap_sup,
-        "gap_inf": ex.gap_inf,
-        "margin_inf": ex.margin_inf,
-        "bound": b,
-    }
+    cols = _exact_columns(ex, b)
     th = mpmath.mpf(theta)
 
     def refine_for(q: str):
@@ -239,13 +238,7 @@ def sweep_retrieval(
     b = bound.evaluate(n, theta, omega)
     # the sweep's float64 logits carry rounding ~ (4 + 6) u each, the bound ~ 8 u relative
     tol = 24 * unit_roundoff("float64") * np.maximum(1.0, np.abs(b))
-    cols: dict[str, np.ndarray] = {
-        "n": n,
-        "gap_sup": ex.gap_sup,
-        "gap_inf": ex.gap_inf,
-        "margin_inf": ex.margin_inf,
-        "bound": b,
-    }
+    cols = _exact_columns(ex, b)
     mp = MpLogits(c) if judge else None
 
     def refine_for(q: str):
