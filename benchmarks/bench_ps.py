@@ -3,7 +3,7 @@
 Run ``python3 benchmarks/bench_ps.py [--repeats 7] [--device auto]``. Prints, for a random head
 (head_dim 64, base 10000, d_model 64):
 
-- the median time of :func:`verify.ps_scores.ps_scores` (all 120 swaps of the batch as one gather
+- the median time of :func:`ropeproof.verify.ps.scores.ps_scores` (all 120 swaps of the batch as one gather
   and one softmax over the head's logit table);
 - the median time of the same scores from a callable head (all swapped inputs stacked into one
   forward pass, and in chunks of 1000 sequences);
@@ -23,10 +23,10 @@ from collections.abc import Callable
 
 import torch
 
-from paper_figures.ps_plane import random_subject
-from verify.attention import RopeAttention
-from verify.devices import resolve_device
-from verify.ps_scores import attention_row_fn, ps_scores, scores_from_rows, swap_plan
+from ropeproof.verify.ps.scores import attention_row_fn, ps_scores, scores_from_rows, swap_plan
+from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.devices import resolve_device
+from ropeproof.verify.subjects import random_subject
 
 N_INPUTS, LENGTH = 100, 17
 CHUNK = 1000

@@ -25,14 +25,16 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from constructions.compile import compile_construction
-from constructions.paper import retrieval_construction
-from verify.attention import RopeAttention
-from verify.devices import resolve_device
-from verify.discrepancy import build_tables, exact_sweep
-from verify.families import family_for
-from verify.index_sweep import index_sweep
-from verify.rope import RopeSpec, rope_logits
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.paper import retrieval_construction
+from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.exact.families import family_for
+from ropeproof.verify.exact.index_sweep import index_sweep
+from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.compiled import encode, head_module
+from ropeproof.verify.runtime.devices import resolve_device
+from ropeproof.verify.runtime.rope import rope_logits
 
 
 def median_seconds(fn: Callable[[], object], repeats: int) -> float:
@@ -54,13 +56,13 @@ def retrieval_fast(big: int):
 
 def naive_baseline(sweep, head, big: int, device: torch.device) -> np.ndarray:
     """The module on each length's extremal input, one length at a time (last row only)."""
-    module = head.attention(device=device)
+    module = head_module(head, device=device)
     margins = np.empty(big - 1)
     for n in range(2, big + 1):
         w = sweep.witness(n, "margin_inf")
-        x = head.encode(list(w.tokens)).to(device)
+        x = encode(head, list(w.tokens)).to(device)
         q, k, _ = module.project(x[None])
-        from verify.rope import apply_rope
+        from ropeproof.verify.runtime.rope import apply_rope
 
         rq = apply_rope(q[:, -1:], module.spec, torch.tensor([n - 1], device=device))
         rk = apply_rope(k, module.spec)

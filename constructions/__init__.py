@@ -1,20 +1,19 @@
 """Compilation: symbolic constructions become explicit attention weights.
 
-``constructions.load(path)`` reads a head written by ``CompiledHead.save(path)`` (see
-:mod:`constructions.io` for the format).
+- :mod:`ropeproof.constructions.paper`: [A]'s constructions and the paper's constants;
+- :mod:`ropeproof.constructions.compile`: a :class:`~ropeproof.theory.construction.Construction`
+  becomes a :class:`~ropeproof.constructions.head.CompiledHead` (every entry evaluated from sympy);
+- :mod:`ropeproof.constructions.head`: the compiled head (numpy matrices and a RoPE spec) and its
+  on-disk form (``head.json`` and ``weights.safetensors``).
+
+Nothing here imports torch; :mod:`ropeproof.verify` runs the heads.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
+from ropeproof.constructions.head import CompiledHead, load_head
 
-if TYPE_CHECKING:
-    from constructions.compile import CompiledHead
+load = load_head
+"""``load(path)``: read a head saved with ``CompiledHead.save`` (see :mod:`ropeproof.constructions.head`)."""
 
-
-def load(path: str | Path) -> CompiledHead:
-    """Read a compiled head saved with ``CompiledHead.save`` (``head.json`` + ``weights.npz``)."""
-    from constructions.io import load_head
-
-    return load_head(path)
+__all__ = ["CompiledHead", "load"]

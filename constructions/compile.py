@@ -1,4 +1,4 @@
-"""Compile a symbolic :class:`~theory.construction.Construction` into explicit attention weights.
+"""Compile a symbolic :class:`~ropeproof.theory.construction.Construction` into explicit attention weights.
 
 Layout of the compiled head (``V`` tokens, ``K`` planes):
 
@@ -17,134 +17,14 @@ nothing is typed in by hand.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import sympy as sp
-import torch
 
-from theory.construction import Construction
-from verify.attention import RopeAttention
-from verify.devices import DeviceLike, DtypeLike, resolve_dtype
-from verify.errors import ConstructionError, InputError
-from verify.rope import Layout, RopeSpec
-
-
-@dataclass(frozen=True)
-class CompiledHead:
-    """Explicit weights of a compiled construction.
-
-    Matrices (float64 numpy): ``W_E`` ``[V, d_model]``, ``W_Q``/``W_K``/``W_V`` ``[d_model, head_dim]``,
-    ``W_O`` ``[head_dim, d_model]``, ``W_U`` ``[d_model, V]``. ``tokens`` are the vocabulary names in
-    row order of ``W_E``; ``spec`` is the RoPE spec; ``scale`` multiplies logits.
-    """
-
-    name: str
-    tokens: tuple[str, ...]
-    W_E: np.ndarray
-    W_Q: np.ndarray
-    W_K: np.ndarray
-    W_V: np.ndarray
-    W_O: np.ndarray
-    W_U: np.ndarray
-    spec: RopeSpec
-    scale: float = 1.0
-    metadata: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def d_model(self) -> int:
-        return int(self.W_E.shape[1])
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.tokens)
-
-    def token_index(self, name: str) -> int:
-        """Row of token ``name`` in ``W_E``."""
-        try:
-            return self._index[name]
-        except KeyError:
-            raise InputError(f"unknown token {name!r}; this head has {self.vocab_size} tokens") from None
-
-    @cached_property
-    def _index(self) -> dict[str, int]:
-        return {t: i for i, t in enumerate(self.tokens)}
-
-    def ids(self, tokens: Sequence[str]) -> np.ndarray:
-        """Token ids of a sequence of names."""
-        return np.array([self.token_index(t) for t in tokens], dtype=np.int64)
-
-    def encode(
-        self, tokens: Sequence[str] | Sequence[Sequence[str]], dtype: DtypeLike = torch.float64
-    ) -> torch.Tensor:
-        """Embed names: ``[n, d_model]`` for one sequence, ``[batch, n, d_model]`` for a list of them."""
-        if len(tokens) == 0:
-            raise InputError("the sequence is empty; n must be >= 1")
-        if isinstance(tokens[0], str):
-            e = torch.as_tensor(self.W_E[self.ids(tokens)])  # type: ignore[arg-type]
-        else:
-            e = torch.as_tensor(np.stack([self.W_E[self.ids(seq)] for seq in tokens]))
-        return e.to(resolve_dtype(dtype))
-
-    def attention(self, device: DeviceLike = "auto", dtype: DtypeLike = torch.float64) -> RopeAttention:
-        """The head as a :class:`~verify.attention.RopeAttention` module."""
-        return RopeAttention(self.W_Q, self.W_K, self.W_V, self.W_O, self.spec, self.scale, device, dtype)
-
-    def decode(self, scores: torch.Tensor | np.ndarray) -> list[str]:
-        """Names of the argmax tokens of unembedded scores ``[..., V]`` (flattened over leading dims)."""
-        arr = np.asarray(scores.detach().double().cpu() if isinstance(scores, torch.Tensor) else scores)
-        return [self.tokens[i] for i in arr.reshape(-1, arr.shape[-1]).argmax(-1)]
-
-    def answer(
-        self,
-        sequences: Sequence[Sequence[str]],
-        mode: str = "hard",
-        softmax_scale: float = 1.0,
-        device: DeviceLike = "auto",
-        dtype: DtypeLike = torch.float64,
-    ) -> list[str | None]:
-        """The head's answer at the last position of each (equal-length) sequence.
-
-        ``mode="hard"``: attend only to the argmax logit (ties -> ``None``), write its value, and read
-        the argmax output token (``None`` if the value is zero, e.g. an integer under T_Index).
-        ``mode="softmax"``: run the module with logits multiplied by ``softmax_scale`` and read the
-        argmax of ``output @ W_U``.
-        """
-        if mode not in ("hard", "softmax"):
-            raise InputError(f"mode={mode!r} is unknown; accepted: 'hard', 'softmax'")
-        key = (str(device), str(dtype))
-        cache = self.__dict__.setdefault("_module_cache", {})
-        if key not in cache:
-            cache[key] = self.attention(device, dtype)
-        head = cache[key]
-        head.scale = self.scale * (float(softmax_scale) if mode == "softmax" else 1.0)
-        x = self.encode(sequences, dtype)
-        res = head(x)
-        if mode == "softmax":
-            scores = res.output[:, -1] @ torch.as_tensor(
-                self.W_U, dtype=res.output.dtype, device=res.output.device
-            )
-            return self.decode(scores)  # type: ignore[return-value]
-        row = res.logits[:, -1].double()
-        top2 = torch.topk(row, min(2, row.shape[-1]), dim=-1)
-        out: list[str | None] = []
-        for b in range(row.shape[0]):
-            vals, idx = top2.values[b], top2.indices[b]
-            if vals.numel() > 1 and vals[0] == vals[1]:
-                out.append(None)
-                continue
-            tok = self.ids([sequences[b][int(idx[0])]])[0]
-            value = self.W_E[tok] @ self.W_V @ self.W_O @ self.W_U
-            out.append(self.tokens[int(np.argmax(value))] if np.any(value != 0) else None)
-        return out
-
-    def save(self, path: str | object) -> None:
-        """Write the head (see :mod:`constructions.io`)."""
-        from constructions.io import save_head
-
-        save_head(self, path)  # type: ignore[arg-type]
+from ropeproof.constructions.head import CompiledHead
+from ropeproof.theory.construction import Construction
+from ropeproof.theory.errors import ConstructionError
+from ropeproof.theory.rope_spec import Layout, RopeSpec
 
 
 class _Evaluator:

@@ -17,16 +17,47 @@ with their own frequency, so multi-plane variants are studied through the same A
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sympy as sp
 
-from theory.construction import Construction, Plane, Rotated, Token, letter_pair_tokens, letter_tokens
-from verify.errors import ConstructionError
+from ropeproof.theory.construction import (
+    Construction,
+    Plane,
+    Rotated,
+    Token,
+    letter_pair_tokens,
+    letter_tokens,
+)
+from ropeproof.theory.errors import ConstructionError
 
 THETA = sp.Symbol("theta", real=True)
 """The RoPE angle of a construction's main plane."""
+
+# ------------------------------------------------------------------------------- the paper's constants
+# Every claim, figure, benchmark and test takes [A]'s parameters from here.
+
+INDEX_THETA = 0.8660
+"""[A]'s Index angle: frequency id 2 of a 128-dim rotary head at base 10000, as [A] rounds it
+(the exact spectrum value is ``10000 ** (-2 / 128) = 0.86596...``)."""
+RETRIEVAL_THETA = 0.0027
+"""[A]'s Retrieval angle: frequency id 42 of the same spectrum, rounded (``10000 ** (-82/128)``)."""
+ALPHABET_SIZE = 8
+"""[A]'s letter-task alphabet ``|ALPH|``, so ``omega = 2 pi / 8 = pi / 4``."""
+OMEGA = 2 * math.pi / ALPHABET_SIZE
+"""The Retrieval code angle ``2 pi / |ALPH|`` in float64."""
+NUMBER_TASK_LETTERS = 120
+"""[A]'s number task: letter vocabulary size."""
+NUMBER_TASK_MAX_INT = 16
+"""[A]'s number task: integers ``1 .. 16``."""
+LETTER_TASK_MAX_INT = 8
+"""[A]'s letter task: integers ``1 .. 8`` in (letter, integer) pairs."""
+TASK_LENGTH = 17
+"""[A]'s training length: 8 letters, 8 integers and the query (number task); 17 pairs (letter task)."""
+HOPS = (1, 2, 3, 4)
+"""[A]'s hop counts."""
 
 ExtraPlanes = Sequence[tuple[float | sp.Expr, float | sp.Expr]]
 
@@ -57,9 +88,9 @@ def integer_tokens(max_int: int) -> list[Token]:
 
 
 def index_construction(
-    theta: float = 0.8660,
-    max_int: int = 16,
-    letters: int | Sequence[str] = 120,
+    theta: float = INDEX_THETA,
+    max_int: int = NUMBER_TASK_MAX_INT,
+    letters: int | Sequence[str] = NUMBER_TASK_LETTERS,
     value_weight: float = 2.0,
     extra_planes: ExtraPlanes = (),
 ) -> Construction:
@@ -91,9 +122,9 @@ def index_construction(
 
 
 def retrieval_construction(
-    alphabet_size: int = 8,
+    alphabet_size: int = ALPHABET_SIZE,
     theta: float = 0.0,
-    max_int: int = 8,
+    max_int: int = LETTER_TASK_MAX_INT,
     extra_planes: ExtraPlanes = (),
 ) -> Construction:
     """T_Retrieval: at pair ``(X, Y)``, attend to the earlier pair whose first letter is ``Y``.

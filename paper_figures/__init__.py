@@ -1,8 +1,10 @@
 """Regenerate the paper figures from the library, with the plotted data saved beside each plot.
 
-:data:`FIGURES` maps a figure name to ``make(out_dir, quick) -> list[Path]``; :func:`make_all` runs
-them. Each writes ``NAME.png``, ``NAME.pdf``, ``NAME.csv`` (the exact data plotted) and
-``NAME.caption.txt`` (see :mod:`paper_figures.style`).
+Every figure is a function ``NAME_figure(quick=False) -> FigureResult`` that returns a
+:class:`matplotlib.figure.Figure` with the rows it plots and a caption, touching no global state
+(usable from a notebook as is); :func:`~ropeproof.paper_figures.style.save_figure` writes
+``NAME.png``, ``NAME.pdf``, ``NAME.csv`` and ``NAME.caption.txt``. :func:`figures` lists them by
+name and :func:`make_all` draws and saves them.
 """
 
 from __future__ import annotations
@@ -10,39 +12,43 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-FigureMaker = Callable[[Path, bool], list[Path]]
+from ropeproof.paper_figures.style import FigureResult, save_figure
+from ropeproof.theory.errors import InputError
+
+FigureFunction = Callable[[bool], FigureResult]
 
 
-def _figures() -> dict[str, FigureMaker]:
-    from paper_figures import accuracy, discrepancy, geometry, ps_plane
+def figures() -> dict[str, FigureFunction]:
+    """Every figure function by name, in report order (``quick`` shortens the longest sweeps)."""
+    from ropeproof.paper_figures import accuracy, discrepancy, geometry, many_plane, ps_plane
 
-    figures: dict[str, FigureMaker] = {
-        "a_theory_bounds": discrepancy.make_theory_figure,
-        "b_loglog_discrepancy": discrepancy.make_loglog_figure,
-        "c_accuracy": accuracy.make_accuracy_figure,
-        "d_softmax_scale": discrepancy.make_softmax_scale_figure,
-        "e_geometry": geometry.make_geometry_figure,
-        "ps_plane": lambda out, quick: ps_plane.make_ps_plane_figure(out),
-        "per_frequency": lambda out, quick: ps_plane.make_per_frequency_figure(out),
+    return {
+        "a_theory_bounds": discrepancy.theory_figure,
+        "b_loglog_discrepancy": discrepancy.loglog_figure,
+        "c_accuracy": accuracy.accuracy_figure,
+        "d_softmax_scale": discrepancy.softmax_scale_figure,
+        "e_geometry": geometry.geometry_figure,
+        "ps_plane": ps_plane.ps_plane_figure,
+        "per_frequency": ps_plane.per_frequency_figure,
+        "many_plane_margin": many_plane.many_plane_figure,
+        "letter_codes": many_plane.letter_codes_figure,
+        "partial_induction": many_plane.partial_induction_figure,
     }
-    try:
-        from paper_figures import many_plane
-    except ImportError:  # the many-plane figures are optional until that module lands
-        return figures
-    figures.update(getattr(many_plane, "FIGURES", {}))
-    return figures
 
 
 def figure_names() -> list[str]:
-    return list(_figures())
+    """The names :func:`make_all` accepts in ``only``."""
+    return list(figures())
 
 
 def make_all(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> dict[str, list[Path]]:
-    """Make every figure (or those named in ``only``) under ``out_dir``."""
-    figures = _figures()
-    unknown = sorted(set(only or []) - set(figures))
+    """Draw and save every figure (or those named in ``only``) under ``out_dir``."""
+    table = figures()
+    unknown = sorted(set(only or []) - set(table))
     if unknown:
-        from verify.errors import InputError
-
-        raise InputError(f"unknown figures {unknown}; accepted: {sorted(figures)}")
-    return {name: make(Path(out_dir), quick) for name, make in figures.items() if not only or name in only}
+        raise InputError(f"unknown figures {unknown}; accepted: {sorted(table)}")
+    return {
+        name: save_figure(draw(quick), Path(out_dir))
+        for name, draw in table.items()
+        if not only or name in only
+    }

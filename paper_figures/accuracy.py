@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import matplotlib
 import numpy as np
 
-from constructions.compile import compile_construction
-from constructions.paper import index_construction, retrieval_construction
-from paper_figures.style import pyplot, save_figure
-from verify.families import family_for, sample_family_inputs
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.paper import index_construction, retrieval_construction
+from ropeproof.paper_figures.style import FigureResult, styled, subplots
+from ropeproof.verify.exact.families import family_for, sample_family_inputs
+from ropeproof.verify.runtime.compiled import answer
 
 DTYPES = ("float64", "float32", "bfloat16")
 SCALES = (1.0, 10.0, 100.0, None)  # None: hard attention (argmax of the logits)
@@ -34,10 +34,10 @@ def accuracy_rows(quick: bool = False) -> list[dict]:
             for dtype in DTYPES:
                 for scale in SCALES:
                     if scale is None:
-                        got = head.answer(seqs, dtype=dtype, device="cpu")
+                        got = answer(head, seqs, dtype=dtype, device="cpu")
                     else:
-                        got = head.answer(
-                            seqs, mode="softmax", softmax_scale=scale, dtype=dtype, device="cpu"
+                        got = answer(
+                            head, seqs, mode="softmax", softmax_scale=scale, dtype=dtype, device="cpu"
                         )
                     acc = float(np.mean([a == b for a, b in zip(got, correct, strict=True)]))
                     rows.append(
@@ -53,11 +53,11 @@ def accuracy_rows(quick: bool = False) -> list[dict]:
     return rows
 
 
-def make_accuracy_figure(out_dir: Path, quick: bool = False) -> list[Path]:
-    plt = pyplot()
+@styled
+def accuracy_figure(quick: bool = False) -> FigureResult:
     rows = accuracy_rows(quick)
     names = list(dict.fromkeys(r["construction"] for r in rows))
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         len(names), len(DTYPES), figsize=(10, 5.5), sharex=True, sharey=True, layout="constrained"
     )
     readouts = list(dict.fromkeys(r["readout"] for r in rows))
@@ -73,7 +73,12 @@ def make_accuracy_figure(out_dir: Path, quick: bool = False) -> list[Path]:
                 n = np.array([r["n"] for r in sel])
                 acc = np.array([r["accuracy"] for r in sel])
                 line = ax.semilogx(
-                    n, acc, "o-", ms=3, color=plt.cm.viridis(k / max(1, len(readouts) - 1)), label=readout
+                    n,
+                    acc,
+                    "o-",
+                    ms=3,
+                    color=matplotlib.colormaps["viridis"](k / max(1, len(readouts) - 1)),
+                    label=readout,
                 )[0]
                 failing = n[acc < 1.0]
                 if failing.size:  # mark where this readout stops working
@@ -91,4 +96,4 @@ def make_accuracy_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         "float32 and bfloat16. Dotted verticals mark the first length where a readout is no longer 100% "
         "correct. T_Index uses selective values (letters weight 2, integers 0); T_Retrieval copies the pair."
     )
-    return save_figure(fig, out_dir, "fig_c_accuracy", rows, caption)
+    return FigureResult("fig_c_accuracy", fig, rows, caption)

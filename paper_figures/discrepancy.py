@@ -4,14 +4,13 @@ lengths with fitted slopes, (d) the softmax scale needed for 99% attention on th
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
-from paper_figures.style import COLORS, pyplot, save_figure
-from theory.bounds import index_bound, retrieval_bound
-from verify.index_sweep import index_sweep
-from verify.sweep import sweep_index, sweep_retrieval
+from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
+from ropeproof.theory.bounds import index_bound, retrieval_bound
+from ropeproof.verify.exact.index_sweep import index_sweep
+from ropeproof.verify.exact.sweep import sweep_index, sweep_retrieval
 
 INDEX_THETA, RETRIEVAL_THETA, ALPHABET = 0.8660, 0.0027, 8
 OMEGA = 2 * math.pi / ALPHABET
@@ -25,15 +24,15 @@ def fitted_slope(n: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(np.log(n[ok]), np.log(y[ok]), 1)[0])
 
 
-def make_theory_figure(out_dir: Path, quick: bool = False) -> list[Path]:
+@styled
+def theory_figure(quick: bool = False) -> FigureResult:
     """(a) Bounds of Theorem 3.2 vs length 1..100, with the exact gap_sup, gap_inf and margin_inf."""
-    plt = pyplot()
     n_all = np.arange(1, 101)
     idx = sweep_index(INDEX_THETA, 100)
     ret = sweep_retrieval(ALPHABET, RETRIEVAL_THETA, 100)
     ib = index_bound().evaluate(n_all, INDEX_THETA)
     rb = retrieval_bound().evaluate(n_all, RETRIEVAL_THETA, OMEGA)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = subplots(1, 2, figsize=(9, 3.4))
     rows = []
     for ax, name, table, bound, title in (
         (axes[0], "index", idx, ib, f"T_Index, theta = {INDEX_THETA}"),
@@ -71,12 +70,12 @@ def make_theory_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         "worst target margin. n = 1 has no key besides the query, so only the bounds are drawn there. "
         "y axis symmetric-log (linear below 1e-3)."
     )
-    return save_figure(fig, out_dir, "fig_a_theory_bounds", rows, caption)
+    return FigureResult("fig_a_theory_bounds", fig, rows, caption)
 
 
-def make_loglog_figure(out_dir: Path, quick: bool = False) -> list[Path]:
+@styled
+def loglog_figure(quick: bool = False) -> FigureResult:
     """(b) Log-log discrepancy vs length to 1e5 with bounds and fitted slopes."""
-    plt = pyplot()
     big = 10**4 if quick else 10**5
     ns = np.unique(np.round(np.logspace(np.log10(3), np.log10(big), 40)).astype(int))
     # T_Index with theta = 2 pi / n: the angle that keeps the construction working at n with the
@@ -85,7 +84,7 @@ def make_loglog_figure(out_dir: Path, quick: bool = False) -> list[Path]:
     pi_term = math.pi**2 / (2 * ns.astype(float) ** 2)
     thetas = {"retrieval0": 0.0, "retrieval": 1e-4}
     ret = {k: sweep_retrieval(ALPHABET, th, big, judge=False) for k, th in thetas.items()}
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = subplots(figsize=(6.5, 4.2))
     s_idx = fitted_slope(ns, idx_margin)
     ax.loglog(
         ns,
@@ -140,19 +139,19 @@ def make_loglog_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         "theta = 1e-4 the margin falls to zero at its horizon (drawn only while positive). Dotted: the "
         "reported Retrieval bound."
     )
-    return save_figure(fig, out_dir, "fig_b_loglog_discrepancy", rows, caption)
+    return FigureResult("fig_b_loglog_discrepancy", fig, rows, caption)
 
 
-def make_softmax_scale_figure(out_dir: Path, quick: bool = False) -> list[Path]:
+@styled
+def softmax_scale_figure(quick: bool = False) -> FigureResult:
     """(d) Logit scale for 99% attention on the correct key: ln((n-1) * 99) / margin_inf(n)."""
-    plt = pyplot()
     big = 2000 if quick else 10**4
     idx = index_sweep([INDEX_THETA], [1.0], big)
     series = {"index": (idx.n, idx.margin_inf, f"T_Index, theta = {INDEX_THETA}")}
     for key, theta in (("retrieval", RETRIEVAL_THETA), ("retrieval0", 0.0)):
         t = sweep_retrieval(ALPHABET, theta, min(big, 400) if theta else big, judge=False)
         series[key] = (t.columns["n"], t.columns["margin_inf"], f"T_Retrieval, theta = {theta:g}")
-    fig, ax = plt.subplots(figsize=(6.5, 4.0))
+    fig, ax = subplots(figsize=(6.5, 4.0))
     rows = []
     for key, (n, margin, label) in series.items():
         need = np.where(margin > 0, np.log((n - 1) * 99.0) / np.where(margin > 0, margin, 1.0), np.nan)
@@ -170,4 +169,4 @@ def make_softmax_scale_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         "of length n: ln((n - 1) * 99) / margin_inf(n) (THEORY.md section 5, softmax link), from the exact "
         "worst-case margins. Retrieval at theta = 0.0027 is drawn up to its horizon (n = 146)."
     )
-    return save_figure(fig, out_dir, "fig_d_softmax_scale", rows, caption)
+    return FigureResult("fig_d_softmax_scale", fig, rows, caption)

@@ -4,14 +4,13 @@ function of the offset."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
-from constructions.compile import compile_construction
-from constructions.paper import index_construction, retrieval_construction
-from paper_figures.style import COLORS, pyplot, save_figure
-from theory.derive import derive
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.paper import index_construction, retrieval_construction
+from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
+from ropeproof.theory.derive import derive
 
 INDEX_THETA, RETRIEVAL_THETA = 0.8660, 0.0027
 
@@ -22,12 +21,12 @@ def _plane_vectors(head, names: list[str], which: str) -> np.ndarray:
     return np.array([[w[head.token_index(t), a], w[head.token_index(t), b]] for t in names])
 
 
-def make_geometry_figure(out_dir: Path, quick: bool = False) -> list[Path]:
-    plt = pyplot()
+@styled
+def geometry_figure(quick: bool = False) -> FigureResult:
     ic = index_construction(INDEX_THETA, max_int=6, letters=2)
     rc = retrieval_construction(8, RETRIEVAL_THETA, max_int=1)
     ih, rh = compile_construction(ic), compile_construction(rc)
-    fig, axes = plt.subplots(2, 2, figsize=(9.5, 8.5), layout="constrained")
+    fig, axes = subplots(2, 2, figsize=(9.5, 8.5), layout="constrained")
     rows = []
     # Index: every key is v; integer s's query is rho(-s theta) v
     ax = axes[0, 0]
@@ -101,4 +100,4 @@ def make_geometry_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         "Bottom: the logit against the offset u = j - i from the derived closed forms; the dotted "
         "line marks where a distractor can first overtake the target (first failing length 147)."
     )
-    return save_figure(fig, out_dir, "fig_e_geometry", rows, caption)
+    return FigureResult("fig_e_geometry", fig, rows, caption)

@@ -15,14 +15,18 @@ fixed metadata, no randomness).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
-from paper_figures.style import pyplot, save_figure
-from verify.index_search import TABLE_LENGTHS, best_known
-from verify.letter_codes import code_margins, one_plane_code, orthogonal_code, slow_plane_horizons
-from verify.many_plane import (
+from ropeproof.paper_figures.style import FigureResult, styled, subplots
+from ropeproof.verify.beyond.index_search import TABLE_LENGTHS, best_known
+from ropeproof.verify.beyond.letter_codes import (
+    code_margins,
+    one_plane_code,
+    orthogonal_code,
+    slow_plane_horizons,
+)
+from ropeproof.verify.beyond.many_plane import (
     dirichlet_normalised,
     fit_slope,
     log_lengths,
@@ -30,7 +34,7 @@ from verify.many_plane import (
     mixed_radix_curve,
     standard_frequencies,
 )
-from verify.partial_induction import (
+from ropeproof.verify.beyond.partial_induction import (
     design_two_plane,
     one_plane_code_horizon,
     retrieval_code_head,
@@ -74,13 +78,13 @@ def many_plane_rows(max_n: int = STANDARD_MAX_N) -> list[dict]:
     return rows
 
 
-def make_many_plane_figure(out_dir: Path, quick: bool = False) -> list[Path]:
+@styled
+def many_plane_figure(quick: bool = False) -> FigureResult:
     """Log-log normalised ``margin_inf(n)`` against ``n`` for K = 1, 2, 4, 8 and the standard spectrum
     (to ``n = 10^7``; ``10^6`` when ``quick``)."""
-    plt = pyplot()
     max_n = 10**6 if quick else STANDARD_MAX_N
     rows = many_plane_rows(max_n)
-    fig, ax = plt.subplots(figsize=(10.0, 5.2))
+    fig, ax = subplots(figsize=(10.0, 5.2))
 
     def series(name: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         sel = [r for r in rows if r["series"] == name and r["K"] == k]
@@ -126,7 +130,7 @@ def make_many_plane_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         f"standard RoPE spectrum (base 10000, equal amplitudes), streamed exactly to n = {max_n:.0e}: "
         "flat, equal to its adjacent-key gap g(1)/K (0.0338 for head_dim 64, 0.0298 for head_dim 128)."
     )
-    return save_figure(fig, out_dir, "many_plane_margin", rows, caption)
+    return FigureResult("many_plane_margin", fig, rows, caption)
 
 
 def letter_code_rows() -> list[dict]:
@@ -164,11 +168,11 @@ def letter_code_rows() -> list[dict]:
     return rows
 
 
-def make_letter_codes_figure(out_dir: Path, quick: bool = False) -> list[Path]:
+@styled
+def letter_codes_figure(quick: bool = False) -> FigureResult:
     """Retrieval margin of the two letter codes against ``|ALPH|`` and, on slow planes, against length."""
-    plt = pyplot()
     rows = letter_code_rows()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.8))
+    fig, (left, right) = subplots(1, 2, figsize=(9.0, 3.8))
     sel = [r for r in rows if r["panel"] == "alphabet"]
     a = np.array([r["x"] for r in sel])
     left.plot(
@@ -216,7 +220,7 @@ def make_letter_codes_figure(out_dir: Path, quick: bool = False) -> list[Path]:
         f"lowest planes keeps a margin near 1 far longer but ends at n = {h.orthogonal_horizon} "
         "(dotted lines: horizons)."
     )
-    return save_figure(fig, out_dir, "letter_codes", rows, caption)
+    return FigureResult("letter_codes", fig, rows, caption)
 
 
 def partial_induction_rows() -> list[dict]:
@@ -268,11 +272,11 @@ def partial_induction_rows() -> list[dict]:
     return rows
 
 
-def make_partial_induction_figure(out_dir: Path, quick: bool = False) -> list[Path]:
+@styled
+def partial_induction_figure(quick: bool = False) -> FigureResult:
     """Partial-induction horizon against rotation, and margin against length."""
-    plt = pyplot()
     rows = partial_induction_rows()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.8))
+    fig, (left, right) = subplots(1, 2, figsize=(9.0, 3.8))
     hz = [r for r in rows if r["panel"] == "horizon"]
     for name, style in (
         ("one plane, |ALPH|=2", "o-"),
@@ -312,13 +316,4 @@ def make_partial_induction_figure(out_dir: Path, quick: bool = False) -> list[Pa
         "two-plane head designed for n0 = 64 (theta = pi/64, balanced beta) and for one-plane heads whose "
         "horizon is n0; both margins scale like 1/n0^2 (the positional part of the task)."
     )
-    return save_figure(fig, out_dir, "partial_induction", rows, caption)
-
-
-FIGURES = {
-    "many_plane_margin": make_many_plane_figure,
-    "letter_codes": make_letter_codes_figure,
-    "partial_induction": make_partial_induction_figure,
-}
-"""The figures of this module by name: ``make(out_dir, quick=False) -> paths`` (``quick`` only
-shortens the standard-spectrum stream of ``many_plane_margin``)."""
+    return FigureResult("partial_induction", fig, rows, caption)

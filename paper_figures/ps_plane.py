@@ -17,153 +17,17 @@ reproducible byte for byte.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
-import torch
 
-from paper_figures.style import pyplot, save_figure
-from verify.attention import RopeAttention
-from verify.devices import DeviceLike, DtypeLike, resolve_dtype
-from verify.errors import InputError
-from verify.rope import RopeSpec
-
-INDEX_THETA = 0.866
-"""[A]'s Index angle (frequency id 2 of a 128-dim rotary head, base 10000)."""
-LETTERS = 8
-MAX_INT = 16
-PAIR_INTS = 8
-
-
-@dataclass(frozen=True)
-class Subject:
-    """A head, the layer inputs to score it on (``[batch, n, d_model]``), and where it came from."""
-
-    name: str
-    head: RopeAttention
-    inputs: torch.Tensor
-    source: str
-
-
-def index_subject(
-    n_inputs: int = 100,
-    theta: float = INDEX_THETA,
-    seed: int = 0,
-    device: DeviceLike = "cpu",
-    dtype: DtypeLike = torch.float64,
-) -> Subject:
-    """Compiled T_Index (8 letters, integers 1..16) at angle ``theta`` on ``n_inputs`` number-task
-    inputs of 17 tokens (:func:`verify.tasks.number_task`, 1-4 hops, vocabulary of 8 letters)."""
-    from constructions.compile import compile_construction
-    from constructions.paper import index_construction
-    from verify.tasks import encode_tasks, number_task
-
-    compiled = compile_construction(index_construction(theta=theta, max_int=MAX_INT, letters=LETTERS))
-    tasks = number_task(n_inputs, vocab_letters=LETTERS, max_int=MAX_INT, seed=seed)
-    inputs = encode_tasks(compiled, tasks, resolve_dtype(dtype))
-    return Subject(f"T_Index(theta={theta:g})", compiled.attention(device, dtype), inputs, "constructions")
-
-
-def retrieval_subject(
-    n_inputs: int = 100,
-    theta: float = 0.0,
-    seed: int = 0,
-    device: DeviceLike = "cpu",
-    dtype: DtypeLike = torch.float64,
-) -> Subject:
-    """Compiled T_Retrieval (``|ALPH| = 8``, ``omega = pi/4``, integers 1..8) at RoPE angle ``theta``
-    on ``n_inputs`` letter-task inputs of 17 pairs (:func:`verify.tasks.letter_task`, 1-4 hops)."""
-    from constructions.compile import compile_construction
-    from constructions.paper import retrieval_construction
-    from verify.tasks import encode_tasks, letter_task
-
-    compiled = compile_construction(
-        retrieval_construction(alphabet_size=LETTERS, theta=theta, max_int=PAIR_INTS)
-    )
-    tasks = letter_task(n_inputs, alphabet_size=LETTERS, max_int=PAIR_INTS, seed=seed)
-    inputs = encode_tasks(compiled, tasks, resolve_dtype(dtype))
-    return Subject(
-        f"T_Retrieval(theta={theta:g})", compiled.attention(device, dtype), inputs, "constructions"
-    )
-
-
-def random_head(
-    spec: RopeSpec,
-    d_model: int = 64,
-    seed: int = 0,
-    scale: float | None = None,
-    device: DeviceLike = "cpu",
-    dtype: DtypeLike = torch.float64,
-) -> RopeAttention:
-    """A head with i.i.d. ``N(0, 1/d_model)`` weights; ``scale`` defaults to ``1/sqrt(head_dim)``."""
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-        raise InputError(f"d_model={d_model} must be an integer >= 1")
-    gen = torch.Generator().manual_seed(int(seed))
-    h = spec.head_dim
-
-    def w(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=gen, dtype=torch.float64) / math.sqrt(shape[0])
-
-    s = 1.0 / math.sqrt(h) if scale is None else scale
-    return RopeAttention(w(d_model, h), w(d_model, h), w(d_model, h), w(h, d_model), spec, s, device, dtype)
-
-
-def random_inputs(
-    n_inputs: int, length: int, d_model: int, shared: float = 0.0, seed: int = 0
-) -> torch.Tensor:
-    """``[n_inputs, length, d_model]`` inputs ``x = shared * mu + eps``, ``mu`` a fixed unit-variance
-    vector shared by every token and ``eps ~ N(0, I)``.
-
-    ``shared = 0`` gives i.i.d. tokens; a large ``shared`` mimics the common component of real
-    residual streams (keys nearly equal), under which high frequencies act positionally.
-    """
-    if isinstance(length, bool) or not isinstance(length, int) or length < 3:
-        raise InputError(f"length={length} must be an integer >= 3")
-    if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 1:
-        raise InputError(f"n_inputs={n_inputs} must be an integer >= 1")
-    gen = torch.Generator().manual_seed(int(seed) + 7919)
-    mu = torch.randn(1, 1, d_model, generator=gen, dtype=torch.float64)
-    return shared * mu + torch.randn(n_inputs, length, d_model, generator=gen, dtype=torch.float64)
-
-
-def random_subject(
-    n_inputs: int = 100,
-    length: int = 17,
-    head_dim: int = 64,
-    base: float = 10000.0,
-    d_model: int = 64,
-    freqs: Sequence[float] | None = None,
-    layout: str = "interleaved",
-    shared: float = 0.0,
-    seed: int = 0,
-    device: DeviceLike = "cpu",
-    dtype: DtypeLike = torch.float64,
-) -> Subject:
-    """:func:`random_head` on :func:`random_inputs` (seeded by ``seed``)."""
-    spec = RopeSpec(head_dim, base=base, freqs=freqs, layout=layout)  # type: ignore[arg-type]
-    head = random_head(spec, d_model, seed, device=device, dtype=dtype)
-    spectrum = f"base={base:g}" if freqs is None else "freqs=" + ",".join(f"{f:.3g}" for f in freqs)
-    name = f"random(head_dim={head_dim}, {spectrum}, seed={seed})"
-    return Subject(name, head, random_inputs(n_inputs, length, d_model, shared, seed), "random")
-
+from ropeproof.paper_figures.style import FigureResult, styled, subplots
+from ropeproof.verify.subjects import Subject, index_subject, random_subject, retrieval_subject
 
 # ----------------------------------------------------------------------------------------- figures
 
 
-def _save(fig, out_dir: Path, name: str, rows: list[dict], caption: str) -> list[Path]:
-    return save_figure(fig, out_dir, name, rows, caption)
-
-
-def _pyplot():
-    return pyplot()
-
-
 def ps_plane_points(n_inputs: int = 100, n_random: int = 24) -> list[dict]:
     """The scored points of the plane figure: constructions, then random heads (deterministic)."""
-    from verify.ps_scores import ps_scores
+    from ropeproof.verify.ps.scores import ps_scores
 
     rows = []
     subjects = [
@@ -200,11 +64,11 @@ def ps_plane_points(n_inputs: int = 100, n_random: int = 24) -> list[dict]:
     return rows
 
 
-def make_ps_plane_figure(out_dir: Path) -> list[Path]:
+@styled
+def ps_plane_figure(quick: bool = False) -> FigureResult:
     """Scatter of the constructions and of random heads in the positional-symbolic plane."""
-    plt = _pyplot()
     rows = ps_plane_points()
-    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    fig, ax = subplots(figsize=(5.2, 4.6))
     rnd = [r for r in rows if r["kind"] == "random"]
     ax.scatter([r["S_pos"] for r in rnd], [r["S_sym"] for r in rnd], s=18, c="0.55", label="random heads")
     markers = {"T_Index": ("s", "tab:red"), "T_Retrieval(theta=0)": ("o", "tab:blue")}
@@ -233,14 +97,12 @@ def make_ps_plane_figure(out_dir: Path) -> list[Path]:
         "nearly so. Grey: random heads (head_dim 2, 8, 32 or 64, N(0, 1/d) weights) on i.i.d. or "
         "shared-component inputs. The star is a uniform head."
     )
-    paths = _save(fig, out_dir, "ps_plane", rows, caption)
-    plt.close(fig)
-    return paths
+    return FigureResult("ps_plane", fig, rows, caption)
 
 
 def per_frequency_rows(n_inputs: int = 100, n_samples: int = 200) -> list[dict]:
     """Per-plane scores of a random head_dim-64, base-10000 head on two input distributions."""
-    from verify.per_frequency import per_frequency_scores
+    from ropeproof.verify.ps.per_frequency import per_frequency_scores
 
     rows = []
     for shared in (0.0, 3.0):
@@ -263,11 +125,11 @@ def per_frequency_rows(n_inputs: int = 100, n_samples: int = 200) -> list[dict]:
     return rows
 
 
-def make_per_frequency_figure(out_dir: Path) -> list[Path]:
+@styled
+def per_frequency_figure(quick: bool = False) -> FigureResult:
     """Per-frequency profile of a random head with the standard spectrum (head_dim 64, base 10000)."""
-    plt = _pyplot()
     rows = per_frequency_rows()
-    fig, axes = plt.subplots(2, 2, figsize=(8.4, 5.6), sharex=True)
+    fig, axes = subplots(2, 2, figsize=(8.4, 5.6), sharex=True)
     for col, inputs in enumerate(("iid", "shared=3")):
         sel = [r for r in rows if r["inputs"] == inputs]
         theta = [r["theta"] for r in sel]
@@ -296,6 +158,4 @@ def make_per_frequency_figure(out_dir: Path) -> list[Path]:
         "(x = 3 mu + eps). Low frequencies are symbolic in both; with a shared component the high "
         "frequencies become positional."
     )
-    paths = _save(fig, out_dir, "ps_per_frequency", rows, caption)
-    plt.close(fig)
-    return paths
+    return FigureResult("ps_per_frequency", fig, rows, caption)

@@ -1,12 +1,27 @@
-"""Shared figure style and output: every figure is a PNG, a PDF, the CSV of the plotted data, and a
-caption, written deterministically (no timestamps or software tags in the files)."""
+"""The figures' style and output, without global state.
+
+Every figure function draws inside :func:`styled` (``matplotlib.rc_context`` with
+``ropeproof.mplstyle``) on a :class:`matplotlib.figure.Figure` made by :func:`subplots` (no pyplot,
+no backend switch) and returns a :class:`FigureResult`. :func:`save_figure` writes it as a PNG, a PDF,
+the CSV of the plotted data and a caption, deterministically (no timestamps or software tags).
+"""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+import functools
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
+
+import matplotlib
+from matplotlib.figure import Figure
+
+STYLE = Path(__file__).with_name("ropeproof.mplstyle")
+"""The style file applied to every figure."""
 
 COLORS = {
     "index": "#1f77b4",
@@ -18,29 +33,52 @@ COLORS = {
 }
 """One colour per construction, shared by every figure."""
 
+P = ParamSpec("P")
 
-def pyplot():
-    """matplotlib.pyplot on the Agg backend with the project's rcParams."""
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+@dataclass
+class FigureResult:
+    """A drawn figure: its file stem ``name``, the ``figure``, the exact ``rows`` plotted, a ``caption``.
 
-    plt.rcParams.update(
-        {
-            "svg.hashsalt": "ropeproof",
-            "pdf.compression": 6,
-            "font.size": 9,
-            "axes.titlesize": 10,
-            "axes.labelsize": 9,
-            "legend.fontsize": 7,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "figure.dpi": 100,
-            "savefig.bbox": "tight",
-        }
-    )
-    return plt
+    In a notebook the figure displays itself (``_repr_png_``); :func:`save_figure` writes the files.
+    """
+
+    name: str
+    figure: Figure
+    rows: list[dict[str, Any]]
+    caption: str
+
+    def _repr_png_(self) -> bytes:
+        import io
+
+        buf = io.BytesIO()
+        with matplotlib.rc_context(fname=str(STYLE)):
+            self.figure.savefig(buf, format="png")
+        return buf.getvalue()
+
+
+def styled(draw: Callable[P, FigureResult]) -> Callable[P, FigureResult]:
+    """Run a figure function inside the project's ``rc_context`` (rcParams are restored after)."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> FigureResult:
+        with matplotlib.rc_context(fname=str(STYLE)):
+            return draw(*args, **kwargs)
+
+    return wrapper
+
+
+def subplots(
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    figsize: tuple[float, float],
+    layout: str | None = None,
+    **kwargs: Any,
+) -> tuple[Figure, Any]:
+    """``(figure, axes)`` like ``pyplot.subplots``, on a detached :class:`Figure` (no pyplot state)."""
+    fig = Figure(figsize=figsize, layout=layout)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
 def _cell(v: Any) -> Any:
@@ -51,25 +89,50 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def save_figure(fig, out_dir: Path, name: str, rows: Sequence[dict[str, Any]], caption: str) -> list[Path]:
-    """Write ``name.png``, ``name.pdf``, ``name.csv`` (``rows``) and ``name.caption.txt``; close ``fig``."""
-    import matplotlib.pyplot as plt
+def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
+
+def save_figure(result: FigureResult, out_dir: Path) -> list[Path]:
+    """Write ``NAME.png``, ``NAME.pdf``, ``NAME.csv`` (the plotted rows) and ``NAME.caption.txt``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    name, fig = result.name, result.figure
     png, pdf = out_dir / f"{name}.png", out_dir / f"{name}.pdf"
-    fig.savefig(png, dpi=150, metadata={"Software": None})
-    fig.savefig(pdf, metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
-    plt.close(fig)
+    with matplotlib.rc_context(fname=str(STYLE)):
+        _atomic_write(png, lambda p: fig.savefig(p, format="png", dpi=150, metadata={"Software": None}))
+        _atomic_write(
+            pdf,
+            lambda p: fig.savefig(
+                p,
+                format="pdf",
+                metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+            ),
+        )
     csv_path = out_dir / f"{name}.csv"
+    _atomic_write(csv_path, lambda p: p.write_text(rows_csv(result.rows)))
+    cap = out_dir / f"{name}.caption.txt"
+    _atomic_write(cap, lambda p: p.write_text(result.caption.strip() + "\n"))
+    return [png, pdf, csv_path, cap]
+
+
+def rows_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows as CSV text, as :func:`save_figure` writes them."""
+    import io
+
     fields: list[str] = []
     for row in rows:
         fields += [k for k in row if k not in fields]
-    with csv_path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _cell(row.get(k)) for k in fields})
-    cap = out_dir / f"{name}.caption.txt"
-    cap.write_text(caption.strip() + "\n")
-    return [png, pdf, csv_path, cap]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _cell(row.get(k)) for k in fields})
+    return buf.getvalue()

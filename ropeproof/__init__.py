@@ -1,12 +1,142 @@
 """ropeproof: RoPE attention theory as explicit weights, checked numerically.
 
-The library lives in the packages ``theory`` (sympy), ``constructions`` (compilation to weights) and
-``verify`` (torch checks); this package holds the command line and the claim registry.
+The package is one namespace built from the repository's folders, in pipeline order:
+``ropeproof.theory`` (sympy) -> ``ropeproof.constructions`` (weights) -> ``ropeproof.verify``
+(torch checks) -> ``ropeproof.paper_figures`` -> the command line and the claims
+(``ropeproof.cli``, ``ropeproof.claims``).
+
+The names below are the curated public API, re-exported here on purpose and loaded on first use (so
+``import ropeproof.theory`` stays free of torch)::
+
+    from ropeproof import RopeSpec, RopeAttention, index_construction, compile_construction
 """
 
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 try:
     __version__ = version("ropeproof")
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0.0.0+unknown"
+
+_EXPORTS: dict[str, str] = {
+    # theory
+    "RopeproofError": "ropeproof.theory.errors",
+    "RopeSpecError": "ropeproof.theory.errors",
+    "WeightError": "ropeproof.theory.errors",
+    "InputError": "ropeproof.theory.errors",
+    "ConstructionError": "ropeproof.theory.errors",
+    "RopeSpec": "ropeproof.theory.rope_spec",
+    "Construction": "ropeproof.theory.construction",
+    "Plane": "ropeproof.theory.construction",
+    "Rotated": "ropeproof.theory.construction",
+    "Token": "ropeproof.theory.construction",
+    "derive": "ropeproof.theory.derive",
+    "derive_logit": "ropeproof.theory.rope_symbolic",
+    "index_bound": "ropeproof.theory.bounds",
+    "retrieval_bound": "ropeproof.theory.bounds",
+    # constructions
+    "index_construction": "ropeproof.constructions.paper",
+    "retrieval_construction": "ropeproof.constructions.paper",
+    "reflexive_construction": "ropeproof.constructions.paper",
+    "compile_construction": "ropeproof.constructions.compile",
+    "CompiledHead": "ropeproof.constructions.head",
+    "load_head": "ropeproof.constructions.head",
+    # verify
+    "apply_rope": "ropeproof.verify.runtime.rope",
+    "rope_logits": "ropeproof.verify.runtime.rope",
+    "RopeAttention": "ropeproof.verify.runtime.attention",
+    "answer": "ropeproof.verify.runtime.compiled",
+    "number_task": "ropeproof.verify.tasks",
+    "letter_task": "ropeproof.verify.tasks",
+    "family_for": "ropeproof.verify.exact.families",
+    "sweep_index": "ropeproof.verify.exact.sweep",
+    "sweep_retrieval": "ropeproof.verify.exact.sweep",
+    "ps_scores": "ropeproof.verify.ps.scores",
+    "exact_exclusion": "ropeproof.verify.ps.exact",
+    "per_frequency_scores": "ropeproof.verify.ps.per_frequency",
+    "check_construction": "ropeproof.verify.testing.properties",
+}
+
+__all__ = [
+    "CompiledHead",
+    "Construction",
+    "ConstructionError",
+    "InputError",
+    "Plane",
+    "RopeAttention",
+    "RopeSpec",
+    "RopeSpecError",
+    "RopeproofError",
+    "Rotated",
+    "Token",
+    "WeightError",
+    "__version__",
+    "answer",
+    "apply_rope",
+    "check_construction",
+    "compile_construction",
+    "derive",
+    "derive_logit",
+    "exact_exclusion",
+    "family_for",
+    "index_bound",
+    "index_construction",
+    "letter_task",
+    "load_head",
+    "number_task",
+    "per_frequency_scores",
+    "ps_scores",
+    "reflexive_construction",
+    "retrieval_bound",
+    "retrieval_construction",
+    "rope_logits",
+    "sweep_index",
+    "sweep_retrieval",
+]
+
+if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports
+    from ropeproof.constructions.compile import compile_construction
+    from ropeproof.constructions.head import CompiledHead, load_head
+    from ropeproof.constructions.paper import (
+        index_construction,
+        reflexive_construction,
+        retrieval_construction,
+    )
+    from ropeproof.theory.bounds import index_bound, retrieval_bound
+    from ropeproof.theory.construction import Construction, Plane, Rotated, Token
+    from ropeproof.theory.derive import derive
+    from ropeproof.theory.errors import (
+        ConstructionError,
+        InputError,
+        RopeproofError,
+        RopeSpecError,
+        WeightError,
+    )
+    from ropeproof.theory.rope_spec import RopeSpec
+    from ropeproof.theory.rope_symbolic import derive_logit
+    from ropeproof.verify.exact.families import family_for
+    from ropeproof.verify.exact.sweep import sweep_index, sweep_retrieval
+    from ropeproof.verify.ps.exact import exact_exclusion
+    from ropeproof.verify.ps.per_frequency import per_frequency_scores
+    from ropeproof.verify.ps.scores import ps_scores
+    from ropeproof.verify.runtime.attention import RopeAttention
+    from ropeproof.verify.runtime.compiled import answer
+    from ropeproof.verify.runtime.rope import apply_rope, rope_logits
+    from ropeproof.verify.tasks import letter_task, number_task
+    from ropeproof.verify.testing.properties import check_construction
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ropeproof' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -38,6 +38,10 @@ def _fmt(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 1
+"""Name and version of ``report.json``."""
+
+
 def report_dict(
     results: Sequence[ClaimResult], ctx: CheckContext, figures: dict[str, list[Path]] | None = None
 ) -> dict[str, Any]:
@@ -46,6 +50,8 @@ def report_dict(
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
     return {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
         "ropeproof": __version__,
         "torch": torch.__version__,
         "python": platform.python_version(),

@@ -13,9 +13,33 @@ trip hypothesis' per-example deadline.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_FOLDERS = {
+    "ropeproof": "ropeproof",
+    "theory": "ropeproof.theory",
+    "constructions": "ropeproof.constructions",
+    "verify": "ropeproof.verify",
+    "paper_figures": "ropeproof.paper_figures",
+}
+"""Repository folder -> installed package name (pyproject's ``package-dir``)."""
+
+
+@pytest.fixture(scope="session")
+def package_modules() -> dict[str, Path]:
+    """Every module of the installed package by name (``ropeproof.verify.runtime.rope``), with its file."""
+    out = {}
+    for folder, package in PACKAGE_FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = [p for p in path.relative_to(ROOT / folder).with_suffix("").parts if p != "__init__"]
+            out[".".join([package, *parts])] = path
+    return out
+
 
 settings.register_profile(
     "default",

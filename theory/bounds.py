@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from theory.rope_symbolic import lambdify_expr
+from ropeproof.theory.rope_symbolic import lambdify_expr
 
 N = sp.Symbol("n", positive=True, integer=True)
 THETA = sp.Symbol("theta", real=True)

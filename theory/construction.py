@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import sympy as sp
 
-from theory.rope_symbolic import rotation
-from verify.errors import ConstructionError
+from ropeproof.theory.errors import ConstructionError
+from ropeproof.theory.rope_symbolic import rotation
 
 TokenKind = Literal["letter", "integer", "pair"]
 TOKEN_KINDS: tuple[str, ...] = ("letter", "integer", "pair")

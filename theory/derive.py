@@ -7,7 +7,7 @@ For every pair of rules (query rule, key rule) the logit between generic tokens 
 
 When the vectors are rotations of the base vector the closed form is
 ``sum_k a_k s_q s_k cos(u theta_k + beta_k - beta_q)``; otherwise it is the general
-``sum_k |q_k||k_k| cos(u theta_k + phase_k)`` of :func:`theory.rope_symbolic.derive_logit`.
+``sum_k |q_k||k_k| cos(u theta_k + phase_k)`` of :func:`ropeproof.theory.rope_symbolic.derive_logit`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 
 import sympy as sp
 
-from theory.construction import Construction, Token
-from theory.rope_symbolic import Backend, SymbolicRopeSpec, derive_logit, lambdify_expr, raw_logit
-from theory.stable import stabilize
+from ropeproof.theory.construction import Construction, Token
+from ropeproof.theory.rope_symbolic import Backend, SymbolicRopeSpec, derive_logit, lambdify_expr, raw_logit
+from ropeproof.theory.stable import stabilize
 
 OFFSET = sp.Symbol("u", integer=True)
 """The offset symbol ``u = j - i`` (key position minus query position)."""

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import sympy as sp
 
-from verify.errors import RopeSpecError
+from ropeproof.theory.errors import RopeSpecError
 
 Backend = Literal["numpy", "torch", "mpmath"]
 Vec2 = sp.Matrix

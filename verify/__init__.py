@@ -1,1 +1,17 @@
-"""Checking: the torch RoPE attention module, discrepancy measurement, scores and strategies."""
+"""Checking: run heads in torch and measure them against the theory.
+
+Subpackages, one job each:
+
+- :mod:`~ropeproof.verify.runtime`: the torch kernel (RoPE rotation, the attention module, devices
+  and dtypes, rounding-error bounds, an independent numpy reference, running compiled heads);
+- :mod:`~ropeproof.verify.exact`: exact discrepancy over whole input families, length sweeps,
+  streaming, bound comparisons and interval-certified checks;
+- :mod:`~ropeproof.verify.ps`: positional/symbolic deviations, scores and per-frequency profiles;
+- :mod:`~ropeproof.verify.beyond`: results past the papers (many planes, search, letter codes,
+  partial induction, Remark 3.1's impossibilities);
+- :mod:`~ropeproof.verify.interop`: exchange with HF ``transformers``;
+- :mod:`~ropeproof.verify.testing`: hypothesis strategies, the property battery, random heads.
+
+Top-level modules: :mod:`~ropeproof.verify.tasks` ([A]'s number and letter tasks) and
+:mod:`~ropeproof.verify.subjects` (the heads the positional/symbolic checks score).
+"""

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from constructions.compile import CompiledHead
-from theory.construction import letter_tokens
-from verify.errors import InputError
+from ropeproof.constructions.head import CompiledHead
+from ropeproof.theory.construction import letter_tokens
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.runtime.compiled import encode
 
 
 @dataclass(frozen=True)
@@ -196,4 +197,4 @@ def encode_tasks(
     lengths = {inst.length for inst in instances}
     if len(lengths) != 1:
         raise InputError(f"instances must share one length to batch, got {sorted(lengths)}")
-    return head.encode([list(inst.tokens) for inst in instances], dtype)
+    return encode(head, [list(inst.tokens) for inst in instances], dtype)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ropeproof.claims import CheckContext, registered_claims, run_claims
 from ropeproof.report import write_report
-from verify.devices import resolve_device, resolve_dtype
+from ropeproof.verify.runtime.devices import resolve_device, resolve_dtype
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     results = list(run_claims(selected, ctx, progress=not args.no_progress))
     figures: dict[str, list[Path]] = {}
     if not args.no_figures:
-        from paper_figures import make_all
+        from ropeproof.paper_figures import make_all
 
         figures = make_all(args.out / "figures", quick=args.quick)
     report = write_report(results, ctx, args.out, figures)

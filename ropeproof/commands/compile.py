@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from constructions.compile import compile_construction
-from constructions.paper import CONSTRUCTIONS
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.paper import CONSTRUCTIONS
 
 
 def add_construction_params(p: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def construction_from_args(args: argparse.Namespace):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compile", help="compile a construction to explicit weights (head.json + weights.npz)")
+    p = sub.add_parser("compile", help="compile a construction to explicit weights (head.json + weights.safetensors)")
     p.add_argument("construction", choices=sorted(CONSTRUCTIONS))
     add_construction_params(p)
     p.add_argument("--out", type=Path, required=True, help="output directory")

@@ -6,10 +6,10 @@ import argparse
 
 import sympy as sp
 
-from constructions.paper import CONSTRUCTIONS
-from theory.bounds import index_bound, retrieval_bound
-from theory.derive import derive
-from theory.stable import stabilize
+from ropeproof.constructions.paper import CONSTRUCTIONS
+from ropeproof.theory.bounds import index_bound, retrieval_bound
+from ropeproof.theory.derive import derive
+from ropeproof.theory.stable import stabilize
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     rule = next(iter(d.logits.values()))
     u = sp.Symbol("u", integer=True)
     if c.name == "index":
-        from verify.index_sweep import index_gap_expression
+        from ropeproof.verify.exact.index_sweep import index_gap_expression
 
         print(
             f"  competitor m positions from the target: g(m) = {_show(index_gap_expression(c), args.latex)}"

@@ -1,7 +1,7 @@
 """``ropeproof export gptj|llama CONSTRUCTION [params] --out DIR``: a ``from_pretrained`` directory.
 
 Compiles the construction, places its planes exactly on the architecture's RoPE spectrum (see
-:mod:`verify.hf_interop`) and saves a one-layer causal LM plus ``ropeproof_export.json``. Needs the
+:mod:`ropeproof.verify.interop.hf`) and saves a one-layer causal LM plus ``ropeproof_export.json``. Needs the
 optional ``hf`` extra (``transformers``).
 """
 
@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from constructions.compile import compile_construction
-from constructions.paper import CONSTRUCTIONS
 from ropeproof.commands.compile import add_construction_params, construction_from_args
-from verify.errors import RopeproofError
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.paper import CONSTRUCTIONS
+from ropeproof.theory.errors import RopeproofError
 
 ARCHS = ("gptj", "llama")
 
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from verify.hf_interop import export_head
+        from ropeproof.verify.interop.hf import export_head
 
         head = compile_construction(construction_from_args(args), layout=args.layout)
         exported = export_head(

@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from paper_figures import figure_names, make_all
+from ropeproof.paper_figures import figure_names, make_all
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -16,15 +16,13 @@ import sys
 import time
 from typing import Any
 
-from paper_figures.ps_plane import INDEX_THETA, Subject, index_subject, random_subject, retrieval_subject
-from verify.devices import resolve_device, resolve_dtype
-from verify.errors import InputError
-from verify.per_frequency import per_frequency_scores
-from verify.ps_exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
-from verify.ps_scores import ps_scores
-
-TASK_LENGTH = 17
-"""Length of the construction inputs (8 + 8 tokens and the query)."""
+from ropeproof.constructions.paper import INDEX_THETA, TASK_LENGTH
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.ps.exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
+from ropeproof.verify.ps.per_frequency import per_frequency_scores
+from ropeproof.verify.ps.scores import ps_scores
+from ropeproof.verify.runtime.devices import resolve_device, resolve_dtype
+from ropeproof.verify.subjects import Subject, index_subject, random_subject, retrieval_subject
 
 
 def register(sub: argparse._SubParsersAction) -> None:

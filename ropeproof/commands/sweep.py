@@ -6,8 +6,8 @@ import argparse
 import json
 import math
 
-from verify.devices import resolve_device
-from verify.sweep import parse_lengths, sweep_index, sweep_retrieval
+from ropeproof.verify.exact.sweep import parse_lengths, sweep_index, sweep_retrieval
+from ropeproof.verify.runtime.devices import resolve_device
 
 
 def register(sub: argparse._SubParsersAction) -> None:

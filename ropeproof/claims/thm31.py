@@ -1,0 +1,96 @@
+"""[A] Theorem 3.1: T_Index and T_Retrieval compute their function up to their horizon."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.paper import ALPHABET_SIZE as ALPHABET
+from ropeproof.constructions.paper import (
+    INDEX_THETA,
+    OMEGA,
+    RETRIEVAL_THETA,
+    index_construction,
+    retrieval_construction,
+)
+from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.exact.families import family_for
+from ropeproof.verify.exact.index_sweep import index_sweep
+from ropeproof.verify.runtime.compiled import answer
+from ropeproof.verify.runtime.resolution import gap_resolution
+from ropeproof.verify.tasks import letter_task, number_task
+
+CLAIMS = ClaimSet("thm3.1")
+"""The thm3.1 claims, in report order."""
+
+
+@CLAIMS.claim(
+    id="thm3.1.index",
+    statement="T_Index (theta = 0.8660, 120 letters, integers 1..16) attends to the key s positions back "
+    "for every input of the Index family up to length 17, and answers 1-hop number tasks correctly "
+    "(argmax and softmax readouts).",
+    reference="[A] Theorem 3.1; THEORY.md section 4",
+    params={"theta": INDEX_THETA, "max_int": 16, "lengths": "2..17", "tasks": 200, "softmax_scale": 30},
+)
+def _thm31_index(ctx: CheckContext) -> Outcome:
+    c = index_construction(INDEX_THETA, max_int=16, letters=120)
+    head = compile_construction(c)
+    sweep = exact_sweep(build_tables(head, family_for(c), 17, ctx.dtype), 17)
+    res = gap_resolution(ctx.dtype, head_dim=2)
+    tasks = number_task(200, hops=(1,), seed=0)
+    seqs = [t.tokens for t in tasks]
+    hard = answer(head, seqs, dtype=ctx.dtype)
+    soft = answer(head, seqs, mode="softmax", softmax_scale=30.0, dtype=ctx.dtype)
+    acc_hard = float(np.mean([a == t.answer for a, t in zip(hard, tasks, strict=True)]))
+    acc_soft = float(np.mean([a == t.answer for a, t in zip(soft, tasks, strict=True)]))
+    m = float(sweep.margin_inf.min())
+    # beyond the vocabulary: the exact margin stays positive but sinks below the dtype's resolution
+    long = index_sweep([INDEX_THETA], [1.0], 10**5)
+    unresolvable = np.nonzero(long.margin_inf <= res)[0]
+    figures = {
+        "min_margin_inf_2..17": m,
+        "accuracy_argmax": acc_hard,
+        "accuracy_softmax": acc_soft,
+        "first_n_margin_below_dtype_resolution": int(long.n[unresolvable[0]]) if unresolvable.size else None,
+    }
+    ok = m > 0 and acc_hard == 1.0 and acc_soft == 1.0
+    cex = None if ok else sweep.witness(int(sweep.n[np.argmin(sweep.margin_inf)]), "margin_inf")
+    return Outcome.judge(ok, figures, "min_margin_inf_2..17", cex, resolvable=m > res)
+
+
+@CLAIMS.claim(
+    id="thm3.1.retrieval",
+    statement="T_Retrieval (|ALPH| = 8, theta = 0.0027) answers every Retrieval input correctly for every "
+    "length n0 with theta < omega/(2 n0) (n0 <= 145), and 1-hop letter tasks correctly.",
+    reference="[A] Theorem 3.1; THEORY.md section 4",
+    params={"alphabet_size": ALPHABET, "theta": RETRIEVAL_THETA, "lengths": "2..200", "tasks": 200},
+)
+def _thm31_retrieval(ctx: CheckContext) -> Outcome:
+    c = retrieval_construction(ALPHABET, RETRIEVAL_THETA, max_int=8)
+    head = compile_construction(c)
+    big = 200
+    sweep = exact_sweep(build_tables(head, family_for(c), big, ctx.dtype), big)
+    horizon_claimed = math.ceil(OMEGA / (2 * RETRIEVAL_THETA)) - 1
+    bad = np.nonzero(sweep.margin_inf <= 0)[0]
+    first_failure = int(sweep.n[bad[0]]) if bad.size else None
+    tasks = letter_task(200, hops=(1,), seed=0)
+    answers = answer(head, [t.tokens for t in tasks], dtype=ctx.dtype)
+    acc = float(np.mean([a == t.answer for a, t in zip(answers, tasks, strict=True)]))
+    within = sweep.margin_inf[: horizon_claimed - 1]
+    ok = bool((within > 0).all()) and acc == 1.0
+    figures = {
+        "claimed_horizon": horizon_claimed,
+        "exact_first_failure_n": first_failure,
+        "min_margin_within_horizon": float(within.min()),
+        "task_accuracy": acc,
+    }
+    cex = None
+    if not ok:
+        n0 = int(sweep.n[np.argmin(within)])
+        cex = dataclasses.asdict(sweep.witness(n0, "margin_inf"))
+    res = gap_resolution(ctx.dtype, head_dim=2)
+    return Outcome.judge(ok, figures, "exact_first_failure_n", cex, resolvable=float(within.min()) > res)

@@ -1,0 +1,85 @@
+"""Figures from a notebook: functions return a Figure and touch no global state; saving is a
+separate, deterministic step."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+import pytest
+from matplotlib.figure import Figure
+
+from ropeproof.paper_figures import figure_names, figures, make_all
+from ropeproof.paper_figures.accuracy import accuracy_rows
+from ropeproof.paper_figures.discrepancy import fitted_slope, theory_figure
+from ropeproof.paper_figures.geometry import geometry_figure
+from ropeproof.paper_figures.many_plane import letter_code_rows
+from ropeproof.paper_figures.style import STYLE, FigureResult, rows_csv, save_figure
+from ropeproof.theory.errors import InputError
+
+
+def test_figure_functions_leave_rcparams_and_backend_alone() -> None:
+    before = dict(matplotlib.rcParams)
+    backend = matplotlib.get_backend()
+    result = geometry_figure()
+    assert isinstance(result, FigureResult) and isinstance(result.figure, Figure)
+    assert result.rows and result.caption
+    assert dict(matplotlib.rcParams) == before and matplotlib.get_backend() == backend
+    png = result._repr_png_()  # what a notebook displays
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert dict(matplotlib.rcParams) == before
+
+
+def test_a_notebook_session_keeps_its_backend() -> None:
+    # in a fresh interpreter nothing selects a backend or imports pyplot behind the user's back
+    code = (
+        "import matplotlib, sys\n"
+        "from ropeproof.paper_figures.discrepancy import theory_figure\n"
+        "theory_figure()\n"
+        "print('matplotlib.pyplot' in sys.modules, matplotlib.rcParams['font.size'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", str(matplotlib.rcParamsDefault["font.size"])]
+
+
+def test_the_style_applies_inside_the_figure() -> None:
+    fig = theory_figure().figure
+    title = fig.axes[0].title
+    assert title.get_fontsize() == 10  # axes.titlesize in ropeproof.mplstyle, not the default 12
+    assert "axes.titlesize: 10" in STYLE.read_text()
+
+
+def test_saving_is_deterministic_and_complete(tmp_path: Path) -> None:
+    a = make_all(tmp_path / "a", quick=True, only=["a_theory_bounds", "e_geometry"])
+    b = make_all(tmp_path / "b", quick=True, only=["a_theory_bounds", "e_geometry"])
+    for name in a:
+        assert sorted(p.suffix for p in a[name]) == [".csv", ".pdf", ".png", ".txt"]
+        for pa, pb in zip(a[name], b[name], strict=True):
+            assert pa.read_bytes() == pb.read_bytes(), pa.name
+    result = geometry_figure()
+    paths = save_figure(result, tmp_path / "c")
+    assert paths[2].read_text() == rows_csv(result.rows)
+    assert not list((tmp_path / "c").glob(".*"))  # no temporary files left behind
+
+
+def test_registry_and_errors() -> None:
+    assert figure_names() == list(figures())
+    assert {"a_theory_bounds", "ps_plane", "many_plane_margin"} <= set(figure_names())
+    with pytest.raises(InputError, match="unknown figures"):
+        make_all(Path("unused"), only=["nosuch"])
+
+
+def test_plotted_data_helpers() -> None:
+    import numpy as np
+
+    n = np.array([10.0, 100.0, 1000.0])
+    assert fitted_slope(n, 3.0 / n**2) == pytest.approx(-2.0, abs=1e-12)
+    rows = accuracy_rows(quick=True)
+    assert {r["dtype"] for r in rows} == {"float64", "float32", "bfloat16"}
+    assert all(r["accuracy"] == 1.0 for r in rows if r["dtype"] == "float64" and r["n"] == 2)
+    alphabet = [r for r in letter_code_rows() if r["panel"] == "alphabet"]
+    for r in alphabet:  # one-plane code at theta = 0: margin 2 sin(pi/|ALPH|)^2 exactly
+        assert r["one_plane"] == pytest.approx(r["closed_form"], rel=1e-12)
+        assert r["orthogonal"] == pytest.approx(1.0, abs=1e-12)

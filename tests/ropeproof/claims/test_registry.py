@@ -1,0 +1,97 @@
+"""The claim registry: claim sets, the explicit topic list, user claims and certified outcomes."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+import ropeproof.claims.letter_codes
+import ropeproof.claims.many_plane
+import ropeproof.claims.partial_induction
+import ropeproof.claims.remark31
+import ropeproof.claims.rope
+import ropeproof.claims.thm31
+import ropeproof.claims.thm32
+from ropeproof.claims import BUILTIN_TOPICS, USER_CLAIMS, registered_claims
+from ropeproof.claims.outcomes import certified_outcome
+from ropeproof.claims.registry import CheckContext, Claim, ClaimSet, Outcome, claim, run_claim
+from ropeproof.verify.exact.certified import CertifiedComparison
+
+TOPIC_PREFIX = {
+    ropeproof.claims.rope: "rope.",
+    ropeproof.claims.thm31: "thm3.1.",
+    ropeproof.claims.thm32: "thm3.2.",
+    ropeproof.claims.remark31: "remark3.1.",
+    ropeproof.claims.many_plane: "many-plane.",
+    ropeproof.claims.letter_codes: "letter-codes.",
+    ropeproof.claims.partial_induction: "partial-induction.",
+}
+
+
+def test_topics_load_in_the_listed_order_with_their_own_ids() -> None:
+    assert len(BUILTIN_TOPICS) == 8
+    for module, prefix in TOPIC_PREFIX.items():
+        assert module.__name__ in BUILTIN_TOPICS
+        ids = [c.id for c in module.CLAIMS]
+        assert ids and all(i.startswith(prefix) for i in ids), (module.__name__, ids)
+    order = [c.id for c in registered_claims()]
+    firsts = [next(iter(importlib.import_module(t).CLAIMS)).id for t in BUILTIN_TOPICS]
+    assert [order.index(f) for f in firsts] == sorted(order.index(f) for f in firsts)
+    assert len(order) == len(set(order))
+
+
+def test_claim_sets_refuse_duplicates_and_user_claims_come_last() -> None:
+    s = ClaimSet("t")
+
+    @s.claim(id="t.a", statement="A.", reference="here")
+    def _a(ctx: CheckContext) -> Outcome:
+        return Outcome.judge(True, {})
+
+    with pytest.raises(ValueError, match="already registered"):
+        s.claim(id="t.a", statement="again", reference="here")(_a)
+    assert [c.id for c in s] == ["t.a"] and "t.a" in s and len(s) == 1
+
+    @claim(id="user.test-claim", statement="B.", reference="here")
+    def _b(ctx: CheckContext) -> Outcome:
+        return Outcome.judge(False, {"x": 1.0}, "x", counterexample={"n": 3})
+
+    try:
+        assert registered_claims()[-1].id == "user.test-claim"
+        result = run_claim(USER_CLAIMS["user.test-claim"], CheckContext(torch.device("cpu"), torch.float64))
+        assert result.outcome.verdict == "violated" and result.outcome.counterexample == {"n": 3}
+    finally:
+        USER_CLAIMS.remove("user.test-claim")
+
+
+def test_a_raising_check_becomes_an_error_verdict() -> None:
+    def boom(ctx: CheckContext) -> Outcome:
+        raise RuntimeError("kaput")
+
+    c = Claim("t.boom", "Raises.", "here", {}, boom)
+    result = run_claim(c, CheckContext(torch.device("cpu"), torch.float64))
+    assert result.outcome.verdict == "error" and "kaput" in result.outcome.detail
+
+
+def _comparison(status: list[str], first_n: int = 2) -> CertifiedComparison:
+    n = np.arange(first_n, first_n + len(status))
+    lo = np.linspace(0.1, 0.2, len(status))
+    return CertifiedComparison(
+        "term", "margin_inf", n, lo, lo + 1e-9, lo - 0.05, lo - 0.05 + 1e-9, np.array(status)
+    )
+
+
+def test_certified_outcome_aggregates_comparisons() -> None:
+    ok = certified_outcome({"a": _comparison(["holds", "holds-equal"])})
+    assert ok.verdict == "holds" and ok.certified and ok.figures["violated_rows"] == 0
+    undecided = certified_outcome({"a": _comparison(["holds", "undecided"])})
+    assert undecided.verdict == "unresolvable"
+    bad = certified_outcome(
+        {"a": _comparison(["holds", "undecided"]), "b": _comparison(["holds", "violated", "violated"], 5)},
+        witness=lambda label, n: {"label": label, "n": n},
+    )
+    assert bad.verdict == "violated" and bad.figures["violated_rows"] == 2
+    assert bad.figures["first_violation_n"] == 6
+    assert bad.counterexample["check"] == "b" and bad.counterexample["input"] == {"label": "b", "n": 6}

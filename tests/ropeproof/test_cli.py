@@ -1,0 +1,112 @@
+"""The command line: help, version, and the check command's report files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ropeproof import __version__
+from ropeproof.cli import main
+
+
+def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("check", "derive", "compile", "sweep", "ps-score", "figures", "export"):
+        assert name in out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"ropeproof {__version__}"
+
+
+def test_console_script_runs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "ropeproof", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "usage: ropeproof" in out
+
+
+def test_check_quick_writes_report_and_figures(tmp_path: Path) -> None:
+    out = tmp_path / "rep"
+    assert main(["check", "--quick", "--out", str(out), "--no-progress"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    ids = [c["id"] for c in report["claims"]]
+    for expected in (
+        "rope.relative-position",
+        "thm3.1.index",
+        "thm3.1.retrieval",
+        "remark3.1.symbolic-cannot-index",
+        "remark3.1.positional-cannot-retrieve",
+        "thm3.2.index.min.gap_sup",
+        "ps.exclusion-principle",
+    ):
+        assert expected in ids
+    by_id = {c["id"]: c for c in report["claims"]}
+    assert by_id["thm3.1.retrieval"]["figures"]["exact_first_failure_n"] == 147
+    assert by_id["thm3.2.index.pi2-over-2n2.gap_sup"]["verdict"] == "violated"
+    assert by_id["thm3.2.index.pi2-over-2n2.gap_sup"]["counterexample"]["n"] == 4
+    assert all(c["verdict"] != "error" for c in report["claims"])
+    md = (out / "report.md").read_text()
+    assert "| claim | statement |" in md and "fig_a_theory_bounds.png" in md
+    for name in (
+        "fig_a_theory_bounds",
+        "fig_b_loglog_discrepancy",
+        "fig_c_accuracy",
+        "fig_d_softmax_scale",
+        "fig_e_geometry",
+    ):
+        for ext in ("png", "pdf", "csv", "caption.txt"):
+            assert (out / "figures" / f"{name}.{ext}").stat().st_size > 0
+    # claims expected to hold all hold, so --strict passes (open claims do not count)
+    assert main(["check", "--quick", "--out", str(out), "--no-progress", "--no-figures", "--strict"]) == 0
+
+
+def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ropeproof import claims as registry
+
+    def broken(ctx):
+        return registry.Outcome.judge(False, {"x": 1.0}, "x", counterexample={"n": 2})
+
+    c = registry.Claim("test.broken", "A claim that fails.", "test", {}, broken)
+    monkeypatch.setattr(registry, "registered_claims", lambda: [c])
+    from ropeproof.commands import check
+
+    monkeypatch.setattr(check, "registered_claims", lambda: [c])
+    args = ["check", "--out", str(tmp_path), "--no-progress", "--no-figures"]
+    assert main(args) == 0
+    assert main([*args, "--strict"]) == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["claims"][0]["counterexample"] == {"n": 2}
+
+
+def test_certified_mode_agrees_with_floating_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ropeproof import claims as registry
+    from ropeproof.commands import check
+
+    chosen = [
+        c
+        for c in registry.registered_claims()
+        if c.id.startswith("thm3.2.index.") and c.id.split(".")[-1] in ("gap_sup", "margin_inf")
+    ]
+    monkeypatch.setattr(check, "registered_claims", lambda: chosen)
+    base = ["check", "--no-progress", "--no-figures"]
+    assert main([*base, "--out", str(tmp_path / "f")]) == 0
+    assert main([*base, "--certified", "--out", str(tmp_path / "c")]) == 0
+    fp = {c["id"]: c for c in json.loads((tmp_path / "f" / "report.json").read_text())["claims"]}
+    cert = {c["id"]: c for c in json.loads((tmp_path / "c" / "report.json").read_text())["claims"]}
+    assert len(cert) == 6
+    for cid, c in cert.items():
+        assert c["certified"] and not fp[cid]["certified"]
+        assert c["verdict"] == fp[cid]["verdict"], cid
+        if c["verdict"] == "violated":
+            assert c["counterexample"]["n"] == fp[cid]["counterexample"]["n"] == 4
+    assert "(certified)" in (tmp_path / "c" / "report.md").read_text()

@@ -1,0 +1,153 @@
+"""The house's rules, enforced: imports run theory -> constructions -> verify -> paper_figures -> CLI
+and claims, no two files import each other (directly or through a cycle), nothing imports the
+folders by their bare names, and the bottom two layers load without torch."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {  # folder -> (installed package, layer); conftest.PACKAGE_FOLDERS lists the same folders
+    "theory": ("ropeproof.theory", 0),
+    "constructions": ("ropeproof.constructions", 1),
+    "verify": ("ropeproof.verify", 2),
+    "paper_figures": ("ropeproof.paper_figures", 3),
+    "ropeproof": ("ropeproof", 4),
+}
+LAYER_NAMES = ["theory", "constructions", "verify", "paper_figures", "CLI and claims"]
+BARE = ("theory", "constructions", "verify", "paper_figures")
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of a ``ropeproof...`` module name (``None`` outside the package)."""
+    best = None
+    for package, layer in FOLDERS.values():
+        if (module == package or module.startswith(package + ".")) and (
+            best is None or len(package) > len(best[0])
+        ):
+            best = (package, layer)
+    return None if best is None else best[1]
+
+
+def imported_names(path: Path, module: str, mods: Mapping[str, Path]) -> list[tuple[str, int]]:
+    """``(imported module, line)`` for every import statement in the file, nested ones included.
+
+    ``from A import B`` counts as importing ``A.B`` when that is a module of the package, else ``A``;
+    relative imports are resolved against ``module``.
+    """
+    tree = ast.parse(path.read_text(), str(path))
+    is_package = path.name == "__init__.py"
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")
+                anchor = parts if is_package else parts[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                out.append((sub if sub in mods else base, node.lineno))
+    return out
+
+
+def edges(mods: Mapping[str, Path]) -> dict[str, set[str]]:
+    """The import graph between the package's files."""
+    return {
+        module: {name for name, _ in imported_names(path, module, mods) if name in mods and name != module}
+        for module, path in mods.items()
+    }
+
+
+def test_every_import_runs_left_to_right(package_modules: dict[str, Path]) -> None:
+    mods = package_modules
+    backwards = []
+    for module, path in mods.items():
+        src = layer_of(module)
+        for name, line in imported_names(path, module, mods):
+            dst = layer_of(name) if name.startswith("ropeproof") else None
+            if dst is not None and src is not None and dst > src:
+                where = f"{path.relative_to(ROOT)}:{line}"
+                backwards.append(f"{where} ({LAYER_NAMES[src]}) imports {name} ({LAYER_NAMES[dst]})")
+    assert not backwards, "imports that run right-to-left:\n" + "\n".join(backwards)
+
+
+def test_no_import_cycles_between_files(package_modules: dict[str, Path]) -> None:
+    graph = edges(package_modules)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def connect(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for v in graph:
+        if v not in index:
+            connect(v)
+    assert not cycles, f"import cycles between files: {cycles}"
+
+
+@pytest.mark.parametrize(
+    "folder", ["theory", "constructions", "verify", "paper_figures", "ropeproof", "tests", "benchmarks"]
+)
+def test_nothing_imports_the_bare_folder_names(folder: str, package_modules: dict[str, Path]) -> None:
+    bad = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for name, line in imported_names(path, "tests.x", package_modules):
+            if name.split(".")[0] in BARE:
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not bad, "use the installed names (ropeproof.theory, ...):\n" + "\n".join(bad)
+
+
+def test_the_checker_sees_a_backward_edge(tmp_path: Path, package_modules: dict[str, Path]) -> None:
+    # the walker itself must be able to fail: a theory module importing verify is caught
+    f = tmp_path / "bad.py"
+    f.write_text("def f():\n    from ropeproof.verify.runtime.rope import apply_rope\n")
+    names = [n for n, _ in imported_names(f, "ropeproof.theory.bad", package_modules)]
+    assert "ropeproof.verify.runtime.rope" in names
+    assert layer_of("ropeproof.verify.runtime.rope") > layer_of("ropeproof.theory.bad")
+    assert layer_of("ropeproof.claims.thm32") == 4 and layer_of("ropeproof.paper_figures.style") == 3
+
+
+def test_theory_and_constructions_load_without_torch(package_modules: dict[str, Path]) -> None:
+    mods = [m for m in package_modules if layer_of(m) in (0, 1)]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {mods!r}:\n"
+        "    importlib.import_module(m)\n"
+        "print(sorted(k for k in sys.modules if k == 'torch' or k.startswith('torch.'))[:3])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    assert out.stdout.strip() == "[]", out.stdout

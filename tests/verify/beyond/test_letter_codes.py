@@ -1,0 +1,111 @@
+"""Letter codes: exact margins against brute force through explicit RoPE vectors and against the
+compiled T_Retrieval engine; closed forms in |ALPH|; horizons on slowly rotating planes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.beyond.letter_codes import (
+    alphabet_comparison,
+    code_margins,
+    horizon,
+    one_plane_code,
+    one_plane_horizon_formula,
+    orthogonal_code,
+    slow_plane_horizons,
+)
+from ropeproof.verify.exact.sweep import sweep_retrieval
+from ropeproof.verify.runtime.rope import rope_logits
+
+
+def brute_margin(code, n: int) -> float:
+    """margin_inf(n) over every Retrieval input, logits from the explicit vectors through rope_logits."""
+    q, k = code.vectors()
+    spec = RopeSpec(2 * code.planes, freqs=code.freqs.tolist())
+    keys = torch.as_tensor(k)
+    worst = math.inf
+    for y, x in itertools.permutations(range(code.alphabet), 2):
+        # logits of query y at n - 1 against every letter at every position
+        table = rope_logits(
+            torch.as_tensor(q[y])[None],
+            keys.repeat(n, 1),
+            spec,
+            q_positions=[n - 1],
+            k_positions=np.repeat(np.arange(n), code.alphabet),
+        )
+        table = table.reshape(n, code.alphabet).numpy()  # [position, letter]
+        others = [c for c in range(code.alphabet) if c != y]
+        for d_t in range(1, n):
+            for letters in itertools.product(others, repeat=n - 2):
+                dist = [d for d in range(1, n) if d != d_t]
+                comp = [table[n - 1, x]] + [table[n - 1 - d, c] for c, d in zip(letters, dist, strict=True)]
+                worst = min(worst, table[n - 1 - d_t, y] - max(comp))
+    return worst
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        one_plane_code(3, 0.4),
+        one_plane_code(4, 0.0),
+        orthogonal_code(3, [0.2, 0.05]),
+        orthogonal_code(4, 0.0),
+        orthogonal_code(4, [0.7, 0.01]),
+    ],
+    ids=lambda c: f"{c.name}-{c.alphabet}-{c.freqs.tolist()}",
+)
+def test_code_margins_equal_brute_force_through_rope(code) -> None:
+    got = code_margins(code, 6)
+    for n in (2, 4, 6):
+        assert got[n - 2] == pytest.approx(brute_margin(code, n), abs=1e-14)
+
+
+@settings(max_examples=10)
+@given(alphabet=st.integers(2, 9), theta=st.floats(0.0, 3.0))
+def test_one_plane_code_equals_the_compiled_retrieval_engine(alphabet, theta) -> None:
+    engine = sweep_retrieval(alphabet, theta, 40, gap_inf_limit=2).columns["margin_inf"]
+    np.testing.assert_allclose(code_margins(one_plane_code(alphabet, theta), 40), engine, rtol=0, atol=1e-15)
+
+
+def test_closed_forms_in_the_alphabet() -> None:
+    rows = alphabet_comparison([2, 3, 4, 7, 16, 64, 100], 20)
+    for r in rows:
+        assert r["one_plane_margin"] == pytest.approx(r["one_plane_closed_form"], rel=1e-13)
+        assert r["orthogonal_margin"] == 1.0
+    assert rows[-1]["one_plane_margin"] == pytest.approx(2 * math.pi**2 / 100**2, rel=2e-3)
+
+
+def test_one_plane_horizon_formula_is_exact() -> None:
+    for alphabet, theta in ((8, 0.0027), (4, 0.013), (26, 0.0004), (2, 0.05)):
+        h = horizon(
+            code_margins(one_plane_code(alphabet, theta), 2 * one_plane_horizon_formula(alphabet, theta) + 5)
+        )
+        assert h == one_plane_horizon_formula(alphabet, theta)
+
+
+def test_slow_plane_horizons() -> None:
+    h = slow_plane_horizons(64, 8)
+    assert h.one_plane_theta == pytest.approx(10000 ** (-62 / 64), rel=1e-15)
+    assert h.one_plane_horizon == h.one_plane_formula == 2946
+    assert h.orthogonal_horizon == 2485
+    assert h.orthogonal_margin_at_16 > 0.99 > 0.3 > h.one_plane_margin_at_16
+
+
+def test_validation() -> None:
+    with pytest.raises(InputError):
+        one_plane_code(1)
+    with pytest.raises(InputError):
+        orthogonal_code(5, [0.1, 0.2])
+    with pytest.raises(InputError):
+        horizon(np.array([1.0, 0.5]))
+    with pytest.raises(InputError):
+        one_plane_horizon_formula(8, 0.0)

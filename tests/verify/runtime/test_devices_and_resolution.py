@@ -1,0 +1,52 @@
+"""Device and dtype resolution, the dtype rounding bounds, and the numpy reference logits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.runtime.devices import DTYPES, dtype_name, resolve_device, resolve_dtype
+from ropeproof.verify.runtime.reference import reference_logits
+from ropeproof.verify.runtime.resolution import gap_resolution, logit_error_bound, unit_roundoff
+
+
+def test_resolve_device_and_dtype() -> None:
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    for name, dt in DTYPES.items():
+        assert resolve_dtype(name) is dt and dtype_name(dt) == name
+    with pytest.raises(InputError, match="accepted: 'auto', 'cpu', 'cuda'"):
+        resolve_device("gpu0")
+    with pytest.raises(InputError, match=r"dtype='float8' is unknown"):
+        resolve_dtype("float8")
+    with pytest.raises(InputError, match="not supported"):
+        resolve_dtype(torch.int64)
+
+
+def test_unit_roundoffs_are_the_ieee_values() -> None:
+    assert unit_roundoff("float64") == 2.0**-53
+    assert unit_roundoff("float32") == 2.0**-24
+    assert unit_roundoff("bfloat16") == 2.0**-8
+    assert unit_roundoff("float16") == 2.0**-11
+
+
+def test_error_bounds_golden() -> None:
+    # ((head_dim + 6) u + 2 u64 |angle|) * magnitude, and twice that for a gap
+    assert logit_error_bound("float32", 2, 3.0) == 8 * 2.0**-24 * 3.0
+    assert logit_error_bound("float64", 4, 1.0, max_angle=1e6) == (10 * 2.0**-53 + 2 * 2.0**-53 * 1e6)
+    assert gap_resolution("bfloat16", 2) == 2 * 8 * 2.0**-8
+
+
+def test_reference_logits_golden() -> None:
+    # one plane at theta = 0.5: q = (1, 0) at i, k = (0, 1) at j -> q^T rho((j - i) 0.5) k = -sin((j - i) 0.5)
+    spec = RopeSpec(2, freqs=[0.5])
+    q = np.array([[1.0, 0.0]] * 3)
+    k = np.array([[0.0, 1.0]] * 3)
+    got = reference_logits(q, k, spec)
+    want = np.array([[-math.sin((j - i) * 0.5) for j in range(3)] for i in range(3)])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)

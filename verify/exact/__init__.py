@@ -1,0 +1,6 @@
+"""Exact measurement over whole input families, never sampled unless the module says so:
+input families (:mod:`.families`), logit tables and one-pass family extremes (:mod:`.discrepancy`,
+:mod:`.offset_logits`, :mod:`.prefix_topk`, :mod:`.index_sweep`, :mod:`.angles`), length sweeps with
+the reported bounds (:mod:`.sweep`, :mod:`.bound_checks`), very long rows in bounded memory
+(:mod:`.streaming`), interval-certified verdicts (:mod:`.certified`), mpmath ground truth
+(:mod:`.mp_reference`) and, for heads without exact structure, sampled bounds (:mod:`.sampled`)."""

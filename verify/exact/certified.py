@@ -1,0 +1,576 @@
+"""Certified bound checks: every margin and bound for every ``n <= N`` enclosed in an interval.
+
+Enclosures come from interval arithmetic (``mpmath.iv`` at ``prec`` bits) for every transcendental
+value; they are rounded outward to float64 (``to_float`` with floor/ceiling rounding), and the rest
+of the computation uses only ``min``/``max`` (exact on floats) and subtractions rounded outward
+(``nextafter`` past the round-to-nearest result). Parameters are the exact binary values of their
+float64s. A row of ``measured(n) <= bound(n)`` is
+
+- ``holds``: ``hi(measured) <= lo(bound)``;
+- ``holds-equal``: the intervals overlap, but a witness input's value equals the bound identically
+  (sympy, with the parameters as exact rationals), so ``measured <= witness = bound``;
+- ``violated``: ``lo(measured) > hi(bound)``;
+- ``undecided``: none of the above, even after re-enclosing the row at ``refine_prec`` bits. Never
+  guessed, never counted as a pass.
+
+Enclosed quantities (THEORY.md section 5; :mod:`ropeproof.verify.exact.index_sweep`,
+:mod:`ropeproof.verify.exact.discrepancy`):
+
+- T_Index over planes ``(theta_k, a_k)``: ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2``;
+  ``margin_inf(n) = gap_inf(n) = min_{m <= n-1} g(m)``, ``gap_sup(n) = min_{m <= ceil((n-1)/2)} g(m)``
+  (the interval of a minimum is ``[min lo, min hi]``).
+- T_Retrieval (``|ALPH| = A``, ``omega = 2 pi / A``, one plane at ``theta``): target at distance
+  ``d_t`` scores ``T(d) = cos(d theta)``, a non-matching key at distance ``d`` at most
+  ``O(d) = max_{c=1..A-1} cos(c omega - d theta)``, the query itself ``S = max_c cos(c omega)``, and
+
+      margin_inf(n) = min_{1 <= d_t <= n-1} [ T(d_t) - max(S, max_{1 <= d <= n-1, d != d_t} O(d)) ].
+
+- Bounds: [A]'s Theorem 3.2 (:mod:`ropeproof.theory.bounds`) and Theorem D
+  (:mod:`ropeproof.theory.dirichlet`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import sympy as sp
+from mpmath import iv, libmp
+
+from ropeproof.theory.dirichlet import dirichlet_q
+from ropeproof.theory.errors import InputError
+
+STATUSES = ("holds", "holds-equal", "violated", "undecided")
+
+
+# ------------------------------------------------------------------------------------ interval basics
+
+
+def interval_ends(x: Any) -> tuple[float, float]:
+    """Float64 ``(lo, hi)`` enclosing the ``mpmath.iv`` interval ``x`` (rounded outward).
+
+    ``to_float`` flushes values below the float64 range to 0 whatever the rounding mode, so each end
+    is checked against the exact endpoint and stepped outward (to the nearest subnormal) if needed.
+    """
+    a, b = x._mpi_
+    lo, hi = libmp.to_float(a, rnd="f"), libmp.to_float(b, rnd="c")
+    if libmp.mpf_gt(libmp.from_float(lo), a):
+        lo = math.nextafter(lo, -math.inf)
+    if libmp.mpf_lt(libmp.from_float(hi), b):
+        hi = math.nextafter(hi, math.inf)
+    return lo, hi
+
+
+def _down(x: np.ndarray) -> np.ndarray:
+    return np.nextafter(x, -np.inf)
+
+
+def _up(x: np.ndarray) -> np.ndarray:
+    return np.nextafter(x, np.inf)
+
+
+class iv_precision:
+    """``with iv_precision(bits):`` sets ``mpmath.iv``'s working precision and restores it."""
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+
+    def __enter__(self) -> None:
+        self.saved = iv.prec
+        iv.prec = self.bits
+
+    def __exit__(self, *exc: object) -> None:
+        iv.prec = self.saved
+
+
+def _check_n(max_n: int, limit: int = 10**6) -> int:
+    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= limit:
+        raise InputError(f"max_n={max_n!r} must be an integer in 2 .. {limit}")
+    return int(max_n)
+
+
+def _check_prec(prec: int) -> int:
+    if isinstance(prec, bool) or not isinstance(prec, int) or not 53 <= prec <= 4096:
+        raise InputError(f"prec={prec!r} must be an integer number of bits in 53 .. 4096")
+    return prec
+
+
+# --------------------------------------------------------------------------------------- enclosures
+
+
+def enclose_index_gaps(
+    freqs: Sequence[float], amps: Sequence[float], max_m: int, prec: int = 80
+) -> tuple[np.ndarray, np.ndarray]:
+    """Enclosures ``(lo, hi)`` of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = 1 .. max_m``."""
+    f = [float(x) for x in freqs]
+    a = [float(x) for x in amps]
+    if not f or len(f) != len(a) or any(x < 0 for x in a) or not all(map(math.isfinite, f + a)):
+        raise InputError("freqs and amps must be equal-length, finite, non-empty; amps >= 0")
+    lo, hi = np.empty(max_m), np.empty(max_m)
+    with iv_precision(_check_prec(prec)):
+        halves = [iv.mpf(t) / 2 for t in f]
+        weights = [2 * iv.mpf(w) for w in a]
+        for m in range(1, max_m + 1):
+            total = iv.mpf(0)
+            for h, w in zip(halves, weights, strict=True):
+                total += w * iv.sin(m * h) ** 2
+            lo[m - 1], hi[m - 1] = interval_ends(total)
+    return lo, hi
+
+
+def _mul(a_lo, a_hi, b_lo, b_hi) -> tuple[np.ndarray, np.ndarray]:
+    """Outward-rounded interval product ``[a] [b]`` (elementwise, broadcasting)."""
+    p = np.stack(np.broadcast_arrays(a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi))
+    return _down(p.min(0)), _up(p.max(0))
+
+
+def _add(a_lo, a_hi, b_lo, b_hi) -> tuple[np.ndarray, np.ndarray]:
+    """Outward-rounded interval sum ``[a] + [b]``."""
+    return _down(a_lo + b_lo), _up(a_hi + b_hi)
+
+
+def enclose_retrieval_terms(
+    alphabet: int, theta: float, max_d: int, prec: int = 80
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], tuple[float, float]]:
+    """Enclosures of ``T(d) = cos(d theta)`` and ``O(d) = max_c cos(c omega - d theta)`` for
+    ``d = 1 .. max_d``, and of ``S = max_c cos(c omega)`` (``c = 1 .. A-1``, ``omega = 2 pi / A``).
+
+    ``cos(d theta)``, ``sin(d theta)``, ``cos(c omega)``, ``sin(c omega)`` are enclosed with
+    ``mpmath.iv``; ``cos(c omega - d theta) = cos(c omega) cos(d theta) + sin(c omega) sin(d theta)``
+    is then formed with outward-rounded float64 interval products and sums.
+    """
+    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or alphabet < 2:
+        raise InputError(f"alphabet={alphabet!r} must be an integer >= 2")
+    if not math.isfinite(theta):
+        raise InputError(f"theta={theta!r} must be finite")
+    cd = np.empty((2, max_d))
+    sd = np.empty((2, max_d))
+    cc = np.empty((2, alphabet - 1))
+    sc = np.empty((2, alphabet - 1))
+    with iv_precision(_check_prec(prec)):
+        th = iv.mpf(float(theta))
+        omega = 2 * iv.pi / alphabet
+        for c in range(1, alphabet):
+            cc[:, c - 1] = interval_ends(iv.cos(c * omega))
+            sc[:, c - 1] = interval_ends(iv.sin(c * omega))
+        for d in range(1, max_d + 1):
+            x = d * th
+            cd[:, d - 1] = interval_ends(iv.cos(x))
+            sd[:, d - 1] = interval_ends(iv.sin(x))
+    p1 = _mul(cc[0][None, :], cc[1][None, :], cd[0][:, None], cd[1][:, None])
+    p2 = _mul(sc[0][None, :], sc[1][None, :], sd[0][:, None], sd[1][:, None])
+    o_lo, o_hi = _add(*p1, *p2)
+    s = (float(cc[0].max()), float(cc[1].max()))
+    return (cd[0], cd[1]), (np.clip(o_lo, -1, 1).max(1), np.clip(o_hi, -1, 1).max(1)), s
+
+
+def prefix_top2(values: np.ndarray, largest: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(top, index)``, each ``[N, 2]``: the two largest (or smallest) of ``values[0 .. r]`` and their
+    indices, per row ``r`` (first occurrence wins ties; missing entries are ``-/+inf`` with index -1).
+    Comparisons only, so exact."""
+    sign = 1.0 if largest else -1.0
+    vals = (sign * np.asarray(values, dtype=np.float64)).tolist()
+    top = np.empty((len(vals), 2))
+    idx = np.empty((len(vals), 2), dtype=np.int64)
+    v1 = v2 = -math.inf
+    i1 = i2 = -1
+    for r, v in enumerate(vals):
+        if v > v1:
+            v1, v2, i1, i2 = v, v1, r, i1
+        elif v > v2:
+            v2, i2 = v, r
+        top[r, 0], top[r, 1], idx[r, 0], idx[r, 1] = v1, v2, i1, i2
+    return sign * top, idx
+
+
+def prefix_min_interval(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Enclosure of ``min(x_1 .. x_M)`` for every ``M`` given enclosures of each ``x_i``."""
+    return np.minimum.accumulate(lo), np.minimum.accumulate(hi)
+
+
+def retrieval_margin_interval(
+    t: tuple[np.ndarray, np.ndarray], o: tuple[np.ndarray, np.ndarray], s: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Enclosure ``(lo, hi)`` of ``margin_inf(n)`` for ``n = 2 .. D + 1`` from the term enclosures, and
+    the target distance ``d_t`` minimising the upper end (a witness), per row.
+
+    For each ``n`` and ``d_t``: ``lo = lo T(d_t) - max(hi S, max_{d != d_t} hi O(d))`` and
+    ``hi = hi T(d_t) - max(lo S, max_{d != d_t} lo O(d))``; the ``max`` excluding ``d_t`` is read from
+    prefix top-2 lists, and the minimum over ``d_t <= n - 1`` from prefix bottom-2 lists.
+    """
+    t_lo, t_hi = t
+    o_lo, o_hi = o
+    rows = t_lo.size
+    out = []
+    witness = np.zeros(rows, dtype=np.int64)
+    for t_end, o_end, s_end, side in ((t_lo, o_hi, s[1], "lo"), (t_hi, o_lo, s[0], "hi")):
+        top, idx = prefix_top2(o_end)  # row r: the two largest O over d = 1 .. r + 1
+        first = np.maximum(top[:, 0], s_end)
+        second = np.maximum(np.where(idx[:, 1] >= 0, top[:, 1], -np.inf), s_end)
+        # margin over d_t != argmax: T(d_t) - first; at d_t = argmax: T(argmax) - second
+        bot, bidx = prefix_top2(t_end, largest=False)
+        excl = np.where(bidx[:, 0] != idx[:, 0], bot[:, 0], np.where(bidx[:, 1] >= 0, bot[:, 1], np.inf))
+        at_arg = t_end[idx[:, 0]]
+        if side == "lo":
+            a = _down(excl - first)
+            b = _down(at_arg - second)
+        else:
+            a = _up(excl - first)
+            b = _up(at_arg - second)
+            witness = (
+                np.where(a <= b, np.where(bidx[:, 0] != idx[:, 0], bidx[:, 0], bidx[:, 1]), idx[:, 0]) + 1
+            )
+        out.append(np.minimum(a, b))
+    return out[0], out[1], witness
+
+
+# ---------------------------------------------------------------------------------------- judging
+
+
+@dataclass
+class CertifiedComparison:
+    """Row-by-row certified verdicts of ``measured(n) <= bound(n)`` (arrays indexed by ``n - 2``)."""
+
+    name: str
+    reading: str
+    n: np.ndarray
+    measured_lo: np.ndarray
+    measured_hi: np.ndarray
+    bound_lo: np.ndarray
+    bound_hi: np.ndarray
+    status: np.ndarray
+    seconds: float = 0.0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        return int((self.status == status).sum())
+
+    @property
+    def violated_n(self) -> np.ndarray:
+        return self.n[self.status == "violated"]
+
+    @property
+    def undecided_n(self) -> np.ndarray:
+        return self.n[self.status == "undecided"]
+
+    def verdict(self) -> str:
+        """``violated`` if any row is; else ``unresolvable`` if any is undecided; else ``holds``."""
+        if self.violated_n.size:
+            return "violated"
+        return "unresolvable" if self.undecided_n.size else "holds"
+
+    def max_width(self) -> float:
+        """Widest enclosure of ``measured`` or ``bound``, relative to its magnitude."""
+        w1 = (self.measured_hi - self.measured_lo) / np.maximum(np.abs(self.measured_hi), 1e-300)
+        w2 = (self.bound_hi - self.bound_lo) / np.maximum(np.abs(self.bound_hi), 1e-300)
+        return float(max(w1.max(), w2.max()))
+
+    def summary(self) -> dict[str, Any]:
+        v = self.violated_n
+        return {
+            "name": self.name,
+            "reading": self.reading,
+            "verdict": self.verdict(),
+            "certified": True,
+            "rows": {s: self.count(s) for s in STATUSES},
+            "n_range": [int(self.n[0]), int(self.n[-1])],
+            "first_violation_n": int(v[0]) if v.size else None,
+            "violated_rows": int(v.size),
+            "undecided_n": self.undecided_n[:20].tolist(),
+            "max_relative_width": self.max_width(),
+            "seconds": round(self.seconds, 3),
+            **self.detail,
+        }
+
+
+Identity = Callable[[int], bool]
+"""``identity(n)``: whether a witness input at length ``n`` scores exactly the bound (sympy)."""
+Refine = Callable[[int], tuple[tuple[float, float], tuple[float, float]]]
+"""``refine(n) -> ((m_lo, m_hi), (b_lo, b_hi))``: the row re-enclosed at higher precision."""
+
+
+def judge(
+    name: str,
+    reading: str,
+    n: np.ndarray,
+    measured: tuple[np.ndarray, np.ndarray],
+    bound: tuple[np.ndarray, np.ndarray],
+    identity: Identity | None = None,
+    refine: Refine | None = None,
+    max_refine: int = 32,
+) -> CertifiedComparison:
+    """Certified statuses of ``measured <= bound`` (see the module docstring)."""
+    m_lo, m_hi = (np.asarray(x, dtype=np.float64) for x in measured)
+    b_lo, b_hi = (np.asarray(x, dtype=np.float64) for x in bound)
+    status = np.where(m_hi <= b_lo, "holds", np.where(m_lo > b_hi, "violated", "undecided")).astype(object)
+    refined = identities = 0
+    for r in np.nonzero(status == "undecided")[0]:
+        if identity is not None and identity(int(n[r])):
+            status[r] = "holds-equal"
+            identities += 1
+            continue
+        if refine is None or refined >= max_refine:
+            continue
+        (lo, hi), (blo, bhi) = refine(int(n[r]))
+        refined += 1
+        m_lo[r], m_hi[r], b_lo[r], b_hi[r] = lo, hi, blo, bhi
+        status[r] = "holds" if hi <= blo else ("violated" if lo > bhi else "undecided")
+    return CertifiedComparison(
+        name,
+        reading,
+        np.asarray(n),
+        m_lo,
+        m_hi,
+        b_lo,
+        b_hi,
+        status.astype(str),
+        detail={"refined_rows": refined, "identity_rows": identities},
+    )
+
+
+_IDENTITY_CACHE: dict[str, bool] = {}
+
+
+def exactly_equal(a: sp.Expr, b: sp.Expr) -> bool:
+    """Whether sympy proves ``a == b`` (parameters must already be exact rationals); cached."""
+    key = sp.srepr(a) + "|" + sp.srepr(b)
+    if key not in _IDENTITY_CACHE:
+        diff = sp.simplify(sp.expand_trig(a - b))
+        _IDENTITY_CACHE[key] = bool(diff == 0)
+    return _IDENTITY_CACHE[key]
+
+
+# ----------------------------------------------------------------------------------- index checks
+
+
+@dataclass
+class CertifiedCheck:
+    """Certified comparisons of one construction against one bound, per reading."""
+
+    construction: str
+    params: dict[str, Any]
+    bound: str
+    comparisons: dict[str, CertifiedComparison]
+    seconds: float
+
+    def verdicts(self) -> dict[str, str]:
+        return {k: c.verdict() for k, c in self.comparisons.items()}
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "construction": self.construction,
+            "params": self.params,
+            "bound": self.bound,
+            "seconds": round(self.seconds, 3),
+            "readings": {k: c.summary() for k, c in self.comparisons.items()},
+        }
+
+
+def _index_bound_enclosure(theta: float, n: np.ndarray, prec: int) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Enclosure of ``min(2 sin(theta/2)^2, pi^2 / (2 n^2))`` and of its first term."""
+    with iv_precision(prec):
+        t1 = interval_ends(2 * iv.sin(iv.mpf(float(theta)) / 2) ** 2)
+        pi2 = interval_ends(iv.pi**2 / 2)
+    n2 = n.astype(np.float64) ** 2  # exact: n < 2^26
+    t2_lo, t2_hi = _down(pi2[0] / n2), _up(pi2[1] / n2)
+    return np.minimum(t1[0], t2_lo), np.minimum(t1[1], t2_hi), (t1, (t2_lo, t2_hi))
+
+
+INDEX_TERMS = ("min", "one-minus-cos", "pi2-over-2n2")
+"""Which side of Theorem 3.2 (Index) to certify against: the reported ``min`` of the two terms, or
+either term alone."""
+
+
+def _index_term(theta: float, n: np.ndarray, prec: int, term: str) -> tuple[np.ndarray, np.ndarray, tuple]:
+    b_lo, b_hi, (t1, t2) = _index_bound_enclosure(theta, n, prec)
+    if term == "one-minus-cos":
+        return np.full(n.size, t1[0]), np.full(n.size, t1[1]), (t1, t2)
+    if term == "pi2-over-2n2":
+        return t2[0], t2[1], (t1, t2)
+    return b_lo, b_hi, (t1, t2)
+
+
+def certified_index(
+    theta: float,
+    max_n: int,
+    prec: int = 80,
+    readings: Sequence[str] = ("margin_inf", "gap_sup"),
+    refine_prec: int = 256,
+    term: str = "min",
+) -> CertifiedCheck:
+    """Certify [A]'s Theorem 3.2 for one-plane T_Index, ``Delta(n) <= min(1 - cos theta, pi^2/(2n^2))``
+    (or one ``term`` of it, :data:`INDEX_TERMS`), for every ``n = 2 .. max_n`` and each reading of
+    ``Delta`` (``margin_inf``/``gap_inf``, ``gap_sup``)."""
+    start = time.perf_counter()
+    max_n = _check_n(max_n)
+    bad = sorted(set(readings) - {"margin_inf", "gap_inf", "gap_sup"})
+    if bad:
+        raise InputError(f"readings {bad} unknown; accepted: margin_inf, gap_inf, gap_sup")
+    if term not in INDEX_TERMS:
+        raise InputError(f"term={term!r}; accepted: {INDEX_TERMS}")
+    n = np.arange(2, max_n + 1)
+    g_lo, g_hi = enclose_index_gaps([theta], [1.0], max_n - 1, prec)
+    p_lo, p_hi = prefix_min_interval(g_lo, g_hi)
+    b_lo, b_hi, (t1, t2) = _index_term(theta, n, prec, term)
+    th = sp.Rational(float(theta))
+    term1 = 2 * sp.sin(th / 2) ** 2
+
+    def identity(n_: int) -> bool:
+        # Delta <= g(1) (m = 1 is a competitor in every reading) and g(1) is term 1 identically; the
+        # bound is term 1 when only term 1 is used, or when pi^2/(2n^2) >= term 1 (certified)
+        if term == "pi2-over-2n2":
+            return False
+        if term == "min" and not bool(t2[0][n_ - 2] >= t1[1]):
+            return False
+        return exactly_equal(2 * sp.sin(1 * th / 2) ** 2, term1)
+
+    def refine_for(last_m: Callable[[int], int]) -> Refine:
+        def refine(n_: int) -> tuple[tuple[float, float], tuple[float, float]]:
+            lo, hi = enclose_index_gaps([theta], [1.0], last_m(n_), refine_prec)
+            b = _index_term(theta, np.array([n_]), refine_prec, term)
+            return (float(lo.min()), float(hi.min())), (float(b[0][0]), float(b[1][0]))
+
+        return refine
+
+    comparisons = {}
+    for q in readings:
+        if q == "gap_sup":
+            half = (n - 1 + 1) // 2
+            meas = (p_lo[half - 1], p_hi[half - 1])
+            refine = refine_for(lambda n_: -(-(n_ - 1) // 2))
+        else:
+            meas = (p_lo[n - 2], p_hi[n - 2])
+            refine = refine_for(lambda n_: n_ - 1)
+        t0 = time.perf_counter()
+        cmp = judge("index-thm3.2", q, n, meas, (b_lo, b_hi), identity, refine)
+        cmp.seconds = time.perf_counter() - t0
+        comparisons[q] = cmp
+    bound = {
+        "min": "min(1 - cos(theta), pi^2/(2 n^2))",
+        "one-minus-cos": "1 - cos(theta)",
+        "pi2-over-2n2": "pi^2/(2 n^2)",
+    }[term]
+    return CertifiedCheck(
+        "index",
+        {"theta": theta, "max_n": max_n, "prec": prec, "term": term},
+        f"Delta_Index(n) <= {bound}",
+        comparisons,
+        time.perf_counter() - start,
+    )
+
+
+def certified_dirichlet(
+    freqs: Sequence[float], amps: Sequence[float] | None, max_n: int, prec: int = 80
+) -> CertifiedCheck:
+    """Certify Theorem D, ``margin_inf(n) <= 2 A sin(pi / max(2, Q_K(n-1)))^2``, for ``n = 2 .. max_n``,
+    and ``gap_sup(n) <=`` the same with ``M = ceil((n-1)/2)``."""
+    start = time.perf_counter()
+    max_n = _check_n(max_n)
+    f = [float(x) for x in freqs]
+    a = [1.0] * len(f) if amps is None else [float(x) for x in amps]
+    n = np.arange(2, max_n + 1)
+    g_lo, g_hi = enclose_index_gaps(f, a, max_n - 1, prec)
+    p_lo, p_hi = prefix_min_interval(g_lo, g_hi)
+    k = len(f)
+    comparisons = {}
+    for q, ms in (("margin_inf", n - 1), ("gap_sup", (n - 1 + 1) // 2)):
+        cache: dict[int, tuple[float, float]] = {}
+        b_lo, b_hi = np.empty(n.size), np.empty(n.size)
+        with iv_precision(prec):
+            total = iv.mpf(0)
+            for w in a:
+                total += iv.mpf(w)
+            for i, m in enumerate(ms.tolist()):
+                qq = max(2, dirichlet_q(int(m), k))
+                if qq not in cache:
+                    cache[qq] = interval_ends(2 * total * iv.sin(iv.pi / qq) ** 2)
+                b_lo[i], b_hi[i] = cache[qq]
+        meas = (p_lo[ms - 1], p_hi[ms - 1])
+        comparisons[q] = judge("dirichlet", q, n, meas, (b_lo, b_hi))
+    return CertifiedCheck(
+        "index",
+        {"freqs": f, "amps": a, "max_n": max_n, "prec": prec},
+        "min_{m<=M} g(m) <= 2 A sin(pi / max(2, floor(M^(1/K))))^2",
+        comparisons,
+        time.perf_counter() - start,
+    )
+
+
+# ------------------------------------------------------------------------------- retrieval checks
+
+
+def _retrieval_bound_enclosure(
+    alphabet: int, theta: float, n: np.ndarray, prec: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Enclosure of ``1 - cos(omega - n theta) = 2 sin((omega - n theta)/2)^2`` for every ``n``."""
+    lo, hi = np.empty(n.size), np.empty(n.size)
+    with iv_precision(prec):
+        th = iv.mpf(float(theta))
+        omega = 2 * iv.pi / alphabet
+        for i, nn in enumerate(n.tolist()):
+            lo[i], hi[i] = interval_ends(2 * iv.sin((omega - nn * th) / 2) ** 2)
+    return lo, hi
+
+
+def certified_retrieval(
+    alphabet: int, theta: float, max_n: int, prec: int = 80, refine_prec: int = 256
+) -> CertifiedCheck:
+    """Certify [A]'s Theorem 3.2 for T_Retrieval, ``Delta(n) <= 1 - cos(omega - n theta)``, reading
+    ``Delta`` as ``margin_inf`` (closed form in the module docstring), for ``n = 2 .. max_n``."""
+    start = time.perf_counter()
+    max_n = _check_n(max_n)
+    n = np.arange(2, max_n + 1)
+    t, o, s = enclose_retrieval_terms(alphabet, theta, max_n - 1, prec)
+    m_lo, m_hi, witness = retrieval_margin_interval(t, o, s)
+    b_lo, b_hi = _retrieval_bound_enclosure(alphabet, theta, n, prec)
+    th = sp.Rational(float(theta))
+    omega = 2 * sp.pi / alphabet
+
+    competitors: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def strongest(n_: int, d_t: int) -> tuple[int, int]:
+        """``(c, d)`` of the largest non-target logit at length ``n_`` (float64 choice; any choice is
+        a valid witness, the identity itself is proved exactly)."""
+        if not competitors:
+            d = np.arange(0, max_n, dtype=np.float64)
+            c = np.arange(1, alphabet, dtype=np.float64)
+            vals = np.cos(c[None, :] * (2 * math.pi / alphabet) - d[:, None] * float(theta))
+            best_c = vals.argmax(1) + 1
+            top, idx = prefix_top2(vals.max(1))
+            competitors.append((best_c, top, idx))
+        best_c, _top, idx = competitors[0]
+        d = int(idx[n_ - 1, 0]) if int(idx[n_ - 1, 0]) != d_t else int(idx[n_ - 1, 1])
+        return int(best_c[d]), d
+
+    frac = Fraction(float(theta))
+    decided: dict[tuple[Fraction, int, Fraction, Fraction], bool] = {}
+
+    def identity(n_: int) -> bool:
+        d_t = int(witness[n_ - 2])
+        c, d = strongest(n_, d_t)
+        key = (d_t * frac, c, d * frac, n_ * frac)
+        if key not in decided:
+            witness_expr = sp.cos(d_t * th) - sp.cos(c * omega - d * th)
+            decided[key] = exactly_equal(witness_expr, 1 - sp.cos(omega - n_ * th))
+        return decided[key]
+
+    def refine(n_: int) -> tuple[tuple[float, float], tuple[float, float]]:
+        tt, oo, ss = enclose_retrieval_terms(alphabet, theta, n_ - 1, refine_prec)
+        lo, hi, _ = retrieval_margin_interval(tt, oo, ss)
+        blo, bhi = _retrieval_bound_enclosure(alphabet, theta, np.array([n_]), refine_prec)
+        return (float(lo[-1]), float(hi[-1])), (float(blo[0]), float(bhi[0]))
+
+    cmp = judge("retrieval-thm3.2", "margin_inf", n, (m_lo, m_hi), (b_lo, b_hi), identity, refine)
+    cmp.seconds = time.perf_counter() - start
+    return CertifiedCheck(
+        "retrieval",
+        {"alphabet": alphabet, "theta": theta, "max_n": max_n, "prec": prec},
+        "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
+        {"margin_inf": cmp},
+        time.perf_counter() - start,
+    )

@@ -1,0 +1,333 @@
+"""Placement: move a compiled head's planes onto the exact frequencies of a GPT-J or LLaMA spectrum
+(see :mod:`ropeproof.verify.interop.hf`)."""
+
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ropeproof.constructions.head import CompiledHead
+from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.interop.hf.architectures import (
+    FREQ_RTOL,
+    GPTJ_BASE,
+    MAX_SEARCH_DIM,
+    ExportError,
+    check_arch,
+)
+
+
+def spectrum_freq(base: float, k: int, dim: int) -> float:
+    """Frequency of plane ``k`` of the default spectrum, ``1 / base ** (2k / dim)``, as HF writes it."""
+    return 1.0 / (base ** (2 * k / dim))
+
+
+def same_freq(a: float, b: float) -> bool:
+    """``a`` and ``b`` agree to :data:`FREQ_RTOL` (relative); exact zeros only match zeros."""
+    return abs(a - b) <= FREQ_RTOL * max(abs(a), abs(b))
+
+
+def _k_on_spectrum(f: float, base: float, dim: int) -> int | None:
+    """The ``k`` with ``spectrum_freq(base, k, dim) == f`` (to FREQ_RTOL), or ``None``."""
+    if f == 1.0:
+        return 0
+    if not math.isfinite(base) or base <= 0 or base == 1:
+        return None
+    k = round(-math.log(f) / math.log(base) * dim / 2)
+    if 0 <= k < dim // 2 and same_freq(f, spectrum_freq(base, k, dim)):
+        return k
+    return None
+
+
+def _nearest_on_spectrum(f: float, base: float, dim: int) -> tuple[int, float]:
+    k = min(max(round(-math.log(f) / math.log(base) * dim / 2), 0), dim // 2 - 1)
+    return k, spectrum_freq(base, k, dim)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a head's planes and value dims go in the target architecture.
+
+    ``planes``: ``(source plane, target plane, swapped)`` -- source plane ``p`` of the head's spec is
+    written on target plane ``t`` of :meth:`target_spec`; ``swapped`` puts its two dims in reverse
+    order (a negative frequency rotating as ``|theta|``). ``values``: ``(source dim, target dim)``
+    of the value path. ``hidden_size``: the model width (GPT-J: equal to ``head_dim``).
+    """
+
+    arch: str
+    head_dim: int
+    rotary_dim: int
+    rope_theta: float
+    hidden_size: int
+    planes: tuple[tuple[int, int, bool], ...]
+    values: tuple[tuple[int, int], ...]
+
+    def target_spec(self) -> RopeSpec:
+        """The target head's :class:`RopeSpec` (frequencies in float64, from the formula)."""
+        if self.arch == "gptj":
+            return RopeSpec(self.head_dim, self.rotary_dim, GPTJ_BASE, layout="interleaved")
+        if math.isinf(self.rope_theta):
+            freqs = [1.0] + [0.0] * (self.head_dim // 2 - 1)
+            return RopeSpec(self.head_dim, self.head_dim, freqs=freqs, layout="half")
+        return RopeSpec(self.head_dim, self.head_dim, self.rope_theta, layout="half")
+
+    def qk_map(self, source: RopeSpec) -> np.ndarray:
+        """``S`` (``[source.head_dim, head_dim]``, 0/1) with ``q_target = q_source @ S``."""
+        target = self.target_spec()
+        s = np.zeros((source.head_dim, self.head_dim))
+        for p, t, swapped in self.planes:
+            a, b = source.plane_dims[p]
+            c, d = target.plane_dims[t]
+            if swapped:
+                a, b = b, a
+            s[a, c] = s[b, d] = 1.0
+        return s
+
+    def value_map(self, source_head_dim: int) -> np.ndarray:
+        """``S_v`` (``[source_head_dim, head_dim]``, 0/1) with ``v_target = v_source @ S_v``."""
+        s = np.zeros((source_head_dim, self.head_dim))
+        for j, t in self.values:
+            s[j, t] = 1.0
+        return s
+
+    def describe(self, source: RopeSpec) -> str:
+        """One line per placed plane: source plane, frequency, target plane and dims."""
+        target = self.target_spec()
+        lines = []
+        for p, t, swapped in self.planes:
+            lines.append(
+                f"plane {p} (theta={source.plane_freqs[p]:.17g}) -> {self.arch} plane k={t} "
+                f"dims {target.plane_dims[t]}{' swapped' if swapped else ''} "
+                f"(theta={target.plane_freqs[t]:.17g})"
+            )
+        return "\n".join(lines)
+
+
+def _used_planes(head: CompiledHead) -> list[tuple[int, float]]:
+    out = []
+    for p, (a, b) in enumerate(head.spec.plane_dims):
+        if np.any(head.W_Q[:, [a, b]] != 0) or np.any(head.W_K[:, [a, b]] != 0):
+            out.append((p, float(head.spec.plane_freqs[p])))
+    return out
+
+
+def _used_value_dims(head: CompiledHead) -> list[int]:
+    used = np.any(head.W_V != 0, axis=0) | np.any(head.W_O != 0, axis=1)
+    return [int(j) for j in np.flatnonzero(used)]
+
+
+def _split(planes: list[tuple[int, float]]) -> tuple[list[int], list[tuple[int, float, bool]]]:
+    zeros = [p for p, f in planes if f == 0]
+    rot = [(p, abs(f), f < 0) for p, f in planes if f != 0]
+    seen: dict[float, int] = {}
+    for p, f, _ in rot:
+        for f0, p0 in seen.items():
+            if same_freq(f, f0):
+                raise ExportError(
+                    f"planes {p0} and {p} both have |theta|={f:.17g}; a RoPE spectrum holds each nonzero "
+                    "frequency on one plane only, so no exact placement exists. Merge the two planes "
+                    "(same frequency = one 2-D rotation) or give them different frequencies"
+                )
+        seen[f] = p
+    return zeros, rot
+
+
+def _even(n: int) -> int:
+    return n + n % 2
+
+
+def _check_dim_option(name: str, value: int | None, minimum: int = 2) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum or value % 2:
+        raise ExportError(f"{name}={value} must be an even integer >= {minimum}")
+    return int(value)
+
+
+def place_gptj(
+    planes: Sequence[tuple[int, float]],
+    n_values: int,
+    min_hidden: int = 2,
+    rotary_dim: int | None = None,
+    head_dim: int | None = None,
+) -> Placement:
+    """Place ``(source plane, theta)`` pairs on GPT-J's spectrum (see the module docstring).
+
+    ``n_values`` value dims and a width of at least ``min_hidden`` must fit in ``head_dim``
+    (``= hidden_size`` with one head). ``rotary_dim``/``head_dim`` fix those choices.
+    """
+    rotary_dim = _check_dim_option("rotary_dim", rotary_dim)
+    head_dim = _check_dim_option("head_dim", head_dim)
+    zeros, rot = _split(list(planes))
+    for p, f, _ in rot:
+        if f > 1 and not same_freq(f, 1.0):
+            raise ExportError(
+                f"plane {p} has |theta|={f:.17g} > 1; GPT-J's frequencies 10000^(-2k/rotary_dim) lie in "
+                "(0, 1], so it has no exact placement. Use theta <= 1, or llama (rope_theta < 1 gives "
+                "frequencies above 1)"
+            )
+    candidates = [rotary_dim] if rotary_dim is not None else range(2, MAX_SEARCH_DIM + 1, 2)
+    chosen: tuple[int, list[int]] | None = None
+    for r in candidates:
+        ks = [_k_on_spectrum(f, GPTJ_BASE, r) for _, f, _ in rot]
+        if all(k is not None for k in ks) and len(set(ks)) == len(ks):
+            chosen = (r, ks)  # type: ignore[assignment]
+            break
+    if chosen is None:
+        r_hint = rotary_dim or 128
+        bad = [(p, f) for p, f, _ in rot if _k_on_spectrum(f, GPTJ_BASE, r_hint) is None] or [
+            (p, f) for p, f, _ in rot
+        ]
+        p, f = bad[0]
+        k, near = _nearest_on_spectrum(f, GPTJ_BASE, r_hint)
+        where = f"rotary_dim={rotary_dim}" if rotary_dim else f"any even rotary_dim <= {MAX_SEARCH_DIM}"
+        raise ExportError(
+            f"plane {p} has |theta|={f:.17g}, which is not on GPT-J's spectrum 10000^(-2k/rotary_dim) "
+            f"(base fixed at 10000) for {where} with every plane on its own k. Nearest: k={k} of "
+            f"rotary_dim={r_hint} gives {near!r} (off by {abs(f - near):.3g}); it is not used, since "
+            f"export never approximates. Would work: theta = 10000**(-2*k/r) exactly (e.g. "
+            f"10000**(-{2 * k}/{r_hint}) = {near!r}), theta = 0 (pass-through dims), or arch='llama' "
+            "(rope_theta is chosen to fit)"
+        )
+    r, ks = chosen
+    needed = _even(max(r + 2 * len(zeros), n_values, min_hidden))
+    if head_dim is not None and head_dim < needed:
+        raise ExportError(
+            f"head_dim={head_dim} is too small for GPT-J: needs >= {needed} (rotary_dim={r}, "
+            f"{len(zeros)} pass-through planes, {n_values} value dims, width >= {min_hidden})"
+        )
+    hd = head_dim or needed
+    moves = [(p, k, sw) for (p, _, sw), k in zip(rot, ks, strict=True)]
+    moves += [(p, r // 2 + i, False) for i, p in enumerate(zeros)]
+    return Placement(
+        "gptj", hd, r, GPTJ_BASE, hd, tuple(sorted(moves)), tuple((j, j) for j in range(n_values))
+    )
+
+
+def _nice(x: float) -> float:
+    return float(f"{x:.12g}")
+
+
+def _ratio_exponents(rot: list[tuple[int, float, bool]]) -> tuple[list[int], float] | None:
+    """Smallest integers ``k_i`` with ``ln f_i = k_i * s`` for one step ``s`` (``f = 1`` -> ``k = 0``)."""
+    logs = [math.log(f) for _, f, _ in rot]
+    nonzero = [v for v in logs if v != 0]
+    if not nonzero:
+        return [0] * len(logs), 0.0
+    ref = min(nonzero, key=abs)
+    for m in range(1, MAX_SEARCH_DIM // 2):
+        step = ref / m
+        ks = [round(v / step) for v in logs]
+        if all(k >= 0 for k in ks) and all(
+            same_freq(f, math.exp(k * step)) for (_, f, _), k in zip(rot, ks, strict=True)
+        ):
+            return ks, step
+    return None
+
+
+def place_llama(
+    planes: Sequence[tuple[int, float]],
+    n_values: int,
+    hidden_size: int,
+    head_dim: int | None = None,
+    rope_theta: float | None = None,
+) -> Placement:
+    """Place ``(source plane, theta)`` pairs on a LLaMA spectrum (see the module docstring)."""
+    head_dim = _check_dim_option("head_dim", head_dim)
+    if rope_theta is not None:
+        rope_theta = float(rope_theta)
+        if not rope_theta > 0 or rope_theta == 1 or math.isnan(rope_theta):
+            raise ExportError(f"rope_theta={rope_theta} must be > 0 and != 1 (or inf)")
+    zeros, rot = _split(list(planes))
+    values = tuple((j, j) for j in range(n_values))
+    if zeros:
+        others = [(p, f) for p, f, _ in rot if not same_freq(f, 1.0)]
+        if others or (rope_theta is not None and not math.isinf(rope_theta)):
+            why = (
+                f"plane {others[0][0]} has theta={others[0][1]:.17g}"
+                if others
+                else f"rope_theta={rope_theta} is finite"
+            )
+            raise ExportError(
+                f"plane {zeros[0]} has theta=0, but LLaMA rotates every dim (no partial rotary in this "
+                "transformers' LlamaAttention); a zero frequency exists only with rope_theta=inf "
+                f"(spectrum 1, 0, 0, ...), and {why}. Would work: arch='gptj' (pass-through dims), or "
+                "only theta=0 and theta=1 planes with rope_theta=inf"
+            )
+        needed = _even(max(2 * (1 + len(zeros)), n_values))
+        if head_dim is not None and head_dim < needed:
+            raise ExportError(f"head_dim={head_dim} is too small: needs >= {needed}")
+        hd = head_dim or needed
+        moves = [(p, 0, sw) for p, _, sw in rot] + [(p, 1 + i, False) for i, p in enumerate(zeros)]
+        return Placement("llama", hd, hd, math.inf, hidden_size, tuple(sorted(moves)), values)
+
+    def fits(base: float, d: int) -> list[int] | None:
+        ks = [_k_on_spectrum(f, base, d) for _, f, _ in rot]
+        if all(k is not None for k in ks) and len(set(ks)) == len(ks):
+            return ks  # type: ignore[return-value]
+        return None
+
+    d_min = _even(max(2, n_values))
+    if head_dim is not None and head_dim < d_min:
+        raise ExportError(f"head_dim={head_dim} is too small: the head's value dims need >= {d_min}")
+    dims = [head_dim] if head_dim is not None else list(range(d_min, MAX_SEARCH_DIM + 1, 2))
+    found: tuple[float, int, list[int]] | None = None
+    for base in [rope_theta] if rope_theta is not None else [10000.0]:
+        for d in dims:
+            ks = fits(base, d)
+            if ks is not None:
+                found = (base, d, ks)
+                break
+    if found is None and rope_theta is None:
+        ratio = _ratio_exponents(rot)
+        if ratio is not None:
+            ks, step = ratio
+            d = head_dim or _even(max(2 * (max(ks) + 1), d_min))
+            if 2 * (max(ks) + 1) <= d:
+                base = math.exp(-step * d / 2) if step else 10000.0
+                for b in (_nice(base), base):
+                    if math.isfinite(b) and b > 0 and b != 1 and fits(b, d) == ks:
+                        found = (b, d, ks)
+                        break
+    if found is None:
+        p, f, _ = rot[0]
+        if rope_theta is not None:
+            how = f"rope_theta={rope_theta}" + (f", head_dim={head_dim}" if head_dim else "")
+        else:
+            how = "any rope_theta" + (f" with head_dim={head_dim}" if head_dim else "")
+        raise ExportError(
+            f"no exact LLaMA placement for the frequencies {[f for _, f, _ in rot]} with {how}: "
+            "a LLaMA spectrum rope_theta^(-2k/head_dim) needs every log-frequency to be an integer "
+            f"multiple k < head_dim/2 of one step (first unplaced: plane {p}, theta={f:.17g}). Would "
+            "work: one nonzero frequency (any value), frequencies theta_1^k for integers k, or leave "
+            "rope_theta/head_dim unset so they are chosen"
+        )
+    base, d, ks = found
+    moves = [(p, k, sw) for (p, _, sw), k in zip(rot, ks, strict=True)]
+    return Placement("llama", d, d, base, hidden_size, tuple(sorted(moves)), values)
+
+
+def place_head(
+    head: CompiledHead,
+    arch: str,
+    rotary_dim: int | None = None,
+    head_dim: int | None = None,
+    rope_theta: float | None = None,
+) -> Placement:
+    """The :class:`Placement` :func:`export_head` uses for ``head`` in ``arch``; raises if none is exact."""
+    arch = check_arch(arch, ExportError)
+    planes, values = _used_planes(head), _used_value_dims(head)
+    n_values = (values[-1] + 1) if values else 0
+    if arch == "gptj":
+        if rope_theta is not None and float(rope_theta) != GPTJ_BASE:
+            raise ExportError(f"rope_theta={rope_theta}: GPT-J's base is fixed at 10000; use arch='llama'")
+        return place_gptj(planes, n_values, 2 * head.d_model + 1, rotary_dim, head_dim)
+    if rotary_dim is not None:
+        raise ExportError(
+            f"rotary_dim={rotary_dim}: LLaMA rotates all of head_dim (no partial rotary); use head_dim"
+        )
+    return place_llama(planes, n_values, 2 * head.d_model, head_dim, rope_theta)

@@ -1,0 +1,38 @@
+"""What a dtype can resolve: rounding-error bounds for RoPE logits and gaps.
+
+A logit ``sum_k q_k^T R(u theta_k) k_k`` computed in a dtype with unit roundoff ``u_d``
+(``finfo.eps / 2``) after rotating both vectors carries an error of at most about
+``(head_dim + 6) * u_d * magnitude``, where ``magnitude = sum_k |q_k| |k_k|`` bounds the logit
+(the usual ``gamma_m`` bound for a length-``m`` dot product, plus the rotation's rounding). A
+difference of two logits is therefore trustworthy only above twice that; below it the dtype cannot
+resolve the gap and a check must say so rather than pass.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
+
+
+def unit_roundoff(dtype: DtypeLike) -> float:
+    """``finfo(dtype).eps / 2``: 2^-53 for float64, 2^-24 for float32, 2^-8 for bfloat16."""
+    return torch.finfo(resolve_dtype(dtype)).eps / 2
+
+
+def logit_error_bound(
+    dtype: DtypeLike, head_dim: int, magnitude: float = 1.0, max_angle: float = 0.0
+) -> float:
+    """Bound on ``|computed logit - exact logit|``.
+
+    ``((head_dim + 6) * u_d + 2 * u_64 * max_angle) * magnitude``: the dot product and rotation in
+    the dtype, plus the float64 rounding of the rotation angles ``p * theta`` (at most
+    ``max_angle`` in absolute value), which moves each rotated vector by ``u_64 * |p theta|``.
+    """
+    u64 = unit_roundoff("float64")
+    return ((head_dim + 6) * unit_roundoff(dtype) + 2 * u64 * abs(max_angle)) * abs(magnitude)
+
+
+def gap_resolution(dtype: DtypeLike, head_dim: int, magnitude: float = 1.0) -> float:
+    """The smallest logit gap the dtype resolves: twice :func:`logit_error_bound`."""
+    return 2.0 * logit_error_bound(dtype, head_dim, magnitude)

@@ -1,0 +1,151 @@
+"""The standard property battery for any construction: :func:`check_construction`.
+
+1. **closed form vs module**: on random family inputs, the float64 module's last-row logits equal the
+   sympy closed forms evaluated in mpmath, to ``atol`` (default 1e-12);
+2. **correctness**: every length up to ``must_work_up_to`` (default: the longest length given) has a
+   positive exact ``margin_inf``; for every length where it is positive, random family inputs are
+   answered correctly (the argmax logit is the target); where it is not, the exact witness input is
+   indeed answered wrongly (the sweep is checked both ways);
+3. **margin bound**: ``margin_inf(n) >= margin_lower_bound(n)`` for every length, if a bound is given;
+4. **positional / symbolic exactness**, if declared: permuting the non-query contents leaves the
+   logit row unchanged (positional) or permutes it the same way (symbolic), exactly in float64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.theory.construction import Construction
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.exact.families import Family, family_for, sample_family_inputs
+from ropeproof.verify.exact.mp_reference import MpLogits
+from ropeproof.verify.runtime.compiled import encode, head_module
+
+
+@dataclass
+class PropertyResult:
+    """One property: whether it held, and the figures behind the verdict."""
+
+    name: str
+    passed: bool
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PropertyReport:
+    construction: str
+    results: list[PropertyResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    def failures(self) -> list[PropertyResult]:
+        return [r for r in self.results if not r.passed]
+
+
+def _last_rows(head, seqs: Sequence[Sequence[str]]) -> np.ndarray:
+    attn = head_module(head, device="cpu")
+    return attn(encode(head, [list(s) for s in seqs])).logits[:, -1].double().numpy()
+
+
+def check_construction(
+    construction: Construction,
+    family: Family | None = None,
+    lengths: Sequence[int] = (2, 3, 5, 8, 13),
+    examples: int = 8,
+    margin_lower_bound: Callable[[int], float] | None = None,
+    declared: str | None = None,
+    must_work_up_to: int | None = None,
+    atol: float = 1e-12,
+    seed: int = 0,
+    raise_on_failure: bool = True,
+) -> PropertyReport:
+    """Run the battery (see the module docstring) and return, or raise on, the results.
+
+    ``declared`` is ``"positional"``, ``"symbolic"`` or ``None``.
+    """
+    if declared not in (None, "positional", "symbolic"):
+        raise InputError(f"declared={declared!r}; accepted: 'positional', 'symbolic', None")
+    family = family_for(construction) if family is None else family
+    lengths = sorted(set(int(n) for n in lengths))
+    if not lengths or lengths[0] < 2:
+        raise InputError(f"lengths={lengths} must be non-empty, each >= 2")
+    head = compile_construction(construction)
+    mp = MpLogits(construction)
+    results: list[PropertyResult] = []
+
+    worst = 0.0
+    for n in lengths:
+        samples = sample_family_inputs(family, n, examples, seed + n)
+        rows = _last_rows(head, [s for s, _ in samples])
+        for (tokens, _), row in zip(samples, rows, strict=True):
+            worst = max(worst, float(np.max(np.abs(row - np.array([float(v) for v in mp.row(tokens)])))))
+    results.append(
+        PropertyResult("closed form vs module", worst <= atol, {"max_abs_diff": worst, "atol": atol})
+    )
+
+    big = lengths[-1]
+    sweep = exact_sweep(build_tables(head, family, big), big)
+    wrong, checked, horizon = [], 0, None
+    for n in lengths:
+        margin = float(sweep.margin_inf[n - 2])
+        if margin > 0:
+            samples = sample_family_inputs(family, n, examples, seed + 7 * n)
+            rows = _last_rows(head, [s for s, _ in samples])
+            for (tokens, target), row in zip(samples, rows, strict=True):
+                checked += 1
+                if int(np.argmax(row)) != target or np.sum(row == row.max()) > 1:
+                    wrong.append({"n": n, "tokens": tokens, "target": target})
+        else:
+            horizon = n if horizon is None else horizon
+            w = sweep.witness(n, "margin_inf")
+            row = _last_rows(head, [w.tokens])[0]
+            if int(np.argmax(row)) == w.target_position and np.sum(row == row.max()) == 1:
+                wrong.append({"n": n, "witness_unexpectedly_correct": w.tokens})
+    limit = big if must_work_up_to is None else must_work_up_to
+    early = horizon is not None and horizon <= limit
+    details = {
+        "checked": checked,
+        "first_failing_length": horizon,
+        "must_work_up_to": limit,
+        "problems": wrong[:3],
+    }
+    results.append(PropertyResult("correct up to the horizon", not wrong and not early, details))
+
+    if margin_lower_bound is not None:
+        bad = [
+            (n, float(sweep.margin_inf[n - 2]), float(margin_lower_bound(n)))
+            for n in lengths
+            if sweep.margin_inf[n - 2] < margin_lower_bound(n)
+        ]
+        results.append(PropertyResult("margin bound", not bad, {"violations": bad[:5]}))
+
+    if declared is not None:
+        rng = np.random.default_rng(seed)
+        worst_dev = 0.0
+        for n in lengths:
+            for tokens, _ in sample_family_inputs(family, n, examples, seed + 13 * n):
+                perm = rng.permutation(n - 1)
+                moved = [tokens[p] for p in perm] + [tokens[-1]]
+                base, new = _last_rows(head, [tokens, moved])
+                expected = base[:-1] if declared == "positional" else base[:-1][perm]
+                worst_dev = max(worst_dev, float(np.max(np.abs(new[:-1] - expected))))
+        results.append(
+            PropertyResult(f"exactly {declared}", worst_dev == 0.0, {"max_abs_deviation": worst_dev})
+        )
+
+    report = PropertyReport(construction.name, results)
+    if raise_on_failure and not report.passed:
+        lines = [f"{r.name}: {r.details}" for r in report.failures()]
+        raise AssertionError(f"{construction.name} failed: " + "; ".join(lines))
+    return report
+
+
+__all__ = ["PropertyReport", "PropertyResult", "check_construction"]
