@@ -32,7 +32,9 @@ def construction_from_args(args: argparse.Namespace):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compile", help="compile a construction to explicit weights (head.json + weights.safetensors)")
+    p = sub.add_parser(
+        "compile", help="compile a construction to explicit weights (head.json + weights.safetensors)"
+    )
     p.add_argument("construction", choices=sorted(CONSTRUCTIONS))
     add_construction_params(p)
     p.add_argument("--out", type=Path, required=True, help="output directory")
