@@ -9,7 +9,16 @@ from collections.abc import Sequence
 
 from ropeproof import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "derive", "compile", "sweep", "ps-score", "figures", "export")
+SUBCOMMANDS: tuple[str, ...] = (
+    "check",
+    "findings",
+    "derive",
+    "compile",
+    "sweep",
+    "ps-score",
+    "figures",
+    "export",
+)
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
 
 
@@ -27,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     if args.command is None:
         parser.print_help()
         return 2

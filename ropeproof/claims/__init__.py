@@ -16,11 +16,13 @@ import importlib
 
 from ropeproof.claims.registry import (
     USER_CLAIMS,
+    Approx,
     CheckContext,
     Claim,
     ClaimResult,
     ClaimSet,
     Outcome,
+    Quick,
     claim,
     run_claim,
     run_claims,
@@ -60,11 +62,13 @@ def registered_claims() -> list[Claim]:
 __all__ = [
     "BUILTIN_TOPICS",
     "USER_CLAIMS",
+    "Approx",
     "CheckContext",
     "Claim",
     "ClaimResult",
     "ClaimSet",
     "Outcome",
+    "Quick",
     "builtin_claim_sets",
     "claim",
     "registered_claims",

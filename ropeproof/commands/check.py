@@ -17,7 +17,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("ropeproof-report"), help="output directory")
     p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda")
     p.add_argument("--dtype", default="float64", help="float64, float32, float16 or bfloat16")
-    p.add_argument("--strict", action="store_true", help="exit 1 if a claim expected to hold does not")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on any regression: a pinned verdict or witness that changed, an error, or an "
+        "unresolvable verdict of a pinned claim",
+    )
     p.add_argument("--list", action="store_true", help="list the registered claims and exit")
     p.add_argument(
         "--certified",
@@ -33,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     claims = registered_claims()
     if args.list:
         for c in claims:
-            print(f"{c.id:40s} {c.statement}")
+            print(f"{c.id:40s} [{c.expected}] {c.statement_for(args.quick)}")
         return 0
     ctx = CheckContext(
         resolve_device(args.device), resolve_dtype(args.dtype), quick=args.quick, certified=args.certified
@@ -45,10 +50,11 @@ def run(args: argparse.Namespace) -> int:
         from ropeproof.paper_figures import make_all
 
         figures = make_all(args.out / "figures", quick=args.quick)
-    report = write_report(results, ctx, args.out, figures)
+    flags = {"strict": args.strict, "figures": not args.no_figures}
+    report = write_report(results, ctx, args.out, figures, getattr(args, "argv", None), flags)
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")
-    unexpected = [r.claim.id for r in results if r.unexpected]
-    if unexpected:
-        print("not as expected: " + ", ".join(unexpected), file=sys.stderr)
-    return 1 if args.strict and unexpected else 0
+    regressions = [r for r in results if r.regression is not None]
+    for r in regressions:
+        print(f"regression: {r.claim.id}: {r.regression}", file=sys.stderr)
+    return 1 if args.strict and regressions else 0
