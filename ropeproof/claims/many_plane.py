@@ -189,7 +189,7 @@ def _dirichlet_grid(ctx: CheckContext) -> Outcome:
     statement=(
         "Theorem R: theta_k = 2 pi / b^k (k = 1..K, equal amplitudes) has normalised margin_inf(n) = "
         "(2/K) sin(pi/b)^2 for b^(K-1) < n <= b^K; with b = ceil(n^(1/K)) the best normalised K-plane "
-        "margin satisfies 8/(K (n^(1/K)+1)^2) <= mu*_K(n) <= 2 sin(pi/floor((n-1)^(1/K)))^2, i.e. "
+        "margin satisfies 8/(K (n^(1/K)+1)^2) <= mu*_K(n) <= 2 sin(pi/max(2, floor((n-1)^(1/K))))^2, i.e. "
         "mu*_K(n) = Theta(n^(-2/K)); checked for K = {K} at lengths up to {max_n} and every proof step "
         "checked (sympy, and the residue lemma exhaustively for (b, K) = {residue_cases})."
     ),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ropeproof.cli import main
+from ropeproof.commands import findings
 from ropeproof.report import readme_findings, render_readme_findings, without_timings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -58,3 +59,16 @@ def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path:
     b = without_timings(json.loads((tmp_path / "report.json").read_text()))
     assert a["claims"] == b["claims"] and a["counts"] == b["counts"]
     assert a["run"]["git_commit"] == b["run"]["git_commit"] and a["run"]["versions"] == b["run"]["versions"]
+
+
+def test_findings_command_rewrites_only_the_marked_section(
+    quick_report: tuple[int, Path], tmp_path: Path
+) -> None:
+    _code, out = quick_report
+    readme = tmp_path / "README.md"
+    readme.write_text("# title\n\n<!-- findings:begin -->\nold\n<!-- findings:end -->\n\ntail\n")
+    assert main(["findings", str(out), "--update-readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("# title\n") and text.endswith("<!-- findings:end -->\n\ntail\n")
+    assert "old" not in text and "`thm3.2.index.min.gap_sup`" in text
+    assert findings.run.__module__ == "ropeproof.commands.findings"
