@@ -67,8 +67,8 @@ def _alphabet(ctx: CheckContext) -> Outcome:
         "On the lowest planes of a standard spectrum (base 10000) Retrieval with |ALPH| = {alphabet} has "
         "a finite horizon: the one-plane code on the lowest plane theta_min works exactly for n with "
         "(2n-3) theta_min < 2 pi/|ALPH| (n <= {horizon_64} for head_dim 64, n <= {horizon_128} for "
-        "head_dim 128); the boundary rows are certified by interval arithmetic for head_dim in "
-        "{certified_head_dims}."
+        "head_dim 128); the two rows at each horizon are certified by interval arithmetic for head_dim "
+        "in {certified_head_dims}, the rows below it are exact float64."
     ),
     reference="[A] Thm 3.1-3.2 (T_Retrieval, theta > 0); this toolkit",
     params={"alphabet": 8, "head_dim": [64, 128], "certified_head_dims": Quick([64, 128], [64])},
@@ -104,6 +104,7 @@ def _slow(ctx: CheckContext) -> Outcome:
             "certified_boundary": cert,
         }
         figures[f"horizon_{hd}"] = h.one_plane_horizon
-    # certified only when every horizon's boundary rows were decided by interval arithmetic
-    certified = ok and all_certified
-    return Outcome.judge(ok, figures, key_figure="horizon_128", counterexample=figures, certified=certified)
+    # the boundary rows are certified; the rows below a horizon come from the float64 sweep, so the
+    # verdict as a whole is not
+    figures["boundaries_certified"] = all_certified
+    return Outcome.judge(ok, figures, key_figure="horizon_128", counterexample=figures)
