@@ -9,8 +9,13 @@ from collections.abc import Sequence
 
 from ropeproof import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "derive", "compile", "sweep", "ps-score", "figures", "export")
+SUBCOMMANDS: tuple[str, ...] = (
+    "check", "derive", "compile", "sweep", "ps-score", "figures", "export", "import",
+)  # fmt: skip
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
+
+MODULE_NAMES: dict[str, str] = {"import": "import_head"}
+"""Subcommands whose module name differs from the command (``import`` is a Python keyword)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ropeproof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f"ropeproof.commands.{name.replace('-', '_')}").register(sub)
+        module = MODULE_NAMES.get(name, name.replace("-", "_"))
+        importlib.import_module(f"ropeproof.commands.{module}").register(sub)
     return parser
 
 

@@ -83,4 +83,4 @@ def load_hooked_transformer(path: str | Path, device: str = "cpu") -> Any:
     tl = require_transformer_lens()
     model = build_hooked_transformer(tl.HookedTransformerConfig.from_dict(config))
     model.load_state_dict(load_file(str(src / TL_WEIGHTS_FILE)), strict=True)
-    return model.to(device).eval()
+    return model.eval()  # built on cfg.device already
