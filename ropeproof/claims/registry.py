@@ -102,6 +102,16 @@ class ClaimResult:
         """True when a claim expected to hold did not (``--strict`` fails on these)."""
         return self.claim.expected == "holds" and self.outcome.verdict != "holds"
 
+    def _repr_markdown_(self) -> str:
+        from ropeproof.claims.display import result_markdown
+
+        return result_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ropeproof.claims.display import result_html
+
+        return result_html(self)
+
 
 class ClaimSet:
     """An ordered collection of claims; :meth:`claim` is a decorator adding one.
