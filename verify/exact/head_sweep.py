@@ -46,7 +46,10 @@ def head_family(head: CompiledHead) -> Family:
 @dataclass
 class HeadSweep(TableDisplay):
     """Exact ``gap_sup``, ``gap_inf``, ``margin_inf`` of a head for ``n = 2 .. N`` (``columns``:
-    numpy arrays indexed by ``n - 2``), over ``family``, with logits computed in ``dtype``."""
+    numpy arrays indexed by ``n - 2``), over ``family``, with logits computed in ``dtype``.
+
+    Shapes: columns [N - 1] (each array)
+    """
 
     head: str
     family: Family

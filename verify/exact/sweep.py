@@ -60,6 +60,8 @@ class SweepTable(TableDisplay):
 
     In a notebook it renders as a markdown or HTML table, and ``to_pandas()`` gives a
     ``DataFrame`` of :meth:`rows` (pandas optional; see :mod:`ropeproof.verify.display`).
+
+    Shapes: columns [rows] (each array)
     """
 
     construction: str
