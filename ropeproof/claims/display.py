@@ -11,8 +11,11 @@ import html
 import json
 from typing import Any
 
-from ropeproof.claims.registry import ClaimResult
 from ropeproof.verify.display import format_cell
+
+ClaimResult = Any
+"""A :class:`ropeproof.claims.registry.ClaimResult` (``claim``, ``outcome``, ``seconds``); not imported,
+since the registry's ``_repr_*`` methods import this module."""
 
 
 def _text(value: Any) -> str:
