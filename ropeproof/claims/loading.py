@@ -151,7 +151,9 @@ def entry_point_claims() -> list[Claim]:
         try:
             obj = ep.load()
         except Exception as exc:
-            raise ClaimLoadError(f"{where}: loading it raised {type(exc).__name__}: {exc}") from exc
+            raise ClaimLoadError(
+                f"{where}: loading it raised {type(exc).__name__}: {exc} (--no-plugins skips entry points)"
+            ) from exc
         out.extend(_record(_claims_of_object(obj, where), f"entry point {ep.name} ({ep.value})"))
     return out
 

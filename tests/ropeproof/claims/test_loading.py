@@ -150,3 +150,12 @@ def test_load_errors_are_one_line_and_exit_2(tmp_path, capsys) -> None:
     assert main(["check", "--claims", str(broken), "--list"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("ropeproof check: error: --claims") and "\n" not in err
+
+
+def test_no_plugins_skips_a_broken_entry_point(monkeypatch, capsys) -> None:
+    broken = [metadata.EntryPoint("broken", "rp_test_missing_mod:x", ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(loading, "_entry_points", lambda: broken)
+    assert main(["check", "--list", "--only", "rope.*"]) == 2
+    assert "--no-plugins skips entry points" in capsys.readouterr().err
+    assert main(["check", "--list", "--only", "rope.*", "--no-plugins"]) == 0
+    assert capsys.readouterr().out.startswith("rope.")

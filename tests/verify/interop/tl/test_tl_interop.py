@@ -388,7 +388,7 @@ def test_tl_and_hf_imports_of_the_same_weights_agree(layer: int, head: int, repo
     assert torch.equal(s_hf.s_pos, s_tl.s_pos) and torch.equal(s_hf.s_sym, s_tl.s_sym)
     assert 0 < s_tl.S_pos < 1 and 0 < s_tl.S_sym < 1  # a random head: neither pure nor uniform
     prof_hf, prof_tl = per_frequency_scores(from_hf, x[:4]), per_frequency_scores(from_tl, x[:4])
-    assert np.array_equal(prof_hf.S_pos, prof_tl.S_pos)
+    assert np.array_equal(prof_hf.S_pos, prof_tl.S_pos) and np.array_equal(prof_hf.S_sym, prof_tl.S_sym)
     tokens = list(range(8))
     c_hf = compiled_from_hf_model(hf, layer, head, tokens)
     c_tl = compiled_from_hooked_transformer(model, layer, head, tokens)
