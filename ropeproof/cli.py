@@ -18,8 +18,12 @@ SUBCOMMANDS: tuple[str, ...] = (
     "ps-score",
     "figures",
     "export",
+    "import",
 )
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
+
+MODULE_NAMES: dict[str, str] = {"import": "import_head"}
+"""Subcommands whose module name differs from the command (``import`` is a Python keyword)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ropeproof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f"ropeproof.commands.{name.replace('-', '_')}").register(sub)
+        module = MODULE_NAMES.get(name, name.replace("-", "_"))
+        importlib.import_module(f"ropeproof.commands.{module}").register(sub)
     return parser
 
 

@@ -325,6 +325,16 @@ class ClaimResult:
             return "as expected (pinned)"
         return "reported (open, not pinned)"
 
+    def _repr_markdown_(self) -> str:
+        from ropeproof.claims.display import result_markdown
+
+        return result_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ropeproof.claims.display import result_html
+
+        return result_html(self)
+
 
 def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
     """Run one claim with its resolved parameters; an exception becomes an ``error`` verdict

@@ -49,7 +49,10 @@ def scores_over_scales(
     head: RopeAttention, inputs: torch.Tensor, scales: Sequence[float], tau: float = 1e-4
 ) -> list[ScaleScores]:
     """[A]'s scores of ``head`` on ``inputs`` with its logits multiplied by each of ``scales``
-    (relative to the head's own ``scale``); the head is left as it was."""
+    (relative to the head's own ``scale``); the head is left as it was.
+
+    Shapes: inputs [batch, n, d_model]
+    """
     base = head.scale
     out = []
     try:
