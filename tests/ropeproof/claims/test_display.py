@@ -19,7 +19,8 @@ def test_a_violated_claim_shows_figures_and_counterexample() -> None:
     result = run_claim(_claim(o), CTX)
     md = result._repr_markdown_()
     assert md == result_markdown(result)
-    assert md.splitlines()[0].startswith("**`my.claim`: violated** (REGRESSION: expected holds, got violated;")
+    head = "**`my.claim`: violated** (REGRESSION: expected holds, got violated;"
+    assert md.splitlines()[0].startswith(head)
     assert "| gap (key) | 0.25 |" in md and "| n | 4 |" in md and 'Counterexample: `{"n": 4}`' in md
     html = result._repr_html_()
     assert html == result_html(result) and "<code>my.claim</code>: violated" in html and "&lt;" in html
