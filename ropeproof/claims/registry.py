@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 import torch
 
+from ropeproof.verify.runtime.threads import thread_policy
+
 Verdict = Literal["holds", "violated", "unresolvable", "error"]
 VERDICTS: tuple[str, ...] = ("holds", "violated", "unresolvable", "error")
 Expectation = Literal["holds", "violated", "open"]
@@ -164,8 +166,11 @@ claim = USER_CLAIMS.claim
 :meth:`ClaimSet.claim`)."""
 
 
+@thread_policy()
 def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
-    """Run one claim; an exception becomes an ``error`` verdict carrying the traceback."""
+    """Run one claim under the thread policy (:mod:`ropeproof.verify.runtime.threads`; the caller's
+    torch threads are restored afterwards); an exception becomes an ``error`` verdict carrying the
+    traceback."""
     start = time.perf_counter()
     try:
         outcome = c.check(ctx)
