@@ -41,7 +41,13 @@ from torch import nn
 from ropeproof.theory.errors import InputError, RopeproofError, WeightError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
-from ropeproof.verify.runtime.finite import all_finite, non_finite_input, overflow_error
+from ropeproof.verify.runtime.finite import (
+    all_finite,
+    finite_screen,
+    non_finite_input,
+    overflow_error,
+    passes,
+)
 from ropeproof.verify.runtime.rope import (
     Positions,
     halves_order,
@@ -189,7 +195,7 @@ class RopeAttention(nn.Module):
         With ``check`` the three are verified finite (one synchronisation)."""
         x = self._input(x)
         q, k, v = x @ self.W_Q, x @ self.W_K, x @ self.W_V
-        if check and not bool(all_finite(q, k, v)):
+        if check and not passes(finite_screen(q, k, v), lambda: all_finite(q, k, v)):
             raise self._error(x, None, "the projections q, k, v")
         return q, k, v
 
@@ -241,18 +247,23 @@ class RopeAttention(nn.Module):
         q, k = qk[..., 0, :], qk[..., 1, :]
         if not need_weights:
             output = self._output_only(q, k, v)
-            if check and not bool(all_finite(qk, v, output)):
+            if check and not passes(finite_screen(qk, v, output), lambda: all_finite(qk, v, output)):
                 raise self._error(x, positions, "the head's q, k, v or output")
             return AttentionResult(logits=None, pattern=None, output=output)
         n = x.shape[1]
         logits = q @ k.transpose(-1, -2)
         if self.scale != 1.0:
             logits.mul_(self.scale)
-        ok = all_finite(logits) if check else None  # before masking: the -inf above are intended
-        logits.masked_fill_(_future_mask(n, self.device), float("-inf"))
+        screen = finite_screen(logits) if check else None  # before masking: the -inf are intended
+        future = _future_mask(n, self.device)
+        logits.masked_fill_(future, float("-inf"))
         pattern = torch.softmax(logits, dim=-1)
         output = (pattern @ v) @ self.W_O
-        if ok is not None and not bool(ok & all_finite(output)):
+
+        def exact() -> bool:  # on and below the diagonal, and the output
+            return bool((torch.isfinite(logits) | future).all()) and all_finite(output)
+
+        if screen is not None and not passes(screen + finite_screen(output), exact):
             raise self._error(x, positions, "the head's logits or output")
         return AttentionResult(logits=logits, pattern=pattern, output=output)
 

@@ -6,11 +6,12 @@ the logit between query ``i`` and key ``j`` is ``scale * (R_i q_i) . (R_j k_j)``
 ``scale * q_i^T R(j - i) k_j`` and so depends on positions only through ``j - i``.
 
 How it is computed. The dims are viewed in *halves order* ``(a_0 .. a_{K-1}, b_0 .. b_{K-1})``, plane
-``k`` being ``(a_k, b_k)``, as a ``[..., 2, K]`` tensor ``y``; then
-``rotated = y * [cos; cos] + swap(y) * [-sin; sin]`` with ``swap`` exchanging the two halves. Entry
-by entry that is ``a cos + b (-sin)`` and ``b cos + a sin``: each product and the sum rounded once,
-the same floating-point operations as ``a cos - b sin`` and ``a sin + b cos``, so the result does not
-depend on the layout, strides or size of the input (no fused multiply-add). The half layout with
+``k`` being ``(a_k, b_k)``, as a ``[..., 2, K]`` tensor ``y = [a; b]``; then ``out = y * [cos; cos]``
+and ``t = y * [sin; -sin]``, and the halves of ``t`` are added crosswise: ``out_a += t_b``,
+``out_b += t_a``. Entry by entry that is ``a cos + b (-sin)`` and ``b cos + a sin``: each product
+and the sum rounded once, the same floating-point operations as ``a cos - b sin`` and
+``a sin + b cos``, so the result does not depend on the layout, strides or size of the input (no
+fused multiply-add). The half layout with
 full rotary is already in halves order, the interleaved layout is rotated in its own pair order
 ``[..., K, 2]`` the same way, and any other arrangement (partial rotary in the half layout) is
 gathered into halves order and back. The ``cos``/``sin`` tables are formed in float64 and cast, and
@@ -33,7 +34,13 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.finite import all_finite, non_finite_input, overflow_error
+from ropeproof.verify.runtime.finite import (
+    all_finite,
+    finite_screen,
+    non_finite_input,
+    overflow_error,
+    passes,
+)
 
 Positions = torch.Tensor | Sequence[int] | Sequence[float] | None
 
@@ -51,13 +58,13 @@ class RotationTable:
 
     @functools.cached_property
     def halves(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``([cos; cos], [-sin; sin])`` stacked on a new axis ``-2``: ``[..., n, 2, K]``."""
-        return torch.stack((self.cos, self.cos), -2), torch.stack((-self.sin, self.sin), -2)
+        """``([cos; cos], [sin; -sin])`` stacked on a new axis ``-2``: ``[..., n, 2, K]``."""
+        return torch.stack((self.cos, self.cos), -2), torch.stack((self.sin, -self.sin), -2)
 
     @functools.cached_property
     def pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``([cos, cos], [-sin, sin])`` stacked on a new last axis: ``[..., n, K, 2]``."""
-        return torch.stack((self.cos, self.cos), -1), torch.stack((-self.sin, self.sin), -1)
+        """``([cos, cos], [sin, -sin])`` stacked on a new last axis: ``[..., n, K, 2]``."""
+        return torch.stack((self.cos, self.cos), -1), torch.stack((self.sin, -self.sin), -1)
 
 
 def as_real_tensor(x: object, name: str) -> torch.Tensor:
@@ -118,6 +125,31 @@ def _cache_key(positions: Positions, n: int, planes: int) -> int | tuple[float, 
     return None
 
 
+@dataclass(frozen=True)
+class PlaneLayout:
+    """What the rotation needs from a spec: the plane frequencies, how the planes sit in the dims
+    (``"interleaved"``: plane ``k`` at ``(2k, 2k+1)``; ``"halves"``: at ``(k, K + k)``; ``"gather"``:
+    anything else), and the halves order (:func:`halves_order`)."""
+
+    freqs: tuple[float, ...]
+    kind: str
+    order: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def plane_layout(spec: RopeSpec) -> PlaneLayout:
+    """The :class:`PlaneLayout` of ``spec`` (cached: specs are frozen and hashable)."""
+    dims = spec.plane_dims
+    order = tuple(a for a, _ in dims) + tuple(b for _, b in dims)
+    if dims == [(2 * k, 2 * k + 1) for k in range(len(dims))]:
+        kind = "interleaved"
+    elif order == tuple(range(spec.head_dim)):
+        kind = "halves"
+    else:
+        kind = "gather"
+    return PlaneLayout(tuple(float(t) for t in spec.plane_freqs), kind, order)
+
+
 def rotation_table(
     spec: RopeSpec, positions: Positions, n: int, device: torch.device, dtype: torch.dtype
 ) -> RotationTable:
@@ -128,7 +160,7 @@ def rotation_table(
     Cached (least recently used, 32 tables) for the default positions and short position sequences;
     the cached tensors are shared, so treat them as read-only.
     """
-    freqs = tuple(float(t) for t in spec.plane_freqs)
+    freqs = plane_layout(spec).freqs
     key = _cache_key(positions, n, len(freqs))
     if key is None:
         return _build_table(freqs, _positions(positions, n, device), device, dtype)
@@ -146,7 +178,7 @@ def rotation_cos_sin(
 
 def halves_order(spec: RopeSpec) -> tuple[int, ...]:
     """The dims in halves order ``(a_0, .., a_{K-1}, b_0, .., b_{K-1})`` for planes ``(a_k, b_k)``."""
-    return tuple(a for a, _ in spec.plane_dims) + tuple(b for _, b in spec.plane_dims)
+    return plane_layout(spec).order
 
 
 @functools.lru_cache(maxsize=64)
@@ -158,15 +190,13 @@ def _order_index(order: tuple[int, ...], device: torch.device) -> tuple[torch.Te
 
 
 def _rotate_stacked(y: torch.Tensor, c: torch.Tensor, s: torch.Tensor, axis: int) -> torch.Tensor:
-    """``y * c + flip(y, axis) * s``: each product and the sum rounded once, in place where the
-    shapes allow (one allocation fewer matters on small, many calls)."""
+    """``out = y * c``, ``t = y * s``, then ``out[0] += t[1]`` and ``out[1] += t[0]`` along ``axis``
+    (size 2): four kernels, each product and sum rounded once."""
     out = y * c
-    swapped = y.flip(axis)
-    if swapped.shape == out.shape:
-        swapped.mul_(s)
-    else:  # positions broadcast to more leading dims than y has
-        swapped = swapped * s
-    return out.add_(swapped)
+    t = y * s
+    out.select(axis, 0).add_(t.select(axis, 1))
+    out.select(axis, 1).add_(t.select(axis, 0))
+    return out
 
 
 def rotate_halves(y: torch.Tensor, table: RotationTable, per_position: int = 0) -> torch.Tensor:
@@ -197,13 +227,12 @@ def _check_shape(x: torch.Tensor, spec: RopeSpec, name: str) -> None:
 
 def _rotate(x: torch.Tensor, spec: RopeSpec, positions: Positions) -> torch.Tensor:
     table = rotation_table(spec, positions, x.shape[-2], x.device, x.dtype)
-    identity = tuple(range(spec.head_dim))
-    if spec.plane_dims == [(2 * k, 2 * k + 1) for k in range(spec.head_dim // 2)]:
+    layout = plane_layout(spec)
+    if layout.kind == "interleaved":
         return rotate_interleaved(x, table)
-    order = halves_order(spec)
-    if order == identity:
+    if layout.kind == "halves":
         return rotate_halves(x, table)
-    forward, inverse = _order_index(order, x.device)
+    forward, inverse = _order_index(layout.order, x.device)
     return rotate_halves(x.index_select(-1, forward), table).index_select(-1, inverse)
 
 
@@ -228,7 +257,7 @@ def apply_rope(
     x = as_real_tensor(x, "x")
     _check_shape(x, spec, "x")
     out = _rotate(x, spec, positions)
-    if check and not bool(all_finite(out)):
+    if check and not passes(finite_screen(out), lambda: all_finite(out)):
         raise (
             non_finite_input({"x": x})
             or positions_error("positions", positions)
@@ -267,7 +296,7 @@ def rope_logits(
     rq = _rotate(q, spec, q_positions)
     rk = rq if (k is q and k_positions is q_positions) else _rotate(k, spec, k_positions)
     logits = scale * (rq @ rk.transpose(-1, -2))
-    if check and not bool(all_finite(logits)):
+    if check and not passes(finite_screen(logits), lambda: all_finite(logits)):
         raise (
             non_finite_input({"q": q, "k": k})
             or positions_error("q_positions", q_positions)

@@ -11,7 +11,13 @@ import torch
 from ropeproof.theory.errors import InputError, NonFiniteError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.finite import all_finite, non_finite_input, overflow_error
+from ropeproof.verify.runtime.finite import (
+    all_finite,
+    finite_screen,
+    non_finite_input,
+    overflow_error,
+    passes,
+)
 from ropeproof.verify.runtime.rope import apply_rope, rope_logits
 
 
@@ -20,11 +26,27 @@ def ones_head(dtype: str = "float64") -> RopeAttention:
     return RopeAttention(w, w, w, w.T, RopeSpec(4), device="cpu", dtype=dtype)
 
 
-def test_all_finite_is_one_lazy_flag() -> None:
-    ok = all_finite(torch.ones(3), torch.zeros(2, 2))
-    assert ok.shape == () and ok.dtype == torch.bool and bool(ok)
-    assert not bool(all_finite(torch.ones(3), torch.tensor([1.0, math.inf])))
-    assert not bool(all_finite(torch.tensor([math.nan])))
+def test_screen_is_finite_exactly_when_no_entry_is_bad_or_the_sum_overflows() -> None:
+    ok = finite_screen(torch.ones(3), torch.zeros(2, 2, dtype=torch.float64))
+    assert ok.shape == () and bool(torch.isfinite(ok))
+    for bad in (math.nan, math.inf, -math.inf):
+        assert not bool(torch.isfinite(finite_screen(torch.ones(3), torch.tensor([1.0, bad]))))
+    assert not bool(torch.isfinite(finite_screen(torch.tensor([math.inf, -math.inf]))))  # inf - inf
+    # half precision accumulates in float32: 2000 * 100 > 65504 would overflow a float16 sum
+    assert bool(torch.isfinite(finite_screen(torch.full((2000,), 100.0, dtype=torch.float16))))
+
+
+def test_an_overflowing_screen_is_confirmed_entry_by_entry() -> None:
+    """3e38 + 3e38 overflows float32 though both entries are finite: passes() asks all_finite()."""
+    big = torch.tensor([3e38, 3e38])
+    screen = finite_screen(big)
+    assert torch.isinf(screen)
+    assert all_finite(big) and passes(screen, lambda: all_finite(big))
+    bad = torch.tensor([3e38, math.nan])
+    assert not all_finite(bad) and not passes(finite_screen(bad), lambda: all_finite(bad))
+    calls: list[int] = []
+    assert passes(finite_screen(torch.ones(2)), lambda: calls.append(1) or False)
+    assert calls == []  # a finite screen never runs the exact test
 
 
 def test_non_finite_input_names_the_first_bad_one() -> None:
@@ -96,6 +118,17 @@ def test_masked_logits_are_not_an_error() -> None:
     """The -inf above the diagonal are intended: check=True passes on a normal input."""
     res = ones_head()(torch.randn(2, 5, 3, dtype=torch.float64))
     assert torch.isneginf(res.logits[:, 0, 1:]).all()
+
+
+def test_large_finite_results_whose_sum_overflows_pass() -> None:
+    """Logits near 1e38 in float32 overflow the screen's sum but are all finite: no error, and the
+    values are the exact ones (q = k = x = (1e19, 0, 0) rows, W = ones: q.k = 4 * 1e38 / 4)."""
+    head = ones_head("float32")
+    x = torch.zeros(1, 3, 3)
+    x[..., 0] = 0.5e19  # q_t = 0.5e19 on each of the 4 dims; q.k = 4 * 0.25e38 = 1e38
+    res = head(x)
+    assert torch.isfinite(res.logits[0].tril()).all()
+    assert res.logits[0, 0, 0].item() == pytest.approx(1e38, rel=1e-6)
 
 
 def test_project_checks_its_outputs() -> None:

@@ -235,7 +235,8 @@ def test_rotation_tables_are_cached_and_correct() -> None:
             assert first.cos[p, k].item() == math.cos(p * t)
             assert first.sin[p, k].item() == math.sin(p * t)
     c, s = first.halves
-    assert torch.equal(c[:, 1], first.cos) and torch.equal(s[:, 0], -first.sin)
+    assert torch.equal(c[:, 1], first.cos) and torch.equal(s[:, 0], first.sin)
+    assert torch.equal(s[:, 1], -first.sin)
     assert first.halves is first.halves  # built once per table
     cos, sin = rotation_cos_sin(spec, None, 9, cpu, torch.float64)
     assert cos is first.cos and sin is first.sin
