@@ -203,14 +203,16 @@ class RopeAttention(nn.Module):
         """``[W_Q | W_K | W_V]`` (``[d_model, 3 head_dim]``), q and k columns in halves order.
 
         Cached; rebuilt when a weight is replaced, moved or modified in place (its identity, storage
-        or version counter changes)."""
+        or version counter changes). Not cached, and not detached, while a weight requires grad."""
         weights = (self.W_Q, self.W_K, self.W_V)
+        index = torch.tensor(halves_order(self.spec), device=self.device)
+        if any(w.requires_grad for w in weights):
+            return torch.cat([self.W_Q.index_select(1, index), self.W_K.index_select(1, index), self.W_V], 1)
         key = tuple((w.data_ptr(), w._version) for w in weights)
         cached = self.__dict__.get("_qkv_cache")
         same = cached is not None and all(a is b for a, b in zip(cached[0], weights, strict=True))
         if same and cached[1] == key:
             return cached[2]
-        index = torch.tensor(halves_order(self.spec), device=self.device)
         w_q, w_k = self.W_Q.detach().index_select(1, index), self.W_K.detach().index_select(1, index)
         fused = torch.cat([w_q, w_k, self.W_V.detach()], dim=1)
         self.__dict__["_qkv_cache"] = (weights, key, fused)

@@ -195,3 +195,23 @@ def test_weights_changed_in_place_are_seen() -> None:
     torch.testing.assert_close(head(x, need_weights=False).output, 2 * before)
     head.W_V = torch.nn.Parameter(head.W_V.detach() * 0.5, requires_grad=False)
     torch.testing.assert_close(head(x, need_weights=False).output, before)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_gradients_reach_weights_that_require_them(need_weights: bool) -> None:
+    """The fused projection is neither cached nor detached while a weight requires grad: the
+    gradient of the output equals the one through the unfused formula (rope_logits, softmax)."""
+    head = random_head(RopeSpec(6, rotary_dim=4, layout="half"), 4, 5, scale=0.5)
+    x = torch.randn(2, 5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    for w in (head.W_Q, head.W_V):
+        w.requires_grad_(True)
+    head(x, need_weights=need_weights).output.square().sum().backward()
+    got = head.W_Q.grad.clone(), head.W_V.grad.clone()
+    head.W_Q.grad = head.W_V.grad = None
+    causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    logits = rope_logits(x @ head.W_Q, x @ head.W_K, head.spec, scale=0.5).masked_fill(~causal, float("-inf"))
+    (torch.softmax(logits, -1) @ (x @ head.W_V) @ head.W_O).square().sum().backward()
+    # float64 (u = 1.1e-16): each gradient entry sums about 10^3 products of size at most about 10
+    # along either route, so the two differ by at most about 10^3 * 10 * u ~ 1e-12; 1e-10 is 100 x that
+    torch.testing.assert_close(got[0], head.W_Q.grad, rtol=0, atol=1e-10)
+    torch.testing.assert_close(got[1], head.W_V.grad, rtol=0, atol=1e-10)
