@@ -11,10 +11,9 @@ and ``t = y * [sin; -sin]``, and the halves of ``t`` are added crosswise: ``out_
 ``out_b += t_a``. Entry by entry that is ``a cos + b (-sin)`` and ``b cos + a sin``: each product
 and the sum rounded once, the same floating-point operations as ``a cos - b sin`` and
 ``a sin + b cos``, so the result does not depend on the layout, strides or size of the input (no
-fused multiply-add). The half layout with
-full rotary is already in halves order, the interleaved layout is rotated in its own pair order
-``[..., K, 2]`` the same way, and any other arrangement (partial rotary in the half layout) is
-gathered into halves order and back. The ``cos``/``sin`` tables are formed in float64 and cast, and
+fused multiply-add). The half layout with full rotary is already in halves order, the interleaved
+layout is rotated in its own pair order ``[..., K, 2]`` the same way, and any other arrangement
+(partial rotary in the half layout) is gathered into halves order and back. The ``cos``/``sin`` tables are formed in float64 and cast, and
 are cached per (frequencies, positions, device, dtype) for the default positions and for positions
 given as a short Python sequence (:func:`rotation_table`).
 
