@@ -13,9 +13,10 @@ and the sum rounded once, the same floating-point operations as ``a cos - b sin`
 ``a sin + b cos``, so the result does not depend on the layout, strides or size of the input (no
 fused multiply-add). The half layout with full rotary is already in halves order, the interleaved
 layout is rotated in its own pair order ``[..., K, 2]`` the same way, and any other arrangement
-(partial rotary in the half layout) is gathered into halves order and back. The ``cos``/``sin`` tables are formed in float64 and cast, and
-are cached per (frequencies, positions, device, dtype) for the default positions and for positions
-given as a short Python sequence (:func:`rotation_table`).
+(partial rotary in the half layout) is gathered into halves order and back. The ``cos``/``sin``
+tables are formed in float64 and cast, and are cached per (frequencies, positions, device, dtype)
+for the default positions and for positions given as a short Python sequence
+(:func:`rotation_table`).
 
 Inputs. Integer tensors are promoted to float64 (exact for ``|value| < 2**53``); bool and complex
 tensors raise :class:`~ropeproof.theory.errors.InputError`. ``check=True`` (default) verifies that

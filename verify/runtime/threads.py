@@ -17,9 +17,10 @@ How many threads a workload gets, first match wins:
 A value is an integer ``N >= 0``: ``N >= 1`` runs with ``N`` intra-op threads, ``0`` leaves torch's
 own setting untouched (torch's default is one thread per core).
 
-:func:`thread_policy` sets torch's intra-op threads for the duration of a block and restores the
-caller's setting on exit, so library users who call in with their own settings keep them. It works as
-a context manager and as a decorator.
+:func:`thread_policy` sets torch's intra-op threads, and the thread count of the BLAS library numpy
+calls (OpenBLAS or MKL, through ``threadpoolctl``), for the duration of a block and restores the
+caller's settings on exit, so library users who call in with their own settings keep them. It works
+as a context manager and as a decorator.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 
 import torch
+from threadpoolctl import threadpool_limits
 
 from ropeproof.theory.errors import InputError
 
@@ -73,20 +75,25 @@ def resolve_threads(threads: int | str | None = None) -> int:
 
 @contextlib.contextmanager
 def thread_policy(threads: int | str | None = None) -> Iterator[int]:
-    """Run a block with :func:`resolve_threads` ``(threads)`` intra-op torch threads; yield that count.
+    """Run a block with :func:`resolve_threads` ``(threads)`` intra-op torch threads (and as many
+    BLAS threads for numpy); yield torch's count.
 
-    Torch's setting is restored on exit (also on an exception). Nested blocks without an explicit
+    The caller's settings are restored on exit (also on an exception). Nested blocks without an explicit
     value inherit the enclosing block's count. ``0`` leaves torch's setting as it is. Usable as
     ``with thread_policy(): ...`` or as a decorator ``@thread_policy()``.
     """
     n = resolve_threads(threads)
+    inherited = n == _ENCLOSING.get()  # the enclosing block already set these limits
     previous = torch.get_num_threads()
     token = _ENCLOSING.set(n)
-    try:
-        if n and n != previous:
-            torch.set_num_threads(n)
-        yield torch.get_num_threads()
-    finally:
-        _ENCLOSING.reset(token)
-        if torch.get_num_threads() != previous:
-            torch.set_num_threads(previous)
+    with contextlib.ExitStack() as stack:
+        try:
+            if n and not inherited:
+                stack.enter_context(threadpool_limits(limits=n, user_api="blas"))
+            if n and n != previous:
+                torch.set_num_threads(n)
+            yield torch.get_num_threads()
+        finally:
+            _ENCLOSING.reset(token)
+            if torch.get_num_threads() != previous:
+                torch.set_num_threads(previous)

@@ -154,3 +154,21 @@ def test_cli_threads_option(
         "ropeproof: error: argument --threads: --threads='-3' must be an integer >= 0 "
         "(0: leave torch's setting)"
     )
+
+
+def test_numpy_blas_threads_follow_the_policy_and_are_restored() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    if not blas_threads():
+        pytest.skip("numpy loaded no BLAS library that threadpoolctl can see")
+
+    def scenario() -> None:
+        with threadpool_limits(limits=2, user_api="blas"):  # the caller's own setting
+            with thread_policy(1):
+                assert blas_threads() == {1}
+            assert blas_threads() == {2}
+
+    outside_any_policy(scenario)
