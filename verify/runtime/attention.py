@@ -69,6 +69,8 @@ class AttentionResult:
     ``logits``: ``[batch, n, n]`` pre-softmax, ``-inf`` above the diagonal. ``pattern``: softmax of
     ``logits`` over the last axis. ``output``: ``[batch, n, d_model]``. ``logits`` and ``pattern``
     are ``None`` when the forward ran with ``need_weights=False`` (they were never computed).
+
+    Shapes: logits [batch, n, n]; pattern [batch, n, n]; output [batch, n, d_model]
     """
 
     logits: torch.Tensor | None
@@ -116,6 +118,9 @@ class RopeAttention(nn.Module):
         ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"`` or a ``torch.device``.
     dtype:
         ``float64`` (default), ``float32``, ``float16`` or ``bfloat16``.
+
+    Shapes: W_Q [d_model, head_dim]; W_K [d_model, head_dim]; W_V [d_model, head_dim];
+        W_O [head_dim, d_model]
     """
 
     def __init__(
@@ -192,7 +197,10 @@ class RopeAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(q, k, v) = (x W_Q, x W_K, x W_V)``, each ``[batch, n, head_dim]``, unrotated.
 
-        With ``check`` the three are verified finite (one synchronisation)."""
+        With ``check`` the three are verified finite (one synchronisation).
+
+        Shapes: x [batch, n, d_model]; return [batch, n, head_dim] (each of q, k, v)
+        """
         x = self._input(x)
         q, k, v = x @ self.W_Q, x @ self.W_K, x @ self.W_V
         if check and not passes(finite_screen(q, k, v), lambda: all_finite(q, k, v)):
@@ -243,6 +251,9 @@ class RopeAttention(nn.Module):
         below the diagonal, and the output; on the fast path q, k, v and the output) with one
         synchronisation; on failure :class:`InputError` names the bad input or
         :class:`~ropeproof.theory.errors.NonFiniteError` reports an overflow.
+
+        Shapes: x [batch, n, d_model]; positions [n]; return.logits [batch, n, n] (None without
+            weights); return.pattern [batch, n, n]; return.output [batch, n, d_model]
         """
         x = self._input(x)
         qk, v = self._rotated_qkv(x, positions)

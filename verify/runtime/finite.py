@@ -39,6 +39,8 @@ def finite_screen(*tensors: torch.Tensor) -> torch.Tensor:
 
     Accumulated in float64 for float64 tensors and in float32 otherwise (so half-precision sums do not
     overflow at 65504). If it is finite, every entry is finite; if not, see :func:`all_finite`.
+
+    Shapes: tensors [...] (any shapes); return [...] (0-d)
     """
     total = None
     for t in tensors:
@@ -48,18 +50,27 @@ def finite_screen(*tensors: torch.Tensor) -> torch.Tensor:
 
 
 def all_finite(*tensors: torch.Tensor) -> bool:
-    """Whether every entry of every tensor is finite, decided entry by entry (synchronises)."""
+    """Whether every entry of every tensor is finite, decided entry by entry (synchronises).
+
+    Shapes: tensors [...] (any shapes)
+    """
     return all(bool(torch.isfinite(t).all()) for t in tensors)
 
 
 def passes(screen: torch.Tensor, exact: Callable[[], bool]) -> bool:
     """``True`` when the :func:`finite_screen` value is finite (one synchronisation); otherwise the
-    verdict of ``exact()`` (the entry-by-entry test, run only then)."""
+    verdict of ``exact()`` (the entry-by-entry test, run only then).
+
+    Shapes: screen [...] (0-d)
+    """
     return bool(torch.isfinite(screen)) or exact()
 
 
 def non_finite_input(inputs: Mapping[str, torch.Tensor | None]) -> InputError | None:
-    """An :class:`InputError` naming the first input that holds a NaN or inf, else ``None``."""
+    """An :class:`InputError` naming the first input that holds a NaN or inf, else ``None``.
+
+    Shapes: inputs [...] (any shapes)
+    """
     for name, t in inputs.items():
         if t is not None and t.is_floating_point() and not bool(torch.isfinite(t).all()):
             return InputError(f"{name} contains NaN or inf; {name} must be finite")
@@ -67,7 +78,10 @@ def non_finite_input(inputs: Mapping[str, torch.Tensor | None]) -> InputError | 
 
 
 def overflow_error(what: str, dtype: torch.dtype, inputs: Mapping[str, torch.Tensor]) -> NonFiniteError:
-    """The error for a non-finite result computed from finite ``inputs``: it overflowed in ``dtype``."""
+    """The error for a non-finite result computed from finite ``inputs``: it overflowed in ``dtype``.
+
+    Shapes: inputs [...] (any shapes)
+    """
     sizes = ", ".join(f"max |{name}| = {float(t.abs().max()):.3g}" for name, t in inputs.items() if t.numel())
     return NonFiniteError(
         f"{what} overflowed in {dtype} although every input is finite ({sizes}); accepted: inputs whose "

@@ -51,7 +51,10 @@ CACHE_MAX_ENTRIES = 1 << 18
 @dataclass(frozen=True)
 class RotationTable:
     """``cos(p * theta_k)`` and ``sin(p * theta_k)``, shape ``[..., n, K]`` (``K`` planes, in
-    ``spec.plane_dims`` order), and the stacked factors the rotation multiplies by."""
+    ``spec.plane_dims`` order), and the stacked factors the rotation multiplies by.
+
+    Shapes: cos [..., n, head_dim/2]; sin [..., n, head_dim/2]
+    """
 
     cos: torch.Tensor
     sin: torch.Tensor
@@ -159,6 +162,8 @@ def rotation_table(
     that large positions (``p * theta`` of order 1e6) keep their accuracy in low-precision checks.
     Cached (least recently used, 32 tables) for the default positions and short position sequences;
     the cached tensors are shared, so treat them as read-only.
+
+    Shapes: positions [..., n]; return.cos [..., n, head_dim/2]; return.sin [..., n, head_dim/2]
     """
     freqs = plane_layout(spec).freqs
     key = _cache_key(positions, n, len(freqs))
@@ -171,7 +176,10 @@ def rotation_cos_sin(
     spec: RopeSpec, positions: Positions, n: int, device: torch.device, dtype: torch.dtype
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``cos(p * theta_k)`` and ``sin(p * theta_k)``, shape ``[..., n, head_dim/2]`` (see
-    :func:`rotation_table`)."""
+    :func:`rotation_table`).
+
+    Shapes: positions [..., n]; return [..., n, head_dim/2] (cos, sin)
+    """
     table = rotation_table(spec, positions, n, device, dtype)
     return table.cos, table.sin
 
@@ -203,7 +211,10 @@ def rotate_halves(y: torch.Tensor, table: RotationTable, per_position: int = 0) 
     """Rotate ``y`` of shape ``[..., n, 2K]`` in halves order (plane ``k`` at dims ``(k, K + k)``) by
     ``table`` (``[..., n, K]``). With ``per_position = m > 0``, ``y`` is ``[..., n, m, 2K]``: ``m``
     vectors at each position (q and k together), all rotated by that position's angles. Returns a
-    new contiguous tensor. No validation: the public functions call it."""
+    new contiguous tensor. No validation: the public functions call it.
+
+    Shapes: y [..., n, head_dim] (or [..., n, m, head_dim]); return [..., n, head_dim]
+    """
     c, s = table.halves
     if per_position:
         c, s = c.unsqueeze(-3), s.unsqueeze(-3)
@@ -211,7 +222,10 @@ def rotate_halves(y: torch.Tensor, table: RotationTable, per_position: int = 0) 
 
 
 def rotate_interleaved(y: torch.Tensor, table: RotationTable) -> torch.Tensor:
-    """Rotate ``y`` of shape ``[..., 2K]`` with plane ``k`` at dims ``(2k, 2k+1)`` by ``table``."""
+    """Rotate ``y`` of shape ``[..., 2K]`` with plane ``k`` at dims ``(2k, 2k+1)`` by ``table``.
+
+    Shapes: y [..., n, head_dim]; return [..., n, head_dim]
+    """
     c, s = table.pairs
     return _rotate_stacked(y.unflatten(-1, (-1, 2)), c, s, -1).flatten(-2)
 
@@ -253,6 +267,8 @@ def apply_rope(
     Floating ``x`` keeps its dtype and device; integer ``x`` is promoted to float64. With ``check``
     the result is verified finite (one synchronisation), else :class:`InputError` names the bad input
     or :class:`~ropeproof.theory.errors.NonFiniteError` reports an overflow.
+
+    Shapes: x [..., n, head_dim]; positions [n]; return [..., n, head_dim]
     """
     x = as_real_tensor(x, "x")
     _check_shape(x, spec, "x")
@@ -283,6 +299,9 @@ def rope_logits(
     to float64; after that ``q`` and ``k`` must share dtype and device. With ``check`` the logits are
     verified finite (one synchronisation), else :class:`InputError` names the bad input or
     :class:`~ropeproof.theory.errors.NonFiniteError` reports an overflow.
+
+    Shapes: q [..., n_q, head_dim]; k [..., n_k, head_dim]; q_positions [n_q]; k_positions [n_k];
+        return [..., n_q, n_k]
     """
     q, k = as_real_tensor(q, "q"), as_real_tensor(k, "k")
     if q.dtype != k.dtype or q.device != k.device:
