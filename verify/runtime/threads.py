@@ -18,9 +18,9 @@ A value is an integer ``N >= 0``: ``N >= 1`` runs with ``N`` intra-op threads, `
 own setting untouched (torch's default is one thread per core).
 
 :func:`thread_policy` sets torch's intra-op threads, and the thread count of the BLAS library numpy
-calls (OpenBLAS or MKL, through ``threadpoolctl``), for the duration of a block and restores the
-caller's settings on exit, so library users who call in with their own settings keep them. It works
-as a context manager and as a decorator.
+calls (OpenBLAS or MKL, through ``threadpoolctl``; only torch's if that package is missing), for the
+duration of a block and restores the caller's settings on exit, so library users who call in with
+their own settings keep them. It works as a context manager and as a decorator.
 """
 
 from __future__ import annotations
@@ -31,9 +31,13 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 
 import torch
-from threadpoolctl import threadpool_limits
 
 from ropeproof.theory.errors import InputError
+
+try:  # a declared dependency; without it (a bare environment) only torch's threads are set
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - exercised only where threadpoolctl is missing
+    threadpool_limits = None
 
 THREADS_ENV = "ROPEPROOF_THREADS"
 """The environment variable read when no explicit value or enclosing policy applies."""
@@ -88,7 +92,7 @@ def thread_policy(threads: int | str | None = None) -> Iterator[int]:
     token = _ENCLOSING.set(n)
     with contextlib.ExitStack() as stack:
         try:
-            if n and not inherited:
+            if n and not inherited and threadpool_limits is not None:
                 stack.enter_context(threadpool_limits(limits=n, user_api="blas"))
             if n and n != previous:
                 torch.set_num_threads(n)
