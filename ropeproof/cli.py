@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 
 from ropeproof import __version__
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.runtime.threads import THREADS_ENV, parse_threads, thread_policy
 
 SUBCOMMANDS: tuple[str, ...] = (
     "check",
@@ -32,6 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Turn theory about RoPE attention heads into explicit weights and check it.",
     )
     parser.add_argument("--version", action="version", version=f"ropeproof {__version__}")
+    parser.add_argument(
+        "--threads",
+        type=_threads_arg,
+        default=None,
+        metavar="N",
+        help=f"intra-op torch threads (default: ${THREADS_ENV}, else 1; 0: torch's default)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for name in SUBCOMMANDS:
         module = MODULE_NAMES.get(name, name.replace("-", "_"))
@@ -47,7 +56,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return int(args.run(args) or 0)
+    with thread_policy(args.threads):
+        return int(args.run(args) or 0)
+
+
+def _threads_arg(value: str) -> int:
+    try:
+        return parse_threads(value, "--threads")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 if __name__ == "__main__":

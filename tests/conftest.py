@@ -1,4 +1,4 @@
-"""Shared test set-up: hypothesis profiles and the CUDA marker.
+"""Shared test set-up: hypothesis profiles, the CUDA marker and the thread policy.
 
 Profiles (select with ``pytest --hypothesis-profile=NAME``):
 
@@ -9,15 +9,21 @@ Profiles (select with ``pytest --hypothesis-profile=NAME``):
 
 ``deadline=None`` everywhere: first-call latency (sympy, torch kernels, CUDA init) would otherwise
 trip hypothesis' per-example deadline.
+
+The suite runs under the toolkit's thread policy (``ropeproof.verify.runtime.threads``: one intra-op
+torch thread unless ``ROPEPROOF_THREADS`` says otherwise), like ``ropeproof check``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
+
+from ropeproof.verify.runtime.threads import thread_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_FOLDERS = {
@@ -71,6 +77,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("default")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _thread_policy() -> Iterator[int]:
+    """The toolkit's thread policy for the whole session (the previous setting restored at the end)."""
+    with thread_policy() as threads:
+        yield threads
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

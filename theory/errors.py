@@ -25,3 +25,7 @@ class InputError(RopeproofError):
 
 class ConstructionError(RopeproofError):
     """A symbolic construction is malformed (unknown token, missing rule, bad plane)."""
+
+
+class NonFiniteError(InputError):
+    """A result came out NaN or inf from finite inputs: the computation overflowed in its dtype."""

@@ -43,6 +43,8 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from ropeproof.verify.runtime.threads import thread_policy
+
 Verdict = Literal["holds", "violated", "unresolvable", "error"]
 VERDICTS: tuple[str, ...] = ("holds", "violated", "unresolvable", "error")
 Expectation = Literal["holds", "violated", "open"]
@@ -336,6 +338,7 @@ class ClaimResult:
         return result_html(self)
 
 
+@thread_policy()
 def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
     """Run one claim with its resolved parameters; an exception becomes an ``error`` verdict
     carrying the traceback."""

@@ -1,5 +1,7 @@
 """The torch kernel every check runs on: :mod:`.rope` rotates (``apply_rope``, ``rope_logits``),
-:mod:`.attention` is the causal single-head module ``RopeAttention``, :mod:`.devices` resolves
+:mod:`.attention` is the causal single-head module ``RopeAttention`` (full path and
+``need_weights=False`` fast path), :mod:`.finite` is the finiteness policy of both (``check=``),
+:mod:`.threads` the thread policy of the toolkit's workloads, :mod:`.devices` resolves
 ``device``/``dtype`` arguments, :mod:`.resolution` bounds rounding errors per dtype, :mod:`.reference`
 is an independent numpy reference for RoPE logits, and :mod:`.compiled` runs compiled heads
 (module, embeddings, answers)."""

@@ -1,90 +1,284 @@
-"""Rotary position embeddings: the spec, the rotation, and pre-softmax logits.
+"""Rotary position embeddings: rotation tables, the rotation, and pre-softmax logits.
 
-Conventions (``shared/THEORY.md`` section 1): positions are 0-indexed; plane ``k`` of a vector at
+Conventions (``docs/theory.md`` section 1): positions are 0-indexed; plane ``k`` of a vector at
 position ``p`` is rotated by ``p * theta_k`` with ``rho(a) = [[cos a, -sin a], [sin a, cos a]]``;
 the logit between query ``i`` and key ``j`` is ``scale * (R_i q_i) . (R_j k_j)``, which equals
 ``scale * q_i^T R(j - i) k_j`` and so depends on positions only through ``j - i``.
+
+How it is computed. The dims are viewed in *halves order* ``(a_0 .. a_{K-1}, b_0 .. b_{K-1})``, plane
+``k`` being ``(a_k, b_k)``, as a ``[..., 2, K]`` tensor ``y = [a; b]``; then ``out = y * [cos; cos]``
+and ``t = y * [sin; -sin]``, and the halves of ``t`` are added crosswise: ``out_a += t_b``,
+``out_b += t_a``. Entry by entry that is ``a cos + b (-sin)`` and ``b cos + a sin``: each product
+and the sum rounded once, the same floating-point operations as ``a cos - b sin`` and
+``a sin + b cos``, so the result does not depend on the layout, strides or size of the input (no
+fused multiply-add). The half layout with full rotary is already in halves order, the interleaved
+layout is rotated in its own pair order ``[..., K, 2]`` the same way, and any other arrangement
+(partial rotary in the half layout) is gathered into halves order and back. The ``cos``/``sin``
+tables are formed in float64 and cast, and are cached per (frequencies, positions, device, dtype)
+for the default positions and for positions given as a short Python sequence
+(:func:`rotation_table`).
+
+Inputs. Integer tensors are promoted to float64 (exact for ``|value| < 2**53``); bool and complex
+tensors raise :class:`~ropeproof.theory.errors.InputError`. ``check=True`` (default) verifies that
+the result is finite (:mod:`ropeproof.verify.runtime.finite`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.runtime.finite import (
+    all_finite,
+    finite_screen,
+    non_finite_input,
+    overflow_error,
+    passes,
+)
+
+Positions = torch.Tensor | Sequence[int] | Sequence[float] | None
+
+CACHE_MAX_ENTRIES = 1 << 18
+"""Tables with more than this many ``(position, plane)`` entries are computed afresh, not cached."""
 
 
-def _positions(positions: torch.Tensor | Sequence[int] | None, n: int, device: torch.device) -> torch.Tensor:
+@dataclass(frozen=True)
+class RotationTable:
+    """``cos(p * theta_k)`` and ``sin(p * theta_k)``, shape ``[..., n, K]`` (``K`` planes, in
+    ``spec.plane_dims`` order), and the stacked factors the rotation multiplies by.
+
+    Shapes: cos [..., n, head_dim/2]; sin [..., n, head_dim/2]
+    """
+
+    cos: torch.Tensor
+    sin: torch.Tensor
+
+    @functools.cached_property
+    def halves(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``([cos; cos], [sin; -sin])`` stacked on a new axis ``-2``: ``[..., n, 2, K]``."""
+        return torch.stack((self.cos, self.cos), -2), torch.stack((self.sin, -self.sin), -2)
+
+    @functools.cached_property
+    def pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``([cos, cos], [sin, -sin])`` stacked on a new last axis: ``[..., n, K, 2]``."""
+        return torch.stack((self.cos, self.cos), -1), torch.stack((self.sin, -self.sin), -1)
+
+
+def as_real_tensor(x: object, name: str) -> torch.Tensor:
+    """``x`` as a real floating tensor: integer tensors are promoted to float64; bool, complex and
+    non-tensors raise :class:`InputError` naming ``name``."""
+    if not isinstance(x, torch.Tensor):
+        raise InputError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dtype.is_complex or x.dtype == torch.bool:
+        raise InputError(f"{name} must hold real numbers (a floating or integer dtype), got dtype {x.dtype}")
+    if not x.dtype.is_floating_point:
+        return x.to(torch.float64)
+    return x
+
+
+def _positions(positions: Positions, n: int, device: torch.device) -> torch.Tensor:
+    """Positions as float64 on ``device``, last dimension ``n`` (finiteness is checked by the caller)."""
     if positions is None:
         return torch.arange(n, device=device, dtype=torch.float64)
-    pos = torch.as_tensor(positions, device=device)
+    try:
+        pos = torch.as_tensor(positions, device=device)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise InputError(f"positions must be a tensor or a sequence of real numbers: {exc}") from None
     if pos.dtype.is_complex or pos.dtype == torch.bool:
         raise InputError(f"positions must be real numbers, got dtype {pos.dtype}")
     pos = pos.to(torch.float64)
     if pos.ndim == 0 or pos.shape[-1] != n:
         raise InputError(f"positions must have last dimension n={n}, got shape {tuple(pos.shape)}")
-    if not torch.isfinite(pos).all():
-        raise InputError("positions must be finite")
     return pos
 
 
-def _plane_index_tensors(spec: RopeSpec, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """The first and second dims of every plane, as index tensors on ``device``."""
-    dims = np.array(spec.plane_dims, dtype=np.int64)
-    return torch.as_tensor(dims[:, 0], device=device), torch.as_tensor(dims[:, 1], device=device)
+def _build_table(
+    freqs: tuple[float, ...], pos: torch.Tensor, device: torch.device, dtype: torch.dtype
+) -> RotationTable:
+    theta = torch.tensor(freqs, device=device, dtype=torch.float64)
+    angles = pos[..., None] * theta
+    return RotationTable(torch.cos(angles).to(dtype), torch.sin(angles).to(dtype))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_table(
+    freqs: tuple[float, ...], key: int | tuple[float, ...], device: torch.device, dtype: torch.dtype
+) -> RotationTable:
+    n = key if isinstance(key, int) else len(key)
+    pos = _positions(None if isinstance(key, int) else list(key), n, device)
+    return _build_table(freqs, pos, device, dtype)
+
+
+def _cache_key(positions: Positions, n: int, planes: int) -> int | tuple[float, ...] | None:
+    """The cache key of ``positions`` (``n`` for the default, a tuple for a short 1-D sequence of
+    numbers), or ``None`` when the table is not cached (tensors, nested or long sequences)."""
+    if n * planes > CACHE_MAX_ENTRIES:
+        return None
+    if positions is None:
+        return n
+    numbers = isinstance(positions, range | list | tuple) and len(positions) == n
+    if numbers and all(isinstance(p, int | float) and not isinstance(p, bool) for p in positions):
+        return tuple(float(p) for p in positions)
+    return None
+
+
+@dataclass(frozen=True)
+class PlaneLayout:
+    """What the rotation needs from a spec: the plane frequencies, how the planes sit in the dims
+    (``"interleaved"``: plane ``k`` at ``(2k, 2k+1)``; ``"halves"``: at ``(k, K + k)``; ``"gather"``:
+    anything else), and the halves order (:func:`halves_order`)."""
+
+    freqs: tuple[float, ...]
+    kind: str
+    order: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def plane_layout(spec: RopeSpec) -> PlaneLayout:
+    """The :class:`PlaneLayout` of ``spec`` (cached: specs are frozen and hashable)."""
+    dims = spec.plane_dims
+    order = tuple(a for a, _ in dims) + tuple(b for _, b in dims)
+    if dims == [(2 * k, 2 * k + 1) for k in range(len(dims))]:
+        kind = "interleaved"
+    elif order == tuple(range(spec.head_dim)):
+        kind = "halves"
+    else:
+        kind = "gather"
+    return PlaneLayout(tuple(float(t) for t in spec.plane_freqs), kind, order)
+
+
+def rotation_table(
+    spec: RopeSpec, positions: Positions, n: int, device: torch.device, dtype: torch.dtype
+) -> RotationTable:
+    """The :class:`RotationTable` of ``spec`` at ``positions`` (default ``0 .. n-1``), ``[..., n, K]``.
+
+    Angles ``p * theta_k`` are formed and reduced in float64 whatever ``dtype`` is, then cast, so
+    that large positions (``p * theta`` of order 1e6) keep their accuracy in low-precision checks.
+    Cached (least recently used, 32 tables) for the default positions and short position sequences;
+    the cached tensors are shared, so treat them as read-only.
+
+    Shapes: positions [..., n]; return.cos [..., n, head_dim/2]; return.sin [..., n, head_dim/2]
+    """
+    freqs = plane_layout(spec).freqs
+    key = _cache_key(positions, n, len(freqs))
+    if key is None:
+        return _build_table(freqs, _positions(positions, n, device), device, dtype)
+    return _cached_table(freqs, key, device, dtype)
 
 
 def rotation_cos_sin(
-    spec: RopeSpec,
-    positions: torch.Tensor | Sequence[int] | None,
-    n: int,
-    device: torch.device,
-    dtype: torch.dtype,
+    spec: RopeSpec, positions: Positions, n: int, device: torch.device, dtype: torch.dtype
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``cos(p * theta_k)`` and ``sin(p * theta_k)``, shape ``[..., n, head_dim/2]``.
-
-    Angles are formed and reduced in float64 whatever ``dtype`` is, then cast, so that large
-    positions (``p * theta`` of order 1e6) keep their accuracy in low-precision checks.
+    """``cos(p * theta_k)`` and ``sin(p * theta_k)``, shape ``[..., n, head_dim/2]`` (see
+    :func:`rotation_table`).
 
     Shapes: positions [..., n]; return [..., n, head_dim/2] (cos, sin)
     """
-    pos = _positions(positions, n, device)
-    theta = torch.as_tensor(spec.plane_freqs, device=device, dtype=torch.float64)
-    angles = pos[..., None] * theta
-    return torch.cos(angles).to(dtype), torch.sin(angles).to(dtype)
+    table = rotation_table(spec, positions, n, device, dtype)
+    return table.cos, table.sin
+
+
+def halves_order(spec: RopeSpec) -> tuple[int, ...]:
+    """The dims in halves order ``(a_0, .., a_{K-1}, b_0, .., b_{K-1})`` for planes ``(a_k, b_k)``."""
+    return plane_layout(spec).order
+
+
+@functools.lru_cache(maxsize=64)
+def _order_index(order: tuple[int, ...], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    forward = torch.tensor(order, dtype=torch.long)
+    inverse = torch.empty_like(forward)
+    inverse[forward] = torch.arange(len(order))
+    return forward.to(device), inverse.to(device)
+
+
+def _rotate_stacked(y: torch.Tensor, c: torch.Tensor, s: torch.Tensor, axis: int) -> torch.Tensor:
+    """``out = y * c``, ``t = y * s``, then ``out[0] += t[1]`` and ``out[1] += t[0]`` along ``axis``
+    (size 2): four kernels, each product and sum rounded once."""
+    out = y * c
+    t = y * s
+    out.select(axis, 0).add_(t.select(axis, 1))
+    out.select(axis, 1).add_(t.select(axis, 0))
+    return out
+
+
+def rotate_halves(y: torch.Tensor, table: RotationTable, per_position: int = 0) -> torch.Tensor:
+    """Rotate ``y`` of shape ``[..., n, 2K]`` in halves order (plane ``k`` at dims ``(k, K + k)``) by
+    ``table`` (``[..., n, K]``). With ``per_position = m > 0``, ``y`` is ``[..., n, m, 2K]``: ``m``
+    vectors at each position (q and k together), all rotated by that position's angles. Returns a
+    new contiguous tensor. No validation: the public functions call it.
+
+    Shapes: y [..., n, head_dim] (or [..., n, m, head_dim]); return [..., n, head_dim]
+    """
+    c, s = table.halves
+    if per_position:
+        c, s = c.unsqueeze(-3), s.unsqueeze(-3)
+    return _rotate_stacked(y.unflatten(-1, (2, -1)), c, s, -2).flatten(-2)
+
+
+def rotate_interleaved(y: torch.Tensor, table: RotationTable) -> torch.Tensor:
+    """Rotate ``y`` of shape ``[..., 2K]`` with plane ``k`` at dims ``(2k, 2k+1)`` by ``table``.
+
+    Shapes: y [..., n, head_dim]; return [..., n, head_dim]
+    """
+    c, s = table.pairs
+    return _rotate_stacked(y.unflatten(-1, (-1, 2)), c, s, -1).flatten(-2)
+
+
+def _check_shape(x: torch.Tensor, spec: RopeSpec, name: str) -> None:
+    if x.ndim < 2:
+        raise InputError(f"{name} must have shape [..., n, head_dim], got {tuple(x.shape)}")
+    if x.shape[-1] != spec.head_dim:
+        raise InputError(f"{name} has last dimension {x.shape[-1]}, but spec.head_dim={spec.head_dim}")
+    if x.shape[-2] == 0:
+        raise InputError("the sequence is empty; n must be >= 1")
+
+
+def _rotate(x: torch.Tensor, spec: RopeSpec, positions: Positions) -> torch.Tensor:
+    table = rotation_table(spec, positions, x.shape[-2], x.device, x.dtype)
+    layout = plane_layout(spec)
+    if layout.kind == "interleaved":
+        return rotate_interleaved(x, table)
+    if layout.kind == "halves":
+        return rotate_halves(x, table)
+    forward, inverse = _order_index(layout.order, x.device)
+    return rotate_halves(x.index_select(-1, forward), table).index_select(-1, inverse)
+
+
+def positions_error(name: str, positions: Positions) -> InputError | None:
+    """An :class:`InputError` when ``positions`` holds a NaN or inf (``name`` names it), else ``None``."""
+    if positions is None:
+        return None
+    pos = torch.as_tensor(positions).to(torch.float64)
+    return None if bool(torch.isfinite(pos).all()) else InputError(f"{name} must be finite")
 
 
 def apply_rope(
-    x: torch.Tensor,
-    spec: RopeSpec,
-    positions: torch.Tensor | Sequence[int] | None = None,
+    x: torch.Tensor, spec: RopeSpec, positions: Positions = None, *, check: bool = True
 ) -> torch.Tensor:
     """Rotate ``x`` of shape ``[..., n, head_dim]``: plane ``k`` at position ``p`` by ``p * theta_k``.
 
     ``positions`` (default ``0 .. n-1``) has shape ``[n]`` or broadcasts against ``x[..., :, 0]``.
-    Device and dtype of ``x`` are preserved.
+    Floating ``x`` keeps its dtype and device; integer ``x`` is promoted to float64. With ``check``
+    the result is verified finite (one synchronisation), else :class:`InputError` names the bad input
+    or :class:`~ropeproof.theory.errors.NonFiniteError` reports an overflow.
 
     Shapes: x [..., n, head_dim]; positions [n]; return [..., n, head_dim]
     """
-    if not isinstance(x, torch.Tensor):
-        raise InputError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if x.ndim < 2:
-        raise InputError(f"x must have shape [..., n, head_dim], got {tuple(x.shape)}")
-    if x.shape[-1] != spec.head_dim:
-        raise InputError(f"x has last dimension {x.shape[-1]}, but spec.head_dim={spec.head_dim}")
-    n = x.shape[-2]
-    if n == 0:
-        raise InputError("the sequence is empty; n must be >= 1")
-    cos, sin = rotation_cos_sin(spec, positions, n, x.device, x.dtype)
-    first, second = _plane_index_tensors(spec, x.device)
-    xa, xb = x[..., first], x[..., second]
-    out = torch.empty_like(x)
-    out[..., first] = xa * cos - xb * sin
-    out[..., second] = xa * sin + xb * cos
+    x = as_real_tensor(x, "x")
+    _check_shape(x, spec, "x")
+    out = _rotate(x, spec, positions)
+    if check and not passes(finite_screen(out), lambda: all_finite(out)):
+        raise (
+            non_finite_input({"x": x})
+            or positions_error("positions", positions)
+            or overflow_error("the rotated x", x.dtype, {"x": x})
+        )
     return out
 
 
@@ -93,25 +287,39 @@ def rope_logits(
     k: torch.Tensor,
     spec: RopeSpec,
     scale: float = 1.0,
-    q_positions: torch.Tensor | Sequence[int] | None = None,
-    k_positions: torch.Tensor | Sequence[int] | None = None,
+    q_positions: Positions = None,
+    k_positions: Positions = None,
+    *,
+    check: bool = True,
 ) -> torch.Tensor:
     """Pre-softmax logits ``scale * (R_i q_i) . (R_j k_j)``, shape ``[..., n_q, n_k]``, unmasked.
 
     ``q`` is ``[..., n_q, head_dim]`` at positions ``q_positions`` (default ``0 .. n_q-1``); ``k`` is
-    ``[..., n_k, head_dim]`` at ``k_positions`` (default ``0 .. n_k-1``).
+    ``[..., n_k, head_dim]`` at ``k_positions`` (default ``0 .. n_k-1``). Integer tensors are promoted
+    to float64; after that ``q`` and ``k`` must share dtype and device. With ``check`` the logits are
+    verified finite (one synchronisation), else :class:`InputError` names the bad input or
+    :class:`~ropeproof.theory.errors.NonFiniteError` reports an overflow.
 
     Shapes: q [..., n_q, head_dim]; k [..., n_k, head_dim]; q_positions [n_q]; k_positions [n_k];
         return [..., n_q, n_k]
     """
-    if not isinstance(q, torch.Tensor) or not isinstance(k, torch.Tensor):
-        raise InputError("q and k must be torch tensors")
+    q, k = as_real_tensor(q, "q"), as_real_tensor(k, "k")
     if q.dtype != k.dtype or q.device != k.device:
         raise InputError(
             f"q and k must share dtype and device, got {q.dtype}/{q.device} and {k.dtype}/{k.device}"
         )
     if not math.isfinite(scale):
         raise InputError(f"scale={scale} must be finite")
-    rq = apply_rope(q, spec, q_positions)
-    rk = apply_rope(k, spec, k_positions)
-    return scale * (rq @ rk.transpose(-1, -2))
+    _check_shape(q, spec, "q")
+    _check_shape(k, spec, "k")
+    rq = _rotate(q, spec, q_positions)
+    rk = rq if (k is q and k_positions is q_positions) else _rotate(k, spec, k_positions)
+    logits = scale * (rq @ rk.transpose(-1, -2))
+    if check and not passes(finite_screen(logits), lambda: all_finite(logits)):
+        raise (
+            non_finite_input({"q": q, "k": k})
+            or positions_error("q_positions", q_positions)
+            or positions_error("k_positions", k_positions)
+            or overflow_error("the logits", q.dtype, {"q": q, "k": k})
+        )
+    return logits

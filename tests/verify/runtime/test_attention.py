@@ -1,6 +1,9 @@
-"""RopeAttention: module logits vs rope_logits, causal mask, softmax rows, output, dtypes."""
+"""RopeAttention: module logits vs rope_logits, causal mask, softmax rows, output, dtypes, and the
+need_weights=False fast path against the full path."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 import torch
@@ -9,6 +12,7 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.resolution import logit_error_bound, unit_roundoff
 from ropeproof.verify.runtime.rope import rope_logits
 from ropeproof.verify.testing.random_heads import random_head
 from ropeproof.verify.testing.strategies import rope_heads
@@ -75,3 +79,139 @@ def test_cuda_forward_matches_cpu() -> None:
     gpu = RopeAttention(cpu.W_Q, cpu.W_K, cpu.W_V, cpu.W_O, spec, device="cuda")
     x = torch.randn(2, 9, 6, dtype=torch.float64)
     torch.testing.assert_close(gpu(x).output.cpu(), cpu(x).output, rtol=0, atol=1e-12)
+
+
+# ---- the fast path: need_weights=False ---------------------------------------------------------
+
+
+def output_tolerance(head: RopeAttention, x: torch.Tensor, positions=None) -> float:
+    """A bound on ``max |output(need_weights=False) - output(need_weights=True)|``, derived.
+
+    Both paths compute ``o_i = sum_j p_ij (v_j W_O)`` with ``p_i = softmax(l_i)`` over ``j <= i``;
+    each is within ``E`` of the exact value, so they differ by at most ``2 E``. With ``u`` the unit
+    roundoff of the dtype, ``n`` the length and ``h`` the head dim:
+
+    - every logit is within ``delta = logit_error_bound(dtype, h, |scale| max|q| max|k|, max|angle|)``
+      (the rotation and the ``h``-term dot product, plus the float64 angle reduction);
+    - moving every logit of a row by at most ``delta`` moves each ``p_ij`` by a factor within
+      ``exp(+-2 delta)``; ``exp`` itself is accurate to ``e_exp`` relative (1 ulp = ``2u`` in torch's
+      softmax; ATen's float32 CPU flash-attention kernel uses ``exp_u20``, 20 ulp), and the online
+      softmax rescales once per key block (at most ``n`` blocks) and sums ``n`` terms: a relative
+      error in ``p_ij`` of at most ``expm1(2 delta) + (n + 2) e_exp + (n + 2) u``;
+    - the two products ``p @ v`` (``n`` terms) and ``@ W_O`` (``h`` terms) add ``(n + h + 2) u``
+      relative to ``V = max_j (|v_j| @ |W_O|)``, which also bounds ``sum_j p_ij |v_j W_O|``.
+
+    So ``E <= (expm1(2 delta) + (n + 2) e_exp + (2n + h + 4) u) V`` (first order in ``u``).
+    """
+    dtype, n, h = head.dtype, x.shape[1], head.spec.head_dim
+    u = unit_roundoff(dtype)
+    e_exp = 20 * 2 * u if dtype == torch.float32 else 2 * u
+    q, k, v = (t.double() for t in head.project(x))
+    pos = torch.arange(n) if positions is None else torch.as_tensor(positions, dtype=torch.float64)
+    max_angle = float(pos.abs().max()) * max(abs(t) for t in head.spec.plane_freqs)
+    magnitude = abs(head.scale) * float(q.norm(dim=-1).max()) * float(k.norm(dim=-1).max())
+    delta = logit_error_bound(dtype, h, magnitude, max_angle)
+    V = float((v.abs() @ head.W_O.double().abs()).max())
+    rel = math.expm1(2 * delta) + (n + 2) * e_exp + (2 * n + h + 4) * u
+    return 2 * rel * V
+
+
+def assert_fast_equals_full(head: RopeAttention, x: torch.Tensor, positions=None) -> None:
+    full = head(x, positions)
+    fast = head(x, positions, need_weights=False)
+    assert fast.logits is None and fast.pattern is None and not fast.has_weights and full.has_weights
+    assert fast.output.dtype == full.output.dtype == head.dtype
+    assert fast.output.shape == full.output.shape == x.shape
+    tol = output_tolerance(head, x, positions)
+    gap = float((fast.output.double() - full.output.double()).abs().max())
+    assert gap <= tol, f"|fast - full| = {gap:.3g} > derived bound {tol:.3g}"
+
+
+@given(
+    head=rope_heads(max_head_dim=64, max_d_model=12),
+    n=st.integers(1, 9),
+    batch=st.integers(1, 3),
+    positions=st.sampled_from(["default", "shifted", "per-batch"]),
+    seed=st.integers(0, 2**16),
+)
+def test_fast_path_equals_full_path(head, n, batch, positions, seed) -> None:
+    """Both layouts and partial rotary come from ``rope_heads``; positions default, a shifted list,
+    or a ``[batch, n]`` tensor of arbitrary real positions."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, n, head.d_model, dtype=torch.float64, generator=g)
+    pos = {
+        "default": None,
+        "shifted": [p * 3 + 17 for p in range(n)],
+        "per-batch": torch.rand(batch, n, generator=g, dtype=torch.float64) * 1000,
+    }[positions]
+    assert_fast_equals_full(head, x, pos)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("rotary_dim", [16, 6])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fast_path_float32_and_float64_long(layout: str, rotary_dim: int, dtype: str) -> None:
+    """n = 130 spans several of the fused kernel's query/key blocks."""
+    head = random_head(RopeSpec(16, rotary_dim=rotary_dim, layout=layout), 12, 7, scale=0.25, dtype=dtype)
+    x = torch.randn(2, 130, 12, generator=torch.Generator().manual_seed(1)).to(head.dtype)
+    assert_fast_equals_full(head, x)
+    assert_fast_equals_full(head, x, list(range(1000, 1130)))
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, -0.3])
+def test_fast_path_with_zero_and_negative_scale(scale: float) -> None:
+    """Regression: torch's CPU SDPA with a causal mask returns NaN for scale <= 0 (the -inf mask is
+    scaled too); the fast path folds such scales into q. scale = 0 attends uniformly."""
+    head = random_head(RopeSpec(8, layout="half"), 5, 3, scale=scale)
+    x = torch.randn(2, 7, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    assert_fast_equals_full(head, x)
+    if scale == 0.0:
+        v = x @ head.W_V
+        uniform = torch.cumsum(v, dim=1) / torch.arange(1, 8, dtype=torch.float64)[:, None]
+        torch.testing.assert_close(head(x, need_weights=False).output, uniform @ head.W_O, rtol=0, atol=1e-13)
+
+
+def test_fast_path_golden_two_tokens() -> None:
+    """Hand-computed: d_model = head_dim = 2, W_Q = W_K = W_V = W_O = I, one plane theta = pi/2.
+    x_0 = (1, 0), x_1 = (0, 1): R_1 x_1 = (-1, 0), so logit(1, 0) = (R_1 x_1) . x_0 = -1 and
+    logit(1, 1) = 1; p_1 = (e^-1, e) / (e^-1 + e); output_1 = p_10 x_0 + p_11 x_1."""
+    eye = torch.eye(2, dtype=torch.float64)
+    head = RopeAttention(eye, eye, eye, eye, RopeSpec(2, freqs=[math.pi / 2]), device="cpu")
+    x = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]], dtype=torch.float64)
+    p0 = math.exp(-1) / (math.exp(-1) + math.exp(1))
+    want = torch.tensor([[[1.0, 0.0], [p0, 1 - p0]]], dtype=torch.float64)
+    for need_weights in (True, False):
+        torch.testing.assert_close(head(x, need_weights=need_weights).output, want, rtol=0, atol=1e-15)
+    assert head(x).logits[0, 1, 0].item() == pytest.approx(-1.0, abs=1e-15)
+
+
+def test_weights_changed_in_place_are_seen() -> None:
+    """The fused projection is cached; modifying or replacing a weight must invalidate it."""
+    head = random_head(RopeSpec(4), 3, 0)
+    x = torch.randn(1, 4, 3, dtype=torch.float64)
+    before = head(x, need_weights=False).output
+    with torch.no_grad():
+        head.W_V.mul_(2.0)
+    torch.testing.assert_close(head(x, need_weights=False).output, 2 * before)
+    head.W_V = torch.nn.Parameter(head.W_V.detach() * 0.5, requires_grad=False)
+    torch.testing.assert_close(head(x, need_weights=False).output, before)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_gradients_reach_weights_that_require_them(need_weights: bool) -> None:
+    """The fused projection is neither cached nor detached while a weight requires grad: the
+    gradient of the output equals the one through the unfused formula (rope_logits, softmax)."""
+    head = random_head(RopeSpec(6, rotary_dim=4, layout="half"), 4, 5, scale=0.5)
+    x = torch.randn(2, 5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    for w in (head.W_Q, head.W_V):
+        w.requires_grad_(True)
+    head(x, need_weights=need_weights).output.square().sum().backward()
+    got = head.W_Q.grad.clone(), head.W_V.grad.clone()
+    head.W_Q.grad = head.W_V.grad = None
+    causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    logits = rope_logits(x @ head.W_Q, x @ head.W_K, head.spec, scale=0.5).masked_fill(~causal, float("-inf"))
+    (torch.softmax(logits, -1) @ (x @ head.W_V) @ head.W_O).square().sum().backward()
+    # float64 (u = 1.1e-16): each gradient entry sums about 10^3 products of size at most about 10
+    # along either route, so the two differ by at most about 10^3 * 10 * u ~ 1e-12; 1e-10 is 100 x that
+    torch.testing.assert_close(got[0], head.W_Q.grad, rtol=0, atol=1e-10)
+    torch.testing.assert_close(got[1], head.W_V.grad, rtol=0, atol=1e-10)

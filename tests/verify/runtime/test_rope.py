@@ -10,8 +10,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.rope import apply_rope, rope_logits
+from ropeproof.verify.runtime.rope import apply_rope, rope_logits, rotation_cos_sin, rotation_table
 from ropeproof.verify.testing.strategies import rope_specs
 
 
@@ -167,3 +168,83 @@ def test_cuda_matches_cpu() -> None:
     torch.testing.assert_close(
         rope_logits(q.cuda(), k.cuda(), spec).cpu(), rope_logits(q, k, spec), rtol=0, atol=1e-12
     )
+
+
+# ---- integer inputs, layouts and strides, the table cache ---------------------------------------
+
+
+def test_integer_inputs_are_promoted_to_float64() -> None:
+    """Regression: integer q/k used to cast cos/sin to int, so the logit at (1, 1) came out 0.
+
+    q = k = (1, 0) at positions 0 and 1 with theta = 1: logit(i, j) = cos(j - i), so logit(1, 1) = 1
+    and logit(0, 1) = cos(1)."""
+    spec = RopeSpec(2, freqs=[1.0])
+    q = torch.tensor([[1, 0], [1, 0]])
+    got = rope_logits(q, q, spec)
+    assert got.dtype == torch.float64
+    assert got[1, 1].item() == 1.0
+    assert got[0, 1].item() == pytest.approx(math.cos(1.0), abs=1e-15)
+    rotated = apply_rope(q, spec)
+    assert rotated.dtype == torch.float64
+    assert rotated[1].tolist() == pytest.approx([math.cos(1.0), math.sin(1.0)], abs=1e-15)
+    assert rope_logits(q.to(torch.int32), q.to(torch.int16), spec)[1, 1].item() == 1.0
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.complex64])
+def test_bool_and_complex_inputs_raise(dtype: torch.dtype) -> None:
+    with pytest.raises(InputError, match=rf"x must hold real numbers .*got dtype {dtype}"):
+        apply_rope(torch.ones(2, 2, dtype=dtype), RopeSpec(2))
+    with pytest.raises(InputError, match=r"q must hold real numbers"):
+        rope_logits(torch.ones(2, 2, dtype=dtype), torch.ones(2, 2), RopeSpec(2))
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_low_precision_rotation_within_rounding(layout: str, dtype: torch.dtype) -> None:
+    """Each rotated component a cos - b sin (or a sin + b cos) in a dtype with unit roundoff u: cos
+    and sin are rounded once (relative u each), each product once (u) and the sum once (u), so the
+    error is at most about 3 u (|a| + |b|) (first order); 4 u (|a| + |b|) leaves room for the float64
+    angle's own rounding. The reference is the same rotation in float64."""
+    spec = RopeSpec(8, rotary_dim=6, layout=layout)
+    x64 = torch.randn(3, 40, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    x = x64.to(dtype)
+    got = apply_rope(x, spec, torch.arange(40) * 7 + 11).double()
+    want = apply_rope(x.double(), spec, torch.arange(40) * 7 + 11)
+    u = torch.finfo(dtype).eps / 2
+    pair_size = torch.zeros_like(want)
+    for a, b in spec.plane_dims:
+        s = x.double()[..., a].abs() + x.double()[..., b].abs()
+        pair_size[..., a] = pair_size[..., b] = s
+    assert ((got - want).abs() <= 4 * u * pair_size).all()
+
+
+def test_rotation_tables_are_cached_and_correct() -> None:
+    spec = RopeSpec(6, freqs=[1.0, 0.25, 0.0])
+    cpu = torch.device("cpu")
+    first = rotation_table(spec, None, 9, cpu, torch.float64)
+    assert rotation_table(spec, None, 9, cpu, torch.float64) is first  # default positions: cached
+    short = rotation_table(spec, [3, 5], 2, cpu, torch.float64)
+    assert rotation_table(spec, (3, 5), 2, cpu, torch.float64) is short  # short sequences: cached
+    assert rotation_table(spec, None, 9, cpu, torch.float32) is not first  # per dtype
+    other = rotation_table(RopeSpec(6, freqs=[1.0, 0.5, 0.0]), None, 9, cpu, torch.float64)
+    assert not torch.equal(other.cos, first.cos)  # per frequencies
+    tensor_pos = rotation_table(spec, torch.arange(9), 9, cpu, torch.float64)
+    assert tensor_pos is not first and torch.equal(tensor_pos.cos, first.cos)  # tensors: not cached
+    for p in range(9):
+        for k, t in enumerate(spec.plane_freqs):
+            assert first.cos[p, k].item() == math.cos(p * t)
+            assert first.sin[p, k].item() == math.sin(p * t)
+    c, s = first.halves
+    assert torch.equal(c[:, 1], first.cos) and torch.equal(s[:, 0], first.sin)
+    assert torch.equal(s[:, 1], -first.sin)
+    assert first.halves is first.halves  # built once per table
+    cos, sin = rotation_cos_sin(spec, None, 9, cpu, torch.float64)
+    assert cos is first.cos and sin is first.sin
+
+
+def test_non_contiguous_and_expanded_inputs() -> None:
+    """Views with odd offsets, transposes and stride-0 expansions rotate like their copies."""
+    spec = RopeSpec(4, freqs=[0.7, 0.1])
+    base = torch.randn(5, 9, dtype=torch.float64)
+    for view in (base[:, 1:5], base[:, 5:].T[:4].T, base[:1, :4].expand(5, 4)):
+        assert torch.equal(apply_rope(view, spec), apply_rope(view.contiguous(), spec))

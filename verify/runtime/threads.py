@@ -1,0 +1,103 @@
+"""The toolkit's thread policy: how many intra-op torch threads its own workloads use.
+
+The toolkit's workloads (claims, sweeps, property tests) are many calls on small tensors. On a
+2-core machine torch's default (one intra-op thread per core) made ``ropeproof check --quick``
+about 3x slower than one thread (``benchmarks/bench_threads.py`` measures it), because splitting a
+small kernel across threads costs more than the kernel. The policy is therefore **one thread** unless
+the caller says otherwise.
+
+How many threads a workload gets, first match wins:
+
+1. an explicit ``threads`` argument (the CLI's ``ropeproof --threads N``);
+2. the policy of an enclosing :func:`thread_policy` block (so the CLI's choice reaches the claim
+   runner and sweeps it calls);
+3. the environment variable ``ROPEPROOF_THREADS``;
+4. :data:`DEFAULT_THREADS` (1).
+
+A value is an integer ``N >= 0``: ``N >= 1`` runs with ``N`` intra-op threads, ``0`` leaves torch's
+own setting untouched (torch's default is one thread per core).
+
+:func:`thread_policy` sets torch's intra-op threads, and the thread count of the BLAS library numpy
+calls (OpenBLAS or MKL, through ``threadpoolctl``; only torch's if that package is missing), for the
+duration of a block and restores the caller's settings on exit, so library users who call in with
+their own settings keep them. It works as a context manager and as a decorator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+import torch
+
+from ropeproof.theory.errors import InputError
+
+try:  # a declared dependency; without it (a bare environment) only torch's threads are set
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - exercised only where threadpoolctl is missing
+    threadpool_limits = None
+
+THREADS_ENV = "ROPEPROOF_THREADS"
+"""The environment variable read when no explicit value or enclosing policy applies."""
+
+DEFAULT_THREADS = 1
+"""Intra-op threads for the toolkit's workloads when nothing else is said."""
+
+_ENCLOSING: ContextVar[int | None] = ContextVar("ropeproof_threads", default=None)
+
+
+def parse_threads(value: int | str, name: str = "threads") -> int:
+    """``value`` as a thread count ``N >= 0``; raises :class:`InputError` naming ``name`` otherwise."""
+    if isinstance(value, bool):
+        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)")
+    try:
+        n = int(value.strip()) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)") from None
+    if isinstance(value, float) and value != n:
+        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)")
+    if n < 0:
+        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)")
+    return n
+
+
+def resolve_threads(threads: int | str | None = None) -> int:
+    """The thread count a workload uses: ``threads``, else the enclosing policy, else
+    ``$ROPEPROOF_THREADS``, else :data:`DEFAULT_THREADS`. ``0`` means "leave torch's setting"."""
+    if threads is not None:
+        return parse_threads(threads)
+    enclosing = _ENCLOSING.get()
+    if enclosing is not None:
+        return enclosing
+    env = os.environ.get(THREADS_ENV, "").strip()
+    if env:
+        return parse_threads(env, THREADS_ENV)
+    return DEFAULT_THREADS
+
+
+@contextlib.contextmanager
+def thread_policy(threads: int | str | None = None) -> Iterator[int]:
+    """Run a block with :func:`resolve_threads` ``(threads)`` intra-op torch threads (and as many
+    BLAS threads for numpy); yield torch's count.
+
+    The caller's settings are restored on exit (also on an exception). Nested blocks without an explicit
+    value inherit the enclosing block's count. ``0`` leaves torch's setting as it is. Usable as
+    ``with thread_policy(): ...`` or as a decorator ``@thread_policy()``.
+    """
+    n = resolve_threads(threads)
+    inherited = n == _ENCLOSING.get()  # the enclosing block already set these limits
+    previous = torch.get_num_threads()
+    token = _ENCLOSING.set(n)
+    with contextlib.ExitStack() as stack:
+        try:
+            if n and not inherited and threadpool_limits is not None:
+                stack.enter_context(threadpool_limits(limits=n, user_api="blas"))
+            if n and n != previous:
+                torch.set_num_threads(n)
+            yield torch.get_num_threads()
+        finally:
+            _ENCLOSING.reset(token)
+            if torch.get_num_threads() != previous:
+                torch.set_num_threads(previous)
