@@ -6,7 +6,7 @@ A row ``measured <= bound`` gets one status:
   are disjoint (``m_hi <= b_lo``, resp. ``m_lo > b_hi``), or an identity proves ``measured <= bound``;
 - ``holds-equal``: an identity proves ``measured == bound`` (docs/theory.md section 5; e.g. for
   T_Index the competitor one step from the target scores ``g(1) = 2 sin(theta/2)^2``, which the
-  symbolic layer proves equal to ``1 - cos(theta)``). Equality is never inferred from digits;
+  symbolic layer proves equal to ``1 - cos(theta)``). Equality is never inferred from digits here;
 - ``tight-holds`` / ``tight-violated``: the enclosures overlap, and ``refine`` (a high-precision
   re-enclosure of the row) separates them;
 - ``tight-equal``: only from a *point* refinement (legacy callers that return two mpmath numbers): the
@@ -14,10 +14,10 @@ A row ``measured <= bound`` gets one status:
 - ``undecided``: none of the above. Never counted as a pass; the reason is counted in
   ``detail["undecided_reasons"]``.
 
-All decisions are vectorised over the rows; only overlapping rows without an identity reach ``refine``.
-:func:`min_of_terms` combines per-term comparisons into one for ``bound = min(terms)``: a row holds
-when it holds for every term, is violated when it is violated for some term, and holds with equality
-when it also equals one of the terms.
+All decisions are vectorised (statuses are small integer codes, :data:`STATUSES`); only overlapping
+rows without an identity reach ``refine``. :func:`min_of_terms` combines per-term comparisons into one
+for ``bound = min(terms)``: a row holds when it holds for every term, is violated when it is violated
+for some term, and holds with equality when it also equals one of the terms.
 """
 
 from __future__ import annotations
@@ -32,10 +32,14 @@ Refine = Callable[[int], tuple[Any, Any]]
 """``refine(n) -> (measured, bound)`` at high precision for an overlapping row: either two
 ``(lo, hi)`` enclosures (decided by separation) or two mpmath numbers (legacy point refinement)."""
 
-HOLDS = ("holds", "holds-equal", "tight-holds", "tight-equal")
+STATUSES = ("holds", "holds-equal", "tight-holds", "tight-equal", "violated", "tight-violated", "undecided")
+"""Status names; a comparison stores the index into this tuple per row."""
+HOLDS = STATUSES[:4]
 """Statuses that count as the bound holding at that row."""
-VIOLATED = ("violated", "tight-violated")
+VIOLATED = STATUSES[4:6]
 """Statuses that count as the bound failing at that row."""
+CODE = {name: i for i, name in enumerate(STATUSES)}
+_NAMES = np.array(STATUSES)
 POINT_TIE = 1e-30
 """Point refinements closer than this (relative to ``max(1, |measured|, |bound|)``) are a tie."""
 
@@ -51,28 +55,49 @@ class RowIdentity:
 
 @dataclass
 class BoundComparison:
-    """Outcome of ``measured(n) <= bound(n)`` over a sweep."""
+    """Outcome of ``measured(n) <= bound(n)`` over a sweep: per row a status code (index into
+    :data:`STATUSES`) and, for undecided rows, a reason code (index into ``reason_table``)."""
 
     term: str
     reading: str
     n: np.ndarray
-    status: np.ndarray  # one of HOLDS, VIOLATED or "undecided" per row
+    codes: np.ndarray
     ratio: np.ndarray  # measured / bound
     detail: dict[str, Any] = field(default_factory=dict)
-    reasons: np.ndarray | None = None  # per row: why it is undecided ("" otherwise)
+    reason_codes: np.ndarray | None = None
+    reason_table: list[str] = field(default_factory=lambda: [""])
+
+    @property
+    def status(self) -> np.ndarray:
+        """Status names per row."""
+        return _NAMES[self.codes]
+
+    @property
+    def reasons(self) -> np.ndarray:
+        """Why each row is undecided (``""`` for decided rows)."""
+        table = np.array(self.reason_table, dtype=object)
+        if self.reason_codes is None:
+            return np.full(self.n.size, "", dtype=object)
+        return table[self.reason_codes]
+
+    def holds_mask(self) -> np.ndarray:
+        return self.codes < 4
+
+    def violated_mask(self) -> np.ndarray:
+        return (self.codes == 4) | (self.codes == 5)
 
     @property
     def violated_n(self) -> np.ndarray:
-        return self.n[np.isin(self.status, VIOLATED)]
+        return self.n[self.violated_mask()]
 
     @property
     def undecided_n(self) -> np.ndarray:
-        return self.n[self.status == "undecided"]
+        return self.n[self.codes == CODE["undecided"]]
 
     @property
     def holds(self) -> bool:
         """True when no row is violated and none is undecided."""
-        return self.violated_n.size == 0 and self.undecided_n.size == 0
+        return bool(self.holds_mask().all())
 
     @property
     def first_violation(self) -> int | None:
@@ -80,16 +105,24 @@ class BoundComparison:
         return int(v[0]) if v.size else None
 
     def verdict(self) -> str:
-        if self.violated_n.size:
+        if self.violated_mask().any():
             return "violated"
-        if self.undecided_n.size:
+        if (self.codes == CODE["undecided"]).any():
             return "unresolvable"
         return "holds"
 
     def counts(self) -> dict[str, int]:
-        """Rows per status."""
-        values, counts = np.unique(self.status, return_counts=True)
-        return {str(s): int(c) for s, c in zip(values, counts, strict=True)}
+        """Rows per status (statuses with no row left out)."""
+        c = np.bincount(self.codes, minlength=len(STATUSES))
+        return {name: int(c[i]) for i, name in enumerate(STATUSES) if c[i]}
+
+    def undecided_reasons(self) -> dict[str, int]:
+        """Undecided rows per reason."""
+        if self.reason_codes is None:
+            return {}
+        rc = self.reason_codes[self.codes == CODE["undecided"]]
+        c = np.bincount(rc, minlength=len(self.reason_table))
+        return {self.reason_table[i]: int(c[i]) for i in range(len(self.reason_table)) if c[i]}
 
     def summary(self) -> dict[str, Any]:
         finite = np.isfinite(self.ratio)
@@ -101,11 +134,28 @@ class BoundComparison:
             "first_violation_n": self.first_violation,
             "max_ratio": float(self.ratio[finite].max()) if finite.any() else None,
             **self.detail,
+            "undecided_reasons": self.undecided_reasons(),
         }
+
+    def take(self, mask: np.ndarray) -> BoundComparison:
+        """The rows where ``mask`` holds."""
+        rc = self.reason_codes[mask] if self.reason_codes is not None else None
+        return BoundComparison(
+            self.term,
+            self.reading,
+            self.n[mask],
+            self.codes[mask],
+            self.ratio[mask],
+            dict(self.detail),
+            rc,
+            self.reason_table,
+        )
 
 
 def _decide_refined(measured: Any, bound: Any) -> tuple[str, str]:
     """Status and reason of one refined row (intervals: separation; points: the legacy tie rule)."""
+    if measured is None or bound is None:
+        return "undecided", "enclosures overlap; no refinement applies to this reading"
     if isinstance(measured, tuple) and isinstance(bound, tuple):
         (m_lo, m_hi), (b_lo, b_hi) = measured, bound
         if m_hi <= b_lo:
@@ -131,59 +181,65 @@ def judge_rows(
     identity: RowIdentity | None = None,
     refine: Refine | None = None,
     max_refine: int | None = None,
+    nan_reason: str = "no value (NaN)",
 ) -> BoundComparison:
     """Status of ``measured <= bound`` for every row (see the module docstring).
 
     ``m_err``, ``b_err`` bound the floating-point errors of ``measured`` and ``bound``; NaN measurements
-    are ``undecided``. ``max_refine`` caps the refined rows (``None``: no cap); rows past the cap stay
-    undecided and say so.
+    are ``undecided`` (reason ``nan_reason``). ``max_refine`` caps the refined rows (``None``: no
+    cap); rows past the cap stay undecided and say so.
     """
     n = np.asarray(n)
     measured = np.asarray(measured, dtype=np.float64)
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), measured.shape)
     m_err = np.broadcast_to(np.asarray(m_err, dtype=np.float64), measured.shape)
     b_err = np.broadcast_to(np.asarray(b_err, dtype=np.float64), measured.shape)
-    m_lo, m_hi = measured - m_err, measured + m_err
-    b_lo, b_hi = bound - b_err, bound + b_err
-    status = np.full(measured.shape, "undecided", dtype=object)
-    reasons = np.full(measured.shape, "", dtype=object)
-    status[m_hi <= b_lo] = "holds"
-    status[m_lo > b_hi] = "violated"
+    codes = np.full(measured.shape, CODE["undecided"], dtype=np.int8)
+    codes[measured + m_err <= bound - b_err] = CODE["holds"]
+    codes[measured - m_err > bound + b_err] = CODE["violated"]
+    table = [""]
+    reason_codes = np.zeros(measured.shape, dtype=np.int16)
+
+    def reason(text: str) -> int:
+        if text not in table:
+            table.append(text)
+        return table.index(text)
+
     contradictions = 0
     if identity is not None:
         at_most = np.broadcast_to(np.asarray(identity.at_most, dtype=bool), measured.shape)
         equal = np.broadcast_to(np.asarray(identity.equal, dtype=bool), measured.shape) & at_most
         # a proof that contradicts the enclosures means an error bound is wrong: count it, trust the proof
-        contradictions = int(((status == "violated") & at_most).sum() + ((status == "holds") & equal).sum())
-        status[at_most & (status != "holds")] = "holds"
-        status[equal] = "holds-equal"
+        contradictions = int(((codes == CODE["violated"]) & at_most).sum())
+        contradictions += int(((codes == CODE["holds"]) & equal).sum())
+        codes[at_most & (codes != CODE["holds"])] = CODE["holds"]
+        codes[equal] = CODE["holds-equal"]
     nan = np.isnan(measured) | np.isnan(bound)
-    status[nan] = "undecided"
-    reasons[nan] = "no value (NaN)"
+    if nan.any():
+        codes[nan] = CODE["undecided"]
+        reason_codes[nan] = reason(nan_reason)
     refined = 0
-    open_rows = np.nonzero((status == "undecided") & ~nan)[0]
-    for r in open_rows:
+    for r in np.nonzero((codes == CODE["undecided"]) & ~nan)[0]:
         if refine is None:
-            reasons[r] = "floating-point enclosures overlap and no identity applies"
+            reason_codes[r] = reason("floating-point enclosures overlap and no identity applies")
             continue
         if max_refine is not None and refined >= max_refine:
-            reasons[r] = f"refinement cap reached (max_refine={max_refine})"
+            reason_codes[r] = reason(f"refinement cap reached (max_refine={max_refine})")
             continue
-        status[r], reasons[r] = _decide_refined(*refine(int(n[r])))
+        name, why = _decide_refined(*refine(int(n[r])))
+        codes[r] = CODE[name]
+        reason_codes[r] = reason(why) if why else 0
         refined += 1
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = measured / bound
-    undecided = status == "undecided"
-    why, count = np.unique(reasons[undecided].astype(str), return_counts=True)
-    detail = {
+    detail: dict[str, Any] = {
         "refined_rows": refined,
         "identity_rows": int(identity.at_most.sum()) if identity is not None else 0,
-        "undecided_reasons": {str(w): int(c) for w, c in zip(why, count, strict=True)},
     }
     if identity is not None:
         detail["identity"] = identity.statement
         detail["enclosure_contradictions"] = contradictions
-    return BoundComparison(term, reading, n, status.astype(str), ratio, detail, reasons.astype(str))
+    return BoundComparison(term, reading, n, codes, ratio, detail, reason_codes, table)
 
 
 def compare(
@@ -205,38 +261,39 @@ def compare(
 def min_of_terms(
     term: str, parts: Sequence[BoundComparison], measured: np.ndarray, bound: np.ndarray
 ) -> BoundComparison:
-    """Combine the comparisons of ``measured`` with each term into ``measured <= bound = min(terms)``."""
+    """Combine the comparisons of ``measured`` with each term into ``measured <= bound = min(terms)``.
+
+    An undecided row keeps the reason of its first undecided term, prefixed by that term's name.
+    """
     if not parts:
         raise ValueError("min_of_terms needs at least one comparison")
-    first = parts[0]
-    statuses = np.stack([p.status for p in parts])
-    violated = np.isin(statuses, VIOLATED)
-    holds = np.isin(statuses, HOLDS)
-    status = np.full(first.status.shape, "undecided", dtype=object)
-    reasons = np.full(first.status.shape, "", dtype=object)
-    all_hold = holds.all(0)
-    status[all_hold] = np.where((statuses == "tight-holds").any(0), "tight-holds", "holds")[all_hold]
-    equal = all_hold & np.isin(statuses, ("holds-equal", "tight-equal")).any(0)
-    status[equal] = np.where((statuses == "holds-equal").any(0), "holds-equal", "tight-equal")[equal]
-    any_violated = violated.any(0)
-    tight_violation = (statuses == "tight-violated").any(0) & ~(statuses == "violated").any(0)
-    status[any_violated] = np.where(tight_violation, "tight-violated", "violated")[any_violated]
-    open_rows = np.nonzero(status == "undecided")[0]
-    for r in open_rows:
-        reasons[r] = "; ".join(
-            f"{p.term}: {p.reasons[r] if p.reasons is not None else 'undecided'}"
-            for p in parts
-            if p.status[r] == "undecided"
-        )
+    c = np.stack([p.codes for p in parts])
+    out = np.full(c.shape[1], CODE["holds"], dtype=np.int8)
+    for name in ("tight-holds", "tight-equal", "holds-equal"):  # later names win
+        out[(c == CODE[name]).any(0)] = CODE[name]
+    undecided = (c == CODE["undecided"]).any(0)
+    out[undecided] = CODE["undecided"]
+    out[(c == CODE["tight-violated"]).any(0)] = CODE["tight-violated"]
+    out[(c == CODE["violated"]).any(0)] = CODE["violated"]
+    table = [""]
+    reason_codes = np.zeros(c.shape[1], dtype=np.int16)
+    still = out == CODE["undecided"]
+    for p in parts:
+        rows = still & (p.codes == CODE["undecided"])
+        if rows.any() and p.reason_codes is not None:
+            offset = len(table) - 1
+            table.extend(f"{p.term}: {r}" for r in p.reason_table[1:])
+            reason_codes[rows] = np.where(p.reason_codes[rows] > 0, p.reason_codes[rows] + offset, 0)
+        still &= ~rows
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.asarray(measured, dtype=np.float64) / np.asarray(bound, dtype=np.float64)
-    undecided = status == "undecided"
-    why, count = np.unique(reasons[undecided].astype(str), return_counts=True)
     detail = {
         "terms": [p.term for p in parts],
         "refined_rows": int(sum(p.detail.get("refined_rows", 0) for p in parts)),
         "identity_rows": int(max(p.detail.get("identity_rows", 0) for p in parts)),
-        "undecided_reasons": {str(w): int(c) for w, c in zip(why, count, strict=True)},
         "enclosure_contradictions": int(sum(p.detail.get("enclosure_contradictions", 0) for p in parts)),
     }
-    return BoundComparison(term, first.reading, first.n, status.astype(str), ratio, detail, reasons.astype(str))
+    identities = [p.detail["identity"] for p in parts if "identity" in p.detail]
+    if identities:
+        detail["identity"] = "; ".join(identities)
+    return BoundComparison(term, parts[0].reading, parts[0].n, out, ratio, detail, reason_codes, table)

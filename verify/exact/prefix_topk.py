@@ -139,7 +139,7 @@ class RunningTopK:
                 p = k - 1
                 while p > 0 and state[p - 1][0] < x:
                     p -= 1
-                state = state[:p] + [(x, base + j)] + state[p : k - 1]
+                state = [*state[:p], (x, base + j), *state[p : k - 1]]
                 events.append(j)
                 event_states.append(state)
         # one source row per position: 0 the carry, 1.. the event states, then the monotone-run rows

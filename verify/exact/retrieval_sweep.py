@@ -110,7 +110,8 @@ class RetrievalBlock:
     """Rows ``n`` of a Retrieval sweep with the recipe of each attaining input and an error bound.
 
     ``margin_dt``: target distance of the ``margin_inf`` input (others at their largest value, the
-    query at ``S_hi``). ``sup_kind`` indexes :data:`GAP_SUP_KINDS`; ``sup_dt``/``sup_da``: the target's
+    query at ``S_hi``); ``margin_dc``, ``margin_cc``: distance and code of its strongest competitor
+    (``0``: the query). ``sup_kind`` indexes :data:`GAP_SUP_KINDS`; ``sup_dt``/``sup_da``: the target's
     distance and the top position's distance (``-1`` unless kind is ``other``); every other position
     takes its smallest value (the query its ``S_lo`` unless it is on top). ``err`` bounds
     ``|value - exact|`` of ``margin_inf`` and ``gap_sup`` at that row.
@@ -122,6 +123,8 @@ class RetrievalBlock:
     err: np.ndarray
     sup_err: np.ndarray
     margin_dt: np.ndarray
+    margin_dc: np.ndarray
+    margin_cc: np.ndarray
     sup_kind: np.ndarray
     sup_dt: np.ndarray
     sup_da: np.ndarray
@@ -164,7 +167,7 @@ class RetrievalRows:
         first = self.next_d
         d = np.arange(first, last_d + 1)
         lg = distance_logits(self.alphabet, self.theta, d)
-        hv, hi, h_pay = self.h_top.feed_with(lg.h, lg.t)  # payload: T at the same distance
+        hv, hi, h_pay = self.h_top.feed_with(lg.h, np.stack([lg.t, lg.h_code], 1))  # T and H's code there
         lv, li, l_pay = self.l_top.feed_with(lg.low, np.stack([lg.t, lg.h], 1))
         assert h_pay is not None and l_pay is not None
         tbv, tbi = self.t_bottom.feed(lg.t)
@@ -181,7 +184,13 @@ class RetrievalRows:
         opt1 = t_ex - np.maximum(s_hi, hv[:, 0])
         opt2 = h_pay[:, 0, 0] - np.maximum(s_hi, hv[:, 1])
         margin = np.minimum(opt1, opt2)
-        margin_dt = np.where(opt1 <= opt2, t_ex_i, i1) + 1
+        away = opt1 <= opt2  # the target away from H's argmax
+        margin_dt = np.where(away, t_ex_i, i1) + 1
+        # the attaining input's strongest competitor: H's argmax away from the target (0: the query)
+        comp = np.where(away, 0, 1)
+        comp_v = np.where(away, hv[:, 0], hv[:, 1])
+        margin_dc = np.where(comp_v > s_hi, np.where(away, hi[:, 0], hi[:, 1]) + 1, 0)
+        margin_cc = np.where(margin_dc > 0, np.take_along_axis(h_pay[:, :, 1], comp[:, None], 1)[:, 0], 0)
 
         # gap_sup candidates: (value, kind, target index, top index)
         j1, j2 = li[:, 0], li[:, 1]
@@ -206,10 +215,14 @@ class RetrievalRows:
             rest = np.maximum(np.maximum(s_lo, bt[:, t_slot]), l1)
             cands.append((np.where(ok, ha[:, a_slot] - rest, NEG), 2, bti[:, t_slot], hai[:, a_slot]))
         ok = has_j2 & (bti2[:, 0] >= 0)
-        cands.append((np.where(ok, h_j1 - np.maximum(np.maximum(s_lo, bt2[:, 0]), l2), NEG), 2, bti2[:, 0], j1))
+        cands.append(
+            (np.where(ok, h_j1 - np.maximum(np.maximum(s_lo, bt2[:, 0]), l2), NEG), 2, bti2[:, 0], j1)
+        )
         cands.append((np.where(has_j2, h_j1 - np.maximum(np.maximum(s_lo, t_j2), l3), NEG), 2, j2, j1))
         ok = hai2[:, 0] >= 0
-        cands.append((np.where(ok, ha2[:, 0] - np.maximum(np.maximum(s_lo, t_j1), l2), NEG), 2, j1, hai2[:, 0]))
+        cands.append(
+            (np.where(ok, ha2[:, 0] - np.maximum(np.maximum(s_lo, t_j1), l2), NEG), 2, j1, hai2[:, 0])
+        )
         cands.append((np.where(has_j2, h_j2 - np.maximum(np.maximum(s_lo, t_j1), l3), NEG), 2, j1, j2))
         sup = np.full(d.size, NEG)
         kind = np.zeros(d.size, dtype=np.int64)
@@ -229,6 +242,8 @@ class RetrievalRows:
             err=(2 * err + 2 * u * np.abs(margin)) * (1 + 8 * u),
             sup_err=(2 * err + 2 * u * np.abs(sup)) * (1 + 8 * u),
             margin_dt=margin_dt,
+            margin_dc=margin_dc,
+            margin_cc=margin_cc.astype(np.int64),
             sup_kind=kind,
             sup_dt=sup_dt,
             sup_da=sup_da,
@@ -322,7 +337,7 @@ class RetrievalSweep:
             quantity = "margin_inf"
         dist = np.arange(n - 1, -1, -1, dtype=np.float64)
         lg = distance_logits(self.alphabet, self.theta, np.maximum(dist, 1))
-        s_hi, c_hi, _s_lo, c_lo, _ = query_logits(self.alphabet)
+        _s_hi, c_hi, _s_lo, c_lo, _ = query_logits(self.alphabet)
         if quantity == "margin_inf":
             codes = lg.h_code.copy()
             codes[-1] = c_hi
