@@ -49,9 +49,10 @@ GAP_SUP_KINDS = ("query", "target", "other")
 
 @lru_cache(maxsize=64)
 def code_angles(alphabet: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(hi, lo, err)``: ``c omega = hi[c-1] + lo[c-1]`` for ``c = 1 .. A-1`` up to ``err``."""
+    """``(hi, lo, err)``: ``c omega = hi[c-1] + lo[c-1]`` (mod ``2 pi``, taken in ``(-pi, pi]``) for
+    ``c = 1 .. A-1`` up to ``err``."""
     with mpmath.workprec(200):
-        exact = [2 * mpmath.pi * c / alphabet for c in range(1, alphabet)]
+        exact = [2 * mpmath.pi * (c if 2 * c <= alphabet else c - alphabet) / alphabet for c in range(1, alphabet)]
         hi = [float(x) for x in exact]
         lo = [float(x - h) for x, h in zip(exact, hi, strict=True)]
         err = max([float(abs(x - h - low)) for x, h, low in zip(exact, hi, lo, strict=True)] + [0.0])
@@ -67,8 +68,8 @@ def _check(alphabet: int, theta: float) -> None:
 
 @dataclass
 class DistanceLogits:
-    """Per distance ``d``: ``T(d)``, ``H(d)`` (code ``c`` attaining it), ``L(d)`` (code), and ``err``
-    bounding every logit's error at that distance."""
+    """Per distance ``d``: ``T(d)``, ``H(d)`` (code ``c`` attaining it), ``L(d)`` (code), and error
+    bounds: ``err_th`` for ``T`` and ``H`` (all ``margin_inf`` uses), ``err`` for all three."""
 
     d: np.ndarray
     t: np.ndarray
@@ -76,6 +77,7 @@ class DistanceLogits:
     h_code: np.ndarray
     low: np.ndarray
     low_code: np.ndarray
+    err_th: np.ndarray
     err: np.ndarray
 
 
@@ -86,23 +88,38 @@ def distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogit
     r, e = reduced_angles_with_error(d, theta)
     hi, lo, w_err = code_angles(alphabet)
     t = np.cos(r)
-    table = np.cos((hi[:, None] - r[None, :]) + lo[:, None])  # [A-1, len(d)]
+    diff = hi[:, None] - r[None, :]
+    angle = diff + lo[:, None]
+    table = np.cos(angle)  # [A-1, len(d)]
     h_arg, low_arg = table.argmax(0), table.argmin(0)  # first occurrence: the smallest code wins ties
     h = np.take_along_axis(table, h_arg[None], 0)[0]
     low = np.take_along_axis(table, low_arg[None], 0)[0]
     h_code, low_code = h_arg + 1, low_arg + 1
-    # the angle (hi - r) + lo errs by e + w_err + u (|hi - r| + |angle|) <= e + w_err + u (4 pi + 2 |r| + 1)
-    err = e + w_err + u * (4 * math.pi + 2 * np.abs(r) + 1) + 2 * SIN_ULPS * u
-    return DistanceLogits(d, t, h, h_code, low, low_code, err * (1 + 8 * u))
+    # each angle errs by e + w_err + u (|hi - r| + |angle|); cos adds SIN_ULPS ulps of its value. The
+    # extremes over c are enclosed by the extremes of the enclosures (interval arithmetic of max / min).
+    tiny = 2.0**-1070
+    e_c = (e[None, :] + w_err + u * (np.abs(diff) + np.abs(angle))) + 2 * SIN_ULPS * u * np.abs(table) + tiny
+    err_h = np.maximum((table + e_c).max(0) - h, h - (table - e_c).max(0))
+    err_low = np.maximum((table + e_c).min(0) - low, low - (table - e_c).min(0))
+    err_t = e + 2 * SIN_ULPS * u * np.abs(t) + tiny
+    err_th = np.maximum(err_h, err_t) * (1 + 16 * u)
+    err = np.maximum(err_th, err_low * (1 + 16 * u))
+    return DistanceLogits(d, t, h, h_code, low, low_code, err_th, err)
 
 
 @lru_cache(maxsize=64)
-def query_logits(alphabet: int) -> tuple[float, int, float, int, float]:
-    """``(S_hi, c_hi, S_lo, c_lo, err)``: extremes of ``cos(c omega)`` over ``c = 1 .. A-1``."""
+def query_logits(alphabet: int) -> tuple[float, int, float, int, float, float]:
+    """``(S_hi, c_hi, S_lo, c_lo, err_hi, err)``: extremes of ``cos(c omega)`` over ``c = 1 .. A-1``;
+    ``err_hi`` bounds the error of ``S_hi``, ``err`` that of both."""
     hi, lo, w_err = code_angles(alphabet)
-    v = np.cos(hi + lo)
-    err = w_err + UNIT_ROUNDOFF * (2 * math.pi + 1) + 2 * SIN_ULPS * UNIT_ROUNDOFF
-    return float(v.max()), int(v.argmax()) + 1, float(v.min()), int(v.argmin()) + 1, err * 2
+    angle = hi + lo
+    v = np.cos(angle)
+    u = UNIT_ROUNDOFF
+    e_c = w_err + u * np.abs(angle) + 2 * SIN_ULPS * u * np.abs(v) + 2.0**-1070
+    err_hi = max(float((v + e_c).max() - v.max()), float(v.max() - (v - e_c).max()))
+    err = max(err_hi, float((v + e_c).min() - v.min()), float(v.min() - (v - e_c).min()))
+    c_hi, c_lo = int(v.argmax()) + 1, int(v.argmin()) + 1
+    return float(v.max()), c_hi, float(v.min()), c_lo, err_hi * (1 + 16 * u), err * (1 + 16 * u)
 
 
 @dataclass
@@ -154,12 +171,13 @@ class RetrievalRows:
     def __init__(self, alphabet: int, theta: float) -> None:
         _check(alphabet, theta)
         self.alphabet, self.theta = int(alphabet), float(theta)
-        self.s_hi, self.c_hi, self.s_lo, self.c_lo, self.s_err = query_logits(self.alphabet)
+        self.s_hi, self.c_hi, self.s_lo, self.c_lo, s_err_hi, s_err = query_logits(self.alphabet)
         self.h_top = RunningTopK(3)
         self.l_top = RunningTopK(3)
         self.t_bottom = RunningTopK(3, largest=False)
         self.t_top = RunningTopK(2)
-        self.err_max = self.s_err
+        self.err_max = s_err  # the largest error of any logit so far (gap_sup)
+        self.err_th_max = s_err_hi  # of T, H and S_hi (margin_inf)
         self.next_d = 1
 
     def advance(self, last_d: int) -> RetrievalBlock:
@@ -173,7 +191,8 @@ class RetrievalRows:
         tbv, tbi = self.t_bottom.feed(lg.t)
         ttv, tti = self.t_top.feed(lg.t)
         err = np.maximum.accumulate(np.maximum(lg.err, self.err_max))
-        self.err_max = float(err[-1])
+        err_th = np.maximum.accumulate(np.maximum(lg.err_th, self.err_th_max))
+        self.err_max, self.err_th_max = float(err[-1]), float(err_th[-1])
         self.next_d = last_d + 1
         s_hi, s_lo = self.s_hi, self.s_lo
 
@@ -239,7 +258,7 @@ class RetrievalRows:
             n=d + 1,
             gap_sup=sup,
             margin_inf=margin,
-            err=(2 * err + 2 * u * np.abs(margin)) * (1 + 8 * u),
+            err=(2 * err_th + 2 * u * np.abs(margin)) * (1 + 8 * u),
             sup_err=(2 * err + 2 * u * np.abs(sup)) * (1 + 8 * u),
             margin_dt=margin_dt,
             margin_dc=margin_dc,
@@ -337,7 +356,7 @@ class RetrievalSweep:
             quantity = "margin_inf"
         dist = np.arange(n - 1, -1, -1, dtype=np.float64)
         lg = distance_logits(self.alphabet, self.theta, np.maximum(dist, 1))
-        _s_hi, c_hi, _s_lo, c_lo, _ = query_logits(self.alphabet)
+        _s_hi, c_hi, _s_lo, c_lo, *_ = query_logits(self.alphabet)
         if quantity == "margin_inf":
             codes = lg.h_code.copy()
             codes[-1] = c_hi
