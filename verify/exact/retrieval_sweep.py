@@ -52,7 +52,8 @@ def code_angles(alphabet: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``(hi, lo, err)``: ``c omega = hi[c-1] + lo[c-1]`` (mod ``2 pi``, taken in ``(-pi, pi]``) for
     ``c = 1 .. A-1`` up to ``err``."""
     with mpmath.workprec(200):
-        exact = [2 * mpmath.pi * (c if 2 * c <= alphabet else c - alphabet) / alphabet for c in range(1, alphabet)]
+        signed = [c if 2 * c <= alphabet else c - alphabet for c in range(1, alphabet)]
+        exact = [2 * mpmath.pi * c / alphabet for c in signed]
         hi = [float(x) for x in exact]
         lo = [float(x - h) for x, h in zip(exact, hi, strict=True)]
         err = max([float(abs(x - h - low)) for x, h, low in zip(exact, hi, lo, strict=True)] + [0.0])
