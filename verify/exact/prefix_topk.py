@@ -114,12 +114,12 @@ class RunningTopK:
         entry, ``[len, k, ...]`` (zeros in missing slots); the payloads of the carried entries are kept."""
         v = self.sign * np.asarray(values, dtype=np.float64).reshape(-1)
         size, k, base = v.size, self.k, self.count
+        if size == 0:
+            return np.empty((0, k)), np.empty((0, k), dtype=np.int64), None
         if payload is not None:
             payload = np.asarray(payload).reshape(size, -1)
             if not hasattr(self, "carry_payload"):
                 self.carry_payload = np.zeros((k, payload.shape[1]), dtype=payload.dtype)
-        if size == 0:
-            return np.empty((0, k)), np.empty((0, k), dtype=np.int64), None
         pos = np.arange(size)
         before = np.maximum.accumulate(np.concatenate([[self.state[0][0]], v]))[:-1]
         record = v > before
