@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -33,7 +35,7 @@ def test_running_topk_against_sorting(values, k, largest, cuts) -> None:
     run = RunningTopK(k, largest)
     outs = [
         run.feed_with(x[a:b], np.arange(a, b, dtype=np.float64))
-        for a, b in zip(bounds, bounds[1:], strict=False)
+        for a, b in itertools.pairwise(bounds)
     ]
     top = np.concatenate([o[0] for o in outs if o[0].size])
     idx = np.concatenate([o[1] for o in outs if o[1].size])
@@ -60,6 +62,6 @@ def test_long_streams_against_sorting_at_sampled_rows(kind: str) -> None:
     got = [run.feed(x[a : a + 20000]) for a in range(0, n, 20000)]
     top, idx = np.concatenate([g[0] for g in got]), np.concatenate([g[1] for g in got])
     values = x.tolist()
-    for m in rng.integers(0, n, 40).tolist() + [0, 1, 2, n - 1]:
+    for m in [*rng.integers(0, n, 40).tolist(), 0, 1, 2, n - 1]:
         want_v, want_i = sorted_prefix(values, m, 3, True)
         assert top[m].tolist() == want_v and idx[m].tolist() == want_i
