@@ -40,6 +40,8 @@ VIOLATED = STATUSES[4:6]
 """Statuses that count as the bound failing at that row."""
 CODE = {name: i for i, name in enumerate(STATUSES)}
 _NAMES = np.array(STATUSES)
+IDENTITY, REFINED, CONTRADICTION = 1, 2, 4
+"""Bits of :attr:`BoundComparison.flags`: decided by an identity, refined, proof contradicts enclosures."""
 POINT_TIE = 1e-30
 """Point refinements closer than this (relative to ``max(1, |measured|, |bound|)``) are a tie."""
 
@@ -66,6 +68,14 @@ class BoundComparison:
     detail: dict[str, Any] = field(default_factory=dict)
     reason_codes: np.ndarray | None = None
     reason_table: list[str] = field(default_factory=lambda: [""])
+    flags: np.ndarray | None = None  # per row: IDENTITY | REFINED | CONTRADICTION bits
+
+    def __post_init__(self) -> None:
+        if self.flags is not None:
+            self.detail["identity_rows"] = int(((self.flags & IDENTITY) > 0).sum())
+            self.detail["refined_rows"] = int(((self.flags & REFINED) > 0).sum())
+            if "enclosure_contradictions" in self.detail:
+                self.detail["enclosure_contradictions"] = int(((self.flags & CONTRADICTION) > 0).sum())
 
     @property
     def status(self) -> np.ndarray:
@@ -140,6 +150,7 @@ class BoundComparison:
     def take(self, mask: np.ndarray) -> BoundComparison:
         """The rows where ``mask`` holds."""
         rc = self.reason_codes[mask] if self.reason_codes is not None else None
+        flags = self.flags[mask] if self.flags is not None else None
         return BoundComparison(
             self.term,
             self.reading,
@@ -149,6 +160,7 @@ class BoundComparison:
             dict(self.detail),
             rc,
             self.reason_table,
+            flags,
         )
 
 
@@ -205,13 +217,14 @@ def judge_rows(
             table.append(text)
         return table.index(text)
 
-    contradictions = 0
+    flags = np.zeros(measured.shape, dtype=np.int8)
     if identity is not None:
         at_most = np.broadcast_to(np.asarray(identity.at_most, dtype=bool), measured.shape)
         equal = np.broadcast_to(np.asarray(identity.equal, dtype=bool), measured.shape) & at_most
         # a proof that contradicts the enclosures means an error bound is wrong: count it, trust the proof
-        contradictions = int(((codes == CODE["violated"]) & at_most).sum())
-        contradictions += int(((codes == CODE["holds"]) & equal).sum())
+        contradicted = ((codes == CODE["violated"]) & at_most) | ((codes == CODE["holds"]) & equal)
+        flags |= np.where(at_most, IDENTITY, 0).astype(np.int8)
+        flags |= np.where(contradicted, CONTRADICTION, 0).astype(np.int8)
         codes[at_most & (codes != CODE["holds"])] = CODE["holds"]
         codes[equal] = CODE["holds-equal"]
     nan = np.isnan(measured) | np.isnan(bound)
@@ -229,17 +242,15 @@ def judge_rows(
         name, why = _decide_refined(*refine(int(n[r])))
         codes[r] = CODE[name]
         reason_codes[r] = reason(why) if why else 0
+        flags[r] |= REFINED
         refined += 1
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = measured / bound
-    detail: dict[str, Any] = {
-        "refined_rows": refined,
-        "identity_rows": int(identity.at_most.sum()) if identity is not None else 0,
-    }
+    detail: dict[str, Any] = {}
     if identity is not None:
         detail["identity"] = identity.statement
-        detail["enclosure_contradictions"] = contradictions
-    return BoundComparison(term, reading, n, codes, ratio, detail, reason_codes, table)
+        detail["enclosure_contradictions"] = 0  # counted from the flags
+    return BoundComparison(term, reading, n, codes, ratio, detail, reason_codes, table, flags)
 
 
 def compare(
@@ -287,13 +298,12 @@ def min_of_terms(
         still &= ~rows
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.asarray(measured, dtype=np.float64) / np.asarray(bound, dtype=np.float64)
-    detail = {
-        "terms": [p.term for p in parts],
-        "refined_rows": int(sum(p.detail.get("refined_rows", 0) for p in parts)),
-        "identity_rows": int(max(p.detail.get("identity_rows", 0) for p in parts)),
-        "enclosure_contradictions": int(sum(p.detail.get("enclosure_contradictions", 0) for p in parts)),
-    }
+    detail: dict[str, Any] = {"terms": [p.term for p in parts], "enclosure_contradictions": 0}
     identities = [p.detail["identity"] for p in parts if "identity" in p.detail]
     if identities:
         detail["identity"] = "; ".join(identities)
-    return BoundComparison(term, parts[0].reading, parts[0].n, out, ratio, detail, reason_codes, table)
+    flags = np.zeros(out.shape, dtype=np.int8)
+    for p in parts:
+        if p.flags is not None:
+            flags |= p.flags
+    return BoundComparison(term, parts[0].reading, parts[0].n, out, ratio, detail, reason_codes, table, flags)

@@ -147,9 +147,9 @@ def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
         rc = p.reason_codes if p.reason_codes is not None else np.zeros(p.n.size, dtype=np.int16)
         codes.append(remap[rc])
     detail = dict(first.detail)
-    for key in ("refined_rows", "identity_rows", "enclosure_contradictions"):
-        if key in first.detail:
-            detail[key] = int(sum(p.detail.get(key, 0) for p in parts))
+    flags = None
+    if all(p.flags is not None for p in parts):
+        flags = np.concatenate([p.flags for p in parts])  # type: ignore[misc]
     return BoundComparison(
         first.term,
         first.reading,
@@ -159,6 +159,7 @@ def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
         detail,
         np.concatenate(codes),
         table,
+        flags,
     )
 
 
