@@ -1,13 +1,27 @@
 """``ropeproof sweep index|retrieval ...``: exact discrepancy vs length with Theorem 3.2's bound, a verdict
-per row, streamed to stdout or a file; ``ropeproof sweep merge PART ...`` joins shard files."""
+per row, streamed to stdout or a file; ``ropeproof sweep certified-index ...``: the interval-certified
+Index check, in shards of offsets; ``ropeproof sweep merge PART ...`` joins shard files of either kind."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
+from pathlib import Path
 
-from ropeproof.theory.errors import RopeproofError
+from ropeproof.theory.errors import InputError, RopeproofError
+from ropeproof.verify.exact.certified import INDEX_TERMS
+from ropeproof.verify.exact.certified_shards import (
+    FORMAT as RECORDS_FORMAT,
+)
+from ropeproof.verify.exact.certified_shards import (
+    GapRecords,
+    enclose_gap_records,
+    judge_records,
+    merge_gap_records,
+    offsets_for,
+)
 from ropeproof.verify.exact.sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
 from ropeproof.verify.exact.sweep_files import (
     SweepHeader,
@@ -25,7 +39,9 @@ EXAMPLE = """examples:
   ropeproof sweep index --theta 0.000001 --lengths 2:600 --json
   ropeproof sweep retrieval --alphabet 8 --theta 0.0027 --lengths 2:1000000 --jsonl --out r.jsonl
   ropeproof sweep index --theta 0.866 --lengths 2:10000000 --shard 3/8 --jsonl --out part3.jsonl
-  ropeproof sweep merge part*.jsonl --out all.jsonl"""
+  ropeproof sweep merge part*.jsonl --out all.jsonl
+  ropeproof sweep certified-index --theta 0.866 --lengths 2:100000 --shard 2/16 --out rec2.json
+  ropeproof sweep merge rec*.json        # merged records -> certified verdict per reading (JSON)"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,10 +53,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "construction",
-        choices=["index", "retrieval", "merge"],
-        help="what to sweep, or 'merge' to join the shard files given as PARTS",
+        choices=["index", "retrieval", "certified-index", "merge"],
+        help="what to sweep; 'certified-index' for the interval-certified Index check (shardable); "
+        "'merge' to join the shard files given as PARTS",
     )
-    p.add_argument("parts", nargs="*", metavar="PART", help="shard files to merge (JSON Lines, merge only)")
+    p.add_argument(
+        "parts",
+        nargs="*",
+        metavar="PART",
+        help="shard files to merge (sweep JSON Lines or certified records)",
+    )
     p.add_argument("--theta", type=float, help="RoPE angle of the plane (index, retrieval)")
     p.add_argument("--alphabet", type=int, default=8, help="|ALPH| (retrieval; default 8)")
     p.add_argument("--lengths", default="2:100", help="A:B[:STEP], 2 <= A <= B (default 2:100)")
@@ -57,12 +79,51 @@ def register(sub: argparse._SubParsersAction) -> None:
     fmt.add_argument("--jsonl", action="store_true", help="JSON Lines: a header, one line per row, a summary")
     p.add_argument("--out", help="write to this file (atomically) instead of stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--prec", type=int, default=80, help="certified-index: interval precision in bits (default 80)"
+    )
+    p.add_argument(
+        "--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term (default min)"
+    )
     p.set_defaults(run=run)
 
 
 def _fail(message: str) -> int:
     print(f"ropeproof sweep: error: {message}", file=sys.stderr)
     return 2
+
+
+def _is_records(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f'"format": "{RECORDS_FORMAT}"' in f.read(200)
+    except OSError as e:
+        raise InputError(f"cannot read {path!r}: {e.strerror}") from None
+
+
+def _read_records(path: str) -> GapRecords:
+    try:
+        return GapRecords.from_json(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{path!r} is not a complete gap-records file ({type(e).__name__})") from None
+
+
+def _certified(args: argparse.Namespace) -> int:
+    """One shard's records (``--shard``), or the whole check judged (no ``--shard``)."""
+    if args.theta is None or not math.isfinite(args.theta):
+        return _fail(f"--theta is required and must be a finite number (got {args.theta})")
+    start, stop, step = parse_lengths(args.lengths)
+    if start != 2 or step != 1:
+        return _fail(f"certified-index checks every n = 2..B; give --lengths 2:B (got {args.lengths})")
+    shard = parse_shard(args.shard) if args.shard else None
+    first, last = offsets_for(stop, shard)
+    with atomic_output(args.out, sys.stdout) as out:
+        records = enclose_gap_records([args.theta], None, first, last, args.prec)
+        if shard is not None:
+            out.write(records.to_json() + "\n")
+        else:
+            out.write(json.dumps(judge_records(records, stop, args.term).to_dict()) + "\n")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,9 +137,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.construction == "merge":
         if not args.parts:
             return _fail("merge needs the shard files as arguments")
+        if _is_records(args.parts[0]):
+            merged = merge_gap_records([_read_records(p) for p in args.parts])
+            result = judge_records(merged, merged.m_stop + 1, args.term)
+            with atomic_output(args.out, sys.stdout) as out:
+                out.write(json.dumps(result.to_dict()) + "\n")
+            return 0
         with atomic_output(args.out, sys.stdout) as out:
             merge_jsonl(args.parts, out)
         return 0
+    if args.construction == "certified-index":
+        return _certified(args)
     if args.parts:
         return _fail(f"unexpected arguments {args.parts} (only 'merge' takes files)")
     if args.theta is None or not math.isfinite(args.theta):
