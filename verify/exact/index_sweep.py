@@ -102,7 +102,8 @@ class GapPrefix:
 
     :meth:`values` returns them for ``M`` in ``[lo, hi]``; successive calls must not go back (``lo``
     may repeat the previous ``hi``). ``g`` is evaluated once per ``m``, in chunks of ``chunk``, so the
-    results do not depend on how the range is cut.
+    results do not depend on how the range is cut. The offsets where each running minimum drops (its
+    records, usually a handful) are kept, so :meth:`earlier` answers any ``M`` already passed.
     """
 
     def __init__(
@@ -111,6 +112,9 @@ class GapPrefix:
         self.freqs, self.amps, self.with_error, self.chunk = freqs, amps, with_error, chunk
         self.next_m = 1
         self.cur = (np.inf, 0, np.inf, np.inf)  # G, argmin, lo, hi at M = next_m - 1
+        self.records: list[list[np.ndarray]] = [[], [], []]  # offsets, G, argmin where G drops
+        self.records_lo: list[list[np.ndarray]] = [[], []]
+        self.records_hi: list[list[np.ndarray]] = [[], []]
 
     def _fold(self, first: int, last: int) -> tuple[np.ndarray, ...]:
         """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range."""
@@ -128,9 +132,37 @@ class GapPrefix:
         args = np.where(improve, first + rec_idx, best_m).astype(np.int64)
         lo = np.minimum(np.minimum.accumulate(np.maximum(g - e, 0.0)), lo0)
         hi = np.minimum(np.minimum.accumulate(g + e), hi0)
+        for arr, prev, store in (
+            (vals, best, self.records),
+            (lo, lo0, self.records_lo),
+            (hi, hi0, self.records_hi),
+        ):
+            drops = np.nonzero(arr < np.concatenate([[prev], arr[:-1]]))[0]
+            store[0].append(drops + first)
+            store[1].append(arr[drops])
+            if store is self.records:
+                store[2].append(args[drops])
         self.cur = (float(vals[-1]), int(args[-1]), float(lo[-1]), float(hi[-1]))
         self.next_m = last + 1
         return vals, args, lo, hi
+
+    def earlier(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(G, argmin, G_lo, G_hi)`` at offsets ``1 <= M <= next_m - 1`` already folded (from the
+        records: the last drop at or before ``M``)."""
+        m = np.asarray(m)
+        if m.size and (m.min() < 1 or m.max() > self.next_m - 1):
+            raise InputError(f"GapPrefix.earlier needs 1 <= M <= {self.next_m - 1}")
+        out = []
+        for store, with_arg in ((self.records, True), (self.records_lo, False), (self.records_hi, False)):
+            if len(store[0]) > 1:  # compact the per-chunk pieces
+                for i in range(len(store)):
+                    if store[i]:
+                        store[i][:] = [np.concatenate(store[i])]
+            at = np.searchsorted(store[0][0], m, side="right") - 1
+            out.append(store[1][0][at])
+            if with_arg:
+                out.append(store[2][0][at])
+        return out[0], out[1], out[2], out[3]
 
     def values(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(G, argmin, G_lo, G_hi)`` for ``M = lo .. hi`` (``1 <= lo <= hi``)."""
@@ -185,25 +217,23 @@ def iter_index_blocks(
     with_error: bool = False,
 ) -> Iterator[IndexBlock]:
     """Rows ``n = start_n .. stop_n`` of many-plane T_Index, ``block`` rows at a time, in memory
-    ``O(block)`` (two running prefix minima: one over ``m <= n - 1``, one over ``m <= ceil((n-1)/2)``)."""
+    ``O(block)`` (one running prefix minimum over ``m <= n - 1``; ``gap_sup`` reads its records at
+    ``ceil((n-1)/2)``)."""
     f, a = _check_planes(freqs, amps)
     if not 2 <= start_n <= stop_n < 2**26:
         raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= 2^26 - 1")
     if block < 1:
         raise InputError(f"block={block} must be >= 1")
     margin = GapPrefix(f, a, with_error)
-    sup = GapPrefix(f, a, with_error)
     for first in range(start_n, stop_n + 1, block):
         n = np.arange(first, min(stop_n, first + block - 1) + 1)
         g, arg, lo, hi = margin.values(int(n[0]) - 1, int(n[-1]) - 1)
-        half = (n - 1 + 1) // 2  # ceil((n - 1) / 2)
-        h0 = int(half[0])
-        sg, sarg, slo, shi = sup.values(h0, int(half[-1]))
-        i = half - h0
+        # gap_sup(n) = G(ceil((n - 1) / 2)): an offset the running minimum has already passed
+        sg, sarg, slo, shi = margin.earlier((n - 1 + 1) // 2)
         if with_error:
-            yield IndexBlock(n, sg[i], g, arg, sarg[i], lo, hi, slo[i], shi[i])
+            yield IndexBlock(n, sg, g, arg, sarg, lo, hi, slo, shi)
         else:
-            yield IndexBlock(n, sg[i], g, arg, sarg[i])
+            yield IndexBlock(n, sg, g, arg, sarg)
 
 
 @dataclass

@@ -121,12 +121,18 @@ class RunningTopK:
             if not hasattr(self, "carry_payload"):
                 self.carry_payload = np.zeros((k, payload.shape[1]), dtype=payload.dtype)
         pos = np.arange(size)
-        before = np.maximum.accumulate(np.concatenate([[self.state[0][0]], v]))[:-1]
-        record = v > before
-        last_break = np.maximum.accumulate(np.where(record, -1, pos))
-        full = (pos - last_break) >= k  # the k values ending here are consecutive records
-        last_full = np.maximum.accumulate(np.where(full, pos, -1))
-        visit = np.nonzero((v > self._thresholds(v)) & ~full)[0]
+        candidate = v > self._thresholds(v)
+        count = int(np.count_nonzero(candidate))
+        if count <= max(64, size // 64):  # sparse: no monotone run worth filling in directly
+            full = np.zeros(size, dtype=bool)
+            last_full = np.full(size, -1)
+        else:
+            before = np.maximum.accumulate(np.concatenate([[self.state[0][0]], v]))[:-1]
+            record = v > before
+            last_break = np.maximum.accumulate(np.where(record, -1, pos))
+            full = (pos - last_break) >= k  # the k values ending here are consecutive records
+            last_full = np.maximum.accumulate(np.where(full, pos, -1))
+        visit = np.nonzero(candidate & ~full)[0]
         state = list(self.state)
         events: list[int] = []
         event_states: list[list[tuple[float, int]]] = []

@@ -89,22 +89,19 @@ def distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogit
     r, e = reduced_angles_with_error(d, theta)
     hi, lo, w_err = code_angles(alphabet)
     t = np.cos(r)
-    diff = hi[:, None] - r[None, :]
-    angle = diff + lo[:, None]
-    table = np.cos(angle)  # [A-1, len(d)]
+    table = np.cos((hi[:, None] - r[None, :]) + lo[:, None])  # [A-1, len(d)]
     h_arg, low_arg = table.argmax(0), table.argmin(0)  # first occurrence: the smallest code wins ties
     h = np.take_along_axis(table, h_arg[None], 0)[0]
     low = np.take_along_axis(table, low_arg[None], 0)[0]
     h_code, low_code = h_arg + 1, low_arg + 1
-    # each angle errs by e + w_err + u (|hi - r| + |angle|); cos adds SIN_ULPS ulps of its value. The
-    # extremes over c are enclosed by the extremes of the enclosures (interval arithmetic of max / min).
+    # each angle (hi - r) + lo errs by e + w_err + u (|hi - r| + |angle|) <= e + w_err + u (2 (pi + |r|)
+    # + max |lo|); cos adds SIN_ULPS ulps of a value <= 1. The extremes over c err by at most the same.
     tiny = 2.0**-1070
-    e_c = (e[None, :] + w_err + u * (np.abs(diff) + np.abs(angle))) + 2 * SIN_ULPS * u * np.abs(table) + tiny
-    err_h = np.maximum((table + e_c).max(0) - h, h - (table - e_c).max(0))
-    err_low = np.maximum((table + e_c).min(0) - low, low - (table - e_c).min(0))
+    lo_max = float(np.abs(lo).max(initial=0.0))
+    err_c = e + w_err + u * (2 * (math.pi + np.abs(r)) + lo_max) + 2 * SIN_ULPS * u
     err_t = e + 2 * SIN_ULPS * u * np.abs(t) + tiny
-    err_th = np.maximum(err_h, err_t) * (1 + 16 * u)
-    err = np.maximum(err_th, err_low * (1 + 16 * u))
+    err_th = np.maximum(err_c, err_t) * (1 + 16 * u)
+    err = err_th
     return DistanceLogits(d, t, h, h_code, low, low_code, err_th, err)
 
 

@@ -75,6 +75,7 @@ from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, dtype_name, 
 from ropeproof.verify.runtime.resolution import gap_resolution
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
+_JUDGE_ORDER = ("gap_sup", "margin_inf", "gap_inf")
 BLOCK = 1 << 17
 """Rows per streamed block."""
 REFINE_BITS = 200
@@ -297,8 +298,14 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
         "(M + 1)|theta mod 2pi| <= 2pi"
     )
     two_pi_lo = 2 * math.pi * (1 - 4 * UNIT_ROUNDOFF)
-    comparisons = {}
-    for q in QUANTITIES:
+    comparisons: dict[str, BoundComparison] = {}
+    for q in _JUDGE_ORDER:
+        if q == "gap_inf":  # gap_inf = margin_inf for T_Index: the same rows, judged once
+            c = comparisons["margin_inf"]
+            comparisons[q] = BoundComparison(
+                c.term, q, c.n, c.codes, c.ratio, dict(c.detail), c.reason_codes, c.reason_table, c.flags
+            )
+            continue
         if q == "gap_sup":
             meas, lo, hi, arg = blk.gap_sup, blk.sup_lo, blk.sup_hi, blk.closest_sup
             big_m = (n - 1 + 1) // 2
@@ -323,7 +330,7 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
 
         second = judge_rows("pi^2/(2n^2)", q, n, meas, m_err, t2, t2_err, None, refine)
         comparisons[q] = min_of_terms("min(terms)", [first, second], meas, bound)
-    return bound, comparisons
+    return bound, {q: comparisons[q] for q in QUANTITIES}
 
 
 class _iv_bits:
