@@ -181,9 +181,9 @@ def row_columns(block: SweepBlock, judge: bool) -> tuple[list[str], list[list[st
     names: list[str] = []
     values: list[list[str]] = []
 
-    def put(name: str, vals: Sequence[str]) -> None:
+    def put(name: str, vals: Sequence[str] | np.ndarray) -> None:
         names.append(name)
-        values.append(list(vals))
+        values.append(vals.tolist() if isinstance(vals, np.ndarray) else list(vals))
 
     put("n", list(map(str, cols["n"].tolist())))
     for k in ("gap_sup", "gap_inf", "margin_inf", "bound"):
