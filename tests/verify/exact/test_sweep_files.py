@@ -29,7 +29,7 @@ SWEEPS = [
     ["index", "--theta", "0.866", "--lengths", "2:5000:7"],
     ["index", "--theta", "1e-6", "--lengths", "3:4000"],
     ["retrieval", "--alphabet", "8", "--theta", "0.0027", "--lengths", "2:3000:5"],
-    ["retrieval", "--alphabet", "3", "--theta", "0.9", "--lengths", "2:150"],
+    ["retrieval", "--alphabet", "3", "--theta", "0.9", "--lengths", "2:60"],
 ]
 
 
