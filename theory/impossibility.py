@@ -59,7 +59,7 @@ def symbolic_output_is_permutation_invariant(d_model: int = 2, theta: sp.Expr | 
     xa, xb, xq = _vector("a", d_model), _vector("b", d_model), _vector("c", d_model)
     _, out_ab = _head_output([xa, xb, xq], wq, wk, wv, sp.sympify(theta))
     _, out_ba = _head_output([xb, xa, xq], wq, wk, wv, sp.sympify(theta))
-    return all(sp.simplify(d) == 0 for d in out_ab - out_ba)
+    return all(_is_identically_zero(d) for d in out_ab - out_ba)
 
 
 def positional_logits_ignore_key_content(d_model: int = 2) -> bool:
@@ -75,4 +75,24 @@ def positional_logits_ignore_key_content(d_model: int = 2) -> bool:
         q = xs[-1] * wq
         return [(q * rotation((j - (n - 1)) * theta) * k.T)[0, 0] for j in range(len(xs))]
 
-    return all(sp.simplify(x - y) == 0 for x, y in zip(row([xa, xb, xq]), row([xb, xa, xq]), strict=True))
+    pairs = zip(row([xa, xb, xq]), row([xb, xa, xq]), strict=True)
+    return all(_is_identically_zero(x - y) for x, y in pairs)
+
+
+def _is_identically_zero(expr: sp.Expr, witnesses: int = 3) -> bool:
+    """Decide ``expr == 0`` for all real values of its symbols.
+
+    ``True`` only when sympy reduces ``expr`` to zero (canonical form first, then ``simplify``).
+    ``False`` as soon as a witness disproves it: ``expr`` evaluated at seeded rational points with
+    60-digit arithmetic is far above that precision (``|expr| > 1e-40``), which is a proof of
+    non-identity that does not need ``simplify`` (which can run for hours on these expressions).
+    """
+    expr = sp.expand(expr) if expr.is_polynomial() else expr
+    if expr == 0:
+        return True
+    symbols = sorted(expr.free_symbols, key=str)
+    for seed in range(witnesses):
+        point = {s: sp.Rational(((seed + 1) * 7919 * (i + 3)) % 97 - 48, 29) for i, s in enumerate(symbols)}
+        if abs(sp.N(expr.subs(point), 60)) > sp.Float("1e-40"):
+            return False
+    return bool(sp.simplify(expr) == 0)

@@ -1,4 +1,6 @@
-"""``ropeproof sweep index|retrieval ...``: exact discrepancy vs length, with the reported bound."""
+"""``ropeproof sweep index|retrieval ...``: exact discrepancy vs length with Theorem 3.2's bound, a verdict
+per row, streamed to stdout or a file; ``ropeproof sweep certified-index ...``: the interval-certified
+Index check, in shards of offsets; ``ropeproof sweep merge PART ...`` joins shard files of either kind."""
 
 from __future__ import annotations
 
@@ -6,71 +8,196 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 
 from ropeproof.commands import head_dir
-from ropeproof.verify.exact.sweep import parse_lengths, sweep_index, sweep_retrieval
-from ropeproof.verify.runtime.devices import resolve_device
+from ropeproof.theory.errors import InputError, RopeproofError
+from ropeproof.verify.exact.certified import INDEX_TERMS
+from ropeproof.verify.exact.certified_shards import (
+    FORMAT as RECORDS_FORMAT,
+)
+from ropeproof.verify.exact.certified_shards import (
+    GapRecords,
+    enclose_gap_records,
+    judge_records,
+    merge_gap_records,
+    offsets_for,
+)
+from ropeproof.verify.exact.sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
+from ropeproof.verify.exact.sweep_files import (
+    SweepHeader,
+    atomic_output,
+    merge_jsonl,
+    parse_shard,
+    shard_lengths,
+    table_header,
+    text_table,
+    write_rows,
+)
+from ropeproof.verify.runtime.devices import DTYPES, dtype_name, resolve_device, resolve_dtype
+
+EXAMPLE = """examples:
+  ropeproof sweep index --theta 0.000001 --lengths 2:600 --json
+  ropeproof sweep retrieval --alphabet 8 --theta 0.0027 --lengths 2:1000000 --jsonl --out r.jsonl
+  ropeproof sweep index --theta 0.866 --lengths 2:10000000 --shard 3/8 --jsonl --out part3.jsonl
+  ropeproof sweep merge part*.jsonl --out all.jsonl
+  ropeproof sweep certified-index --theta 0.866 --lengths 2:100000 --shard 2/16 --out rec2.json
+  ropeproof sweep merge rec*.json        # merged records -> certified verdict per reading (JSON)"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "sweep", help="exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound"
+        "sweep",
+        help="exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound and a verdict per row",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("construction", nargs="?", choices=["index", "retrieval"])
+    p.add_argument(
+        "construction",
+        nargs="?",
+        choices=["index", "retrieval", "certified-index", "merge"],
+        help="what to sweep; 'certified-index' for the interval-certified Index check (shardable); "
+        "'merge' to join the shard files given as PARTS",
+    )
+    p.add_argument(
+        "parts",
+        nargs="*",
+        metavar="PART",
+        help="shard files to merge (sweep JSON Lines or certified records)",
+    )
     head_dir.add_head_option(p)
-    p.add_argument("--theta", type=float, default=None, help="RoPE angle of the plane (index, retrieval)")
-    p.add_argument("--alphabet", type=int, default=8, help="|ALPH| (retrieval)")
-    p.add_argument("--lengths", default="2:100", help="A:B[:STEP], 2 <= A <= B")
-    p.add_argument("--dtype", default="float64", help="dtype of the measured logits")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--json", action="store_true", help="print one JSON object with a 'rows' list")
+    p.add_argument("--theta", type=float, help="RoPE angle of the plane (index, retrieval)")
+    p.add_argument("--alphabet", type=int, default=8, help="|ALPH| (retrieval; default 8)")
+    p.add_argument("--lengths", default="2:100", help="A:B[:STEP], 2 <= A <= B (default 2:100)")
+    p.add_argument("--shard", help="k/N: only the k-th of N contiguous slices of the lengths (1 <= k <= N)")
+    p.add_argument(
+        "--dtype",
+        default="float64",
+        choices=sorted(DTYPES),
+        help="dtype of the measured logits (default float64: exact only)",
+    )
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object with a 'rows' list and a 'summary'")
+    fmt.add_argument("--jsonl", action="store_true", help="JSON Lines: a header, one line per row, a summary")
+    p.add_argument("--out", help="write to this file (atomically) instead of stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--prec", type=int, default=80, help="certified-index: interval precision in bits (default 80)"
+    )
+    p.add_argument(
+        "--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term (default min)"
+    )
     p.set_defaults(run=run)
 
 
+def _fail(message: str) -> int:
+    print(f"ropeproof sweep: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _is_records(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f'"format": "{RECORDS_FORMAT}"' in f.read(200)
+    except OSError as e:
+        raise InputError(f"cannot read {path!r}: {e.strerror}") from None
+
+
+def _read_records(path: str) -> GapRecords:
+    try:
+        return GapRecords.from_json(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{path!r} is not a complete gap-records file ({type(e).__name__})") from None
+
+
+def _certified(args: argparse.Namespace) -> int:
+    """One shard's records (``--shard``), or the whole check judged (no ``--shard``)."""
+    if args.theta is None or not math.isfinite(args.theta):
+        return _fail(f"--theta is required and must be a finite number (got {args.theta})")
+    start, stop, step = parse_lengths(args.lengths)
+    if start != 2 or step != 1:
+        return _fail(f"certified-index checks every n = 2..B; give --lengths 2:B (got {args.lengths})")
+    shard = parse_shard(args.shard) if args.shard else None
+    first, last = offsets_for(stop, shard)
+    with atomic_output(args.out, sys.stdout) as out:
+        records = enclose_gap_records([args.theta], None, first, last, args.prec)
+        if shard is not None:
+            out.write(records.to_json() + "\n")
+        else:
+            out.write(json.dumps(judge_records(records, stop, args.term).to_dict()) + "\n")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    if (args.head_dir is None) == (args.construction is None) or (args.construction and args.theta is None):
-        print("ropeproof sweep: error: give index|retrieval with --theta, or --head DIR", file=sys.stderr)
-        return 2
+    try:
+        return _run(args)
+    except (RopeproofError, OSError) as e:
+        return _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if (args.head_dir is None) == (args.construction is None):
+        return _fail("give a construction (index, retrieval, certified-index, merge) or --head DIR")
     if args.head_dir is not None:
         return head_dir.run_sweep(args)
+    if args.construction == "merge":
+        if not args.parts:
+            return _fail("merge needs the shard files as arguments")
+        if _is_records(args.parts[0]):
+            merged = merge_gap_records([_read_records(p) for p in args.parts])
+            result = judge_records(merged, merged.m_stop + 1, args.term)
+            with atomic_output(args.out, sys.stdout) as out:
+                out.write(json.dumps(result.to_dict()) + "\n")
+            return 0
+        with atomic_output(args.out, sys.stdout) as out:
+            merge_jsonl(args.parts, out)
+        return 0
+    if args.construction == "certified-index":
+        return _certified(args)
+    if args.parts:
+        return _fail(f"unexpected arguments {args.parts} (only 'merge' takes files)")
+    if args.theta is None or not math.isfinite(args.theta):
+        return _fail(f"--theta is required and must be a finite number (got {args.theta})")
     start, stop, step = parse_lengths(args.lengths)
+    shard = parse_shard(args.shard) if args.shard else None
+    first, last = shard_lengths(start, stop, step, shard)
+    dt = resolve_dtype(args.dtype)
     device = resolve_device(args.device)
     if args.construction == "index":
-        table = sweep_index(args.theta, stop, args.dtype, device)
+        blocks = iter_index_sweep(args.theta, first, last, dt, device)
+        params = {"theta": args.theta}
+        bound = "Delta_Index(n) <= min(1 - cos(theta), pi^2/(2 n^2))"
     else:
-        table = sweep_retrieval(args.alphabet, args.theta, stop, args.dtype, device)
-    table = table.select(start, stop, step)
-    rows = table.rows()
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "construction": table.construction,
-                    "params": table.params,
-                    "dtype": table.dtype,
-                    "bound": table.bound.statement,
-                    "rows": rows,
-                }
-            )
-        )
-        return 0
-    print(f"# {table.construction} {table.params}, dtype {table.dtype}; bound: {table.bound.statement}")
-    cols = [
-        "n",
-        "gap_sup",
-        "gap_inf",
-        "margin_inf",
-        "bound",
-        "bound_holds",
-        "bound_holds_gap_inf",
-        "bound_holds_margin_inf",
-        "resolvable",
-    ]
-    print("  ".join(f"{c:>13s}" for c in cols))
-    for r in rows:
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            cells.append(f"{v:>13.6g}" if isinstance(v, float) and not math.isnan(v) else f"{v!s:>13s}")
-        print("  ".join(cells))
+        if args.alphabet < 2:
+            return _fail(f"--alphabet {args.alphabet} must be >= 2")
+        blocks = iter_retrieval_sweep(args.alphabet, args.theta, first, last, dt, device)
+        params = {"alphabet_size": args.alphabet, "theta": args.theta, "omega": 2 * math.pi / args.alphabet}
+        bound = "Delta_Retrieval(n) <= 1 - cos(omega - n theta)"
+    header = SweepHeader(
+        args.construction, params, dtype_name(dt), bound, (start, stop, step), shard, first, last
+    )
+    progress = None
+    if not args.no_progress and last - first >= 200_000:
+        from tqdm import tqdm
+
+        progress = tqdm(total=last - first + 1, unit="row", file=sys.stderr, disable=None, leave=False)
+    try:
+        with atomic_output(args.out, sys.stdout) as out:
+            if args.json or args.jsonl:
+                write_rows(out, header, blocks, True, "json" if args.json else "jsonl", progress)
+            else:
+                measured = dt.itemsize < 8
+                note = f"; measured_* from logits in {header.dtype}" if measured else ""
+                out.write(f"# {args.construction} {params}, exact float64 extremes{note}; bound: {bound}\n")
+                out.write(table_header(True, measured) + "\n")
+                for block in blocks:
+                    sel = block.select((block.columns["n"] - start) % step == 0)
+                    if sel.columns["n"].size:
+                        out.write("\n".join(text_table(sel, True, measured)) + "\n")
+                    if progress is not None:
+                        progress.update(int(block.columns["n"].size))
+    finally:
+        if progress is not None:
+            progress.close()
     return 0

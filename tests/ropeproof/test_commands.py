@@ -50,3 +50,30 @@ def test_figures_only_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["figures", "--out", str(tmp_path), "--only", "e_geometry"]) == 0
     assert (tmp_path / "fig_e_geometry.png").stat().st_size > 0
     assert "1 figures in" in capsys.readouterr().out
+
+
+def test_sweep_low_precision_table_shows_the_measured_values(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 12: the bfloat16 table printed float64 values under a "dtype bfloat16" header."""
+    argv = ["sweep", "index", "--theta", "0.866", "--lengths", "8:9", "--dtype", "bfloat16"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "exact float64 extremes; measured_* from logits in bfloat16" in lines[0]
+    assert "meas_margin" in lines[1]
+    cells = lines[2].split()
+    exact, measured = float(cells[3]), float(cells[10])
+    assert exact == pytest.approx(1 - __import__("math").cos(7 * 0.866), rel=1e-5)  # printed with %13.6g
+    assert measured != exact and abs(measured - exact) < 4e-3  # bfloat16 has 8 bits: a few 1e-3 near 1
+
+
+def test_sweep_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (
+        ["sweep", "index", "--theta", "nan"],
+        ["sweep", "index", "--theta", "0.5", "--lengths", "1:10"],
+        ["sweep", "index", "--theta", "0.5", "--shard", "5/2"],
+        ["sweep", "retrieval", "--theta", "0.5", "--alphabet", "1"],
+        ["sweep", "index", "--theta", "0.5", "--out", str(tmp_path / "no" / "x.json")],
+        ["sweep", "merge"],
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("ropeproof sweep: error:") and err.count("\n") == 1, err

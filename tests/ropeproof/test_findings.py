@@ -66,9 +66,9 @@ def test_findings_command_rewrites_only_the_marked_section(
 ) -> None:
     _code, out = quick_report
     readme = tmp_path / "README.md"
-    readme.write_text("# title\n\n<!-- findings:begin -->\nold\n<!-- findings:end -->\n\ntail\n")
+    readme.write_text("# title\n\n<!-- findings:begin -->\nSTALE-FINDINGS\n<!-- findings:end -->\n\ntail\n")
     assert main(["findings", str(out), "--update-readme", str(readme)]) == 0
     text = readme.read_text()
     assert text.startswith("# title\n") and text.endswith("<!-- findings:end -->\n\ntail\n")
-    assert "old" not in text and "`thm3.2.index.min.gap_sup`" in text
+    assert "STALE-FINDINGS" not in text and "`thm3.2.index.min.gap_sup`" in text
     assert findings.run.__module__ == "ropeproof.commands.findings"

@@ -1,57 +1,113 @@
-"""Compare measured extremes with a bound, row by row, judging each row against rounding.
+"""Compare measured extremes with a bound, row by row, deciding every row that can be decided.
 
-A row ``measured <= bound`` is
+A row ``measured <= bound`` gets one status:
 
-- ``holds`` when ``measured <= bound - tol``;
-- ``violated`` when ``measured > bound + tol``;
-- ``tight`` when ``|measured - bound| <= tol``: float64 cannot decide. Tight rows are re-decided
-  by ``refine`` (an mpmath evaluation of both sides at 40 digits) when one is given, and otherwise
-  stay undecided; they are never counted as a pass.
+- ``holds`` / ``violated``: the floating-point enclosures ``measured +- m_err`` and ``bound +- b_err``
+  are disjoint (``m_hi <= b_lo``, resp. ``m_lo > b_hi``), or an identity proves ``measured <= bound``;
+- ``holds-equal``: an identity proves ``measured == bound`` (docs/theory.md section 5; e.g. for
+  T_Index the competitor one step from the target scores ``g(1) = 2 sin(theta/2)^2``, which the
+  symbolic layer proves equal to ``1 - cos(theta)``). Equality is never inferred from digits here;
+- ``tight-holds`` / ``tight-violated``: the enclosures overlap, and ``refine`` (a high-precision
+  re-enclosure of the row) separates them;
+- ``tight-equal``: only from a *point* refinement (legacy callers that return two mpmath numbers): the
+  two agree to 30 digits relative to ``max(1, |measured|, |bound|)``. Identities are preferred;
+- ``undecided``: none of the above. Never counted as a pass; the reason is counted in
+  ``detail["undecided_reasons"]``.
 
-``tol`` is the rounding bound of the dtype that produced ``measured`` plus that of the bound's
-float64 evaluation.
+All decisions are vectorised (statuses are small integer codes, :data:`STATUSES`); only overlapping
+rows without an identity reach ``refine``. :func:`min_of_terms` combines per-term comparisons into one
+for ``bound = min(terms)``: a row holds when it holds for every term, is violated when it is violated
+for some term, and holds with equality when it also equals one of the terms.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-Refine = Callable[[int], tuple[float, float]]
-"""``refine(n) -> (measured, bound)`` at high precision, for a tight row."""
+Refine = Callable[[int], tuple[Any, Any]]
+"""``refine(n) -> (measured, bound)`` at high precision for an overlapping row: either two
+``(lo, hi)`` enclosures (decided by separation) or two mpmath numbers (legacy point refinement)."""
+
+STATUSES = ("holds", "holds-equal", "tight-holds", "tight-equal", "violated", "tight-violated", "undecided")
+"""Status names; a comparison stores the index into this tuple per row."""
+HOLDS = STATUSES[:4]
+"""Statuses that count as the bound holding at that row."""
+VIOLATED = STATUSES[4:6]
+"""Statuses that count as the bound failing at that row."""
+CODE = {name: i for i, name in enumerate(STATUSES)}
+_NAMES = np.array(STATUSES)
+IDENTITY, REFINED, CONTRADICTION = 1, 2, 4
+"""Bits of :attr:`BoundComparison.flags`: decided by an identity, refined, proof contradicts enclosures."""
+POINT_TIE = 1e-30
+"""Point refinements closer than this (relative to ``max(1, |measured|, |bound|)``) are a tie."""
+
+
+@dataclass
+class RowIdentity:
+    """What an identity proves per row: ``at_most`` (``measured <= bound``), ``equal`` (``==``)."""
+
+    at_most: np.ndarray
+    equal: np.ndarray
+    statement: str
 
 
 @dataclass
 class BoundComparison:
-    """Outcome of ``measured(n) <= bound(n)`` over a sweep.
-
-    Shapes: n [rows]; status [rows]; ratio [rows]
-    """
+    """Outcome of ``measured(n) <= bound(n)`` over a sweep: per row a status code (index into
+    :data:`STATUSES`) and, for undecided rows, a reason code (index into ``reason_table``)."""
 
     term: str
     reading: str
     n: np.ndarray
-    status: (
-        np.ndarray
-    )  # "holds" / "violated" / "tight-holds" / "tight-equal" / "tight-violated" / "undecided"
+    codes: np.ndarray
     ratio: np.ndarray  # measured / bound
     detail: dict[str, Any] = field(default_factory=dict)
+    reason_codes: np.ndarray | None = None
+    reason_table: list[str] = field(default_factory=lambda: [""])
+    flags: np.ndarray | None = None  # per row: IDENTITY | REFINED | CONTRADICTION bits
+
+    def __post_init__(self) -> None:
+        if self.flags is not None:
+            self.detail["identity_rows"] = int(((self.flags & IDENTITY) > 0).sum())
+            self.detail["refined_rows"] = int(((self.flags & REFINED) > 0).sum())
+            if "enclosure_contradictions" in self.detail:
+                self.detail["enclosure_contradictions"] = int(((self.flags & CONTRADICTION) > 0).sum())
+
+    @property
+    def status(self) -> np.ndarray:
+        """Status names per row."""
+        return _NAMES[self.codes]
+
+    @property
+    def reasons(self) -> np.ndarray:
+        """Why each row is undecided (``""`` for decided rows)."""
+        table = np.array(self.reason_table, dtype=object)
+        if self.reason_codes is None:
+            return np.full(self.n.size, "", dtype=object)
+        return table[self.reason_codes]
+
+    def holds_mask(self) -> np.ndarray:
+        return self.codes < 4
+
+    def violated_mask(self) -> np.ndarray:
+        return (self.codes == 4) | (self.codes == 5)
 
     @property
     def violated_n(self) -> np.ndarray:
-        return self.n[np.isin(self.status, ("violated", "tight-violated"))]
+        return self.n[self.violated_mask()]
 
     @property
     def undecided_n(self) -> np.ndarray:
-        return self.n[self.status == "undecided"]
+        return self.n[self.codes == CODE["undecided"]]
 
     @property
     def holds(self) -> bool:
         """True when no row is violated and none is undecided."""
-        return self.violated_n.size == 0 and self.undecided_n.size == 0
+        return bool(self.holds_mask().all())
 
     @property
     def first_violation(self) -> int | None:
@@ -59,24 +115,142 @@ class BoundComparison:
         return int(v[0]) if v.size else None
 
     def verdict(self) -> str:
-        if self.violated_n.size:
+        if self.violated_mask().any():
             return "violated"
-        if self.undecided_n.size:
+        if (self.codes == CODE["undecided"]).any():
             return "unresolvable"
         return "holds"
 
+    def counts(self) -> dict[str, int]:
+        """Rows per status (statuses with no row left out)."""
+        c = np.bincount(self.codes, minlength=len(STATUSES))
+        return {name: int(c[i]) for i, name in enumerate(STATUSES) if c[i]}
+
+    def undecided_reasons(self) -> dict[str, int]:
+        """Undecided rows per reason."""
+        if self.reason_codes is None:
+            return {}
+        rc = self.reason_codes[self.codes == CODE["undecided"]]
+        c = np.bincount(rc, minlength=len(self.reason_table))
+        return {self.reason_table[i]: int(c[i]) for i in range(len(self.reason_table)) if c[i]}
+
     def summary(self) -> dict[str, Any]:
-        counts = {s: int((self.status == s).sum()) for s in np.unique(self.status)}
         finite = np.isfinite(self.ratio)
         return {
             "term": self.term,
             "reading": self.reading,
             "verdict": self.verdict(),
-            "rows": counts,
+            "rows": self.counts(),
             "first_violation_n": self.first_violation,
             "max_ratio": float(self.ratio[finite].max()) if finite.any() else None,
             **self.detail,
+            "undecided_reasons": self.undecided_reasons(),
         }
+
+    def take(self, mask: np.ndarray) -> BoundComparison:
+        """The rows where ``mask`` holds."""
+        rc = self.reason_codes[mask] if self.reason_codes is not None else None
+        flags = self.flags[mask] if self.flags is not None else None
+        return BoundComparison(
+            self.term,
+            self.reading,
+            self.n[mask],
+            self.codes[mask],
+            self.ratio[mask],
+            dict(self.detail),
+            rc,
+            self.reason_table,
+            flags,
+        )
+
+
+def _decide_refined(measured: Any, bound: Any) -> tuple[str, str]:
+    """Status and reason of one refined row (intervals: separation; points: the legacy tie rule)."""
+    if measured is None or bound is None:
+        return "undecided", "enclosures overlap; no refinement applies to this reading"
+    if isinstance(measured, tuple) and isinstance(bound, tuple):
+        (m_lo, m_hi), (b_lo, b_hi) = measured, bound
+        if m_hi <= b_lo:
+            return "tight-holds", ""
+        if m_lo > b_hi:
+            return "tight-violated", ""
+        return "undecided", "enclosures overlap at the refinement's precision and no identity applies"
+    d = measured - bound
+    scale = max(1.0, abs(float(measured)), abs(float(bound)))
+    if abs(d) <= POINT_TIE * scale:
+        return "tight-equal", ""
+    return ("tight-violated" if d > 0 else "tight-holds"), ""
+
+
+def judge_rows(
+    term: str,
+    reading: str,
+    n: np.ndarray,
+    measured: np.ndarray,
+    m_err: np.ndarray | float,
+    bound: np.ndarray,
+    b_err: np.ndarray | float,
+    identity: RowIdentity | None = None,
+    refine: Refine | None = None,
+    max_refine: int | None = None,
+    nan_reason: str = "no value (NaN)",
+) -> BoundComparison:
+    """Status of ``measured <= bound`` for every row (see the module docstring).
+
+    ``m_err``, ``b_err`` bound the floating-point errors of ``measured`` and ``bound``; NaN measurements
+    are ``undecided`` (reason ``nan_reason``). ``max_refine`` caps the refined rows (``None``: no
+    cap); rows past the cap stay undecided and say so.
+    """
+    n = np.asarray(n)
+    measured = np.asarray(measured, dtype=np.float64)
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), measured.shape)
+    m_err = np.broadcast_to(np.asarray(m_err, dtype=np.float64), measured.shape)
+    b_err = np.broadcast_to(np.asarray(b_err, dtype=np.float64), measured.shape)
+    codes = np.full(measured.shape, CODE["undecided"], dtype=np.int8)
+    codes[measured + m_err <= bound - b_err] = CODE["holds"]
+    codes[measured - m_err > bound + b_err] = CODE["violated"]
+    table = [""]
+    reason_codes = np.zeros(measured.shape, dtype=np.int16)
+
+    def reason(text: str) -> int:
+        if text not in table:
+            table.append(text)
+        return table.index(text)
+
+    flags = np.zeros(measured.shape, dtype=np.int8)
+    if identity is not None:
+        at_most = np.broadcast_to(np.asarray(identity.at_most, dtype=bool), measured.shape)
+        equal = np.broadcast_to(np.asarray(identity.equal, dtype=bool), measured.shape) & at_most
+        # a proof that contradicts the enclosures means an error bound is wrong: count it, trust the proof
+        contradicted = ((codes == CODE["violated"]) & at_most) | ((codes == CODE["holds"]) & equal)
+        flags |= np.where(at_most, IDENTITY, 0).astype(np.int8)
+        flags |= np.where(contradicted, CONTRADICTION, 0).astype(np.int8)
+        codes[at_most & (codes != CODE["holds"])] = CODE["holds"]
+        codes[equal] = CODE["holds-equal"]
+    nan = np.isnan(measured) | np.isnan(bound)
+    if nan.any():
+        codes[nan] = CODE["undecided"]
+        reason_codes[nan] = reason(nan_reason)
+    refined = 0
+    for r in np.nonzero((codes == CODE["undecided"]) & ~nan)[0]:
+        if refine is None:
+            reason_codes[r] = reason("floating-point enclosures overlap and no identity applies")
+            continue
+        if max_refine is not None and refined >= max_refine:
+            reason_codes[r] = reason(f"refinement cap reached (max_refine={max_refine})")
+            continue
+        name, why = _decide_refined(*refine(int(n[r])))
+        codes[r] = CODE[name]
+        reason_codes[r] = reason(why) if why else 0
+        flags[r] |= REFINED
+        refined += 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = measured / bound
+    detail: dict[str, Any] = {}
+    if identity is not None:
+        detail["identity"] = identity.statement
+        detail["enclosure_contradictions"] = 0  # counted from the flags
+    return BoundComparison(term, reading, n, codes, ratio, detail, reason_codes, table, flags)
 
 
 def compare(
@@ -87,30 +261,49 @@ def compare(
     bound: np.ndarray,
     tol: np.ndarray | float,
     refine: Refine | None = None,
-    max_refine: int = 512,
+    max_refine: int | None = 512,
+    identity: RowIdentity | None = None,
 ) -> BoundComparison:
-    """Judge ``measured <= bound`` for every row (NaN measurements are ``undecided``).
+    """Judge ``measured <= bound`` with one symmetric tolerance ``tol`` on the difference (the sum of
+    both sides' rounding bounds): :func:`judge_rows` with ``m_err = tol``, ``b_err = 0``."""
+    return judge_rows(term, reading, n, measured, tol, bound, 0.0, identity, refine, max_refine)
 
-    Shapes: n [rows]; measured [rows]; bound [rows]; tol [rows] (or a float)
+
+def min_of_terms(
+    term: str, parts: Sequence[BoundComparison], measured: np.ndarray, bound: np.ndarray
+) -> BoundComparison:
+    """Combine the comparisons of ``measured`` with each term into ``measured <= bound = min(terms)``.
+
+    An undecided row keeps the reason of its first undecided term, prefixed by that term's name.
     """
-    n = np.asarray(n)
-    measured, bound = np.asarray(measured, dtype=np.float64), np.asarray(bound, dtype=np.float64)
-    tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), measured.shape)
-    diff = measured - bound
-    status = np.where(diff > tol, "violated", np.where(diff < -tol, "holds", "tight")).astype(object)
-    status[np.isnan(measured)] = "undecided"
-    refined = 0
-    for r in np.nonzero(status == "tight")[0]:
-        if refine is None or refined >= max_refine:
-            status[r] = "undecided"
-            continue
-        m_hi, b_hi = refine(int(n[r]))
-        refined += 1
-        d = m_hi - b_hi
-        scale = max(abs(m_hi), abs(b_hi), 1e-300)
-        status[r] = (
-            "tight-equal" if abs(d) <= 1e-30 * scale else ("tight-violated" if d > 0 else "tight-holds")
-        )
+    if not parts:
+        raise ValueError("min_of_terms needs at least one comparison")
+    c = np.stack([p.codes for p in parts])
+    out = np.full(c.shape[1], CODE["holds"], dtype=np.int8)
+    for name in ("tight-holds", "tight-equal", "holds-equal"):  # later names win
+        out[(c == CODE[name]).any(0)] = CODE[name]
+    undecided = (c == CODE["undecided"]).any(0)
+    out[undecided] = CODE["undecided"]
+    out[(c == CODE["tight-violated"]).any(0)] = CODE["tight-violated"]
+    out[(c == CODE["violated"]).any(0)] = CODE["violated"]
+    table = [""]
+    reason_codes = np.zeros(c.shape[1], dtype=np.int16)
+    still = out == CODE["undecided"]
+    for p in parts:
+        rows = still & (p.codes == CODE["undecided"])
+        if rows.any() and p.reason_codes is not None:
+            offset = len(table) - 1
+            table.extend(f"{p.term}: {r}" for r in p.reason_table[1:])
+            reason_codes[rows] = np.where(p.reason_codes[rows] > 0, p.reason_codes[rows] + offset, 0)
+        still &= ~rows
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = measured / bound
-    return BoundComparison(term, reading, n, status.astype(str), ratio, {"refined_rows": refined})
+        ratio = np.asarray(measured, dtype=np.float64) / np.asarray(bound, dtype=np.float64)
+    detail: dict[str, Any] = {"terms": [p.term for p in parts], "enclosure_contradictions": 0}
+    identities = [p.detail["identity"] for p in parts if "identity" in p.detail]
+    if identities:
+        detail["identity"] = "; ".join(identities)
+    flags = np.zeros(out.shape, dtype=np.int8)
+    for p in parts:
+        if p.flags is not None:
+            flags |= p.flags
+    return BoundComparison(term, parts[0].reading, parts[0].n, out, ratio, detail, reason_codes, table, flags)

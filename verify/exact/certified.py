@@ -104,22 +104,32 @@ def _check_prec(prec: int) -> int:
 
 
 def enclose_index_gaps(
-    freqs: Sequence[float], amps: Sequence[float], max_m: int, prec: int = 80
+    freqs: Sequence[float], amps: Sequence[float], max_m: int, prec: int = 80, first_m: int = 1
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Enclosures ``(lo, hi)`` of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = 1 .. max_m``."""
+    """Enclosures ``(lo, hi)`` of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = first_m .. max_m``.
+
+    For ``max |theta_k| >= 1`` the working precision is ``prec`` plus ``26`` plus the binary exponent of
+    ``max |theta_k|``, so every angle ``m theta_k`` (``m < 2^26``) keeps ``prec`` bits after its
+    integer part (large ``|theta|``, docs/theory.md section 7); it depends on the frequencies only, so
+    any split of the offsets encloses each ``g(m)`` identically."""
     f = [float(x) for x in freqs]
     a = [float(x) for x in amps]
     if not f or len(f) != len(a) or any(x < 0 for x in a) or not all(map(math.isfinite, f + a)):
         raise InputError("freqs and amps must be equal-length, finite, non-empty; amps >= 0")
-    lo, hi = np.empty(max_m), np.empty(max_m)
-    with iv_precision(_check_prec(prec)):
+    if not 1 <= first_m <= max_m + 1:
+        raise InputError(f"first_m={first_m} must be in 1 .. max_m + 1 = {max_m + 1}")
+    size = max_m - first_m + 1
+    lo, hi = np.empty(size), np.empty(size)
+    big = max(abs(t) for t in f)
+    extra = math.frexp(big)[1] + 26 if big >= 1 else 0
+    with iv_precision(_check_prec(prec) + extra):
         halves = [iv.mpf(t) / 2 for t in f]
         weights = [2 * iv.mpf(w) for w in a]
-        for m in range(1, max_m + 1):
+        for m in range(first_m, max_m + 1):
             total = iv.mpf(0)
             for h, w in zip(halves, weights, strict=True):
                 total += w * iv.sin(m * h) ** 2
-            lo[m - 1], hi[m - 1] = interval_ends(total)
+            lo[m - first_m], hi[m - first_m] = interval_ends(total)
     return lo, hi
 
 

@@ -20,7 +20,7 @@ ulps relative even when it is 1e-14. Cost: ``O(N K)`` for all ``n <= N``, stream
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +29,7 @@ import sympy as sp
 from ropeproof.theory.construction import Construction
 from ropeproof.theory.derive import OFFSET, derive
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.angles import reduced_angles
+from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
 
 
 def index_gap_expression(construction: Construction) -> sp.Expr:
@@ -66,6 +66,177 @@ def stable_gaps(freqs: Sequence[float], amps: Sequence[float], m: np.ndarray) ->
     for theta, a in zip(freqs, amps, strict=True):
         out += 2.0 * a * np.sin(reduced_angles(m, float(theta)) / 2) ** 2
     return out
+
+
+SIN_ULPS = 2.0
+"""Assumed accuracy of float64 ``np.sin``/``np.cos``: at most 2 ulps (``4 u`` relative). glibc and numpy
+measure below 1 ulp; ``tests/verify/exact/test_angles.py`` checks the assumption against mpmath."""
+
+
+def stable_gaps_with_error(
+    freqs: Sequence[float], amps: Sequence[float], m: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(g, err)``: :func:`stable_gaps` and a bound on ``|g - g_exact|`` (exact float parameters).
+
+    Per plane, with ``r`` the reduced angle (error ``e_r``, :func:`reduced_angles_with_error`) and
+    ``s = sin(r / 2)`` (error ``ds <= e_r / 2 + 2 SIN_ULPS u |s|``): ``|2 a s^2 - 2 a s_exact^2| <=
+    2 a ds (2 |s| + ds)``, plus ``3 u`` of the term for the square and the two products; the sum over
+    ``K`` planes adds ``K u`` of the total (all terms are ``>= 0``).
+    """
+    u = UNIT_ROUNDOFF
+    out = np.zeros(np.asarray(m).shape)
+    err = np.zeros(out.shape)
+    k = 0
+    for theta, a in zip(freqs, amps, strict=True):
+        r, e_r = reduced_angles_with_error(m, float(theta))
+        s = np.sin(r / 2)
+        ds = e_r / 2 + 2 * SIN_ULPS * u * np.abs(s)
+        term = 2.0 * a * s**2
+        err += 2.0 * a * ds * (2 * np.abs(s) + ds) + 3 * u * term
+        out += term
+        k += 1
+    err += k * u * out
+    return out, err * (1 + 8 * u) + 5e-324
+
+
+class GapPrefix:
+    """Running ``G(M) = min_{1 <= m <= M} g(m)`` with its first argmin, and (``with_error``) the
+    enclosure ``[min_m max(g - err, 0), min_m (g + err)]`` of the exact prefix minimum.
+
+    :meth:`values` returns them for ``M`` in ``[lo, hi]``; successive calls must not go back (``lo``
+    may repeat the previous ``hi``). ``g`` is evaluated once per ``m``, in chunks of ``chunk``, so the
+    results do not depend on how the range is cut. The offsets where each running minimum drops (its
+    records, usually a handful) are kept, so :meth:`earlier` answers any ``M`` already passed.
+    """
+
+    def __init__(
+        self, freqs: np.ndarray, amps: np.ndarray, with_error: bool = False, chunk: int = 1 << 18
+    ) -> None:
+        self.freqs, self.amps, self.with_error, self.chunk = freqs, amps, with_error, chunk
+        self.next_m = 1
+        self.cur = (np.inf, 0, np.inf, np.inf)  # G, argmin, lo, hi at M = next_m - 1
+        self.records: list[list[np.ndarray]] = [[], [], []]  # offsets, G, argmin where G drops
+        self.records_lo: list[list[np.ndarray]] = [[], []]
+        self.records_hi: list[list[np.ndarray]] = [[], []]
+
+    def _fold(self, first: int, last: int) -> tuple[np.ndarray, ...]:
+        """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range."""
+        m = np.arange(first, last + 1, dtype=np.float64)
+        if self.with_error:
+            g, e = stable_gaps_with_error(self.freqs, self.amps, m)
+        else:
+            g, e = stable_gaps(self.freqs, self.amps, m), np.zeros(m.size)
+        run = np.minimum.accumulate(g)
+        is_record = np.concatenate([[True], run[1:] < run[:-1]])
+        rec_idx = np.maximum.accumulate(np.where(is_record, np.arange(g.size), 0))
+        best, best_m, lo0, hi0 = self.cur
+        improve = run < best
+        vals = np.where(improve, run, best)
+        args = np.where(improve, first + rec_idx, best_m).astype(np.int64)
+        lo = np.minimum(np.minimum.accumulate(np.maximum(g - e, 0.0)), lo0)
+        hi = np.minimum(np.minimum.accumulate(g + e), hi0)
+        for arr, prev, store in (
+            (vals, best, self.records),
+            (lo, lo0, self.records_lo),
+            (hi, hi0, self.records_hi),
+        ):
+            drops = np.nonzero(arr < np.concatenate([[prev], arr[:-1]]))[0]
+            store[0].append(drops + first)
+            store[1].append(arr[drops])
+            if store is self.records:
+                store[2].append(args[drops])
+        self.cur = (float(vals[-1]), int(args[-1]), float(lo[-1]), float(hi[-1]))
+        self.next_m = last + 1
+        return vals, args, lo, hi
+
+    def earlier(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(G, argmin, G_lo, G_hi)`` at offsets ``1 <= M <= next_m - 1`` already folded (from the
+        records: the last drop at or before ``M``)."""
+        m = np.asarray(m)
+        if m.size and (m.min() < 1 or m.max() > self.next_m - 1):
+            raise InputError(f"GapPrefix.earlier needs 1 <= M <= {self.next_m - 1}")
+        out = []
+        for store, with_arg in ((self.records, True), (self.records_lo, False), (self.records_hi, False)):
+            if len(store[0]) > 1:  # compact the per-chunk pieces
+                for i in range(len(store)):
+                    if store[i]:
+                        store[i][:] = [np.concatenate(store[i])]
+            at = np.searchsorted(store[0][0], m, side="right") - 1
+            out.append(store[1][0][at])
+            if with_arg:
+                out.append(store[2][0][at])
+        return out[0], out[1], out[2], out[3]
+
+    def values(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(G, argmin, G_lo, G_hi)`` for ``M = lo .. hi`` (``1 <= lo <= hi``)."""
+        if lo < max(1, self.next_m - 1) or hi < lo:
+            raise InputError(f"GapPrefix.values({lo}, {hi}) goes back (next offset {self.next_m})")
+        parts: list[tuple[np.ndarray, ...]] = []
+        if lo == self.next_m - 1:
+            g, a, l_, h = self.cur
+            parts.append((np.array([g]), np.array([a], dtype=np.int64), np.array([l_]), np.array([h])))
+        while self.next_m < lo:  # fold the skipped offsets, keeping only the running state
+            self._fold(self.next_m, min(lo - 1, self.next_m + self.chunk - 1))
+        while self.next_m <= hi:
+            parts.append(self._fold(self.next_m, min(hi, self.next_m + self.chunk - 1)))
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
+
+
+@dataclass
+class IndexBlock:
+    """Rows ``n`` of a T_Index sweep: the extremes, their attaining offsets and (optionally) enclosures.
+
+    ``margin_inf = gap_inf = G(n - 1)`` (``closest``), ``gap_sup = G(ceil((n-1)/2))`` (``closest_sup``);
+    ``*_lo``/``*_hi`` enclose the exact values (``None`` without ``with_error``).
+    """
+
+    n: np.ndarray
+    gap_sup: np.ndarray
+    margin_inf: np.ndarray
+    closest: np.ndarray
+    closest_sup: np.ndarray
+    margin_lo: np.ndarray | None = None
+    margin_hi: np.ndarray | None = None
+    sup_lo: np.ndarray | None = None
+    sup_hi: np.ndarray | None = None
+
+
+def _check_planes(freqs: Sequence[float], amps: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
+    f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
+    a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
+    if f.shape != a.shape or f.size == 0:
+        raise InputError(f"freqs and amps must be equal-length, non-empty; got {f.size} and {a.size}")
+    if not np.all(np.isfinite(f)) or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise InputError("freqs must be finite and amps finite and >= 0")
+    return f, a
+
+
+def iter_index_blocks(
+    freqs: Sequence[float],
+    amps: Sequence[float] | None,
+    start_n: int,
+    stop_n: int,
+    block: int = 1 << 18,
+    with_error: bool = False,
+) -> Iterator[IndexBlock]:
+    """Rows ``n = start_n .. stop_n`` of many-plane T_Index, ``block`` rows at a time, in memory
+    ``O(block)`` (one running prefix minimum over ``m <= n - 1``; ``gap_sup`` reads its records at
+    ``ceil((n-1)/2)``)."""
+    f, a = _check_planes(freqs, amps)
+    if not 2 <= start_n <= stop_n < 2**26:
+        raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= 2^26 - 1")
+    if block < 1:
+        raise InputError(f"block={block} must be >= 1")
+    margin = GapPrefix(f, a, with_error)
+    for first in range(start_n, stop_n + 1, block):
+        n = np.arange(first, min(stop_n, first + block - 1) + 1)
+        g, arg, lo, hi = margin.values(int(n[0]) - 1, int(n[-1]) - 1)
+        # gap_sup(n) = G(ceil((n - 1) / 2)): an offset the running minimum has already passed
+        sg, sarg, slo, shi = margin.earlier((n - 1 + 1) // 2)
+        if with_error:
+            yield IndexBlock(n, sg, g, arg, sarg, lo, hi, slo, shi)
+        else:
+            yield IndexBlock(n, sg, g, arg, sarg)
 
 
 @dataclass
@@ -111,41 +282,19 @@ def index_sweep(
     freqs: Sequence[float], amps: Sequence[float] | None = None, max_n: int = 1000, chunk: int = 1 << 20
 ) -> IndexSweep:
     """Exact ``gap_sup``, ``gap_inf``, ``margin_inf`` of many-plane T_Index for ``n = 2 .. max_n``."""
-    freqs = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
-    amps = np.ones_like(freqs) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
-    if freqs.shape != amps.shape or freqs.size == 0:
-        raise InputError(f"freqs and amps must be equal-length, non-empty; got {freqs.size} and {amps.size}")
-    if not np.all(np.isfinite(freqs)) or not np.all(np.isfinite(amps)) or np.any(amps < 0):
-        raise InputError("freqs must be finite and amps finite and >= 0")
+    f, a = _check_planes(freqs, [1.0] * np.atleast_1d(freqs).size if amps is None else amps)
     if not 2 <= max_n < 2**26:
         raise InputError(f"max_n={max_n} must be in 2 .. 2^26 - 1")
-    prefix = np.empty(max_n - 1)
-    where = np.empty(max_n - 1, dtype=np.int64)
-    best, best_m = np.inf, 0
-    for start in range(1, max_n, chunk):
-        m = np.arange(start, min(start + chunk, max_n), dtype=np.float64)
-        g = stable_gaps(freqs, amps, m)
-        run = np.minimum.accumulate(g)
-        # argmin of each prefix: the last index where the running minimum was (re)set
-        is_record = np.concatenate([[True], run[1:] < run[:-1]])
-        rec_idx = np.maximum.accumulate(np.where(is_record, np.arange(g.size), 0))
-        run_m = m[rec_idx].astype(np.int64)
-        improve = run < best
-        vals = np.where(improve, run, best)
-        ms = np.where(improve, run_m, best_m)
-        sl = slice(start - 1, start - 1 + g.size)
-        prefix[sl], where[sl] = vals, ms
-        best, best_m = float(vals[-1]), int(ms[-1])
-    n = np.arange(2, max_n + 1)
-    half = (n - 1 + 1) // 2  # ceil((n - 1) / 2)
+    blocks = list(iter_index_blocks(f, a, 2, max_n, max(1, chunk)))
+    margin = np.concatenate([b.margin_inf for b in blocks])
     return IndexSweep(
-        n=n,
-        gap_sup=prefix[half - 1],
-        gap_inf=prefix.copy(),
-        margin_inf=prefix.copy(),
-        closest=where.copy(),
-        closest_sup=where[half - 1],
-        normaliser=float(amps.sum()),
+        n=np.arange(2, max_n + 1),
+        gap_sup=np.concatenate([b.gap_sup for b in blocks]),
+        gap_inf=margin.copy(),
+        margin_inf=margin,
+        closest=np.concatenate([b.closest for b in blocks]),
+        closest_sup=np.concatenate([b.closest_sup for b in blocks]),
+        normaliser=float(a.sum()),
     )
 
 

@@ -7,6 +7,8 @@ chunk plus the chunk's entries up to that row (the rest masked), reduced with ``
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -62,3 +64,126 @@ def excluding_first(
         out[take] = top[take, j]
         found |= ok
     return out
+
+
+class RunningTopK:
+    """Prefix top-``k`` of a stream of values fed in blocks (``largest=False``: bottom-``k``).
+
+    :meth:`feed` returns, for every prefix ending inside the block, its ``k`` extreme values in order
+    and their global indices (the earlier index first on equal values; missing slots ``-inf``, or
+    ``+inf`` for bottom-``k``, with index ``-1``). Only comparisons, so exact.
+
+    The state changes only when a value enters the top ``k``. A value that does not beat the ``k``-th
+    largest of the maxima of the earlier sub-blocks (of 512 values) cannot enter, so only the others
+    are visited one by one, in Python; runs of ``k`` or more consecutive records (a monotone stretch,
+    where the state is just the last ``k`` values) are filled in directly. Rows in between copy the
+    last state (vectorised). Typical cost: a few numpy passes plus one Python step per entering value.
+    """
+
+    SUB_BLOCK = 512
+
+    def __init__(self, k: int, largest: bool = True) -> None:
+        if k < 1:
+            raise ValueError(f"k={k} must be >= 1")
+        self.k = k
+        self.sign = 1.0 if largest else -1.0
+        self.state: list[tuple[float, int]] = [(-math.inf, -1)] * k
+        self.count = 0
+
+    def _thresholds(self, v: np.ndarray) -> np.ndarray:
+        """Per value: the k-th largest of everything before its sub-block (carry included), from the
+        top ``k`` of each sub-block (``np.partition``)."""
+        k, b = self.k, self.SUB_BLOCK
+        blocks = -(-v.size // b)
+        padded = np.full(blocks * b, -np.inf)
+        padded[: v.size] = v
+        if b > k:
+            tops = -np.partition(-padded.reshape(blocks, b), k - 1, axis=1)[:, :k]
+        else:
+            tops = padded.reshape(blocks, b)
+        top = sorted((x for x, _ in self.state), reverse=True)
+        thr = np.empty(blocks)
+        for j, block_top in enumerate(tops.tolist()):
+            thr[j] = top[k - 1]
+            top = sorted(top + block_top, reverse=True)[:k]
+        return np.repeat(thr, b)[: v.size]
+
+    def feed(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Append ``values`` (indices continue from the previous blocks); prefix top-k per position."""
+        return self.feed_with(values, None)[:2]
+
+    def feed_with(
+        self, values: np.ndarray, payload: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`feed`, also returning ``payload[j]`` (rows ``[len(values), ...]``) of every selected
+        entry, ``[len, k, ...]`` (zeros in missing slots); the payloads of the carried entries are kept."""
+        v = self.sign * np.asarray(values, dtype=np.float64).reshape(-1)
+        size, k, base = v.size, self.k, self.count
+        if size == 0:
+            return np.empty((0, k)), np.empty((0, k), dtype=np.int64), None
+        if payload is not None:
+            payload = np.asarray(payload).reshape(size, -1)
+            if not hasattr(self, "carry_payload"):
+                self.carry_payload = np.zeros((k, payload.shape[1]), dtype=payload.dtype)
+        pos = np.arange(size)
+        candidate = v > self._thresholds(v)
+        count = int(np.count_nonzero(candidate))
+        if count <= max(64, size // 64):  # sparse: no monotone run worth filling in directly
+            full = np.zeros(size, dtype=bool)
+            last_full = np.full(size, -1)
+        else:
+            before = np.maximum.accumulate(np.concatenate([[self.state[0][0]], v]))[:-1]
+            record = v > before
+            last_break = np.maximum.accumulate(np.where(record, -1, pos))
+            full = (pos - last_break) >= k  # the k values ending here are consecutive records
+            last_full = np.maximum.accumulate(np.where(full, pos, -1))
+        visit = np.nonzero(candidate & ~full)[0]
+        state = list(self.state)
+        events: list[int] = []
+        event_states: list[list[tuple[float, int]]] = []
+        handled = -1
+        for j, x, f in zip(visit.tolist(), v[visit].tolist(), last_full[visit].tolist(), strict=True):
+            if f > handled:  # a monotone run ended since: its last k values are the state
+                state = [(float(v[f - i]), base + f - i) for i in range(k)]
+            handled = j
+            if x > state[k - 1][0]:
+                p = k - 1
+                while p > 0 and state[p - 1][0] < x:
+                    p -= 1
+                state = [*state[:p], (x, base + j), *state[p : k - 1]]
+                events.append(j)
+                event_states.append(state)
+        # one source row per position: 0 the carry, 1.. the event states, then the monotone-run rows
+        ev = np.asarray(events, dtype=np.int64)
+        n_ev = ev.size
+        last_ev = np.searchsorted(ev, pos, side="right") - 1
+        ev_pos = ev[np.maximum(last_ev, 0)] if n_ev else np.full(size, -1)
+        ev_pos = np.where(last_ev >= 0, ev_pos, -1)
+        full_rows = np.nonzero(full)[0]
+        use_full = last_full > ev_pos  # last_full = -1 when no run yet
+        full_rank = np.cumsum(full) - 1  # rank of each run row among full_rows
+        src = np.where(use_full, 1 + n_ev + full_rank[np.maximum(last_full, 0)], last_ev + 1)
+        table_v = np.empty((1 + n_ev + full_rows.size, k))
+        table_i = np.empty((1 + n_ev + full_rows.size, k), dtype=np.int64)
+        table_v[0] = [x for x, _ in self.state]
+        table_i[0] = [i for _, i in self.state]
+        if n_ev:
+            table_v[1 : 1 + n_ev] = [[x for x, _ in st] for st in event_states]
+            table_i[1 : 1 + n_ev] = [[i for _, i in st] for st in event_states]
+        if full_rows.size:
+            back = full_rows[:, None] - np.arange(k)[None, :]
+            table_v[1 + n_ev :] = v[back]
+            table_i[1 + n_ev :] = base + back
+        out_v, out_i = table_v[src], table_i[src]
+        out_p = None
+        if payload is not None:
+            local = out_i - base
+            out_p = payload[np.clip(local, 0, size - 1)]
+            for j, (_, carried) in enumerate(self.state):  # entries from earlier blocks are the carry's
+                if carried >= 0:
+                    out_p[out_i == carried] = self.carry_payload[j]
+            out_p[out_i < 0] = 0
+            self.carry_payload = out_p[-1].copy()
+        self.state = list(zip(out_v[-1].tolist(), out_i[-1].tolist(), strict=True))
+        self.count += size
+        return self.sign * out_v, out_i, out_p

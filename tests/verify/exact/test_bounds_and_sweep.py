@@ -44,22 +44,24 @@ def test_compare_judges_tight_rows_only_with_refinement() -> None:
 
 
 def test_index_reading_findings() -> None:
-    """T_Index at theta = 0.8660: at n = 2, 3 the gap equals 1 - cos(theta) = the bound (tight, equal
-    in mpmath); from n = 4 the literal reading (gap_sup) breaks pi^2/(2 n^2), while the worst-case
+    """T_Index at theta = 0.8660: at n = 2, 3 the gap equals 1 - cos(theta) = the bound (equal by the
+    identity g(1) = 2 sin(theta/2)^2 = 1 - cos(theta), since (M + 1) theta <= 2 pi); from n = 4 the
+    literal reading (gap_sup) breaks pi^2/(2 n^2), while the worst-case
     readings hold at n = 8..12 (hand check: margin_inf(8) = 1 - cos(7 theta) = 0.02436)."""
     t = sweep_index(0.8660, 12)
     c = t.columns
     assert c["bound_holds"][:2].tolist() == [True, True]
-    assert t.comparisons["gap_sup"].status[:2].tolist() == ["tight-equal", "tight-equal"]
+    assert t.comparisons["gap_sup"].status[:2].tolist() == ["holds-equal", "holds-equal"]
+    assert c["bound_status"][:2].tolist() == ["holds-equal", "holds-equal"]
     assert c["bound_holds"][2] is False
     assert c["margin_inf"][6] == pytest.approx(1 - math.cos(7 * 0.8660), rel=1e-12)
     assert all(c["bound_holds_margin_inf"][6:])
 
 
-def test_retrieval_theta_zero_is_tight_equal_and_theta_positive_violates_at_n2() -> None:
+def test_retrieval_theta_zero_holds_with_equality_and_theta_positive_violates_at_n2() -> None:
     t0 = sweep_retrieval(8, 0.0, 6)
     assert np.allclose(t0.columns["margin_inf"], 1 - math.cos(math.pi / 4), rtol=1e-14)
-    assert set(t0.comparisons["margin_inf"].status) == {"tight-equal"}
+    assert set(t0.comparisons["margin_inf"].status) == {"holds-equal"}
     t = sweep_retrieval(8, 0.0027, 4)
     # margin_inf(2) = cos(theta) - cos(omega) > 1 - cos(omega - 2 theta): the reported bound is broken
     assert t.columns["margin_inf"][0] == pytest.approx(math.cos(0.0027) - math.cos(math.pi / 4), rel=1e-13)

@@ -1,0 +1,86 @@
+"""The sharded certified Index check equals the unsharded one (issue 13, item 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ropeproof.cli import main
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact.certified import certified_index
+from ropeproof.verify.exact.certified_shards import (
+    GapRecords,
+    enclose_gap_records,
+    judge_records,
+    merge_gap_records,
+    offsets_for,
+)
+
+STATUS = ("holds", "holds-equal", "violated", "undecided")
+
+
+@pytest.mark.parametrize("theta", [0.866, 1e-3, 2.0944, 1e6])
+@pytest.mark.parametrize("term", ["min", "one-minus-cos", "pi2-over-2n2"])
+def test_merged_records_judge_like_the_unsharded_check(theta: float, term: str) -> None:
+    n = 1200
+    whole = enclose_gap_records([theta], None, 1, n - 1, chunk=300)
+    parts = [enclose_gap_records([theta], None, *offsets_for(n, (k, 5))) for k in range(1, 6)]
+    merged = merge_gap_records(parts[::-1])
+    assert (merged.lo_m, merged.lo_v, merged.hi_m, merged.hi_v) == (
+        whole.lo_m,
+        whole.lo_v,
+        whole.hi_m,
+        whole.hi_v,
+    )
+    got = judge_records(merged, n, term)
+    want = certified_index(theta, n, term=term)
+    for q in ("margin_inf", "gap_sup"):
+        c = want.comparisons[q]
+        assert c.detail["refined_rows"] == 0  # no refinement, so the statuses are comparable row for row
+        assert {s: got.readings[q].counts.get(s, 0) for s in STATUS} == {s: c.count(s) for s in STATUS}
+        v = c.violated_n
+        assert got.readings[q].first_violation_n == (int(v[0]) if v.size else None)
+
+
+def test_records_round_trip_exactly() -> None:
+    rec = enclose_gap_records([0.0027], None, 1, 500)
+    back = GapRecords.from_json(rec.to_json())
+    back.seconds = rec.seconds  # stored rounded to milliseconds
+    assert back == rec
+    with pytest.raises(InputError, match="not a ropeproof-gap-records"):
+        GapRecords.from_json('{"format": "other"}')
+
+
+def test_merge_and_judge_refuse_bad_parts() -> None:
+    a = enclose_gap_records([0.5], None, 1, 100)
+    b = enclose_gap_records([0.5], None, 102, 200)
+    with pytest.raises(InputError, match="do not tile"):
+        merge_gap_records([a, b])
+    with pytest.raises(InputError, match="different checks"):
+        merge_gap_records([a, enclose_gap_records([0.6], None, 101, 200)])
+    with pytest.raises(InputError, match=r"need 1\.\.199"):
+        judge_records(a, 200)
+    with pytest.raises(InputError, match="one-plane"):
+        judge_records(enclose_gap_records([0.5, 0.1], None, 1, 10), 11)
+
+
+def test_cli_shards_merge_to_the_unsharded_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["sweep", "certified-index", "--theta", "0.866", "--lengths", "2:2500"]
+    files = []
+    for k in (1, 2, 3, 4):
+        files.append(str(tmp_path / f"r{k}.json"))
+        assert main([*base, "--shard", f"{k}/4", "--out", files[-1]]) == 0
+    assert main(["sweep", "merge", *files[::-1]]) == 0
+    merged = json.loads(capsys.readouterr().out)
+    assert main(base) == 0
+    whole = json.loads(capsys.readouterr().out)
+    for d in (merged, whole):
+        d.pop("shard_seconds"), d.pop("judge_seconds")
+    assert merged == whole
+    direct = certified_index(0.866, 2500).comparisons["margin_inf"]
+    assert whole["readings"]["margin_inf"]["rows"] == {s: direct.count(s) for s in STATUS}
+    assert main([*base[:-1], "3:2500"]) == 2

@@ -1,0 +1,128 @@
+"""Issue 18: every row of a sweep gets a decided verdict, ties by identity, checked against an
+independent mpmath evaluation at 50 digits."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from ropeproof.cli import main
+from ropeproof.verify.exact.bound_checks import CODE
+from ropeproof.verify.exact.sweep import (
+    index_term_identity,
+    iter_index_sweep,
+    retrieval_theta_zero_identity,
+    sweep_index,
+    sweep_retrieval,
+)
+from ropeproof.verify.exact.sweep_files import SweepSummary
+
+
+def oracle(theta: float, max_n: int) -> dict[str, list[str]]:
+    """Per reading and row: 'equal', 'below' or 'above' for Delta(n) vs min(1 - cos theta, pi^2/(2n^2)),
+    from the definitions evaluated in mpmath at 50 digits (raw 1 - cos, no stable forms; 'equal' means
+    the two agree to 30 significant digits, far below any float64 difference)."""
+    out: dict[str, list[str]] = {"margin_inf": [], "gap_sup": []}
+    with mpmath.workdps(50):
+        t = mpmath.mpf(theta)
+        prefix = [mpmath.inf]
+        for m in range(1, max_n):
+            prefix.append(min(prefix[-1], 2 * mpmath.sin(m * t / 2) ** 2))
+        term1 = 1 - mpmath.cos(t)
+        for n in range(2, max_n + 1):
+            bound = min(term1, mpmath.pi**2 / (2 * mpmath.mpf(n) ** 2))
+            for q, big_m in (("margin_inf", n - 1), ("gap_sup", (n - 1 + 1) // 2)):
+                d = prefix[big_m] - bound
+                scale = max(abs(prefix[big_m]), abs(bound))
+                out[q].append(
+                    "equal" if abs(d) <= scale * mpmath.mpf(10) ** -30 else ("above" if d > 0 else "below")
+                )
+    return out
+
+
+@pytest.mark.parametrize("theta", [1e-3, 1e-6, 1e-9])
+def test_small_theta_rows_hold_with_equality_against_mpmath(theta: float) -> None:
+    max_n = 10**4
+    table = sweep_index(theta, max_n)
+    want = oracle(theta, max_n)
+    n = table.columns["n"]
+    for q in ("margin_inf", "gap_inf", "gap_sup"):
+        st = table.comparisons[q].status
+        expect = np.array(want["gap_sup" if q == "gap_sup" else "margin_inf"])
+        assert not (st == "undecided").any()
+        assert np.array_equal(st == "holds-equal", expect == "equal"), q
+        assert np.array_equal(np.isin(st, ("holds", "holds-equal", "tight-holds")), expect != "above"), q
+        assert np.all(st[n <= math.pi / theta] == "holds-equal")
+        assert table.comparisons[q].detail["enclosure_contradictions"] == 0
+    if theta == 1e-3:  # past pi/theta the pi^2/(2n^2) term is the smaller one and the bound fails
+        assert (table.comparisons["margin_inf"].status[n > 3142] == "violated").any()
+
+
+def test_the_reproduction_reports_every_row_holding_with_equality(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["sweep", "index", "--theta", "0.000001", "--lengths", "2:600", "--json", "--device", "cpu"])
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["n"] for r in doc["rows"]] == list(range(2, 601))
+    for r in doc["rows"]:
+        assert r["bound_holds"] is r["bound_holds_gap_inf"] is r["bound_holds_margin_inf"] is True
+        assert r["bound_status"] == r["bound_status_margin_inf"] == "holds-equal"
+        assert r["margin_inf"] == r["bound"]  # g(1) and 1 - cos(theta) are evaluated by the same code
+    readings = doc["summary"]["readings"]
+    assert all(readings[q]["rows"] == {"holds-equal": 599} for q in readings)
+
+
+def test_a_million_lengths_at_theta_1e_6_have_no_undecided_row() -> None:
+    summary = SweepSummary()
+    for block in iter_index_sweep(1e-6, 2, 10**6):
+        summary.add_block(block)
+    assert summary.rows == 10**6 - 1
+    for q, r in summary.readings.items():
+        assert r.rows == {"holds-equal": 10**6 - 1}, q
+        assert r.undecided_reasons == {} and r.enclosure_contradictions == 0
+
+
+def test_identities_are_proved_by_sympy() -> None:
+    assert index_term_identity()
+    assert retrieval_theta_zero_identity(8) and retrieval_theta_zero_identity(3)
+
+
+def test_retrieval_theta_zero_holds_with_equality_past_the_old_refinement_cap() -> None:
+    """The old judge refined at most 512 rows; at theta = 0 the bound is attained at every n."""
+    t = sweep_retrieval(8, 0.0, 3000)
+    for q in ("margin_inf", "gap_inf"):
+        assert set(t.comparisons[q].status) == {"holds-equal"}
+    assert set(t.comparisons["gap_sup"].status) == {"violated"}  # the literal reading: gap about 1.7
+
+
+def test_retrieval_rows_are_all_decided_and_agree_with_mpmath_witnesses() -> None:
+    t = sweep_retrieval(8, 0.0027, 2000)
+    margin = t.comparisons["margin_inf"]
+    assert margin.undecided_n.size == 0 and t.comparisons["gap_sup"].undecided_n.size == 0
+    # gap_inf is left NaN past the horizon above n = 96 (its enumeration is O(n^2)), and says so
+    why = t.comparisons["gap_inf"].undecided_reasons()
+    assert list(why) == [
+        "gap_inf not computed: margin_inf <= 0 and n above gap_inf_limit (enumeration only below)"
+    ]
+    for n in (2, 24, 25, 146, 147, 1000):
+        value = float(t.mp_measured(n, "margin_inf"))
+        with mpmath.workdps(40):
+            bound = float(1 - mpmath.cos(mpmath.pi / 4 - n * mpmath.mpf(0.0027)))
+        violated = margin.status[n - 2] in ("violated", "tight-violated")
+        assert violated == (value > bound)
+
+
+def test_large_theta_rows_are_decided() -> None:
+    t = sweep_index(1e17, 2000)
+    for c in t.comparisons.values():
+        assert c.undecided_n.size == 0 and c.detail["enclosure_contradictions"] == 0
+    assert t.columns["margin_inf"][0] == pytest.approx(1.886, abs=5e-4)
+
+
+def test_status_codes_are_consistent() -> None:
+    assert CODE["holds-equal"] < 4 and CODE["violated"] >= 4

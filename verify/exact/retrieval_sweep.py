@@ -1,0 +1,407 @@
+"""Fast exact sweep of one-plane T_Retrieval from its closed form: ``O(|ALPH|)`` work per length.
+
+For ``|ALPH| = A``, ``omega = 2 pi / A`` and the family of :func:`ropeproof.verify.exact.families.
+retrieval_family` (docs/theory.md sections 4 and 5), every case ``Y`` gives the same logits: the
+target (left letter ``Y``) at distance ``d`` scores ``T(d) = cos(d theta)``, a non-matching pair with
+left letter ``Y + c`` scores ``cos(c omega - d theta)`` (``c = 1 .. A-1``), so the position's set of
+values has largest ``H(d)`` and smallest ``L(d)`` over ``c``, and the query itself (``(Y + c, Y)``)
+scores ``cos(c omega)``, largest ``S_hi``, smallest ``S_lo``. With every position choosing its value
+independently (:mod:`ropeproof.verify.exact.discrepancy`), for ``n`` (distances ``1 .. n-1``):
+
+- ``margin_inf(n) = min_{d_t} [T(d_t) - max(S_hi, max_{d != d_t} H(d))]``, from the prefix top-2 of
+  ``H`` and bottom-2 of ``T``;
+- ``gap_sup(n)`` = the largest of: the query on top, ``S_hi - max(T(d_t), max_{d != d_t} L(d))``; the
+  target on top, ``T(d_t) - max(S_lo, max_{d != d_t} L(d))``; another position ``d_a`` on top,
+  ``H(d_a) - max(S_lo, T(d_t), max_{d not in {d_a, d_t}} L(d))``, maximised over ``d_t`` (and
+  ``d_a``): prefix top-3 of ``H`` and ``L``, bottom-3 and top-2 of ``T`` carry every candidate that
+  can attain it (cases on whether ``d_a``, ``d_t`` hit the two largest ``L``);
+- ``gap_inf(n) = margin_inf(n)`` where that is positive (otherwise enumerated for small ``n`` by
+  :func:`gap_inf_enumerated`, else NaN).
+
+Angles are reduced with :mod:`ropeproof.verify.exact.angles` (``c omega`` is taken from mpmath as two
+floats), so the values stay exact to a few ulps at any ``theta`` and length; each row carries a
+bound on its floating-point error (``2 E + 2 u |value|`` with ``E`` the largest logit error so far).
+The prefix structures stream (:class:`~ropeproof.verify.exact.prefix_topk.RunningTopK`), so memory is
+``O(block * A)`` whatever the length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduced_angles_with_error
+from ropeproof.verify.exact.index_sweep import SIN_ULPS
+from ropeproof.verify.exact.prefix_topk import RunningTopK
+
+NEG, POS = -math.inf, math.inf
+MAX_LENGTH = 2**26 - 1
+"""Longest supported length (angle reduction needs distances below ``2^26``)."""
+GAP_SUP_KINDS = ("query", "target", "other")
+"""Which position is on top in the input attaining ``gap_sup``."""
+
+
+@lru_cache(maxsize=64)
+def code_angles(alphabet: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(hi, lo, err)``: ``c omega = hi[c-1] + lo[c-1]`` (mod ``2 pi``, taken in ``(-pi, pi]``) for
+    ``c = 1 .. A-1`` up to ``err``."""
+    with mpmath.workprec(200):
+        signed = [c if 2 * c <= alphabet else c - alphabet for c in range(1, alphabet)]
+        exact = [2 * mpmath.pi * c / alphabet for c in signed]
+        hi = [float(x) for x in exact]
+        lo = [float(x - h) for x, h in zip(exact, hi, strict=True)]
+        err = max([float(abs(x - h - low)) for x, h, low in zip(exact, hi, lo, strict=True)] + [0.0])
+    return np.array(hi), np.array(lo), 2 * err + 2.0**-190
+
+
+def _check(alphabet: int, theta: float) -> None:
+    if isinstance(alphabet, bool) or not isinstance(alphabet, int | np.integer) or alphabet < 2:
+        raise InputError(f"alphabet_size={alphabet!r} must be an integer >= 2")
+    if not math.isfinite(float(theta)):
+        raise InputError(f"theta={theta!r} must be finite")
+
+
+@dataclass
+class DistanceLogits:
+    """Per distance ``d``: ``T(d)``, ``H(d)`` (code ``c`` attaining it), ``L(d)`` (code), and error
+    bounds: ``err_th`` for ``T`` and ``H`` (all ``margin_inf`` uses), ``err`` for all three."""
+
+    d: np.ndarray
+    t: np.ndarray
+    h: np.ndarray
+    h_code: np.ndarray
+    low: np.ndarray
+    low_code: np.ndarray
+    err_th: np.ndarray
+    err: np.ndarray
+
+
+def distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogits:
+    """The closed-form logits at distances ``d`` (integers ``1 .. 2^26 - 1``)."""
+    u = UNIT_ROUNDOFF
+    d = np.asarray(d, dtype=np.float64)
+    r, e = reduced_angles_with_error(d, theta)
+    hi, lo, w_err = code_angles(alphabet)
+    t = np.cos(r)
+    table = np.cos((hi[:, None] - r[None, :]) + lo[:, None])  # [A-1, len(d)]
+    h_arg, low_arg = table.argmax(0), table.argmin(0)  # first occurrence: the smallest code wins ties
+    h = np.take_along_axis(table, h_arg[None], 0)[0]
+    low = np.take_along_axis(table, low_arg[None], 0)[0]
+    h_code, low_code = h_arg + 1, low_arg + 1
+    # each angle (hi - r) + lo errs by e + w_err + u (|hi - r| + |angle|) <= e + w_err + u (2 (pi + |r|)
+    # + max |lo|); cos adds SIN_ULPS ulps of a value <= 1. The extremes over c err by at most the same.
+    tiny = 2.0**-1070
+    lo_max = float(np.abs(lo).max(initial=0.0))
+    err_c = e + w_err + u * (2 * (math.pi + np.abs(r)) + lo_max) + 2 * SIN_ULPS * u
+    err_t = e + 2 * SIN_ULPS * u * np.abs(t) + tiny
+    err_th = np.maximum(err_c, err_t) * (1 + 16 * u)
+    err = err_th
+    return DistanceLogits(d, t, h, h_code, low, low_code, err_th, err)
+
+
+@lru_cache(maxsize=64)
+def query_logits(alphabet: int) -> tuple[float, int, float, int, float, float]:
+    """``(S_hi, c_hi, S_lo, c_lo, err_hi, err)``: extremes of ``cos(c omega)`` over ``c = 1 .. A-1``;
+    ``err_hi`` bounds the error of ``S_hi``, ``err`` that of both."""
+    hi, lo, w_err = code_angles(alphabet)
+    angle = hi + lo
+    v = np.cos(angle)
+    u = UNIT_ROUNDOFF
+    e_c = w_err + u * np.abs(angle) + 2 * SIN_ULPS * u * np.abs(v) + 2.0**-1070
+    err_hi = max(float((v + e_c).max() - v.max()), float(v.max() - (v - e_c).max()))
+    err = max(err_hi, float((v + e_c).min() - v.min()), float(v.min() - (v - e_c).min()))
+    c_hi, c_lo = int(v.argmax()) + 1, int(v.argmin()) + 1
+    return float(v.max()), c_hi, float(v.min()), c_lo, err_hi * (1 + 16 * u), err * (1 + 16 * u)
+
+
+@dataclass
+class RetrievalBlock:
+    """Rows ``n`` of a Retrieval sweep with the recipe of each attaining input and an error bound.
+
+    ``margin_dt``: target distance of the ``margin_inf`` input (others at their largest value, the
+    query at ``S_hi``); ``margin_dc``, ``margin_cc``: distance and code of its strongest competitor
+    (``0``: the query). ``sup_kind`` indexes :data:`GAP_SUP_KINDS`; ``sup_dt``/``sup_da``: the target's
+    distance and the top position's distance (``-1`` unless kind is ``other``); every other position
+    takes its smallest value (the query its ``S_lo`` unless it is on top). ``err`` bounds
+    ``|value - exact|`` of ``margin_inf`` and ``gap_sup`` at that row.
+    """
+
+    n: np.ndarray
+    gap_sup: np.ndarray
+    margin_inf: np.ndarray
+    err: np.ndarray
+    sup_err: np.ndarray
+    margin_dt: np.ndarray
+    margin_dc: np.ndarray
+    margin_cc: np.ndarray
+    sup_kind: np.ndarray
+    sup_dt: np.ndarray
+    sup_da: np.ndarray
+
+
+def _pick(idx: np.ndarray, vals: np.ndarray, excluded: list[np.ndarray], count: int, fill: float):
+    """The first ``count`` entries of each row's list whose index is not excluded: (values, indices)."""
+    rows = idx.shape[0]
+    out_v = [np.full(rows, fill) for _ in range(count)]
+    out_i = [np.full(rows, -1, dtype=np.int64) for _ in range(count)]
+    taken = np.zeros(rows, dtype=np.int8)
+    for j in range(idx.shape[1]):
+        ok = idx[:, j] >= 0
+        for ex in excluded:
+            ok &= idx[:, j] != ex
+        for slot in range(count):
+            put = ok & (taken == slot)
+            out_v[slot] = np.where(put, vals[:, j], out_v[slot])
+            out_i[slot] = np.where(put, idx[:, j], out_i[slot])
+        taken += ok
+    return np.stack(out_v, 1), np.stack(out_i, 1)
+
+
+class RetrievalRows:
+    """Streams the rows of :func:`retrieval_sweep`; the prefix state is carried between blocks."""
+
+    def __init__(self, alphabet: int, theta: float) -> None:
+        _check(alphabet, theta)
+        self.alphabet, self.theta = int(alphabet), float(theta)
+        self.s_hi, self.c_hi, self.s_lo, self.c_lo, s_err_hi, s_err = query_logits(self.alphabet)
+        self.h_top = RunningTopK(3)
+        self.l_top = RunningTopK(3)
+        self.t_bottom = RunningTopK(3, largest=False)
+        self.t_top = RunningTopK(2)
+        self.err_max = s_err  # the largest error of any logit so far (gap_sup)
+        self.err_th_max = s_err_hi  # of T, H and S_hi (margin_inf)
+        self.next_d = 1
+
+    def advance(self, last_d: int) -> RetrievalBlock:
+        """Rows ``n = next_d + 1 .. last_d + 1``: fold distances ``next_d .. last_d``."""
+        first = self.next_d
+        d = np.arange(first, last_d + 1)
+        lg = distance_logits(self.alphabet, self.theta, d)
+        hv, hi, h_pay = self.h_top.feed_with(lg.h, np.stack([lg.t, lg.h_code], 1))  # T and H's code there
+        lv, li, l_pay = self.l_top.feed_with(lg.low, np.stack([lg.t, lg.h], 1))
+        assert h_pay is not None and l_pay is not None
+        tbv, tbi = self.t_bottom.feed(lg.t)
+        ttv, tti = self.t_top.feed(lg.t)
+        err = np.maximum.accumulate(np.maximum(lg.err, self.err_max))
+        err_th = np.maximum.accumulate(np.maximum(lg.err_th, self.err_th_max))
+        self.err_max, self.err_th_max = float(err[-1]), float(err_th[-1])
+        self.next_d = last_d + 1
+        s_hi, s_lo = self.s_hi, self.s_lo
+
+        # margin_inf: the target anywhere but at H's argmax i1, or exactly there
+        i1 = hi[:, 0]
+        t_ex = np.where(tbi[:, 0] != i1, tbv[:, 0], tbv[:, 1])
+        t_ex_i = np.where(tbi[:, 0] != i1, tbi[:, 0], tbi[:, 1])
+        opt1 = t_ex - np.maximum(s_hi, hv[:, 0])
+        opt2 = h_pay[:, 0, 0] - np.maximum(s_hi, hv[:, 1])
+        margin = np.minimum(opt1, opt2)
+        away = opt1 <= opt2  # the target away from H's argmax
+        margin_dt = np.where(away, t_ex_i, i1) + 1
+        # the attaining input's strongest competitor: H's argmax away from the target (0: the query)
+        comp = np.where(away, 0, 1)
+        comp_v = np.where(away, hv[:, 0], hv[:, 1])
+        margin_dc = np.where(comp_v > s_hi, np.where(away, hi[:, 0], hi[:, 1]) + 1, 0)
+        margin_cc = np.where(margin_dc > 0, np.take_along_axis(h_pay[:, :, 1], comp[:, None], 1)[:, 0], 0)
+
+        # gap_sup candidates: (value, kind, target index, top index)
+        j1, j2 = li[:, 0], li[:, 1]
+        has_j2 = j2 >= 0
+        t_j1, t_j2 = l_pay[:, 0, 0], np.where(has_j2, l_pay[:, 1, 0], POS)
+        h_j1, h_j2 = l_pay[:, 0, 1], np.where(has_j2, l_pay[:, 1, 1], NEG)
+        l1, l2, l3 = lv[:, 0], lv[:, 1], lv[:, 2]
+        bt, bti = _pick(tbi, tbv, [j1], 2, POS)  # two smallest T away from j1
+        tt, tti = _pick(tti, ttv, [j1], 1, NEG)  # largest T away from j1
+        bt2, bti2 = _pick(tbi, tbv, [j1, j2], 1, POS)  # smallest T away from j1, j2
+        ha, hai = _pick(hi, hv, [j1], 2, NEG)  # two largest H away from j1
+        ha2, hai2 = _pick(hi, hv, [j1, j2], 1, NEG)  # largest H away from j1, j2
+        none = np.full(d.size, -1, dtype=np.int64)
+        cands = [
+            (s_hi - np.maximum(bt[:, 0], l1), 0, bti[:, 0], none),
+            (s_hi - np.maximum(t_j1, l2), 0, j1, none),
+            (tt[:, 0] - np.maximum(s_lo, l1), 1, tti[:, 0], none),
+            (t_j1 - np.maximum(s_lo, l2), 1, j1, none),
+        ]
+        for a_slot, t_slot in ((0, 0), (0, 1), (1, 0)):
+            ok = (hai[:, a_slot] >= 0) & (bti[:, t_slot] >= 0) & (hai[:, a_slot] != bti[:, t_slot])
+            rest = np.maximum(np.maximum(s_lo, bt[:, t_slot]), l1)
+            cands.append((np.where(ok, ha[:, a_slot] - rest, NEG), 2, bti[:, t_slot], hai[:, a_slot]))
+        ok = has_j2 & (bti2[:, 0] >= 0)
+        cands.append(
+            (np.where(ok, h_j1 - np.maximum(np.maximum(s_lo, bt2[:, 0]), l2), NEG), 2, bti2[:, 0], j1)
+        )
+        cands.append((np.where(has_j2, h_j1 - np.maximum(np.maximum(s_lo, t_j2), l3), NEG), 2, j2, j1))
+        ok = hai2[:, 0] >= 0
+        cands.append(
+            (np.where(ok, ha2[:, 0] - np.maximum(np.maximum(s_lo, t_j1), l2), NEG), 2, j1, hai2[:, 0])
+        )
+        cands.append((np.where(has_j2, h_j2 - np.maximum(np.maximum(s_lo, t_j1), l3), NEG), 2, j1, j2))
+        sup = np.full(d.size, NEG)
+        kind = np.zeros(d.size, dtype=np.int64)
+        sup_dt = np.full(d.size, -1, dtype=np.int64)
+        sup_da = np.full(d.size, -1, dtype=np.int64)
+        for value, k, t_idx, a_idx in cands:
+            better = value > sup
+            sup = np.where(better, value, sup)
+            kind = np.where(better, k, kind)
+            sup_dt = np.where(better, t_idx + 1, sup_dt)
+            sup_da = np.where(better, np.where(a_idx >= 0, a_idx + 1, -1), sup_da)
+        u = UNIT_ROUNDOFF
+        return RetrievalBlock(
+            n=d + 1,
+            gap_sup=sup,
+            margin_inf=margin,
+            err=(2 * err_th + 2 * u * np.abs(margin)) * (1 + 8 * u),
+            sup_err=(2 * err + 2 * u * np.abs(sup)) * (1 + 8 * u),
+            margin_dt=margin_dt,
+            margin_dc=margin_dc,
+            margin_cc=margin_cc.astype(np.int64),
+            sup_kind=kind,
+            sup_dt=sup_dt,
+            sup_da=sup_da,
+        )
+
+
+def iter_retrieval_blocks(
+    alphabet: int, theta: float, start_n: int, stop_n: int, block: int = 1 << 17
+) -> Iterator[RetrievalBlock]:
+    """Rows ``n = start_n .. stop_n`` of T_Retrieval, ``block`` rows at a time (the prefix from
+    ``n = 2`` is always computed; earlier rows are dropped)."""
+    if not 2 <= start_n <= stop_n <= MAX_LENGTH:
+        raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= {MAX_LENGTH}")
+    if block < 1:
+        raise InputError(f"block={block} must be >= 1")
+    rows = RetrievalRows(alphabet, theta)
+    last = 1
+    while last < stop_n:
+        nxt = min(stop_n, last + block)
+        out = rows.advance(nxt - 1)
+        last = nxt
+        if out.n[-1] < start_n:
+            continue
+        keep = out.n >= start_n
+        if not keep.all():
+            out = RetrievalBlock(*(getattr(out, f)[keep] for f in RetrievalBlock.__dataclass_fields__))
+        yield out
+
+
+def gap_inf_enumerated(alphabet: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
+    """``gap_inf(n)`` by enumeration over every target distance (:func:`ropeproof.verify.exact.
+    discrepancy._gap_inf_config` on the closed-form value sets): ``(value, codes, target distance)``,
+    where ``codes[p]`` is the left-letter code offset chosen at position ``p`` (``-1`` at the target)."""
+    from ropeproof.verify.exact.discrepancy import _gap_inf_config
+
+    hi, lo, _ = code_angles(alphabet)
+    d = np.arange(1, n, dtype=np.float64)
+    r, _e = reduced_angles_with_error(d, theta)
+    table = np.cos((hi[None, :] - r[:, None]) + lo[None, :])  # [n-1, A-1]
+    t = np.cos(r)
+    s = np.cos(hi + lo)
+    best: tuple[float, tuple[int, ...], int] = (POS, (), 0)
+    for d_t in range(1, n):
+        sets = []
+        for dist in range(n - 1, -1, -1):
+            sets.append(s if dist == 0 else np.array([t[d_t - 1]]) if dist == d_t else table[dist - 1])
+        value, pa, ga, pb, gb = _gap_inf_config(sets)
+        if value < best[0]:
+            codes = [int(np.argmin(x)) + 1 for x in sets]
+            codes[pa], codes[pb] = ga + 1, gb + 1
+            codes[n - 1 - d_t] = -1
+            best = (float(value), tuple(codes), d_t)
+    return best
+
+
+@dataclass
+class RetrievalSweep:
+    """Every row ``n = 2 .. N`` of :func:`retrieval_sweep` in memory (arrays indexed by ``n - 2``)."""
+
+    alphabet: int
+    theta: float
+    n: np.ndarray
+    gap_sup: np.ndarray
+    gap_inf: np.ndarray
+    margin_inf: np.ndarray
+    gap_inf_exact: np.ndarray
+    err: np.ndarray
+    sup_err: np.ndarray
+    margin_dt: np.ndarray
+    sup_kind: np.ndarray
+    sup_dt: np.ndarray
+    sup_da: np.ndarray
+    enumerated: dict[int, tuple[float, tuple[int, ...], int]] = field(default_factory=dict)
+
+    def codes(self, n: int, quantity: str) -> tuple[list[int], int]:
+        """The attaining input of length ``n`` as left-letter code offsets ``c`` per position (``0``:
+        the target's letter ``Y``; the query's entry is its own ``c``), and the target position."""
+        if quantity not in ("gap_sup", "gap_inf", "margin_inf"):
+            raise InputError(f"quantity={quantity!r}; accepted: gap_sup, gap_inf, margin_inf")
+        if not 2 <= n <= int(self.n[-1]):
+            raise InputError(f"n={n} is outside this sweep (2..{int(self.n[-1])})")
+        r = n - 2
+        if quantity == "gap_inf":
+            if not self.gap_inf_exact[r]:
+                raise InputError(f"gap_inf at n={n} was not computed (past the horizon, above the limit)")
+            if n in self.enumerated:
+                _v, codes, d_t = self.enumerated[n]
+                out = list(codes)
+                out[n - 1 - d_t] = 0
+                return out, n - 1 - d_t
+            quantity = "margin_inf"
+        dist = np.arange(n - 1, -1, -1, dtype=np.float64)
+        lg = distance_logits(self.alphabet, self.theta, np.maximum(dist, 1))
+        _s_hi, c_hi, _s_lo, c_lo, *_ = query_logits(self.alphabet)
+        if quantity == "margin_inf":
+            codes = lg.h_code.copy()
+            codes[-1] = c_hi
+            d_t = int(self.margin_dt[r])
+        else:
+            kind = GAP_SUP_KINDS[int(self.sup_kind[r])]
+            codes = lg.low_code.copy()
+            codes[-1] = c_hi if kind == "query" else c_lo
+            d_t = int(self.sup_dt[r])
+            if kind == "other":
+                d_a = int(self.sup_da[r])
+                codes[n - 1 - d_a] = lg.h_code[n - 1 - d_a]
+        codes[n - 1 - d_t] = 0
+        return [int(c) for c in codes], n - 1 - d_t
+
+
+def retrieval_sweep(
+    alphabet: int, theta: float, max_n: int, gap_inf_limit: int = 96, block: int = 1 << 17
+) -> RetrievalSweep:
+    """Exact ``gap_sup``, ``gap_inf``, ``margin_inf`` of T_Retrieval for every ``n = 2 .. max_n``."""
+    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= MAX_LENGTH:
+        raise InputError(f"max_n={max_n!r} must be an integer in 2 .. {MAX_LENGTH}")
+    blocks = list(iter_retrieval_blocks(alphabet, theta, 2, int(max_n), block))
+    cols = {f: np.concatenate([getattr(b, f) for b in blocks]) for f in RetrievalBlock.__dataclass_fields__}
+    margin = cols["margin_inf"]
+    exact = margin > 0
+    gap_inf = np.where(exact, margin, np.nan)
+    enumerated = {}
+    for r in np.nonzero(~exact)[0]:
+        n = int(cols["n"][r])
+        if n > gap_inf_limit:
+            break
+        enumerated[n] = gap_inf_enumerated(int(alphabet), float(theta), n)
+        gap_inf[r], exact[r] = enumerated[n][0], True
+    return RetrievalSweep(
+        int(alphabet),
+        float(theta),
+        cols["n"],
+        cols["gap_sup"],
+        gap_inf,
+        margin,
+        exact,
+        cols["err"],
+        cols["sup_err"],
+        cols["margin_dt"],
+        cols["sup_kind"],
+        cols["sup_dt"],
+        cols["sup_da"],
+        enumerated,
+    )

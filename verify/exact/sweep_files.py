@@ -1,0 +1,457 @@
+"""Sweep output: streamed JSON / JSON Lines rows, mergeable summaries, shards and their exact merge.
+
+A sweep over ``A:B:STEP`` selects the lengths ``A, A + STEP, ... <= B``. ``--shard k/N`` takes the
+``k``-th of ``N`` contiguous, near-equal slices of that list (:func:`shard_lengths`). A JSON Lines file
+(:func:`write_jsonl`) is one header line (construction, parameters, dtype, bound, lengths, the shard
+and the rows it holds), one line per row, and one summary line (:class:`SweepSummary`: rows per
+status and reading, first violation, undecided rows per reason, identities used, refined rows).
+Every row is computed from the construction alone (prefix state is recomputed from ``n = 2``, never
+carried between shards), so :func:`merge_jsonl` of all ``N`` shards reproduces the unsharded file
+byte for byte: rows are concatenated, summaries added.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact.bound_checks import STATUSES, BoundComparison
+from ropeproof.verify.exact.sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
+
+FORMAT = "ropeproof-sweep"
+FORMAT_VERSION = 1
+
+
+# ------------------------------------------------------------------------------------------- shards
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"k/N"`` -> ``(k, N)`` with ``1 <= k <= N``."""
+    parts = text.split("/")
+    try:
+        k, count = int(parts[0]), int(parts[1])
+        if len(parts) != 2:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise InputError(f"shard={text!r} must look like k/N (for example 3/8)") from None
+    if not 1 <= k <= count:
+        raise InputError(f"shard={text!r}: need 1 <= k <= N")
+    return k, count
+
+
+def shard_lengths(start: int, stop: int, step: int, shard: tuple[int, int] | None) -> tuple[int, int]:
+    """The first and last selected length of ``shard`` (``None``: all of ``start:stop:step``)."""
+    rows = (stop - start) // step + 1
+    if shard is None:
+        return start, start + (rows - 1) * step
+    k, count = shard
+    if count > rows:
+        raise InputError(f"shard {k}/{count}: the lengths {start}:{stop}:{step} have only {rows} rows")
+    lo, hi = (k - 1) * rows // count, k * rows // count
+    return start + lo * step, start + (hi - 1) * step
+
+
+# ------------------------------------------------------------------------------------------ summary
+
+
+@dataclass
+class ReadingSummary:
+    """Counts of one reading over the rows written: mergeable by :meth:`add`."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    first_violation_n: int | None = None
+    undecided_reasons: dict[str, int] = field(default_factory=dict)
+    refined_rows: int = 0
+    identity_rows: int = 0
+    enclosure_contradictions: int = 0
+    identity: str | None = None
+
+    def add(self, other: ReadingSummary) -> None:
+        for k, v in other.rows.items():
+            self.rows[k] = self.rows.get(k, 0) + v
+        for k, v in other.undecided_reasons.items():
+            self.undecided_reasons[k] = self.undecided_reasons.get(k, 0) + v
+        firsts = [x for x in (self.first_violation_n, other.first_violation_n) if x is not None]
+        self.first_violation_n = min(firsts) if firsts else None
+        self.refined_rows += other.refined_rows
+        self.identity_rows += other.identity_rows
+        self.enclosure_contradictions += other.enclosure_contradictions
+        self.identity = self.identity or other.identity
+
+    @classmethod
+    def of(cls, c: BoundComparison) -> ReadingSummary:
+        return cls(
+            c.counts(),
+            c.first_violation,
+            c.undecided_reasons(),
+            int(c.detail.get("refined_rows", 0)),
+            int(c.detail.get("identity_rows", 0)),
+            int(c.detail.get("enclosure_contradictions", 0)),
+            c.detail.get("identity"),
+        )
+
+    def verdict(self) -> str:
+        if any(self.rows.get(s, 0) for s in ("violated", "tight-violated")):
+            return "violated"
+        return "unresolvable" if self.rows.get("undecided", 0) else "holds"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict(),
+            "rows": {s: self.rows[s] for s in STATUSES if self.rows.get(s)},
+            "first_violation_n": self.first_violation_n,
+            "undecided_reasons": dict(sorted(self.undecided_reasons.items())),
+            "refined_rows": self.refined_rows,
+            "identity_rows": self.identity_rows,
+            "enclosure_contradictions": self.enclosure_contradictions,
+            "identity": self.identity,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ReadingSummary:
+        return cls(
+            dict(d["rows"]),
+            d["first_violation_n"],
+            dict(d["undecided_reasons"]),
+            int(d["refined_rows"]),
+            int(d["identity_rows"]),
+            int(d["enclosure_contradictions"]),
+            d.get("identity"),
+        )
+
+
+@dataclass
+class SweepSummary:
+    """What a sweep (or a shard of one) found, per reading; :meth:`add` merges shards exactly."""
+
+    rows: int = 0
+    readings: dict[str, ReadingSummary] = field(default_factory=dict)
+
+    def add_block(self, block: SweepBlock) -> None:
+        self.rows += int(block.columns["n"].size)
+        for q, c in block.comparisons.items():
+            self.readings.setdefault(q, ReadingSummary()).add(ReadingSummary.of(c))
+
+    def add(self, other: SweepSummary) -> None:
+        self.rows += other.rows
+        for q, r in other.readings.items():
+            self.readings.setdefault(q, ReadingSummary()).add(r)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "readings": {q: self.readings[q].to_dict() for q in QUANTITIES if q in self.readings},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SweepSummary:
+        return cls(int(d["rows"]), {q: ReadingSummary.from_dict(r) for q, r in d["readings"].items()})
+
+
+# --------------------------------------------------------------------------------------- row output
+
+_BOOL = np.array(["false", "true"])
+_HOLDS_JSON = np.array(["true"] * 4 + ["false"] * 2 + ["null"])
+_STATUS_JSON = np.array([json.dumps(s) for s in STATUSES])
+
+
+def _floats(col: np.ndarray) -> list[str]:
+    """JSON numbers (shortest round-trip ``repr``), ``null`` for NaN and infinities."""
+    out = list(map(repr, np.asarray(col, dtype=np.float64).tolist()))
+    bad = np.nonzero(~np.isfinite(col))[0]
+    for i in bad.tolist():
+        out[i] = "null"
+    return out
+
+
+def row_columns(block: SweepBlock, judge: bool) -> tuple[list[str], list[list[str]]]:
+    """Column names and their JSON-encoded values, in the order of :class:`~ropeproof.verify.exact.
+    sweep.SweepTable` columns."""
+    cols = block.columns
+    size = cols["n"].size
+    names: list[str] = []
+    values: list[list[str]] = []
+
+    def put(name: str, vals: Sequence[str] | np.ndarray) -> None:
+        names.append(name)
+        values.append(vals.tolist() if isinstance(vals, np.ndarray) else list(vals))
+
+    put("n", list(map(str, cols["n"].tolist())))
+    for k in ("gap_sup", "gap_inf", "margin_inf", "bound"):
+        put(k, _floats(cols[k]))
+    for q in QUANTITIES:
+        put(READING_COLUMNS[q], _HOLDS_JSON[block.comparisons[q].codes] if judge else ["null"] * size)
+    for q in QUANTITIES:
+        put(STATUS_COLUMNS[q], _STATUS_JSON[block.comparisons[q].codes] if judge else ["null"] * size)
+    for k in cols:
+        if k.startswith("measured_"):
+            put(k, _floats(cols[k]))
+    put("resolvable", _BOOL[cols["resolvable"].astype(np.int8)])
+    return names, values
+
+
+def json_rows(block: SweepBlock, judge: bool) -> list[str]:
+    """One JSON object per row (keys in column order)."""
+    names, values = row_columns(block, judge)
+    template = "{" + ", ".join(f'"{k}": %s' for k in names) + "}"
+    return [template % t for t in zip(*values, strict=True)]
+
+
+def _mask_lengths(block: SweepBlock, start: int, step: int) -> SweepBlock:
+    n = block.columns["n"]
+    if step == 1:
+        return block
+    return block.select((n - start) % step == 0)
+
+
+@dataclass
+class SweepHeader:
+    """What a sweep file holds: enough to check that shards belong together."""
+
+    construction: str
+    params: dict[str, Any]
+    dtype: str
+    bound: str
+    lengths: tuple[int, int, int]
+    shard: tuple[int, int] | None
+    first_n: int
+    last_n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "construction": self.construction,
+            "params": self.params,
+            "dtype": self.dtype,
+            "bound": self.bound,
+            "lengths": list(self.lengths),
+            "shard": list(self.shard) if self.shard else None,
+            "first_n": self.first_n,
+            "last_n": self.last_n,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SweepHeader:
+        if d.get("format") != FORMAT or d.get("version") != FORMAT_VERSION:
+            raise InputError(f"not a {FORMAT} v{FORMAT_VERSION} file header: {str(d)[:120]}")
+        shard = tuple(d["shard"]) if d["shard"] else None
+        return cls(
+            d["construction"],
+            d["params"],
+            d["dtype"],
+            d["bound"],
+            tuple(d["lengths"]),  # type: ignore[arg-type]
+            shard,
+            int(d["first_n"]),
+            int(d["last_n"]),
+        )  # type: ignore[arg-type]
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=False, allow_nan=False)
+
+
+def write_rows(
+    out: IO[str],
+    header: SweepHeader,
+    blocks: Iterable[SweepBlock],
+    judge: bool,
+    fmt: str = "jsonl",
+    progress: Any = None,
+) -> SweepSummary:
+    """Stream ``blocks`` (rows ``header.first_n .. last_n`` at the header's step) to ``out`` as JSON
+    Lines (header line, rows, summary line) or as one JSON object (``fmt="json"``)."""
+    if fmt not in ("jsonl", "json"):
+        raise InputError(f"fmt={fmt!r}; accepted: 'jsonl', 'json'")
+    summary = SweepSummary()
+    head = header.to_dict()
+    start, _stop, step = header.lengths
+    if fmt == "jsonl":
+        out.write(_dump(head) + "\n")
+    else:
+        out.write(_dump(head)[:-1] + ', "rows": [')
+    first = True
+    for raw in blocks:
+        block = _mask_lengths(raw, start, step)
+        if block.columns["n"].size == 0:
+            continue
+        summary.add_block(block)
+        lines = json_rows(block, judge)
+        if fmt == "jsonl":
+            out.write("\n".join(lines) + "\n")
+        else:
+            out.write(("" if first else ",") + "\n" + ",\n".join(lines))
+        first = False
+        if progress is not None:
+            progress.update(int(raw.columns["n"].size))
+    if fmt == "jsonl":
+        out.write(_dump({"summary": summary.to_dict()}) + "\n")
+    else:
+        out.write('\n], "summary": ' + _dump(summary.to_dict()) + "}\n")
+    return summary
+
+
+class atomic_output:
+    """``with atomic_output(path) as f:`` writes to a temporary file next to ``path`` and moves it into
+    place on success (a file is complete or absent); ``path=None`` writes to ``stream``."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, stream: IO[str] | None = None) -> None:
+        self.path = None if path is None else Path(path)
+        self.stream = stream
+        if self.path is not None:
+            parent = self.path.parent if str(self.path.parent) else Path(".")
+            if self.path.is_dir():
+                raise InputError(f"out={str(self.path)!r} is a directory; give a file name")
+            if not parent.is_dir():
+                raise InputError(f"out={str(self.path)!r}: the directory {str(parent)!r} does not exist")
+            if not os.access(parent, os.W_OK):
+                raise InputError(f"out={str(self.path)!r}: the directory {str(parent)!r} is not writable")
+
+    def __enter__(self) -> IO[str]:
+        if self.path is None:
+            assert self.stream is not None
+            return self.stream
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent or ".")
+        self.handle = os.fdopen(fd, "w", encoding="utf-8")
+        return self.handle
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        if self.path is None:
+            return
+        self.handle.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            os.unlink(self.tmp)
+
+
+# -------------------------------------------------------------------------------------------- merge
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> tuple[SweepHeader, Iterator[str], SweepSummary]:
+    """Header, the row lines (an iterator, read lazily) and the summary of a sweep JSON Lines file."""
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8") as f:
+            head = f.readline()
+            size = p.stat().st_size
+            f.seek(max(0, size - (1 << 20)))
+            tail = f.read().rstrip("\n").rsplit("\n", 1)[-1]
+        header = SweepHeader.from_dict(json.loads(head))
+        summary = SweepSummary.from_dict(json.loads(tail)["summary"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise InputError(
+            f"{str(p)!r} is not a complete sweep JSON Lines file ({type(e).__name__}: {e})"
+        ) from None
+
+    def lines() -> Iterator[str]:
+        with p.open(encoding="utf-8") as f:
+            f.readline()
+            prev = None
+            for line in f:
+                if prev is not None:
+                    yield prev
+                prev = line
+            # the last line is the summary
+
+    return header, lines(), summary
+
+
+def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepSummary:
+    """Merge shard files of one sweep into ``out`` (JSON Lines): checks that they share construction,
+    parameters, dtype and lengths and cover every shard once, then concatenates rows in order and adds
+    the summaries. The result equals the unsharded run's file."""
+    if not paths:
+        raise InputError("merge needs at least one file")
+    parts = [read_jsonl(p) for p in paths]
+    heads = [h for h, _, _ in parts]
+    key = lambda h: (h.construction, _dump(h.params), h.dtype, h.bound, tuple(h.lengths))  # noqa: E731
+    if len({key(h) for h in heads}) != 1:
+        raise InputError(
+            "the files belong to different sweeps (construction, params, dtype or lengths differ)"
+        )
+    counts = {h.shard[1] if h.shard else 1 for h in heads}
+    order = sorted(range(len(parts)), key=lambda i: heads[i].first_n)
+    start, stop, step = heads[0].lengths
+    expect_first, expect_last = shard_lengths(start, stop, step, None)
+    if len(counts) != 1 or len(heads) != counts.pop():
+        raise InputError(f"need every shard exactly once; got shards {[h.shard for h in heads]}")
+    nxt = expect_first
+    for i in order:
+        if heads[i].first_n != nxt:
+            raise InputError(
+                f"shards do not tile the lengths: expected a shard starting at n={nxt}, "
+                f"got {paths[i]!s} starting at {heads[i].first_n}"
+            )
+        nxt = heads[i].last_n + step
+    if nxt - step != expect_last:
+        raise InputError(f"the shards end at n={nxt - step}, the sweep at n={expect_last}")
+    merged = SweepHeader(
+        heads[0].construction,
+        heads[0].params,
+        heads[0].dtype,
+        heads[0].bound,
+        heads[0].lengths,
+        None,
+        expect_first,
+        expect_last,
+    )
+    summary = SweepSummary()
+    out.write(_dump(merged.to_dict()) + "\n")
+    for i in order:
+        _h, lines, s = parts[i]
+        for line in lines:
+            out.write(line)
+        summary.add(s)
+    out.write(_dump({"summary": summary.to_dict()}) + "\n")
+    return summary
+
+
+def text_table(block: SweepBlock, judge: bool, measured: bool) -> list[str]:
+    """Rows of the human-readable table (``%13.6g``); with ``measured`` the dtype's own extremes are
+    shown next to the exact float64 ones."""
+    names, values = row_columns(block, judge)
+    wanted = [
+        "n",
+        "gap_sup",
+        "gap_inf",
+        "margin_inf",
+        "bound",
+        "bound_status",
+        "bound_status_gap_inf",
+        "bound_status_margin_inf",
+    ]
+    if measured:
+        wanted += ["measured_gap_sup", "measured_gap_inf", "measured_margin_inf"]
+    wanted.append("resolvable")
+    idx = [names.index(w) for w in wanted]
+    out = []
+    for i in range(len(values[0])):
+        cells = []
+        for j in idx:
+            v = values[j][i]
+            try:
+                f = float(v)
+                cells.append(f"{f:>13.6g}" if not (names[j] == "n" or math.isnan(f)) else f"{v:>13s}")
+            except ValueError:
+                cells.append(f"{v.strip(chr(34)):>13s}")
+        out.append("  ".join(cells))
+    return out
+
+
+def table_header(judge: bool, measured: bool) -> str:
+    cols = ["n", "gap_sup", "gap_inf", "margin_inf", "bound", "status", "status_gap_inf", "status_margin"]
+    if measured:
+        cols += ["meas_gap_sup", "meas_gap_inf", "meas_margin"]
+    cols.append("resolvable")
+    return "  ".join(f"{c:>13s}" for c in cols)
