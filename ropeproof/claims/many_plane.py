@@ -46,7 +46,7 @@ PLANE_COUNTS = (1, 2, 4, 8)
         "margin_inf(n) = gap_inf(n) = min_{1<=m<=n-1} g(m) and gap_sup(n) = min_{1<=m<=ceil((n-1)/2)} g(m), "
         "g(m) = sum_k 2 a_k sin(m theta_k/2)^2; the streaming sweeps equal direct enumeration."
     ),
-    reference="THEORY.md sections 4-5; this toolkit (many-plane Index)",
+    reference="docs/theory.md sections 4-5; this toolkit (many-plane Index)",
     params={"random_heads": 12, "n_direct": "2..40", "streamed_to": "10^5 (quick 2*10^4)"},
 )
 def _index_exact(ctx: CheckContext) -> Outcome:
@@ -249,7 +249,7 @@ def _optimised(ctx: CheckContext) -> Outcome:
         "normalised T_Index margin does not decay up to n = 10^7: margin_inf(n) = g(1) for every "
         "2 <= n <= 10^7 (0.03385 and 0.02979 of sum_k a_k), the next-closest offset scoring over 3 g(1)."
     ),
-    reference="THEORY.md section 5 (open: many planes at standard frequencies); this toolkit",
+    reference="docs/theory.md section 5 (open: many planes at standard frequencies); this toolkit",
     params={"head_dim": [64, 128], "base": 10000.0, "max_n": "10^7 (quick 10^6)"},
 )
 def _standard(ctx: CheckContext) -> Outcome:

@@ -28,7 +28,7 @@ CLAIMS = ClaimSet("partial-induction")
         "min(sin(3 theta/2), sin((2n-3) theta/2)), (1-beta)(1-cos omega) - beta(1-cos((n-1) theta))) for "
         "(2n-3) theta <= 2 pi; with theta = pi/n0 and balanced beta it solves every n <= n0."
     ),
-    reference="[B] (partial induction); THEORY.md section 4",
+    reference="[B] (partial induction); docs/theory.md section 4",
     params={"alphabets": [2, 4, 8], "n0": [16, 64, 256], "theta": "pi/n0"},
 )
 def _two_plane(ctx: CheckContext) -> Outcome:
@@ -68,7 +68,7 @@ def _two_plane(ctx: CheckContext) -> Outcome:
         "(As reported by [B]) no single RoPE plane solves partial induction: every one-plane head fails "
         "on some input of length n."
     ),
-    reference="[B] (partial induction); THEORY.md section 4",
+    reference="[B] (partial induction); docs/theory.md section 4",
     params={
         "alphabet": 4,
         "length": 16,

@@ -107,7 +107,7 @@ def _summary(reports: list[tuple[str, ExclusionReport]]) -> tuple[bool, dict[str
         "Var of the key-logit row <= (||delta_pos||^2 + ||delta_sym||^2) / ((n-1)! (n-1)) over all "
         "permutations of the n-1 keys, for random RoPE heads and for T_Index and T_Retrieval."
     ),
-    reference="[B] Theorem 1; THEORY.md section 2",
+    reference="[B] Theorem 1; docs/theory.md section 2",
     params={"random_heads": 40, "quick_random_heads": 12, "n": "2..8", "inputs_per_head": 3},
 )
 def _exclusion(ctx: CheckContext) -> Outcome:
@@ -175,7 +175,7 @@ def _classify(ctx: CheckContext, which: str) -> Outcome:
         "T_Index (theta = 0.866) on number-task inputs of 17 tokens scores as positional: S_pos = 1 "
         "and S_sym < 0.5; under the exact definitions delta_pos = 0."
     ),
-    reference="[A] Thm 3.1 and Remark 3.1; THEORY.md sections 2 and 4",
+    reference="[A] Thm 3.1 and Remark 3.1; docs/theory.md sections 2 and 4",
     params={"theta": 0.866, "n_inputs": 100, "length": 17, "tau": 1e-4, "tol": SCORE_TOL},
 )
 def _index_positional(ctx: CheckContext) -> Outcome:
@@ -188,7 +188,7 @@ def _index_positional(ctx: CheckContext) -> Outcome:
         "T_Retrieval at theta = 0 (omega = pi/4) on letter-task inputs of 17 pairs scores as symbolic: "
         "S_sym = 1 and S_pos < 0.5; under the exact definitions delta_sym = 0."
     ),
-    reference="[A] Thm 3.1 and Remark 3.1; THEORY.md sections 2 and 4",
+    reference="[A] Thm 3.1 and Remark 3.1; docs/theory.md sections 2 and 4",
     params={"theta": 0.0, "alphabet": 8, "n_inputs": 100, "length": 17, "tau": 1e-4, "tol": SCORE_TOL},
 )
 def _retrieval_symbolic(ctx: CheckContext) -> Outcome:
@@ -217,7 +217,7 @@ def _reference_heads(ctx: CheckContext) -> dict[str, RopeAttention]:
         "A head with constant logits scores (1, 1); a NoPE head has delta_sym = 0 and a constant-key head "
         "delta_pos = 0 exactly, over all key permutations."
     ),
-    reference="[B] definitions; THEORY.md section 2",
+    reference="[B] definitions; docs/theory.md section 2",
     params={"n_exact": N_EXACT, "n_scores": 17, "inputs": "one-hot, 8 per check"},
 )
 def _reference(ctx: CheckContext) -> Outcome:

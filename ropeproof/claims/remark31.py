@@ -31,7 +31,7 @@ def _target(tokens: tuple[str, ...], t: int) -> str:
     id="remark3.1.symbolic-cannot-index",
     statement="A purely symbolic head (every plane at theta = 0; also a random NoPE head) cannot implement "
     "Index: a search finds two inputs it does not both answer, while T_Index has none.",
-    reference="[A] Remark 3.1; THEORY.md section 4",
+    reference="[A] Remark 3.1; docs/theory.md section 4",
     params={"n": 6, "letters": 4, "max_int": 8, "search_examples": 2000},
 )
 def _remark_symbolic(ctx: CheckContext) -> Outcome:
@@ -72,7 +72,7 @@ def _remark_symbolic(ctx: CheckContext) -> Outcome:
     id="remark3.1.positional-cannot-retrieve",
     statement="A purely positional head (every key the same vector) cannot implement Retrieval: a search "
     "finds two inputs it does not both answer, while T_Retrieval has none.",
-    reference="[A] Remark 3.1; THEORY.md section 4",
+    reference="[A] Remark 3.1; docs/theory.md section 4",
     params={"n": 6, "alphabet_size": 4, "search_examples": 2000},
 )
 def _remark_positional(ctx: CheckContext) -> Outcome:

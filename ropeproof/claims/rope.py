@@ -32,7 +32,7 @@ def _random_qk(spec: RopeSpec, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
 @CLAIMS.claim(
     id="rope.relative-position",
     statement="RoPE logits depend on positions only through the offset j - i.",
-    reference="THEORY.md section 1",
+    reference="docs/theory.md section 1",
     params={"specs": len(_IDENTITY_SPECS), "n": 9, "shifts": [1, 7, 1000]},
 )
 def _relative_position(ctx: CheckContext) -> Outcome:
@@ -68,7 +68,7 @@ def _relative_position(ctx: CheckContext) -> Outcome:
         "The interleaved and half layouts give equal logits once q/k rows are permuted, and both "
         "equal the explicit block-diagonal reference."
     ),
-    reference="THEORY.md section 1",
+    reference="docs/theory.md section 1",
     params={"specs": len(_IDENTITY_SPECS), "n": 9},
 )
 def _layout_equivalence(ctx: CheckContext) -> Outcome:

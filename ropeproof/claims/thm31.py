@@ -33,7 +33,7 @@ CLAIMS = ClaimSet("thm3.1")
     statement="T_Index (theta = 0.8660, 120 letters, integers 1..16) attends to the key s positions back "
     "for every input of the Index family up to length 17, and answers 1-hop number tasks correctly "
     "(argmax and softmax readouts).",
-    reference="[A] Theorem 3.1; THEORY.md section 4",
+    reference="[A] Theorem 3.1; docs/theory.md section 4",
     params={"theta": INDEX_THETA, "max_int": 16, "lengths": "2..17", "tasks": 200, "softmax_scale": 30},
 )
 def _thm31_index(ctx: CheckContext) -> Outcome:
@@ -66,7 +66,7 @@ def _thm31_index(ctx: CheckContext) -> Outcome:
     id="thm3.1.retrieval",
     statement="T_Retrieval (|ALPH| = 8, theta = 0.0027) answers every Retrieval input correctly for every "
     "length n0 with theta < omega/(2 n0) (n0 <= 145), and 1-hop letter tasks correctly.",
-    reference="[A] Theorem 3.1; THEORY.md section 4",
+    reference="[A] Theorem 3.1; docs/theory.md section 4",
     params={"alphabet_size": ALPHABET, "theta": RETRIEVAL_THETA, "lengths": "2..200", "tasks": 200},
 )
 def _thm31_retrieval(ctx: CheckContext) -> Outcome:

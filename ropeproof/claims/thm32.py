@@ -144,7 +144,7 @@ def _register_bound_claims() -> None:
                 id=f"thm3.2.index.{slug}.{reading}",
                 statement=f"For T_Index at theta = {INDEX_THETA}, Delta(n) <= {term_text} for "
                 f"n = 2..{LENGTHS}, reading Delta as {meaning}.",
-                reference="[A] Theorem 3.2; THEORY.md section 5",
+                reference="[A] Theorem 3.2; docs/theory.md section 5",
                 params={"theta": INDEX_THETA, "lengths": f"2..{LENGTHS}", "reading": reading},
                 expected="open",
             )(check)
@@ -158,7 +158,7 @@ def _register_bound_claims() -> None:
                 id=f"thm3.2.retrieval.theta={theta:g}.{reading}",
                 statement=f"For T_Retrieval with |ALPH| = {ALPHABET} at theta = {theta:g}, "
                 f"Delta(n) <= 1 - cos(omega - n theta) for n = 2..{LENGTHS}, reading Delta as {meaning}.",
-                reference="[A] Theorem 3.2; THEORY.md section 5",
+                reference="[A] Theorem 3.2; docs/theory.md section 5",
                 params={
                     "alphabet_size": ALPHABET,
                     "theta": theta,
@@ -176,7 +176,8 @@ _register_bound_claims()
     id="thm3.2.index.pi2-over-2n2.best-theta",
     statement="No angle gives T_Index a worst-case margin above pi^2/(2 n^2) at length n "
     "(tested at theta = 2 pi / n, n = 3..100).",
-    reference="[A] Theorem 3.2 (the 1/n^2 term read as a statement about every theta); THEORY.md section 5",
+    reference="[A] Theorem 3.2 (the 1/n^2 term read as a statement about every theta); "
+    "docs/theory.md section 5",
     params={"theta": "2 pi / n", "lengths": "3..100"},
     expected="open",
 )
@@ -217,7 +218,7 @@ def _best_theta(ctx: CheckContext) -> Outcome:
         "n <= 10^4, with Delta read as the worst-case margin and as the largest gap; each row is decided "
         "by interval arithmetic."
     ),
-    reference="[A] Theorem 3.2 (as reported); THEORY.md section 5",
+    reference="[A] Theorem 3.2 (as reported); docs/theory.md section 5",
     params={"theta": 0.866, "max_n": "10^4", "readings": ["margin_inf", "gap_sup"], "prec_bits": 80},
     expected="open",
 )
@@ -233,7 +234,7 @@ def _thm_index(ctx: CheckContext) -> Outcome:
         "theta = 0.0027, every n <= 10^4, with Delta read as the worst-case margin; each row is decided "
         "by interval arithmetic."
     ),
-    reference="[A] Theorem 3.2 (as reported); THEORY.md section 5",
+    reference="[A] Theorem 3.2 (as reported); docs/theory.md section 5",
     params={"alphabet": 8, "theta": [0.0, 0.0027], "max_n": "10^4 (quick 2000)", "prec_bits": 80},
     expected="open",
 )
