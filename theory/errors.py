@@ -25,3 +25,11 @@ class InputError(RopeproofError):
 
 class ConstructionError(RopeproofError):
     """A symbolic construction is malformed (unknown token, missing rule, bad plane)."""
+
+
+class MemoryBudgetError(RopeproofError):
+    """A computation would need more memory than the limit allows (estimated before allocating)."""
+
+
+class OutputError(RopeproofError):
+    """An output path cannot be written: it is a file, not empty, or not writable."""

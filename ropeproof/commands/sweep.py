@@ -6,27 +6,43 @@ import argparse
 import json
 import math
 
+from ropeproof.commands.arguments import add_command, add_device, add_dtype, add_json, finite_float, int_in
+from ropeproof.theory.errors import RopeproofError
 from ropeproof.verify.exact.sweep import parse_lengths, sweep_index, sweep_retrieval
-from ropeproof.verify.runtime.devices import resolve_device
+
+
+def lengths(text: str) -> tuple[int, int, int]:
+    """``--lengths A:B[:STEP]`` parsed and checked (:func:`parse_lengths`)."""
+    try:
+        return parse_lengths(text)
+    except RopeproofError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "sweep", help="exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound"
+    p = add_command(
+        sub,
+        "sweep",
+        help="exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound",
+        example="ropeproof sweep retrieval --theta 0.0027 --alphabet 8 --lengths 2:200:2 --json",
     )
-    p.add_argument("construction", choices=["index", "retrieval"])
-    p.add_argument("--theta", type=float, required=True, help="RoPE angle of the plane")
-    p.add_argument("--alphabet", type=int, default=8, help="|ALPH| (retrieval)")
-    p.add_argument("--lengths", default="2:100", help="A:B[:STEP], 2 <= A <= B")
-    p.add_argument("--dtype", default="float64", help="dtype of the measured logits")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--json", action="store_true", help="print one JSON object with a 'rows' list")
+    p.add_argument(
+        "construction", choices=["index", "retrieval"], help="index (T_Index) or retrieval (T_Retrieval)"
+    )
+    p.add_argument("--theta", type=finite_float, required=True, help="RoPE angle of the plane")
+    p.add_argument("--alphabet", type=int_in(2), default=8, help="|ALPH| (retrieval)")
+    p.add_argument(
+        "--lengths", type=lengths, default="2:100", metavar="A:B[:STEP]", help="lengths n, 2 <= A <= B"
+    )
+    add_dtype(p, "dtype of the measured logits (exact columns are float64)")
+    add_device(p)
+    add_json(p, "the table (a 'rows' list)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    start, stop, step = parse_lengths(args.lengths)
-    device = resolve_device(args.device)
+    start, stop, step = args.lengths
+    device = args.device
     if args.construction == "index":
         table = sweep_index(args.theta, stop, args.dtype, device)
     else:

@@ -66,8 +66,14 @@ def test_check_quick_writes_report_and_figures(tmp_path: Path) -> None:
     ):
         for ext in ("png", "pdf", "csv", "caption.txt"):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 0
-    # claims expected to hold all hold, so --strict passes (open claims do not count)
-    assert main(["check", "--quick", "--out", str(out), "--no-progress", "--no-figures", "--strict"]) == 0
+    # claims expected to hold all hold, so --strict passes (open claims do not count); a second run
+    # into the same directory needs --force and replaces it as a whole: no figures of the first run
+    # are left next to a report that did not draw them
+    rerun = ["check", "--quick", "--out", str(out), "--no-progress", "--no-figures", "--strict"]
+    assert main(rerun) == 2
+    assert main([*rerun, "--force"]) == 0
+    assert not (out / "figures").exists()
+    assert json.loads((out / "report.json").read_text())["figures"] == {}
 
 
 def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,10 +87,10 @@ def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pyte
     from ropeproof.commands import check
 
     monkeypatch.setattr(check, "registered_claims", lambda: [c])
-    args = ["check", "--out", str(tmp_path), "--no-progress", "--no-figures"]
+    args = ["check", "--out", str(tmp_path / "rep"), "--no-progress", "--no-figures", "--force"]
     assert main(args) == 0
     assert main([*args, "--strict"]) == 1
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert report["claims"][0]["counterexample"] == {"n": 2}
 
 

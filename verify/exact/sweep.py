@@ -23,10 +23,11 @@ import mpmath
 import numpy as np
 import torch
 
-from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.compile import compile_construction, compiled_head_bytes
 from ropeproof.constructions.paper import retrieval_construction
 from ropeproof.theory.bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.verify.exact.bound_checks import BoundComparison, compare
 from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.exact.families import retrieval_family
@@ -37,6 +38,14 @@ from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, dtype_name, 
 from ropeproof.verify.runtime.resolution import gap_resolution, unit_roundoff
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
+
+# Peak bytes per length, measured with tracemalloc (a float64 sweep of T_Index to n = 2e5 peaked at
+# ~350 B per n; T_Retrieval at ~29 B per n per |ALPH|^2 for |ALPH| = 8 and ~75 for |ALPH| = 30; a
+# non-float64 dtype repeats the tables, ~2.5x). Rounded up: these only guard against impossible sizes.
+INDEX_BYTES_PER_LENGTH = 1024
+RETRIEVAL_BYTES_PER_LENGTH_PER_CODE_PAIR = 96
+ROW_BYTES = 1024
+"""Bytes of one row of :meth:`SweepTable.rows` (a dict of ~10 Python floats; measured ~700)."""
 
 
 def parse_lengths(text: str) -> tuple[int, int, int]:
@@ -98,8 +107,10 @@ class SweepTable:
         )
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per row, JSON-ready (NaN -> None)."""
+        """One dict per row, JSON-ready (NaN -> None); refuses (before building them) when
+        ``ROW_BYTES`` per row exceeds the memory limit."""
         keys = list(self.columns)
+        check_allocation(f"{self.columns['n'].size} sweep rows", self.columns["n"].size * ROW_BYTES)
         out = []
         for i in range(self.columns["n"].size):
             row: dict[str, Any] = {}
@@ -202,6 +213,8 @@ def sweep_index(
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.exact.index_sweep.index_sweep`)."""
     dt = resolve_dtype(dtype)
+    repeat = 1 if dt == torch.float64 else 3
+    check_allocation(f"an index sweep to n = {max_n}", repeat * INDEX_BYTES_PER_LENGTH * max(int(max_n), 0))
     ex = index_sweep([theta], [1.0], max_n)
     n = ex.n
     bound = index_bound()
@@ -248,6 +261,14 @@ def sweep_retrieval(
 ) -> SweepTable:
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n``."""
     dt = resolve_dtype(dtype)
+    if isinstance(alphabet_size, int) and alphabet_size >= 2 and isinstance(max_n, int):
+        vocab = alphabet_size * (alphabet_size + 1)  # (letter, letter) pairs and (letter, 1)
+        repeat = 1 if dt == torch.float64 else 3
+        per_length = repeat * RETRIEVAL_BYTES_PER_LENGTH_PER_CODE_PAIR * alphabet_size**2
+        check_allocation(
+            f"a retrieval sweep with |ALPH| = {alphabet_size} to n = {max_n}",
+            compiled_head_bytes(vocab, vocab) + per_length * max(max_n, 0),
+        )
     c = retrieval_construction(alphabet_size, theta, max_int=1)
     head = compile_construction(c)
     fam = retrieval_family(c)
