@@ -6,7 +6,6 @@ Every model is built from a config; nothing is downloaded. Measured maximum diff
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import math
@@ -493,12 +492,9 @@ def test_import_errors() -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    from ropeproof.commands import export
+    from ropeproof.cli import main
 
-    parser = argparse.ArgumentParser(prog="ropeproof")
-    export.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return args.run(args)
+    return main(argv)
 
 
 def test_cli_writes_a_from_pretrained_directory(tmp_path, capsys) -> None:
@@ -538,5 +534,19 @@ def test_cli_writes_a_from_pretrained_directory(tmp_path, capsys) -> None:
 def test_cli_reports_no_placement(tmp_path, capsys) -> None:
     assert _cli(["export", "gptj", "reflexive", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
-    assert "ropeproof export: error:" in err and "not on GPT-J's spectrum" in err
-    assert not (tmp_path / "x").exists()
+    assert err.startswith("ropeproof export: error:") and "not on GPT-J's spectrum" in err
+    assert err.count("\n") == 1  # one line, no traceback
+    assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []  # no staging directory left
+
+
+def test_cli_json_describes_what_was_written(tmp_path, capsys) -> None:
+    out = tmp_path / "m"
+    assert _cli(["export", "llama", "reflexive", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    config = transformers.AutoConfig.from_pretrained(out)  # where config.json keeps rope_theta varies
+    theta = getattr(config, "rope_theta", None) or config.rope_parameters["rope_theta"]
+    assert doc["rope_theta"] == theta
+    assert (doc["hidden_size"], doc["head_dim"]) == (config.hidden_size, config.head_dim)
+    assert doc["path"] == str(out) and doc["arch"] == "llama" and doc["construction"] == "reflexive"
+    placement = load_export_info(out).placement
+    assert doc["planes"] == [list(p) for p in placement.planes]
