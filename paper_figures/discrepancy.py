@@ -166,7 +166,7 @@ def softmax_scale_figure(quick: bool = False) -> FigureResult:
     ax.legend(loc="upper left")
     caption = (
         "Multiplier on unit-norm logits that guarantees weight >= 0.99 on the correct key for every input "
-        "of length n: ln((n - 1) * 99) / margin_inf(n) (THEORY.md section 5, softmax link), from the exact "
-        "worst-case margins. Retrieval at theta = 0.0027 is drawn up to its horizon (n = 146)."
+        "of length n: ln((n - 1) * 99) / margin_inf(n) (docs/theory.md section 5, softmax link), from the "
+        "exact worst-case margins. Retrieval at theta = 0.0027 is drawn up to its horizon (n = 146)."
     )
     return FigureResult("fig_d_softmax_scale", fig, rows, caption)

@@ -102,6 +102,7 @@ def int_in(low: int, high: int | None = None, even: bool = False) -> Callable[[s
             raise argparse.ArgumentTypeError(f"{text!r} is out of range; accepted: {accepted}")
         return value
 
+    parse.accepted = (low, high, even)  # type: ignore[attr-defined]  # read by the CLI fuzz test
     return parse
 
 

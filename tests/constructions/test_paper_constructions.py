@@ -43,7 +43,7 @@ def test_retrieval_closed_form_uses_the_difference_of_codes() -> None:
 
 
 def _negated_retrieval(alphabet: int = 4) -> Construction:
-    """The reported version: queries rotated by -phi (THEORY.md section 4)."""
+    """The reported version: queries rotated by -phi (docs/theory.md section 4)."""
     c = retrieval_construction(alphabet, 0.0, max_int=1)
     omega = 2 * sp.pi / alphabet
     rules = {

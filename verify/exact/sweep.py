@@ -135,7 +135,7 @@ READING_COLUMNS = {
     "margin_inf": "bound_holds_margin_inf",
 }
 """Which column judges which reading of Delta: ``bound_holds`` is the literal one (gap maximised over
-inputs, THEORY.md section 5); the other two read Delta as the worst-case gap or margin."""
+inputs, docs/theory.md section 5); the other two read Delta as the worst-case gap or margin."""
 
 
 def _as_bool(status: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Rotary position embeddings: the spec, the rotation, and pre-softmax logits.
 
-Conventions (``shared/THEORY.md`` section 1): positions are 0-indexed; plane ``k`` of a vector at
+Conventions (``docs/theory.md`` section 1): positions are 0-indexed; plane ``k`` of a vector at
 position ``p`` is rotated by ``p * theta_k`` with ``rho(a) = [[cos a, -sin a], [sin a, cos a]]``;
 the logit between query ``i`` and key ``j`` is ``scale * (R_i q_i) . (R_j k_j)``, which equals
 ``scale * q_i^T R(j - i) k_j`` and so depends on positions only through ``j - i``.

@@ -77,7 +77,7 @@ def test_golden_two_plane_values(layout: str, rotary_dim: int) -> None:
 
 def test_layouts_are_not_interchangeable() -> None:
     """Feeding interleaved-ordered rows to a half-layout spec gives different logits: the bug
-    THEORY.md warns about is detectable."""
+    docs/theory.md section 1 warns about is detectable."""
     spec = RopeSpec(8, freqs=[1.0, 0.3, 0.1, 0.0])
     rng = np.random.default_rng(0)
     q, k = torch.as_tensor(rng.standard_normal((5, 8))), torch.as_tensor(rng.standard_normal((5, 8)))
