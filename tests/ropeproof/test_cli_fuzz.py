@@ -47,6 +47,9 @@ SIZE_CAPS = {
 }
 """Largest integer drawn per option (keeps each run fast); other integer options draw up to 8."""
 JUNK = ["", "x", "-1", "0", "nan", "1e400", "--", "1:2:3:4"]
+ALWAYS_GIVEN = {"lengths", "n_inputs", "exclusion_samples"}
+"""Options whose defaults are too big for a fuzz run (``sweep``'s default lengths 2:100 take minutes
+for a retrieval sweep whose margin is negative): always drawn, so their values stay capped."""
 SKIPPED = {"help", "debug", "version"}
 """Options not fuzzed: --help only prints, --debug asks for tracebacks on purpose."""
 
@@ -132,7 +135,7 @@ def argument_vectors(draw: st.DrawFn, name: str, parser: argparse.ArgumentParser
         if not action.option_strings:
             missing = not clean and draw(st.integers(0, 9)) == 9
             argv += [] if missing else draw(values(action, tmp, clean))
-        elif action.required or draw(st.integers(0, 2)) == 2:  # an option in three
+        elif action.required or action.dest in ALWAYS_GIVEN or draw(st.integers(0, 2)) == 2:  # one in three
             argv += [action.option_strings[-1], *draw(values(action, tmp, clean))]
     return argv
 
