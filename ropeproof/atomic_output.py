@@ -11,8 +11,8 @@ Policy (``check``, ``figures``, ``compile`` and ``export`` all follow it):
 - the target may be absent or an empty directory; its parent directories are created;
 - a non-empty directory is refused unless ``force=True`` (the CLI's ``--force``), which replaces it
   as a whole (its old contents are deleted, not merged);
-- ``--force`` never replaces the current working directory or a directory that contains it, the
-  home directory or a filesystem root;
+- the current working directory, a directory that contains it, the home directory and a filesystem
+  root are never replaced, not even with ``--force`` or when empty;
 - an existing file, or a place that cannot be written, is refused with an
   :class:`~ropeproof.theory.errors.OutputError` that names the option and the path.
 
@@ -60,6 +60,9 @@ def check_output_target(target: Path, force: bool = False, option: str = "--out"
             f"{option}={target} is an existing file; expected a directory that is absent or empty "
             "(or pass --force to replace a non-empty one)"
         )
+    reason = _protected(target)
+    if reason is not None:
+        raise OutputError(f"{option}={target} cannot be replaced: {reason}; choose a new directory")
     try:
         empty = not any(target.iterdir())
     except OSError as exc:
@@ -68,9 +71,6 @@ def check_output_target(target: Path, force: bool = False, option: str = "--out"
         raise OutputError(
             f"{option}={target} is not empty; pass --force to replace it, or choose a new directory"
         )
-    reason = _protected(target)
-    if reason is not None and not empty:
-        raise OutputError(f"{option}={target} cannot be replaced: {reason}")
 
 
 def _default_mode() -> int:

@@ -89,6 +89,9 @@ def test_force_never_replaces_the_current_directory(tmp_path: Path, monkeypatch:
         with pytest.raises(OutputError, match="current directory"):
             check_output_target(target, force=True)
     assert (work / "sub" / "mine.txt").read_text() == "precious"
+    (work / "sub" / "mine.txt").unlink()
+    with pytest.raises(OutputError, match="current directory"):  # not even when it is empty
+        check_output_target(Path("."))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc, which refuses new entries")

@@ -9,7 +9,7 @@ import pytest
 
 from ropeproof.cli import main
 from ropeproof.commands import compile as compile_command
-from ropeproof.commands import derive, figures, sweep
+from ropeproof.commands import derive, export, figures, ps_score, sweep
 from ropeproof.constructions.head import load_head
 
 
@@ -18,9 +18,9 @@ def test_every_command_module_registers_itself() -> None:
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
-    for module in (compile_command, derive, figures, sweep):
+    for module in (compile_command, derive, figures, sweep, ps_score, export):
         module.register(sub)
-    assert set(sub.choices) == {"compile", "derive", "figures", "sweep"}
+    assert set(sub.choices) == {"compile", "derive", "figures", "sweep", "ps-score", "export"}
 
 
 def test_derive_prints_the_closed_forms(capsys: pytest.CaptureFixture[str]) -> None:
