@@ -3,7 +3,7 @@
 Errors are reported in one place, :func:`main`, as one line on stderr,
 ``ropeproof SUBCOMMAND: error: MESSAGE``; tracebacks only with ``--debug``. Exit codes:
 
-- ``0``: done; ``1``: ``check --strict`` found a verdict that was not as expected;
+- ``0``: done; ``1``: ``check --strict`` found a regression;
 - ``2``: bad input: a bad argument, a :class:`~ropeproof.theory.errors.RopeproofError` (bad value,
   refused output directory, a size over the memory limit) or an operating-system error on a path;
 - ``3``: an internal error (a bug: please report it with the ``--debug`` traceback);
@@ -22,8 +22,21 @@ from typing import NoReturn
 from ropeproof import __version__
 from ropeproof.theory.errors import RopeproofError
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "derive", "compile", "sweep", "ps-score", "figures", "export")
+SUBCOMMANDS: tuple[str, ...] = (
+    "check",
+    "findings",
+    "derive",
+    "compile",
+    "sweep",
+    "ps-score",
+    "figures",
+    "export",
+    "import",
+)
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
+
+MODULE_NAMES: dict[str, str] = {"import": "import_head"}
+"""Subcommands whose module name differs from the command (``import`` is a Python keyword)."""
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
@@ -46,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ropeproof",
         description="Turn theory about RoPE attention heads into explicit weights and check it.",
         epilog="example:\n  ropeproof check --quick --out ropeproof-report\n\n"
-        "exit codes: 0 done, 1 check --strict found an unexpected verdict, 2 bad input, 3 internal error",
+        "exit codes: 0 done, 1 check --strict found a regression, 2 bad input, 3 internal error",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ropeproof {__version__}")
@@ -55,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f"ropeproof.commands.{name.replace('-', '_')}").register(sub)
+        module = MODULE_NAMES.get(name, name.replace("-", "_"))
+        importlib.import_module(f"ropeproof.commands.{module}").register(sub)
     return parser
 
 
@@ -82,7 +96,9 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ropeproof`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     if args.command is None:
         parser.error(f"choose a subcommand: {', '.join(SUBCOMMANDS)}")
     prog = f"ropeproof {args.command}"

@@ -11,6 +11,7 @@ from typing import Any
 
 from ropeproof.atomic_output import atomic_directory
 from ropeproof.claims import CheckContext, registered_claims, run_claims
+from ropeproof.claims.loading import claim_source, gather_claims, select_claims
 from ropeproof.commands.arguments import add_command, add_device, add_dtype, add_json, add_output
 from ropeproof.report import write_report
 from ropeproof.theory.errors import InputError
@@ -33,9 +34,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output(p, Path("ropeproof-report"), "output directory")
     add_device(p)
     add_dtype(p, "dtype of the claims' torch computations")
-    p.add_argument("--strict", action="store_true", help="exit 1 if a claim expected to hold does not")
-    p.add_argument("--list", action="store_true", help="list the registered claims and exit")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on any regression: a pinned verdict or witness that changed, an error, or an "
+        "unresolvable verdict of a pinned claim",
+    )
+    p.add_argument(
+        "--list", action="store_true", help="list the claims (id, source module, statement) and exit"
+    )
     add_json(p, "the --list output")
+    p.add_argument(
+        "--claims",
+        action="append",
+        default=[],
+        metavar="FILE_OR_MODULE",
+        help="also load the claims of a Python file or an importable module (repeatable)",
+    )
+    p.add_argument(
+        "--only", action="append", default=[], metavar="PATTERN", help="run only ids matching a glob"
+    )
+    p.add_argument("--skip", action="append", default=[], metavar="PATTERN", help="skip ids matching a glob")
+    p.add_argument(
+        "--no-plugins",
+        action="store_true",
+        help="ignore claims registered under the ropeproof.claims entry point",
+    )
     p.add_argument(
         "--certified",
         action="store_true",
@@ -59,13 +83,13 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _list(args: argparse.Namespace) -> int:
-    claims = registered_claims()
+def _list(claims: list, args: argparse.Namespace) -> int:
     if args.json:
         rows = [
             {
                 "id": c.id,
-                "statement": c.statement,
+                "source": claim_source(c),
+                "statement": c.statement_for(args.quick),
                 "reference": c.reference,
                 "expected": c.expected,
                 "quick": c.quick,
@@ -76,17 +100,19 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps({"claims": rows}))
         return 0
     for c in claims:
-        print(f"{c.id:40s} {c.statement}")
+        print(f"{c.id:40s} {claim_source(c):32s} [{c.expected}] {c.statement_for(args.quick)}")
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    claims = gather_claims(registered_claims(), args.claims, entry_points=not args.no_plugins)
+    claims = select_claims(claims, args.only, args.skip)
     if args.list:
-        return _list(args)
+        return _list(claims, args)
     if args.json:
         raise InputError("--json applies to --list only; a run writes its JSON to DIR/report.json")
     ctx = CheckContext(args.device, resolve_dtype(args.dtype), quick=args.quick, certified=args.certified)
-    selected = [c for c in registered_claims() if c.quick or not args.quick]
+    selected = [c for c in claims if c.quick or not args.quick]
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any claim runs
         results = list(run_claims(selected, ctx, progress=not args.no_progress))
         figures: dict[str, list[Path]] = {}
@@ -94,10 +120,11 @@ def run(args: argparse.Namespace) -> int:
             from ropeproof.paper_figures import make_all
 
             figures = make_all(staging / "figures", quick=args.quick)
-        report = write_report(results, ctx, staging, figures)
+        flags = {"strict": args.strict, "figures": not args.no_figures}
+        report = write_report(results, ctx, staging, figures, getattr(args, "argv", None), flags)
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")
-    unexpected = [r.claim.id for r in results if r.unexpected]
-    if unexpected:
-        print("not as expected: " + ", ".join(unexpected), file=sys.stderr)
-    return 1 if args.strict and unexpected else 0
+    regressions = [r for r in results if r.regression is not None]
+    for r in regressions:
+        print(f"regression: {r.claim.id}: {r.regression}", file=sys.stderr)
+    return 1 if args.strict and regressions else 0

@@ -50,8 +50,8 @@ def add_construction_params(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", choices=["interleaved", "half"], default="interleaved", help="RoPE layout")
 
 
-def construction_from_args(args: argparse.Namespace) -> Construction:
-    """The construction named by ``args.construction`` with the parameters that were given."""
+def construction_kwargs(args: argparse.Namespace) -> dict[str, float | int]:
+    """The keyword arguments of the construction function that the parameters ask for."""
     kwargs: dict[str, float | int] = {}
     if args.theta is not None:
         kwargs["theta"] = args.theta
@@ -61,7 +61,12 @@ def construction_from_args(args: argparse.Namespace) -> Construction:
         kwargs["letters"] = args.letters
     if args.alphabet is not None and args.construction == "retrieval":
         kwargs["alphabet_size"] = args.alphabet
-    return CONSTRUCTIONS[args.construction](**kwargs)
+    return kwargs
+
+
+def construction_from_args(args: argparse.Namespace) -> Construction:
+    """The construction named by ``args.construction`` with the parameters that were given."""
+    return CONSTRUCTIONS[args.construction](**construction_kwargs(args))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,6 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before compiling
         head = compile_construction(construction_from_args(args), layout=args.layout)
+        # how it was built, so that sweep/ps-score --head can rebuild the construction's input family
+        head.metadata["construction_args"] = construction_kwargs(args)
         head.save(staging)
     if args.json:
         doc = {

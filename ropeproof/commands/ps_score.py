@@ -15,6 +15,7 @@ import math
 import time
 from typing import Any
 
+from ropeproof.commands import head_dir
 from ropeproof.commands.arguments import (
     add_command,
     add_device,
@@ -28,6 +29,7 @@ from ropeproof.commands.arguments import (
 from ropeproof.constructions.paper import INDEX_THETA, TASK_LENGTH
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.ps.exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
+from ropeproof.verify.ps.head_subject import head_subject
 from ropeproof.verify.ps.per_frequency import per_frequency_scores
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.devices import resolve_dtype
@@ -43,9 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "head",
+        nargs="?",
         choices=("index", "retrieval", "random"),
-        help="which head to score: compiled T_Index or T_Retrieval on task inputs, or a random RoPE head",
+        help="which head to score: compiled T_Index or T_Retrieval on task inputs, or a random RoPE head "
+        "(or give --head DIR instead)",
     )
+    head_dir.add_head_option(p)
     p.add_argument("--n-inputs", type=int_in(1), default=100, help="number of inputs")
     p.add_argument(
         "--length",
@@ -86,6 +91,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _subject(args: argparse.Namespace) -> Subject:
     device, dtype = args.device, resolve_dtype(args.dtype)
+    if (args.head is None) == (args.head_dir is None):
+        raise InputError("give one head: index, retrieval, random, or --head DIR")
+    if args.head_dir is not None:
+        head = head_dir.read_head(args.head_dir)
+        return head_subject(head, args.n_inputs, args.length, args.seed, device, dtype)
     if args.head == "random":
         return random_subject(
             args.n_inputs, args.length, args.head_dim, args.base, args.d_model,

@@ -6,8 +6,9 @@ import argparse
 import json
 import math
 
+from ropeproof.commands import head_dir
 from ropeproof.commands.arguments import add_command, add_device, add_dtype, add_json, finite_float, int_in
-from ropeproof.theory.errors import RopeproofError
+from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.verify.exact.sweep import parse_lengths, sweep_index, sweep_retrieval
 
 
@@ -27,9 +28,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         example="ropeproof sweep retrieval --theta 0.0027 --alphabet 8 --lengths 2:200:2 --json",
     )
     p.add_argument(
-        "construction", choices=["index", "retrieval"], help="index (T_Index) or retrieval (T_Retrieval)"
+        "construction",
+        nargs="?",
+        choices=["index", "retrieval"],
+        help="index (T_Index) or retrieval (T_Retrieval), with --theta; or give --head DIR instead",
     )
-    p.add_argument("--theta", type=finite_float, required=True, help="RoPE angle of the plane")
+    head_dir.add_head_option(p)
+    p.add_argument(
+        "--theta", type=finite_float, default=None, help="RoPE angle of the plane (index, retrieval)"
+    )
     p.add_argument("--alphabet", type=int_in(2), default=8, help="|ALPH| (retrieval)")
     p.add_argument(
         "--lengths", type=lengths, default="2:100", metavar="A:B[:STEP]", help="lengths n, 2 <= A <= B"
@@ -41,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.head_dir is None) == (args.construction is None) or (args.construction and args.theta is None):
+        raise InputError("give index|retrieval with --theta, or --head DIR")
+    if args.head_dir is not None:
+        return head_dir.run_sweep(args)
     start, stop, step = args.lengths
     device = args.device
     if args.construction == "index":

@@ -29,6 +29,8 @@ from ropeproof import paper_figures
 from ropeproof.cli import build_parser, main
 from ropeproof.commands import check
 from ropeproof.commands.arguments import device, finite_float, nonnegative_float, positive_float
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.paper import index_construction
 from ropeproof.paper_figures.style import FigureResult, subplots
 
 SIZE_CAPS = {
@@ -91,12 +93,18 @@ def _lengths(clean: bool) -> st.SearchStrategy[str]:
     return _mostly(good, bad, clean)
 
 
-def _out(tmp: Path, clean: bool) -> st.SearchStrategy[str]:
+def _paths(action: argparse.Action, tmp: Path, clean: bool) -> st.SearchStrategy[str]:
+    """``--out``: a new directory (good) or an existing file, a non-empty directory, an unwritable place.
+    Other paths (an input directory such as ``--head DIR``): a small compiled head (good), or the same
+    bad places."""
     (tmp / "a-file").write_text("x")
-    (tmp / "full").mkdir()
+    (tmp / "full").mkdir(exist_ok=True)
     (tmp / "full" / "old.txt").write_text("old")
     bad = [str(tmp / "a-file"), str(tmp / "full"), "/proc/ropeproof-fuzz/out", str(tmp / "a-file" / "sub")]
-    return _mostly(st.just(str(tmp / "new" / "out")), st.sampled_from(bad), clean)
+    if action.dest == "out":
+        return _mostly(st.just(str(tmp / "new" / "out")), st.sampled_from(bad), clean)
+    head = tmp.parent / "head"  # written once per test by test_random_argument_vectors
+    return _mostly(st.just(str(head)), st.sampled_from([*bad, str(tmp / "missing")]), clean)
 
 
 def values(action: argparse.Action, tmp: Path, clean: bool) -> st.SearchStrategy[list[str]]:
@@ -107,7 +115,7 @@ def values(action: argparse.Action, tmp: Path, clean: bool) -> st.SearchStrategy
     if action.choices:
         one = _mostly(st.sampled_from(sorted(action.choices)), st.sampled_from(["nosuch", ""]), clean)
     elif action.type is Path:
-        one = _out(tmp, clean)
+        one = _paths(action, tmp, clean)
     elif action.type in (finite_float, positive_float, nonnegative_float, float):
         one = _floats(action, clean)
     elif action.type is device:
@@ -167,6 +175,7 @@ def test_random_argument_vectors(name: str, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(paper_figures, "figures", lambda: {"tiny": _tiny_figure})
     parser = subparsers()[name]
     tmp_root = Path(tempfile.mkdtemp(prefix="ropeproof-fuzz-"))
+    compile_construction(index_construction(letters=2, max_int=3)).save(tmp_root / "head")
     examples = max(6, settings.default.max_examples // 3)  # 8 per subcommand in the default profile
 
     @settings(max_examples=examples, suppress_health_check=[HealthCheck.too_slow])

@@ -33,6 +33,7 @@ import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.verify.exact.families import Family, FamilyCase
 from ropeproof.verify.exact.offset_logits import distance_logits
 from ropeproof.verify.exact.prefix_topk import excluding_first, prefix_topk
@@ -48,6 +49,8 @@ class CaseTable:
 
     ``target_logits[g, d]``, ``other_logits[g, d]``: target / other groups at distance ``d``
     (``0 .. N-1``); ``self_logits[g]``: the query position's own groups at distance 0.
+
+    Shapes: target_logits [target groups, N]; other_logits [other groups, N]; self_logits [query groups]
     """
 
     case: FamilyCase
@@ -84,6 +87,10 @@ def build_tables(
             f"max_n={max_n} exceeds what the {family.name} family covers ({limit}); compile with a larger "
             f"vocabulary (e.g. max_int >= {max_n - 1})"
         )
+    # every case keeps a row of max_n float64 logits per key group (at most one per token), plus the
+    # shared cache of those rows and exact_sweep's prefix summaries: ~4 copies
+    rows = sum(len(c.target_tokens) + len(c.other_tokens) + len(c.query_tokens) for c in family.cases)
+    check_allocation(f"logit tables of {len(family.cases)} cases to n = {max_n}", 32 * rows * max_n)
     cache: dict[tuple[bytes, bytes], np.ndarray] = {}
     distances = np.arange(max_n, dtype=np.float64)
 
@@ -378,6 +385,8 @@ class SweepResult:
 
     ``gap_inf`` is exact wherever ``gap_inf_exact``; past the horizon (``margin_inf <= 0``) and above
     ``gap_inf_limit`` only slow enumeration could give it, so it is NaN there.
+
+    Shapes: n [N - 1]; gap_sup [N - 1]; gap_inf [N - 1]; margin_inf [N - 1]; gap_inf_exact [N - 1]
     """
 
     n: np.ndarray
