@@ -111,11 +111,13 @@ def test_compile_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_check_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     from ropeproof.claims import registered_claims
+    from ropeproof.claims.loading import claim_source
 
     assert main(["check", "--list", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     claims = registered_claims()
     assert [c["id"] for c in doc["claims"]] == [c.id for c in claims]
     first = doc["claims"][0]
-    assert set(first) == {"id", "statement", "reference", "expected", "quick", "params"}
-    assert first["statement"] == claims[0].statement
+    assert set(first) == {"id", "source", "statement", "reference", "expected", "quick", "params"}
+    assert first["statement"] == claims[0].statement_for(False)
+    assert first["source"] == claim_source(claims[0])
