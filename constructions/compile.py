@@ -24,7 +24,14 @@ import sympy as sp
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.construction import Construction
 from ropeproof.theory.errors import ConstructionError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.rope_spec import Layout, RopeSpec
+
+
+def compiled_head_bytes(n_tokens: int, head_dim: int) -> int:
+    """Bytes of a compiled head's six float64 matrices: ``8 (2 V^2 + 4 V head_dim)`` for ``V`` tokens
+    (``W_E``, ``W_U``: ``V x V``; ``W_Q``, ``W_K``, ``W_V``: ``V x head_dim``; ``W_O``: ``head_dim x V``)."""
+    return 8 * (2 * n_tokens * n_tokens + 4 * n_tokens * head_dim)
 
 
 class _Evaluator:
@@ -49,7 +56,9 @@ def compile_construction(
 ) -> CompiledHead:
     """Evaluate ``construction`` into a :class:`CompiledHead` (see the module docstring).
 
-    ``head_dim`` may be raised above the minimum ``max(2K, V)`` (rounded up to even).
+    ``head_dim`` may be raised above the minimum ``max(2K, V)`` (rounded up to even). Raises
+    :class:`~ropeproof.theory.errors.MemoryBudgetError` before allocating when
+    :func:`compiled_head_bytes` exceeds the memory limit (:mod:`ropeproof.theory.memory_budget`).
     """
     c = construction
     n_tok, n_planes = len(c.tokens), len(c.planes)
@@ -59,6 +68,9 @@ def compile_construction(
         head_dim = minimum
     elif head_dim < minimum or head_dim % 2:
         raise ConstructionError(f"head_dim={head_dim} must be even and >= {minimum} for this construction")
+    check_allocation(
+        f"compiling {c.name} ({n_tok} tokens, head_dim {head_dim})", compiled_head_bytes(n_tok, head_dim)
+    )
     freqs = [c.numeric(p.freq) for p in c.planes]
     for p, f in zip(c.planes, freqs, strict=True):
         if not math.isfinite(f):

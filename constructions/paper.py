@@ -1,4 +1,4 @@
-"""[A]'s Theorem 3.1 constructions (``shared/THEORY.md`` section 4) as symbolic constructions.
+"""[A]'s Theorem 3.1 constructions (``docs/theory.md`` section 4) as symbolic constructions.
 
 All use one RoPE plane by default, base vector ``v = (1, 0)``, and the conventions of section 1.
 Each accepts ``extra_planes``: ``(frequency, amplitude)`` pairs that get the same per-token rule
@@ -129,7 +129,7 @@ def retrieval_construction(
 ) -> Construction:
     """T_Retrieval: at pair ``(X, Y)``, attend to the earlier pair whose first letter is ``Y``.
 
-    Defaults follow [A]: 8 letters, integers ``1..8``. The sign convention is THEORY.md section 4's
+    Defaults follow [A]: 8 letters, integers ``1..8``. The sign convention is docs/theory.md section 4's
     (queries rotated by ``+phi``); the reported ``-phi`` version fails (see the tests).
     """
     if alphabet_size < 2:

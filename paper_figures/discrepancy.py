@@ -168,8 +168,8 @@ def softmax_scale_figure(quick: bool = False) -> FigureResult:
     ax.legend(loc="upper left")
     caption = (
         "Multiplier on unit-norm logits that guarantees weight >= 0.99 on the correct key for every input "
-        "of length n: ln((n - 1) * 99) / margin_inf(n) (THEORY.md section 5, softmax link), from the exact "
-        f"worst-case margins. Retrieval at theta = {RETRIEVAL_THETA} is drawn up to its horizon "
+        "of length n: ln((n - 1) * 99) / margin_inf(n) (docs/theory.md section 5, softmax link), from the "
+        f"exact worst-case margins. Retrieval at theta = {RETRIEVAL_THETA} is drawn up to its horizon "
         f"(n = {last_positive})."
     )
     return FigureResult("fig_d_softmax_scale", fig, rows, caption)

@@ -1,14 +1,26 @@
-"""The ``ropeproof`` command line: ``ropeproof SUBCOMMAND [options]``."""
+"""The ``ropeproof`` command line: ``ropeproof SUBCOMMAND [options]``.
+
+Errors are reported in one place, :func:`main`, as one line on stderr,
+``ropeproof SUBCOMMAND: error: MESSAGE``; tracebacks only with ``--debug``. Exit codes:
+
+- ``0``: done; ``1``: ``check --strict`` found a regression;
+- ``2``: bad input: a bad argument, a :class:`~ropeproof.theory.errors.RopeproofError` (bad value,
+  refused output directory, a size over the memory limit) or an operating-system error on a path;
+- ``3``: an internal error (a bug: please report it with the ``--debug`` traceback);
+- ``130``: interrupted (Ctrl-C); ``141``: the reader of stdout went away (``ropeproof check --list | head``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ropeproof import __version__
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.verify.runtime.threads import THREADS_ENV, parse_threads, thread_policy
 
 SUBCOMMANDS: tuple[str, ...] = (
@@ -27,13 +39,34 @@ SUBCOMMANDS: tuple[str, ...] = (
 MODULE_NAMES: dict[str, str] = {"import": "import_head"}
 """Subcommands whose module name differs from the command (``import`` is a Python keyword)."""
 
+EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines included) collapsed to one space."""
+    return " ".join(str(text).split())
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``PROG: error: MESSAGE (see PROG --help)``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="ropeproof",
         description="Turn theory about RoPE attention heads into explicit weights and check it.",
+        epilog="example:\n  ropeproof check --quick --out ropeproof-report\n\n"
+        "exit codes: 0 done, 1 check --strict found a regression, 2 bad input, 3 internal error",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ropeproof {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the full traceback of an error instead of one line"
+    )
     parser.add_argument(
         "--threads",
         type=_threads_arg,
@@ -48,23 +81,69 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
-    args.argv = argv
-    if args.command is None:
-        parser.print_help()
-        return 2
-    with thread_policy(args.threads):
-        return int(args.run(args) or 0)
-
-
 def _threads_arg(value: str) -> int:
     try:
         return parse_threads(value, "--threads")
     except InputError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def describe(exc: BaseException) -> str:
+    """The one-line message for an error the user can act on."""
+    if isinstance(exc, OSError) and not isinstance(exc, RopeproofError):
+        where = f": {exc.filename}" if exc.filename else ""
+        also = f" -> {exc.filename2}" if exc.filename2 else ""
+        return one_line(f"{exc.strerror or type(exc).__name__}{where}{also}")
+    if isinstance(exc, MemoryError):
+        return "out of memory (lower the sizes, or set ROPEPROOF_MEMORY_LIMIT so the estimate refuses first)"
+    return one_line(str(exc))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (e.g. captured in tests)
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ropeproof`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    if args.command is None:
+        parser.error(f"choose a subcommand: {', '.join(SUBCOMMANDS)}")
+    prog = f"ropeproof {args.command}"
+    try:
+        with thread_policy(args.threads):
+            code = int(args.run(args) or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"{prog}: interrupted; no output directory was changed", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (RopeproofError, OSError, MemoryError) as exc:
+        if args.debug:
+            raise
+        print(f"{prog}: error: {describe(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(
+            f"{prog}: internal error: {type(exc).__name__}: {one_line(str(exc))} "
+            "(a bug; rerun with --debug for the traceback and please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

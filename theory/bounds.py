@@ -1,4 +1,4 @@
-"""[A]'s Theorem 3.2 bounds, as reported (``shared/THEORY.md`` section 5), in symbolic stable form.
+"""[A]'s Theorem 3.2 bounds, as reported (``docs/theory.md`` section 5), in symbolic stable form.
 
 - ``Delta_Index(n) <= min(1 - cos(theta), pi^2 / (2 n^2))``; stable: ``min(2 sin(theta/2)^2, pi^2/(2 n^2))``.
 - ``Delta_Retrieval(n) <= 1 - cos(omega - n theta)``; stable: ``2 sin((omega - n theta)/2)^2``.
@@ -90,7 +90,7 @@ def softmax_scale_needed(
     n: sp.Expr = N, margin: sp.Expr | None = None, eps: sp.Expr | None = None
 ) -> sp.Expr:
     """Logit scale that gives weight ``1 - eps`` on the top key with ``n`` keys and gap ``margin``:
-    ``ln((n - 1)(1 - eps) / eps) / margin`` (THEORY.md section 5, softmax link)."""
+    ``ln((n - 1)(1 - eps) / eps) / margin`` (docs/theory.md section 5, softmax link)."""
     margin = sp.Symbol("Delta", positive=True) if margin is None else margin
     eps = sp.Rational(1, 100) if eps is None else sp.sympify(eps)
     return sp.log((n - 1) * (1 - eps) / eps) / margin

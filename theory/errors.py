@@ -29,3 +29,11 @@ class ConstructionError(RopeproofError):
 
 class NonFiniteError(InputError):
     """A result came out NaN or inf from finite inputs: the computation overflowed in its dtype."""
+
+
+class MemoryBudgetError(RopeproofError):
+    """A computation would need more memory than the limit allows (estimated before allocating)."""
+
+
+class OutputError(RopeproofError):
+    """An output path cannot be written: it is a file, not empty, or not writable."""

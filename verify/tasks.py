@@ -1,4 +1,4 @@
-"""[A]'s number task and letter task (``shared/THEORY.md`` section 3), deterministic given a seed.
+"""[A]'s number task and letter task (``docs/theory.md`` section 3), deterministic given a seed.
 
 **Number task** (positional). ``n_letters`` letters, then ``n_ints`` integers, then the query integer
 (length ``n_letters + n_ints + 1``; [A]: 8 + 8 + 1 = 17, letters from a vocabulary of 120, integers

@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 from pathlib import Path
+from typing import Any
 
+from ropeproof.atomic_output import atomic_directory
 from ropeproof.claims import CheckContext, registered_claims, run_claims
-from ropeproof.claims.loading import ClaimLoadError, claim_source, gather_claims, select_claims
+from ropeproof.claims.loading import claim_source, gather_claims, select_claims
+from ropeproof.commands.arguments import add_command, add_device, add_dtype, add_json, add_output
 from ropeproof.report import write_report
-from ropeproof.verify.runtime.devices import resolve_device, resolve_dtype
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.runtime.devices import resolve_dtype
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="verify every registered claim; write report.md/json and figures")
+    p = add_command(
+        sub,
+        "check",
+        help="verify every registered claim; write report.md/json and figures",
+        example="ropeproof check --quick --out ropeproof-report --force",
+        description=(
+            "Verify every registered claim and write DIR/report.md, DIR/report.json and DIR/figures/.\n"
+            "The report is written into a temporary directory and moved into place at the end, so DIR\n"
+            "holds a complete run or is left as it was (Ctrl-C included)."
+        ),
+    )
     p.add_argument("--quick", action="store_true", help="the fast subset (under a minute on 2 cores)")
-    p.add_argument("--out", type=Path, default=Path("ropeproof-report"), help="output directory")
-    p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda")
-    p.add_argument("--dtype", default="float64", help="float64, float32, float16 or bfloat16")
+    add_output(p, Path("ropeproof-report"), "output directory")
+    add_device(p)
+    add_dtype(p, "dtype of the claims' torch computations")
     p.add_argument(
         "--strict",
         action="store_true",
@@ -27,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--list", action="store_true", help="list the claims (id, source module, statement) and exit"
     )
+    add_json(p, "the --list output")
     p.add_argument(
         "--claims",
         action="append",
@@ -53,29 +70,58 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    try:
-        claims = gather_claims(registered_claims(), args.claims, entry_points=not args.no_plugins)
-        claims = select_claims(claims, args.only, args.skip)
-    except ClaimLoadError as exc:
-        print(f"ropeproof check: error: {exc}", file=sys.stderr)
-        return 2
-    if args.list:
-        for c in claims:
-            print(f"{c.id:40s} {claim_source(c):32s} [{c.expected}] {c.statement_for(args.quick)}")
-        return 0
-    ctx = CheckContext(
-        resolve_device(args.device), resolve_dtype(args.dtype), quick=args.quick, certified=args.certified
-    )
-    selected = [c for c in claims if c.quick or not args.quick]
-    results = list(run_claims(selected, ctx, progress=not args.no_progress))
-    figures: dict[str, list[Path]] = {}
-    if not args.no_figures:
-        from ropeproof.paper_figures import make_all
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data: containers recursively, non-finite floats and other objects as text."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    return str(value)
 
-        figures = make_all(args.out / "figures", quick=args.quick)
-    flags = {"strict": args.strict, "figures": not args.no_figures}
-    report = write_report(results, ctx, args.out, figures, getattr(args, "argv", None), flags)
+
+def _list(claims: list, args: argparse.Namespace) -> int:
+    if args.json:
+        rows = [
+            {
+                "id": c.id,
+                "source": claim_source(c),
+                "statement": c.statement_for(args.quick),
+                "reference": c.reference,
+                "expected": c.expected,
+                "quick": c.quick,
+                "params": _plain(c.params),
+            }
+            for c in claims
+        ]
+        print(json.dumps({"claims": rows}))
+        return 0
+    for c in claims:
+        print(f"{c.id:40s} {claim_source(c):32s} [{c.expected}] {c.statement_for(args.quick)}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    claims = gather_claims(registered_claims(), args.claims, entry_points=not args.no_plugins)
+    claims = select_claims(claims, args.only, args.skip)
+    if args.list:
+        return _list(claims, args)
+    if args.json:
+        raise InputError("--json applies to --list only; a run writes its JSON to DIR/report.json")
+    ctx = CheckContext(args.device, resolve_dtype(args.dtype), quick=args.quick, certified=args.certified)
+    selected = [c for c in claims if c.quick or not args.quick]
+    with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any claim runs
+        results = list(run_claims(selected, ctx, progress=not args.no_progress))
+        figures: dict[str, list[Path]] = {}
+        if not args.no_figures:
+            from ropeproof.paper_figures import make_all
+
+            figures = make_all(staging / "figures", quick=args.quick)
+        flags = {"strict": args.strict, "figures": not args.no_figures}
+        report = write_report(results, ctx, staging, figures, getattr(args, "argv", None), flags)
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")
     regressions = [r for r in results if r.regression is not None]

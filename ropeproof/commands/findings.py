@@ -11,15 +11,19 @@ import argparse
 import json
 from pathlib import Path
 
+from ropeproof.commands.arguments import add_command
 from ropeproof.report import render_readme_findings, replace_readme_findings
+from ropeproof.theory.errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "findings",
         help="render the README's findings section from a report.json",
-        description="Example: ropeproof check --quick --out rep && "
-        "ropeproof findings rep --update-readme README.md",
+        example="ropeproof findings ropeproof-report --update-readme README.md",
+        description="Render the README's findings section from a report.json (after e.g.\n"
+        "ropeproof check --quick --out rep); with --update-readme, rewrite that section in place.",
     )
     p.add_argument("report", type=Path, help="a report.json, or the directory holding one")
     p.add_argument(
@@ -30,11 +34,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = args.report / "report.json" if args.report.is_dir() else args.report
-    body = render_readme_findings(json.loads(path.read_text()))
+    try:
+        body = render_readme_findings(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # not a report.json
+        raise InputError(f"{path} is not a ropeproof report.json ({type(exc).__name__}: {exc})") from exc
     if args.update_readme is None:
         print(body, end="")
         return 0
     text = args.update_readme.read_text()
-    args.update_readme.write_text(replace_readme_findings(text, body))
+    try:
+        updated = replace_readme_findings(text, body)
+    except ValueError as exc:  # the markers are missing
+        raise InputError(f"--update-readme={args.update_readme}: {exc}") from exc
+    args.update_readme.write_text(updated)
     print(f"updated the findings section of {args.update_readme}")
     return 0

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from ropeproof.constructions.head import CompiledHead, load_head
-from ropeproof.theory.errors import RopeproofError
 from ropeproof.verify.display import format_cell
 from ropeproof.verify.exact.head_sweep import sweep_head
 from ropeproof.verify.exact.sweep import parse_lengths
@@ -34,13 +32,9 @@ def read_head(path: Path) -> CompiledHead:
 
 def run_sweep(args: argparse.Namespace) -> int:
     """``ropeproof sweep --head DIR [--lengths A:B[:STEP]] [--dtype] [--json]``."""
-    try:
-        start, stop, step = parse_lengths(args.lengths)
-        head = read_head(args.head_dir)
-        table = sweep_head(head, stop, dtype=args.dtype, device=resolve_device(args.device))
-    except RopeproofError as exc:
-        print(f"ropeproof sweep: error: {exc}", file=sys.stderr)
-        return 2
+    start, stop, step = parse_lengths(args.lengths)  # already checked by the --lengths argument type
+    head = read_head(args.head_dir)
+    table = sweep_head(head, stop, dtype=args.dtype, device=resolve_device(args.device))
     table = table.select(start, stop, step)
     rows = table.rows()
     meaning = (

@@ -12,9 +12,10 @@ chosen token ids and whose ``metadata["imported"]`` says where it came from (see
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from ropeproof.atomic_output import atomic_directory
+from ropeproof.commands.arguments import add_command, add_output, int_in
 from ropeproof.theory.errors import InputError, RopeproofError
 
 LIBRARIES = ("hf", "tl")
@@ -35,20 +36,33 @@ def parse_token_ids(text: str | None) -> list[int] | None:
         raise InputError(f"--tokens={text!r} must be A:B (ids A..B-1, 0 <= A < B) or a list 3,5,9") from None
 
 
+def token_ids(text: str) -> list[int]:
+    """``--tokens`` parsed and checked (:func:`parse_token_ids`)."""
+    try:
+        return parse_token_ids(text)  # type: ignore[return-value]
+    except RopeproofError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "import",
         help="write one head of a local HF (GPT-J/LLaMA) or TransformerLens checkpoint as a head directory",
+        example="ropeproof import hf models/index --layer 0 --head 0 --out heads/imported",
     )
     p.add_argument(
-        "library", choices=LIBRARIES, help="hf: save_pretrained dir; tl: save_hooked_transformer dir"
+        "library",
+        choices=LIBRARIES,
+        help="hf: a save_pretrained directory; tl: a save_hooked_transformer one",
     )
-    p.add_argument("model_dir", type=Path, help="the local checkpoint directory")
-    p.add_argument("--layer", type=int, required=True, help="layer index (from 0)")
-    p.add_argument("--head", type=int, required=True, help="query head index (from 0)")
-    p.add_argument("--out", type=Path, required=True, help="output head directory")
+    p.add_argument("model_dir", type=Path, help="the local checkpoint directory (nothing is downloaded)")
+    p.add_argument("--layer", type=int_in(0), required=True, help="layer index (from 0)")
+    p.add_argument("--head", type=int_in(0), required=True, help="query head index (from 0)")
+    add_output(p, None, "output head directory")
     p.add_argument(
         "--tokens",
+        type=token_ids,
         default=None,
         help="token ids of the head's vocabulary: A:B or 3,5,9 (default: all, <= 4096)",
     )
@@ -56,8 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        ids = parse_token_ids(args.tokens)
+    ids = args.tokens
+    with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before loading the model
         if args.library == "hf":
             from ropeproof.verify.interop.hf.model_head import compiled_from_hf_model, load_hf_model
 
@@ -72,10 +86,7 @@ def run(args: argparse.Namespace) -> int:
             head = compiled_from_hooked_transformer(
                 model, args.layer, args.head, ids, source=str(args.model_dir)
             )
-        head.save(args.out)
-    except RopeproofError as exc:
-        print(f"ropeproof import: error: {exc}", file=sys.stderr)
-        return 2
+        head.save(staging)
     spec = head.spec
     print(
         f"wrote {head.name} ({head.vocab_size} tokens, d_model {head.d_model}, head_dim {spec.head_dim}, "

@@ -12,62 +12,85 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from typing import Any
 
 from ropeproof.commands import head_dir
+from ropeproof.commands.arguments import (
+    add_command,
+    add_device,
+    add_dtype,
+    add_json,
+    finite_float,
+    int_in,
+    nonnegative_float,
+    positive_float,
+)
 from ropeproof.constructions.paper import INDEX_THETA, TASK_LENGTH
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.ps.exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
 from ropeproof.verify.ps.head_subject import head_subject
 from ropeproof.verify.ps.per_frequency import per_frequency_scores
 from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.runtime.devices import resolve_device, resolve_dtype
+from ropeproof.verify.runtime.devices import resolve_dtype
 from ropeproof.verify.subjects import Subject, index_subject, random_subject, retrieval_subject
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "ps-score",
         help="positional/symbolic scores of a construction or a random head, and the exclusion principle",
+        example="ropeproof ps-score index --n-inputs 20 --length 8 --per-frequency --json",
     )
-    p.add_argument("head", nargs="?", choices=("index", "retrieval", "random"), help="which head to score")
+    p.add_argument(
+        "head",
+        nargs="?",
+        choices=("index", "retrieval", "random"),
+        help="which head to score: compiled T_Index or T_Retrieval on task inputs, or a random RoPE head "
+        "(or give --head DIR instead)",
+    )
     head_dir.add_head_option(p)
-    p.add_argument("--n-inputs", type=int, default=100, help="number of inputs (default 100)")
+    p.add_argument("--n-inputs", type=int_in(1), default=100, help="number of inputs")
     p.add_argument(
         "--length",
-        type=int,
+        type=int_in(3),
         default=TASK_LENGTH,
-        help="tokens per input incl. the query (default 17; index/retrieval: the last LENGTH task tokens)",
+        help=f"tokens per input with the query (index, retrieval: the last LENGTH <= {TASK_LENGTH})",
     )
-    p.add_argument("--theta", type=float, default=None, help="RoPE angle (index: 0.866, retrieval: 0)")
-    p.add_argument("--tau", type=float, default=1e-4, help="softmax temperature of the swap weights")
-    p.add_argument("--block-size", type=int, default=1, help="swap blocks of this many positions ([B])")
-    p.add_argument("--seed", type=int, default=0, help="seed of the inputs (and of a random head)")
-    p.add_argument("--head-dim", type=int, default=64, help="random head: head_dim (default 64)")
-    p.add_argument("--base", type=float, default=10000.0, help="random head: RoPE base (default 10000)")
-    p.add_argument("--d-model", type=int, default=64, help="random head: d_model (default 64)")
     p.add_argument(
-        "--shared", type=float, default=0.0, help="random inputs: weight of a component shared by all tokens"
+        "--theta",
+        type=finite_float,
+        default=None,
+        help=f"RoPE angle (default: index {INDEX_THETA}, retrieval 0.0)",
+    )
+    p.add_argument("--tau", type=positive_float, default=1e-4, help="softmax temperature of the swap weights")
+    p.add_argument("--block-size", type=int_in(1), default=1, help="swap blocks of this many positions ([B])")
+    p.add_argument("--seed", type=int_in(0), default=0, help="seed of the inputs (and of a random head)")
+    p.add_argument("--head-dim", type=int_in(2, even=True), default=64, help="random head: head_dim")
+    p.add_argument("--base", type=positive_float, default=10000.0, help="random head: RoPE base")
+    p.add_argument("--d-model", type=int_in(1), default=64, help="random head: d_model")
+    p.add_argument(
+        "--shared",
+        type=nonnegative_float,
+        default=0.0,
+        help="random inputs: weight of a component shared by all tokens",
     )
     p.add_argument("--per-frequency", action="store_true", help="also score every RoPE plane on its own")
     p.add_argument(
         "--exclusion-samples",
-        type=int,
+        type=int_in(1),
         default=1000,
-        help=f"random permutations for the exclusion estimate when length > {MAX_EXACT_N} (default 1000)",
+        help=f"random permutations for the exclusion estimate when length > {MAX_EXACT_N}",
     )
-    p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda")
-    p.add_argument("--dtype", default="float64", help="float64, float32, float16 or bfloat16")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_device(p)
+    add_dtype(p, "dtype of the head and its inputs")
+    add_json(p, "the scores")
     p.set_defaults(run=run)
 
 
 def _subject(args: argparse.Namespace) -> Subject:
-    device, dtype = resolve_device(args.device), resolve_dtype(args.dtype)
-    if args.n_inputs < 1:
-        raise InputError(f"--n-inputs={args.n_inputs} must be >= 1")
+    device, dtype = args.device, resolve_dtype(args.dtype)
     if (args.head is None) == (args.head_dir is None):
         raise InputError("give one head: index, retrieval, random, or --head DIR")
     if args.head_dir is not None:
@@ -105,14 +128,6 @@ def _fmt(v: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except InputError as exc:
-        print(f"ropeproof ps-score: error: {exc}", file=sys.stderr)
-        return 2
-
-
-def _run(args: argparse.Namespace) -> int:
     subj = _subject(args)
     start = time.perf_counter()
     sc = ps_scores(subj.head, subj.inputs, tau=args.tau, block_size=args.block_size)

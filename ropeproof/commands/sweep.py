@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ropeproof.commands import head_dir
+from ropeproof.commands.arguments import add_command, add_device, add_dtype, finite_float, int_in
 from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.verify.exact.certified import INDEX_TERMS
 from ropeproof.verify.exact.certified_shards import (
@@ -34,10 +35,12 @@ from ropeproof.verify.exact.sweep_files import (
     text_table,
     write_rows,
 )
-from ropeproof.verify.runtime.devices import DTYPES, dtype_name, resolve_device, resolve_dtype
+from ropeproof.verify.runtime.devices import dtype_name, resolve_device, resolve_dtype
 
-EXAMPLE = """examples:
+EXAMPLE = """example:
   ropeproof sweep index --theta 0.000001 --lengths 2:600 --json
+
+more examples:
   ropeproof sweep retrieval --alphabet 8 --theta 0.0027 --lengths 2:1000000 --jsonl --out r.jsonl
   ropeproof sweep index --theta 0.866 --lengths 2:10000000 --shard 3/8 --jsonl --out part3.jsonl
   ropeproof sweep merge part*.jsonl --out all.jsonl
@@ -45,19 +48,38 @@ EXAMPLE = """examples:
   ropeproof sweep merge rec*.json        # merged records -> certified verdict per reading (JSON)"""
 
 
+def lengths_text(text: str) -> str:
+    """``--lengths A:B[:STEP]`` checked when parsed (:func:`parse_lengths`); kept as text."""
+    try:
+        parse_lengths(text)
+    except RopeproofError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def shard_text(text: str) -> str:
+    """``--shard k/N`` checked when parsed (:func:`parse_shard`); kept as text."""
+    try:
+        parse_shard(text)
+    except RopeproofError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "sweep",
         help="exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound and a verdict per row",
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        example="ropeproof sweep index --theta 0.000001 --lengths 2:600 --json",
     )
+    p.epilog = EXAMPLE
     p.add_argument(
         "construction",
         nargs="?",
         choices=["index", "retrieval", "certified-index", "merge"],
         help="what to sweep; 'certified-index' for the interval-certified Index check (shardable); "
-        "'merge' to join the shard files given as PARTS",
+        "'merge' to join the shard files given as PARTS; or give --head DIR instead",
     )
     p.add_argument(
         "parts",
@@ -66,28 +88,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="shard files to merge (sweep JSON Lines or certified records)",
     )
     head_dir.add_head_option(p)
-    p.add_argument("--theta", type=float, help="RoPE angle of the plane (index, retrieval)")
-    p.add_argument("--alphabet", type=int, default=8, help="|ALPH| (retrieval; default 8)")
-    p.add_argument("--lengths", default="2:100", help="A:B[:STEP], 2 <= A <= B (default 2:100)")
-    p.add_argument("--shard", help="k/N: only the k-th of N contiguous slices of the lengths (1 <= k <= N)")
+    p.add_argument("--theta", type=finite_float, help="RoPE angle of the plane (index, retrieval)")
+    p.add_argument("--alphabet", type=int_in(2), default=8, help="|ALPH| (retrieval)")
     p.add_argument(
-        "--dtype",
-        default="float64",
-        choices=sorted(DTYPES),
-        help="dtype of the measured logits (default float64: exact only)",
+        "--lengths", type=lengths_text, default="2:100", metavar="A:B[:STEP]", help="lengths n, 2 <= A <= B"
     )
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    p.add_argument(
+        "--shard",
+        type=shard_text,
+        metavar="k/N",
+        help="only the k-th of N contiguous slices of the lengths (1 <= k <= N)",
+    )
+    add_dtype(p, "dtype of the measured logits (float64: exact only)")
+    add_device(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="one JSON object with a 'rows' list and a 'summary'")
     fmt.add_argument("--jsonl", action="store_true", help="JSON Lines: a header, one line per row, a summary")
     p.add_argument("--out", help="write to this file (atomically) instead of stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
-        "--prec", type=int, default=80, help="certified-index: interval precision in bits (default 80)"
+        "--prec", type=int_in(24, 4096), default=80, help="certified-index: interval precision in bits"
     )
-    p.add_argument(
-        "--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term (default min)"
-    )
+    p.add_argument("--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term")
     p.set_defaults(run=run)
 
 
@@ -130,13 +152,6 @@ def _certified(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except (RopeproofError, OSError) as e:
-        return _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
-
-
-def _run(args: argparse.Namespace) -> int:
     if (args.head_dir is None) == (args.construction is None):
         return _fail("give a construction (index, retrieval, certified-index, merge) or --head DIR")
     if args.head_dir is not None:

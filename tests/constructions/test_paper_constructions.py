@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import sympy as sp
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +45,7 @@ def test_retrieval_closed_form_uses_the_difference_of_codes() -> None:
 
 
 def _negated_retrieval(alphabet: int = 4) -> Construction:
-    """The reported version: queries rotated by -phi (THEORY.md section 4)."""
+    """The reported version: queries rotated by -phi (docs/theory.md section 4)."""
     c = retrieval_construction(alphabet, 0.0, max_int=1)
     omega = 2 * sp.pi / alphabet
     rules = {
@@ -132,10 +134,19 @@ def test_reflexive_copies_the_current_token() -> None:
 
 def test_derived_gap_is_the_stable_form() -> None:
     """logit(query 3, target 3 back) - logit(query 3, key 1 back) = 1 - cos(2 theta) = 2 sin(theta)^2,
-    kept accurate where the naive difference cancels to zero."""
+    kept accurate where the naive difference cancels to zero.
+
+    At theta = 1e-9 the gap is 2e-18: the compiled head's float64 logits (both within u of 1) cancel
+    to 0 when subtracted, while the derived stable form matches mpmath (50 digits) to 4u relative
+    (sin, the square and the product round once each)."""
     c = index_construction(theta=1e-9, letters=2, max_int=3)
     gap = derive(c).gap("3", "A", -3, "A", -1)
     assert sp.simplify(gap - 2 * sp.sin(THETA) ** 2) == 0
     value = float(gap.subs(c.parameters))
-    assert value == pytest.approx(2 * math.sin(1e-9) ** 2, rel=1e-14)
-    assert 1 - math.cos(2e-9) == 0.0  # the naive form loses everything here
+    with mpmath.workdps(50):
+        truth = float(1 - mpmath.cos(2 * mpmath.mpf(1e-9)))
+    assert value == pytest.approx(truth, rel=4 * 2**-53, abs=0)
+    head = compile_construction(c)
+    x = torch.as_tensor(head.W_E[[head.token_index(t) for t in ("A", "A", "A", "3")]])[None]
+    row = head_module(head, device="cpu")(x).logits[0, -1]  # the query "3" at position 3
+    assert float(row[0] - row[2]) == 0.0  # target (3 back) minus the key 1 back: all precision lost

@@ -9,7 +9,7 @@ import pytest
 
 from ropeproof.cli import main
 from ropeproof.commands import compile as compile_command
-from ropeproof.commands import derive, figures, sweep
+from ropeproof.commands import derive, export, figures, ps_score, sweep
 from ropeproof.constructions.head import load_head
 
 
@@ -18,9 +18,9 @@ def test_every_command_module_registers_itself() -> None:
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
-    for module in (compile_command, derive, figures, sweep):
+    for module in (compile_command, derive, figures, sweep, ps_score, export):
         module.register(sub)
-    assert set(sub.choices) == {"compile", "derive", "figures", "sweep"}
+    assert set(sub.choices) == {"compile", "derive", "figures", "sweep", "ps-score", "export"}
 
 
 def test_derive_prints_the_closed_forms(capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,6 +74,81 @@ def test_sweep_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
         ["sweep", "index", "--theta", "0.5", "--out", str(tmp_path / "no" / "x.json")],
         ["sweep", "merge"],
     ):
-        assert main(argv) == 2, argv
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argument errors exit from the parser, with the same one line
+            code = exc.code
+        assert code == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("ropeproof sweep: error:") and err.count("\n") == 1, err
+
+
+def test_derive_json_matches_the_text(capsys: pytest.CaptureFixture[str]) -> None:
+    for construction in ("index", "retrieval", "reflexive"):
+        assert main(["derive", construction]) == 0
+        text = capsys.readouterr().out
+        assert main(["derive", construction, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["construction"] == construction
+        assert text.startswith(f"# {doc['description']}\n")
+        for row in doc["logits"]:
+            assert f"  query {row['query']} vs key {row['key']}: {row['closed']}\n" in text
+        for line in doc["discrepancy"]:
+            assert f"  {line}\n" in text
+        assert (doc["bound"] is None) == (construction == "reflexive")
+        if doc["bound"] is not None:
+            assert f"  {doc['bound']['statement']}\n" in text
+
+
+def test_derive_index_closed_form_is_the_papers(capsys: pytest.CaptureFixture[str]) -> None:
+    """[A]'s T_Index logit: integer query s against a letter key u = j - i back is cos(theta (s + u))."""
+    import sympy as sp
+
+    assert main(["derive", "index", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    closed = {(r["query"], r["key"]): sp.sympify(r["closed"]) for r in doc["logits"]}
+    theta, s, u = sp.symbols("theta s_q u")
+    got = closed[("integer", "letter")]
+    got = got.subs({sym: {"theta": theta, "s_q": s, "u": u}.get(sym.name, sym) for sym in got.free_symbols})
+    assert sp.simplify(got - sp.cos(theta * (s + u))) == 0
+
+
+def test_compile_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "h"
+    assert (
+        main(
+            [
+                "compile",
+                "retrieval",
+                "--alphabet",
+                "3",
+                "--max-int",
+                "2",
+                "--theta",
+                "0.1",
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    head = load_head(out)
+    assert doc["vocab_size"] == len(head.tokens) == 3 * (3 + 2)
+    assert doc["head_dim"] == head.spec.head_dim and doc["freqs"] == [0.1]
+    assert doc["parameters"] == {"theta": 0.1} and doc["path"] == str(out)
+
+
+def test_check_list_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from ropeproof.claims import registered_claims
+    from ropeproof.claims.loading import claim_source
+
+    assert main(["check", "--list", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    claims = registered_claims()
+    assert [c["id"] for c in doc["claims"]] == [c.id for c in claims]
+    first = doc["claims"][0]
+    assert set(first) == {"id", "source", "statement", "reference", "expected", "quick", "params"}
+    assert first["statement"] == claims[0].statement_for(False)
+    assert first["source"] == claim_source(claims[0])

@@ -2,12 +2,12 @@
 
 A *letter code* gives each letter ``L`` a plane ``p(L)`` and a phase ``beta_L``: the key of a pair
 ``(L, .)`` is ``rho(beta_L) v`` in plane ``p(L)`` (zero elsewhere) and the query of ``(X, Y)`` is
-``rho(beta_Y) v`` in plane ``p(Y)``. With THEORY.md section 1's convention the logit against a key
+``rho(beta_Y) v`` in plane ``p(Y)``. With docs/theory.md section 1's convention the logit against a key
 ``d`` positions back (offset ``u = -d``) is
 
     f_Y(L, d) = [p(L) = p(Y)] cos(-d theta_{p(Y)} + beta_L - beta_Y),
 
-all vectors unit, so logits lie in ``[-1, 1]``. On the Retrieval family (THEORY.md section 4;
+all vectors unit, so logits lie in ``[-1, 1]``. On the Retrieval family (docs/theory.md section 4;
 :func:`ropeproof.verify.exact.families.retrieval_family`: query ``(X, Y)``, ``X != Y``; one earlier pair
 with left
 letter ``Y`` at distance ``d_t``; every other pair's left letter ``!= Y``), with

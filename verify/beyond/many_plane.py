@@ -1,6 +1,6 @@
 """Many-plane T_Index: normalised exact sweeps, frequency families, streaming records and slope fits.
 
-T_Index over planes ``k`` with frequencies ``theta_k`` and amplitudes ``a_k >= 0`` (THEORY.md section
+T_Index over planes ``k`` with frequencies ``theta_k`` and amplitudes ``a_k >= 0`` (docs/theory.md section
 4, with ``extra_planes``): the query of integer ``s`` is rotated by ``-s theta_k`` in every plane and
 the logit at offset ``u`` from the target is ``h(u) = sum_k a_k cos(u theta_k)``. With
 ``g(m) = h(0) - h(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` (:mod:`ropeproof.verify.exact.index_sweep`):
@@ -54,7 +54,7 @@ def _check_length(name: str, value: int, low: int = 2, high: int = MAX_LENGTH) -
 
 
 def standard_frequencies(head_dim: int, base: float = 10000.0) -> np.ndarray:
-    """``theta_k = base^(-2k / head_dim)`` for ``k = 0 .. head_dim/2 - 1`` (THEORY.md section 1)."""
+    """``theta_k = base^(-2k / head_dim)`` for ``k = 0 .. head_dim/2 - 1`` (docs/theory.md section 1)."""
     if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 2 or head_dim % 2:
         raise InputError(f"head_dim={head_dim!r} must be an even integer >= 2")
     if not (math.isfinite(base) and base > 1):

@@ -1,6 +1,6 @@
 """[B]'s partial induction: attend to the *last* earlier occurrence of a symbol.
 
-**Task family** (length ``n``, alphabet ``A >= 2``; THEORY.md section 4). Tokens are pairs ``(L, v)``
+**Task family** (length ``n``, alphabet ``A >= 2``; docs/theory.md section 4). Tokens are pairs ``(L, v)``
 of a letter and a value, as in [A]'s letter task. The query at ``n - 1`` is ``(X, Y)`` with
 ``X != Y``: "return the value bound to the last occurrence of ``Y``". The target is the latest earlier
 pair with left letter ``Y``, at distance ``d_t`` in ``1 .. n-1``; the pairs between it and the query

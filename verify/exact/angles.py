@@ -126,7 +126,10 @@ def _reduce(m: np.ndarray, theta: float, with_error: bool) -> tuple[np.ndarray, 
 
 def reduced_angles_with_error(m: np.ndarray, theta: float) -> tuple[np.ndarray, np.ndarray]:
     """``(r, err)``: ``r = m * theta`` reduced to about ``[-pi, pi]`` and a bound ``err`` on
-    ``|r - (m theta - 2 pi k)|`` (exact ``theta`` and ``pi``) for every integer ``|m| < 2^26``."""
+    ``|r - (m theta - 2 pi k)|`` (exact ``theta`` and ``pi``) for every integer ``|m| < 2^26``.
+
+    Shapes: m [...] (any shape); return.0 [...]; return.1 [...] (the shape of m)
+    """
     r, err = _reduce(m, theta, True)
     assert err is not None
     return r, err
@@ -134,5 +137,8 @@ def reduced_angles_with_error(m: np.ndarray, theta: float) -> tuple[np.ndarray, 
 
 def reduced_angles(m: np.ndarray, theta: float) -> np.ndarray:
     """``m * theta`` reduced to about ``[-pi, pi]`` for integer ``|m| < 2^26`` and any finite ``theta``
-    (absolute error below ``1e-15``, see :func:`reduced_angles_with_error`)."""
+    (absolute error below ``1e-15``, see :func:`reduced_angles_with_error`).
+
+    Shapes: m [...] (any shape); return [...] (the shape of m)
+    """
     return _reduce(m, theta, False)[0]

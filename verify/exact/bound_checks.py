@@ -48,7 +48,10 @@ POINT_TIE = 1e-30
 
 @dataclass
 class RowIdentity:
-    """What an identity proves per row: ``at_most`` (``measured <= bound``), ``equal`` (``==``)."""
+    """What an identity proves per row: ``at_most`` (``measured <= bound``), ``equal`` (``==``).
+
+    Shapes: at_most [rows] (boolean); equal [rows] (boolean)
+    """
 
     at_most: np.ndarray
     equal: np.ndarray
@@ -58,7 +61,10 @@ class RowIdentity:
 @dataclass
 class BoundComparison:
     """Outcome of ``measured(n) <= bound(n)`` over a sweep: per row a status code (index into
-    :data:`STATUSES`) and, for undecided rows, a reason code (index into ``reason_table``)."""
+    :data:`STATUSES`) and, for undecided rows, a reason code (index into ``reason_table``).
+
+    Shapes: n [rows]; codes [rows]; ratio [rows]; reason_codes [rows]; flags [rows]
+    """
 
     term: str
     reading: str
@@ -148,7 +154,10 @@ class BoundComparison:
         }
 
     def take(self, mask: np.ndarray) -> BoundComparison:
-        """The rows where ``mask`` holds."""
+        """The rows where ``mask`` holds.
+
+        Shapes: mask [rows] (boolean)
+        """
         rc = self.reason_codes[mask] if self.reason_codes is not None else None
         flags = self.flags[mask] if self.flags is not None else None
         return BoundComparison(
@@ -200,6 +209,8 @@ def judge_rows(
     ``m_err``, ``b_err`` bound the floating-point errors of ``measured`` and ``bound``; NaN measurements
     are ``undecided`` (reason ``nan_reason``). ``max_refine`` caps the refined rows (``None``: no
     cap); rows past the cap stay undecided and say so.
+
+    Shapes: n [rows]; measured [rows]; m_err [rows] (or a float); bound [rows]; b_err [rows] (or a float)
     """
     n = np.asarray(n)
     measured = np.asarray(measured, dtype=np.float64)
@@ -265,7 +276,10 @@ def compare(
     identity: RowIdentity | None = None,
 ) -> BoundComparison:
     """Judge ``measured <= bound`` with one symmetric tolerance ``tol`` on the difference (the sum of
-    both sides' rounding bounds): :func:`judge_rows` with ``m_err = tol``, ``b_err = 0``."""
+    both sides' rounding bounds): :func:`judge_rows` with ``m_err = tol``, ``b_err = 0``.
+
+    Shapes: n [rows]; measured [rows]; bound [rows]; tol [rows] (or a float)
+    """
     return judge_rows(term, reading, n, measured, tol, bound, 0.0, identity, refine, max_refine)
 
 
@@ -275,6 +289,8 @@ def min_of_terms(
     """Combine the comparisons of ``measured`` with each term into ``measured <= bound = min(terms)``.
 
     An undecided row keeps the reason of its first undecided term, prefixed by that term's name.
+
+    Shapes: measured [rows]; bound [rows] (the minimum over the terms)
     """
     if not parts:
         raise ValueError("min_of_terms needs at least one comparison")

@@ -13,7 +13,7 @@ float64s. A row of ``measured(n) <= bound(n)`` is
 - ``undecided``: none of the above, even after re-enclosing the row at ``refine_prec`` bits. Never
   guessed, never counted as a pass.
 
-Enclosed quantities (THEORY.md section 5; :mod:`ropeproof.verify.exact.index_sweep`,
+Enclosed quantities (docs/theory.md section 5; :mod:`ropeproof.verify.exact.index_sweep`,
 :mod:`ropeproof.verify.exact.discrepancy`):
 
 - T_Index over planes ``(theta_k, a_k)``: ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2``;

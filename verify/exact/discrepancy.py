@@ -33,6 +33,7 @@ import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.verify.exact.families import Family, FamilyCase
 from ropeproof.verify.exact.offset_logits import distance_logits
 from ropeproof.verify.exact.prefix_topk import excluding_first, prefix_topk
@@ -86,6 +87,10 @@ def build_tables(
             f"max_n={max_n} exceeds what the {family.name} family covers ({limit}); compile with a larger "
             f"vocabulary (e.g. max_int >= {max_n - 1})"
         )
+    # every case keeps a row of max_n float64 logits per key group (at most one per token), plus the
+    # shared cache of those rows and exact_sweep's prefix summaries: ~4 copies
+    rows = sum(len(c.target_tokens) + len(c.other_tokens) + len(c.query_tokens) for c in family.cases)
+    check_allocation(f"logit tables of {len(family.cases)} cases to n = {max_n}", 32 * rows * max_n)
     cache: dict[tuple[bytes, bytes], np.ndarray] = {}
     distances = np.arange(max_n, dtype=np.float64)
 

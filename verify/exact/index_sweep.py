@@ -82,6 +82,8 @@ def stable_gaps_with_error(
     ``s = sin(r / 2)`` (error ``ds <= e_r / 2 + 2 SIN_ULPS u |s|``): ``|2 a s^2 - 2 a s_exact^2| <=
     2 a ds (2 |s| + ds)``, plus ``3 u`` of the term for the square and the two products; the sum over
     ``K`` planes adds ``K u`` of the total (all terms are ``>= 0``).
+
+    Shapes: m [...] (offsets, any shape); return.0 [...]; return.1 [...] (the shape of m)
     """
     u = UNIT_ROUNDOFF
     out = np.zeros(np.asarray(m).shape)
@@ -107,6 +109,8 @@ class GapPrefix:
     may repeat the previous ``hi``). ``g`` is evaluated once per ``m``, in chunks of ``chunk``, so the
     results do not depend on how the range is cut. The offsets where each running minimum drops (its
     records, usually a handful) are kept, so :meth:`earlier` answers any ``M`` already passed.
+
+    Shapes: freqs [planes]; amps [planes]
     """
 
     def __init__(
@@ -151,7 +155,10 @@ class GapPrefix:
 
     def earlier(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(G, argmin, G_lo, G_hi)`` at offsets ``1 <= M <= next_m - 1`` already folded (from the
-        records: the last drop at or before ``M``)."""
+        records: the last drop at or before ``M``).
+
+        Shapes: m [k]; return.0 [k]; return.1 [k]; return.2 [k]; return.3 [k]
+        """
         m = np.asarray(m)
         if m.size and (m.min() < 1 or m.max() > self.next_m - 1):
             raise InputError(f"GapPrefix.earlier needs 1 <= M <= {self.next_m - 1}")
@@ -188,6 +195,9 @@ class IndexBlock:
 
     ``margin_inf = gap_inf = G(n - 1)`` (``closest``), ``gap_sup = G(ceil((n-1)/2))`` (``closest_sup``);
     ``*_lo``/``*_hi`` enclose the exact values (``None`` without ``with_error``).
+
+    Shapes: n [rows]; gap_sup [rows]; margin_inf [rows]; closest [rows]; closest_sup [rows]; margin_lo
+        [rows]; margin_hi [rows]; sup_lo [rows]; sup_hi [rows]
     """
 
     n: np.ndarray

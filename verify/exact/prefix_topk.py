@@ -109,14 +109,21 @@ class RunningTopK:
         return np.repeat(thr, b)[: v.size]
 
     def feed(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Append ``values`` (indices continue from the previous blocks); prefix top-k per position."""
+        """Append ``values`` (indices continue from the previous blocks); prefix top-k per position.
+
+        Shapes: values [block]; return.0 [block, k]; return.1 [block, k]
+        """
         return self.feed_with(values, None)[:2]
 
     def feed_with(
         self, values: np.ndarray, payload: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """:meth:`feed`, also returning ``payload[j]`` (rows ``[len(values), ...]``) of every selected
-        entry, ``[len, k, ...]`` (zeros in missing slots); the payloads of the carried entries are kept."""
+        entry, ``[len, k, ...]`` (zeros in missing slots); the payloads of the carried entries are kept.
+
+        Shapes: values [block]; payload [block, ...]; return.0 [block, k]; return.1 [block, k]; return.2
+            [block, k, ...]
+        """
         v = self.sign * np.asarray(values, dtype=np.float64).reshape(-1)
         size, k, base = v.size, self.k, self.count
         if size == 0:

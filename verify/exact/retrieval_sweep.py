@@ -70,7 +70,11 @@ def _check(alphabet: int, theta: float) -> None:
 @dataclass
 class DistanceLogits:
     """Per distance ``d``: ``T(d)``, ``H(d)`` (code ``c`` attaining it), ``L(d)`` (code), and error
-    bounds: ``err_th`` for ``T`` and ``H`` (all ``margin_inf`` uses), ``err`` for all three."""
+    bounds: ``err_th`` for ``T`` and ``H`` (all ``margin_inf`` uses), ``err`` for all three.
+
+    Shapes: d [distances]; t [distances]; h [distances]; h_code [distances]; low [distances]; low_code
+        [distances]; err_th [distances]; err [distances]
+    """
 
     d: np.ndarray
     t: np.ndarray
@@ -83,7 +87,10 @@ class DistanceLogits:
 
 
 def distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogits:
-    """The closed-form logits at distances ``d`` (integers ``1 .. 2^26 - 1``)."""
+    """The closed-form logits at distances ``d`` (integers ``1 .. 2^26 - 1``).
+
+    Shapes: d [distances]
+    """
     u = UNIT_ROUNDOFF
     d = np.asarray(d, dtype=np.float64)
     r, e = reduced_angles_with_error(d, theta)
@@ -130,6 +137,9 @@ class RetrievalBlock:
     distance and the top position's distance (``-1`` unless kind is ``other``); every other position
     takes its smallest value (the query its ``S_lo`` unless it is on top). ``err`` bounds
     ``|value - exact|`` of ``margin_inf`` and ``gap_sup`` at that row.
+
+    Shapes: n [rows]; gap_sup [rows]; margin_inf [rows]; err [rows]; sup_err [rows]; margin_dt [rows];
+        margin_dc [rows]; margin_cc [rows]; sup_kind [rows]; sup_dt [rows]; sup_da [rows]
     """
 
     n: np.ndarray
@@ -318,7 +328,11 @@ def gap_inf_enumerated(alphabet: int, theta: float, n: int) -> tuple[float, tupl
 
 @dataclass
 class RetrievalSweep:
-    """Every row ``n = 2 .. N`` of :func:`retrieval_sweep` in memory (arrays indexed by ``n - 2``)."""
+    """Every row ``n = 2 .. N`` of :func:`retrieval_sweep` in memory (arrays indexed by ``n - 2``).
+
+    Shapes: n [rows]; gap_sup [rows]; gap_inf [rows]; margin_inf [rows]; gap_inf_exact [rows]; err [rows];
+        sup_err [rows]; margin_dt [rows]; sup_kind [rows]; sup_dt [rows]; sup_da [rows]
+    """
 
     alphabet: int
     theta: float

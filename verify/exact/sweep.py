@@ -44,6 +44,7 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction, retrieval_construction
 from ropeproof.theory.bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.verify.display import TableDisplay
 from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduce_frequency, reduced_angles_with_error
 from ropeproof.verify.exact.bound_checks import (
@@ -81,6 +82,12 @@ BLOCK = 1 << 17
 """Rows per streamed block."""
 REFINE_BITS = 200
 """Working precision of the ``mpmath.iv`` refinement of overlapping rows."""
+TABLE_BYTES_PER_LENGTH = 1024
+"""Peak bytes per length of a collected float64 table (:func:`sweep_index`, :func:`sweep_retrieval`),
+rounded up from tracemalloc: ~460 B (T_Index) and ~730 B (T_Retrieval, |ALPH| = 8 and 30) at
+n = 2 x 10^4. The streamed iterators need no estimate: they hold one block at a time."""
+ROW_BYTES = 1024
+"""Bytes of one row of :meth:`SweepTable.rows` (a dict of Python scalars; measured ~600)."""
 
 
 def parse_lengths(text: str) -> tuple[int, int, int]:
@@ -116,14 +123,20 @@ STATUS_COLUMNS = {
 class SweepBlock:
     """Consecutive rows of a sweep: numeric ``columns`` (``n``, the extremes, ``bound``, ``measured_*``,
     ``resolvable``), per-reading comparisons (the verdict columns derive from them), and ``extras`` (the
-    attaining inputs' recipes, not printed)."""
+    attaining inputs' recipes, not printed).
+
+    Shapes: columns [rows] (each column); extras [rows] (each entry)
+    """
 
     columns: dict[str, np.ndarray]
     comparisons: dict[str, BoundComparison]
     extras: dict[str, np.ndarray] = field(default_factory=dict)
 
     def select(self, mask: np.ndarray) -> SweepBlock:
-        """The rows where ``mask`` holds."""
+        """The rows where ``mask`` holds.
+
+        Shapes: mask [rows] (boolean)
+        """
         return SweepBlock(
             {k: v[mask] for k, v in self.columns.items()},
             {q: _take(c, mask) for q, c in self.comparisons.items()},
@@ -574,8 +587,10 @@ class SweepTable(TableDisplay):
         return f"{self.construction} {self.params}, {self.dtype}; bound: {self.bound.statement}"
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per row, JSON-ready (NaN -> None)."""
+        """One dict per row, JSON-ready (NaN -> None); refuses (before building them) when
+        ``ROW_BYTES`` per row exceeds the memory limit."""
         keys = list(self.columns)
+        check_allocation(f"{self.columns['n'].size} sweep rows", self.columns["n"].size * ROW_BYTES)
         out = []
         for i in range(self.columns["n"].size):
             row: dict[str, Any] = {}
@@ -611,6 +626,7 @@ def sweep_index(
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.exact.index_sweep.iter_index_blocks`)."""
     dt = resolve_dtype(dtype)
+    check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max(int(max_n), 0))
     cols, comparisons, extras = _collect(list(iter_index_sweep(theta, 2, max_n, dt, device, judge)))
 
     def witness(n_: int, q: str) -> dict[str, Any]:
@@ -666,6 +682,10 @@ def sweep_retrieval(
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.exact.retrieval_sweep.retrieval_sweep`)."""
     dt = resolve_dtype(dtype)
+    check_allocation(
+        f"a retrieval sweep table with |ALPH| = {alphabet_size} to n = {max_n}",
+        TABLE_BYTES_PER_LENGTH * max(int(max_n), 0),
+    )
     blocks = list(
         iter_retrieval_sweep(alphabet_size, theta, 2, max_n, dt, device, judge, gap_inf_limit=gap_inf_limit)
     )

@@ -1,6 +1,6 @@
 """[B]'s exact positional/symbolic deviations and the exclusion principle, as checks on logits.
 
-Set-up (``shared/THEORY.md`` section 2). An input ``x`` has ``n`` tokens; the query is the last one,
+Set-up (``docs/theory.md`` section 2). An input ``x`` has ``n`` tokens; the query is the last one,
 at position ``n - 1``, and its content and position never move. The ``m = n - 1`` *keys* sit at
 positions ``0 .. m-1`` with contents ``c_0 .. c_{m-1}``. ``L(c)_j`` is the pre-softmax logit of the
 query against the key at position ``j``. **The row is the m key logits only**: the query's logit

@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.verify.ps._rows import (
     Head,
     RowFn,
@@ -250,6 +251,12 @@ def ps_scores(
     x = as_inputs(inputs, "inputs", min_n=3)
     check_chunk_size(chunk_size)
     n = x.shape[1]
+    k = (n - 1) // _check_block_size(block_size)
+    # every swap holds a row of n logits (RopeAttention: ~6 float64 copies: table gather, cat, softmax,
+    # scores) or, for a callable, a whole swapped input of n x d_model values (plus its rows)
+    per_swap = 6 * n if isinstance(head, RopeAttention) else n * (x.shape[2] + 6)
+    n_swaps = k * (k - 1) // 2
+    check_allocation(f"ps_scores of {x.shape[0]} inputs of length {n}", 8 * x.shape[0] * n_swaps * per_swap)
     perms, block_a, block_b = swap_plan(n, block_size)
     row, swapped = swapped_rows(head, x, perms, chunk_size)
     s_pos, s_sym, pos, sym, weights = scores_from_rows(row, swapped, block_a, block_b, tau)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import torch
@@ -73,7 +74,11 @@ def test_code_margins_equal_brute_force_through_rope(code) -> None:
 @given(alphabet=st.integers(2, 9), theta=st.floats(0.0, 3.0))
 def test_one_plane_code_equals_the_compiled_retrieval_engine(alphabet, theta) -> None:
     engine = sweep_retrieval(alphabet, theta, 40, gap_inf_limit=2).columns["margin_inf"]
-    np.testing.assert_allclose(code_margins(one_plane_code(alphabet, theta), 40), engine, rtol=0, atol=1e-15)
+    # The engine reduces m theta exactly (error ~1e-16); code_margins takes cos(m theta) of the plain
+    # float64 product m theta, whose rounding (<= u |m theta|, m <= 40) moves each cos by as much, and
+    # a margin is a difference of two such cosines plus a few roundings of values <= 2: 4 u (40 theta + 2).
+    atol = 4 * 2.0**-53 * (40 * theta + 2)
+    np.testing.assert_allclose(code_margins(one_plane_code(alphabet, theta), 40), engine, rtol=0, atol=atol)
 
 
 def test_closed_forms_in_the_alphabet() -> None:
@@ -92,11 +97,55 @@ def test_one_plane_horizon_formula_is_exact() -> None:
         assert h == one_plane_horizon_formula(alphabet, theta)
 
 
+def _rotated_logit(q: list, k: list, d: int, thetas: list) -> mpmath.mpf:
+    """Written here, in mpmath: q . R(-d) k with R explicit, plane p on dims (2p, 2p + 1)."""
+    total = mpmath.mpf(0)
+    for p, t in enumerate(thetas):
+        c, s = mpmath.cos(-d * t), mpmath.sin(-d * t)
+        kx, ky = k[2 * p], k[2 * p + 1]
+        total += q[2 * p] * (c * kx - s * ky) + q[2 * p + 1] * (s * kx + c * ky)
+    return total
+
+
 def test_slow_plane_horizons() -> None:
+    """Horizons of the two codes on the lowest planes of a 64-dim standard spectrum, |ALPH| = 8,
+    derived by hand and checked in mpmath (50 digits) on explicit vectors.
+
+    The worst input puts the target (left letter Y) at the far end, d_t = n - 1, and the strongest
+    competitor right after it, d = n - 2 (or the other way round; same condition):
+
+    - one plane at theta = 10000^(-62/64), letters at phases c omega (omega = pi/4): the competitor
+      with the next code scores cos(omega - (n - 2) theta) against the target's cos((n - 1) theta), so
+      the margin is positive iff (2n - 3) theta < omega;
+    - orthogonal code on the 4 lowest planes, the plane-mate at phase +pi/2: it scores
+      sin((n - 2) theta_p) = cos(pi/2 - (n - 2) theta_p), positive margin iff (2n - 3) theta_p < pi/2,
+      decided by the fastest of the four planes, theta_p = 10000^(-56/64).
+    """
     h = slow_plane_horizons(64, 8)
-    assert h.one_plane_theta == pytest.approx(10000 ** (-62 / 64), rel=1e-15)
-    assert h.one_plane_horizon == h.one_plane_formula == 2946
-    assert h.orthogonal_horizon == 2485
+    with mpmath.workdps(50):
+        slow = mpmath.mpf(10000) ** (mpmath.mpf(-62) / 64)
+        fast = mpmath.mpf(10000) ** (mpmath.mpf(-56) / 64)
+        omega, quarter = 2 * mpmath.pi / 8, mpmath.pi / 2
+        one = int(mpmath.floor((omega / slow + 3) / 2))  # largest n with (2n - 3) slow < omega
+        ortho = int(mpmath.floor((quarter / fast + 3) / 2))
+        assert (2 * one - 3) * slow < omega <= (2 * one - 1) * slow
+        assert (2 * ortho - 3) * fast < quarter <= (2 * ortho - 1) * fast
+        # the worst inputs on explicit vectors: positive margin at the horizon, none one step later
+        unit = [mpmath.mpf(1), mpmath.mpf(0)]
+        nxt = [mpmath.cos(omega), mpmath.sin(omega)]
+        for n, positive in ((one, True), (one + 1, False)):
+            margin = _rotated_logit(unit, unit, n - 1, [slow]) - _rotated_logit(unit, nxt, n - 2, [slow])
+            assert (margin > 0) == positive
+        q, mate = [mpmath.mpf(0)] * 8, [mpmath.mpf(0)] * 8
+        q[0], mate[1] = 1, 1  # letter 0 and its plane-mate (phase pi/2) in the fastest plane
+        thetas = [fast, 0, 0, 0]
+        for n, positive in ((ortho, True), (ortho + 1, False)):
+            margin = _rotated_logit(q, q, n - 1, thetas) - _rotated_logit(q, mate, n - 2, thetas)
+            assert (margin > 0) == positive
+    assert h.one_plane_theta == pytest.approx(float(slow), rel=2**-52)
+    assert h.one_plane_horizon == h.one_plane_formula == one
+    assert h.orthogonal_thetas[0] == pytest.approx(float(fast), rel=2**-52)
+    assert h.orthogonal_horizon == ortho
     assert h.orthogonal_margin_at_16 > 0.99 > 0.3 > h.one_plane_margin_at_16
 
 

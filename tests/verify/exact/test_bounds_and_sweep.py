@@ -7,24 +7,33 @@ import math
 import subprocess
 import sys
 
+import mpmath
 import numpy as np
 import pytest
 import sympy as sp
 
-from ropeproof.theory.bounds import N, index_bound, retrieval_bound, softmax_scale_needed
+from ropeproof.theory.bounds import THETA, N, index_bound, retrieval_bound, softmax_scale_needed
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.bound_checks import compare
 from ropeproof.verify.exact.sweep import parse_lengths, sweep_index, sweep_retrieval
+from ropeproof.verify.runtime.resolution import gap_resolution, logit_error_bound
 
 
 def test_bounds_are_stable_equivalents() -> None:
     for bound in (index_bound(), retrieval_bound()):
         for term in bound.terms:
             assert sp.simplify(term.raw - term.stable) == 0
-    # the stable form keeps its relative accuracy where 1 - cos(t) rounds to 0
-    f = index_bound().terms[0].numpy()
-    assert f(10, 1e-9, 0) == pytest.approx(0.5e-18, rel=1e-12)
-    assert 1 - math.cos(1e-9) == 0.0
+    # the stable form keeps its relative accuracy where the raw form rounds to 0: at theta = 1e-9 the
+    # toolkit's raw 1 - cos(theta), evaluated in float64, is 0, while its stable 2 sin(theta/2)^2
+    # matches mpmath at 50 digits to 4u (sin, the square and the product each round once, t/2 is
+    # exact: relative error <= 3u + u^2 < 4u = 4.4e-16)
+    term = index_bound().terms[0]
+    raw = sp.lambdify(THETA, term.raw, "numpy")
+    assert raw(1e-9) == 0.0
+    f = term.numpy()
+    with mpmath.workdps(50):
+        truth = float(1 - mpmath.cos(mpmath.mpf(1e-9)))
+    assert f(10, 1e-9, 0) == pytest.approx(truth, rel=4 * 2**-53, abs=0)
     assert "\\min" in index_bound().latex() or "Min" in str(index_bound().expression())
 
 
@@ -69,11 +78,36 @@ def test_retrieval_theta_zero_holds_with_equality_and_theta_positive_violates_at
 
 
 def test_low_precision_rows_are_marked_unresolvable() -> None:
-    t = sweep_index(0.8660, 3000, dtype="bfloat16")
-    res = t.columns["resolvable"]
-    assert res[0] and not res[-1]  # the 1/n^2 margin sinks below bfloat16's resolution
+    """T_Index at theta = 0.8660 to n = 3000 in bfloat16.
+
+    - The exact margin_inf(3000) = min_{1 <= m <= 2999} (1 - cos(m theta)) is checked against a brute
+      force in mpmath (50 digits). Tolerance: the sweep reduces m theta to ~1e-16 rad absolute
+      (verify/exact/angles.py; bound it by 1e-15), and g = 2 sin^2(x/2) has dg/dx = sin x, so
+      |dg| <= |x| 1e-15 + 4u g with x = sqrt(2 g) at the minimum.
+    - Every measured (bfloat16) margin is within the dtype's gap resolution of the exact one: each
+      logit is off by at most (h + 6) u_bf16 + 2 u_64 |n theta| (h = 2), a margin by twice that.
+    - Hence a row is resolvable exactly when the measured margin clears that resolution, and the
+      first rows are while the last (a 1/n^2 margin, ~1e-8) is not.
+    """
+    theta, n = 0.8660, 3000
+    t = sweep_index(theta, n, dtype="bfloat16")
     exact = t.columns["margin_inf"]
-    assert exact[-1] < 4e-3 * 2
+    with mpmath.workdps(50):
+        th = mpmath.mpf(theta)
+        truth = min(1 - mpmath.cos(m * th) for m in range(1, n))
+        x = mpmath.sqrt(2 * truth)
+        tol = float(x * mpmath.mpf(1e-15) + 4 * 2**-53 * truth)
+        truth = float(truth)
+    assert abs(exact[-1] - truth) <= tol
+    assert truth < 1e-7  # small enough that bfloat16 cannot see it
+    res = gap_resolution("bfloat16", head_dim=2, magnitude=1.0)
+    lerr = logit_error_bound("bfloat16", head_dim=2, magnitude=1.0, max_angle=n * theta)
+    measured = t.columns["measured_margin_inf"]
+    assert (np.abs(measured - exact) <= 2 * lerr).all()
+    resolvable = t.columns["resolvable"]
+    assert (resolvable == (np.abs(measured) > res)).all()
+    assert resolvable[0] and not resolvable[-1]
+    assert exact[0] == pytest.approx(1 - math.cos(theta), rel=4 * 2**-53)
 
 
 def test_parse_lengths() -> None:
@@ -103,4 +137,14 @@ def test_sweep_json_rows_have_the_documented_fields(argv) -> None:
         assert isinstance(r["resolvable"], bool)
         assert r["bound_holds"] in (True, False, None)
         assert r["gap_sup"] >= r["margin_inf"] - 1e-15
+        if "--dtype" in argv:
+            # the float32 extremes are within the gap resolution of the exact float64 ones: each logit
+            # is off by at most (h + 6) u_32 + 2 u_64 |n theta| (h = 2), every extreme by twice that
+            theta = float(argv[argv.index("--theta") + 1])
+            tol = 2 * logit_error_bound("float32", head_dim=2, magnitude=1.0, max_angle=stop * theta)
+            assert tol == pytest.approx(2 * (8 * 2**-24 + 2 * 2**-53 * stop * theta))
+            for q in ("gap_sup", "gap_inf", "margin_inf"):
+                assert abs(r[f"measured_{q}"] - r[q]) <= tol, (r["n"], q)
     assert doc["bound"].startswith("Delta_")
+    if "--dtype" in argv:
+        assert doc["dtype"] == "float32"

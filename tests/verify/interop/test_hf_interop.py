@@ -6,7 +6,6 @@ Every model is built from a config; nothing is downloaded. Measured maximum diff
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import math
@@ -359,9 +358,71 @@ def test_import_trained_heads_matches_hf(arch: str, report) -> None:
         assert (spec.layout, spec.rotary_dim, spec.head_dim) == ("interleaved", 4, 8)
     else:
         assert (spec.layout, spec.rotary_dim, spec.base) == ("half", 8, 500.0)
-    # trained heads go through the same analyses as constructions
-    assert ps_scores(head, x[:, :5].double()).s_pos.shape == (2,)
-    assert len(per_frequency_scores(head, x[:, :5].double()).s_pos) > 0
+    # trained heads go through the same analyses as constructions, with the same results as HF's own
+    # attention (the last head, h = 3, on 5-token inputs)
+    _ps_scores_match_hf(model, arch, head, h, x[:, :5])
+    _planes_add_up_to_hf(model, arch, head, h, x[:, :5])
+
+
+def _ps_scores_match_hf(model, arch: str, head, h: int, x: torch.Tensor) -> None:
+    """ps_scores of the imported head equal those of HF's attention row (a callable head).
+
+    Let eps bound |d_ours - d_hf| over the row and every swapped row (asserted <= 1e-5). Per swap, the
+    2-vectors v = (d_a, d_b) and v' move by at most sqrt(2) eps, so their angle by at most
+    (pi/2) sqrt(2) eps / |v| and each cos-similarity by that much for v and v' together; the weights
+    softmax(|d_a - d_b| / tau) move by a factor within exp(+-4 eps / tau). With S a weighted mean of
+    values in [-1, 1]: |dS| <= max_s |d cos_sim| + 2 (exp(4 eps / tau) - 1). tau = 1 keeps this small
+    (at tau = 1e-4 the weights would amplify eps 4e4-fold).
+    """
+    from ropeproof.verify.ps.scores import swap_plan, swapped_rows
+
+    def hf_row(inp: torch.Tensor) -> torch.Tensor:
+        return hf_attention_forward(model, arch, inp.float(), layer=1).weights[:, h, -1, :].double()
+
+    x = x.double()
+    perms, block_a, block_b = swap_plan(x.shape[1])
+    ours_row, ours = swapped_rows(head, x, perms)
+    hf_row0, hf = swapped_rows(hf_row, x, perms)
+    n = x.shape[1]
+    eps = max(
+        (ours_row[:, : n - 1] - hf_row0[:, : n - 1]).abs().max().item(),
+        (ours[..., : n - 1] - hf).abs().max().item(),
+    )
+    assert eps <= 1e-5
+    v = torch.stack([ours_row[:, block_a[:, 0]], ours_row[:, block_b[:, 0]]], -1).norm(dim=-1)
+    w = torch.stack([ours.gather(2, block_a[None].expand(2, -1, -1))[..., 0],
+                     ours.gather(2, block_b[None].expand(2, -1, -1))[..., 0]], -1).norm(dim=-1)  # fmt: skip
+    tau = 1.0
+    dcos = float((math.pi / 2 * math.sqrt(2) * eps * (1 / v + 1 / w)).max())
+    tol = dcos + 2 * math.expm1(4 * eps / tau)
+    a, b = ps_scores(head, x, tau=tau), ps_scores(hf_row, x, tau=tau)
+    assert (a.s_pos - b.s_pos).abs().max().item() <= tol
+    assert (a.s_sym - b.s_sym).abs().max().item() <= tol
+    assert tol < 0.01  # the comparison says something
+    print(f"ps_scores vs HF ({arch}): eps = {eps:.2g}, |dS| <= {tol:.2g}")
+
+
+def _planes_add_up_to_hf(model, arch: str, head, h: int, x: torch.Tensor) -> None:
+    """The per-frequency profile covers HF's spectrum, and the plane heads' logits add up to HF's
+    scores (RoPE rotates planes independently; HF's float32 scores agree to 1e-5 as above)."""
+    from ropeproof.verify.ps.per_frequency import split_planes
+
+    config = model.config
+    if arch == "gptj":  # rotary_dim rotating dims at base 10000, the rest pass through
+        rotary = [10000.0 ** (-2 * k / config.rotary_dim) for k in range(config.rotary_dim // 2)]
+        spectrum = rotary + [0.0] * ((head.spec.head_dim - config.rotary_dim) // 2)
+    else:
+        spectrum = [500.0 ** (-2 * k / 8) for k in range(4)]
+    profile = per_frequency_scores(head, x.double())
+    assert sorted(profile.freqs.tolist()) == pytest.approx(sorted(spectrum), rel=1e-12, abs=0)
+    # each plane is scored on its own: its aggregate is the mean of its per-input scores
+    assert profile.S_pos.shape == (len(spectrum),)
+    for k, plane in enumerate(split_planes(head)):
+        assert profile.S_pos[k].item() == pytest.approx(ps_scores(plane.head, x.double()).S_pos, abs=1e-12)
+    total = sum(p.head(x.double()).logits for p in split_planes(head))
+    hf_scores = hf_attention_forward(model, arch, x.float(), layer=1).scores[:, h]
+    causal = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril()
+    assert (total[:, causal] - hf_scores[:, causal]).abs().max().item() <= 1e-5
 
 
 def test_import_model_head_and_module_state_dict() -> None:
@@ -493,12 +554,9 @@ def test_import_errors() -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    from ropeproof.commands import export
+    from ropeproof.cli import main
 
-    parser = argparse.ArgumentParser(prog="ropeproof")
-    export.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return args.run(args)
+    return main(argv)
 
 
 def test_cli_writes_a_from_pretrained_directory(tmp_path, capsys) -> None:
@@ -538,5 +596,19 @@ def test_cli_writes_a_from_pretrained_directory(tmp_path, capsys) -> None:
 def test_cli_reports_no_placement(tmp_path, capsys) -> None:
     assert _cli(["export", "gptj", "reflexive", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
-    assert "ropeproof export: error:" in err and "not on GPT-J's spectrum" in err
-    assert not (tmp_path / "x").exists()
+    assert err.startswith("ropeproof export: error:") and "not on GPT-J's spectrum" in err
+    assert err.count("\n") == 1  # one line, no traceback
+    assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []  # no staging directory left
+
+
+def test_cli_json_describes_what_was_written(tmp_path, capsys) -> None:
+    out = tmp_path / "m"
+    assert _cli(["export", "llama", "reflexive", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    config = transformers.AutoConfig.from_pretrained(out)  # where config.json keeps rope_theta varies
+    theta = getattr(config, "rope_theta", None) or config.rope_parameters["rope_theta"]
+    assert doc["rope_theta"] == theta
+    assert (doc["hidden_size"], doc["head_dim"]) == (config.hidden_size, config.head_dim)
+    assert doc["path"] == str(out) and doc["arch"] == "llama" and doc["construction"] == "reflexive"
+    placement = load_export_info(out).placement
+    assert doc["planes"] == [list(p) for p in placement.planes]

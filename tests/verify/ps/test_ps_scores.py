@@ -6,7 +6,6 @@ similarities, and a numpy softmax over swaps.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -227,12 +226,12 @@ def test_ps_claims_hold() -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    from ropeproof.commands import ps_score
+    from ropeproof.cli import main
 
-    parser = argparse.ArgumentParser(prog="ropeproof")
-    ps_score.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse rejects a bad value before the command runs
+        return int(exc.code or 0)
 
 
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -78,7 +78,7 @@ def test_golden_two_plane_values(layout: str, rotary_dim: int) -> None:
 
 def test_layouts_are_not_interchangeable() -> None:
     """Feeding interleaved-ordered rows to a half-layout spec gives different logits: the bug
-    THEORY.md warns about is detectable."""
+    docs/theory.md section 1 warns about is detectable."""
     spec = RopeSpec(8, freqs=[1.0, 0.3, 0.1, 0.0])
     rng = np.random.default_rng(0)
     q, k = torch.as_tensor(rng.standard_normal((5, 8))), torch.as_tensor(rng.standard_normal((5, 8)))
@@ -142,13 +142,40 @@ def test_zero_frequency_plane_is_plain_dot_product(spec: RopeSpec, n: int, seed:
     torch.testing.assert_close(got, (q * mask) @ (k * mask).T, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
-def test_dtype_and_device_preserved(dtype: torch.dtype) -> None:
-    spec = RopeSpec(8)
-    x = torch.randn(2, 3, 8).to(dtype)
-    assert apply_rope(x, spec).dtype == dtype
-    assert rope_logits(x, x, spec).dtype == dtype
-    assert rope_logits(x, x, spec).shape == (2, 3, 3)
+def _devices() -> list[str]:
+    return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+
+@pytest.mark.parametrize("device", _devices())
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.bfloat16, torch.float64])
+def test_dtype_and_device_preserved(dtype: torch.dtype, device: str) -> None:
+    """Outputs keep the input's dtype and device, and their values match the independent float64
+    reference within the dtype's rounding: each rotated component is ``x cos - y sin`` with cos/sin
+    rounded to the dtype (``u``), two products and a sum, so ``|err| <= 3u (|x| + |y|)`` per component
+    (``|cos|, |sin| <= 1``); a logit adds the ``h``-term dot product's ``gamma_h |Rq|.|Rk|`` and
+    inherits ``6u ||q|| ||k||`` from the rotations (as derived in test_attention.test_dtypes), so
+    ``|dl| <= (h + 12) u ||q|| ||k|| / (1 - (h + 12) u)``."""
+    spec = RopeSpec(8, freqs=[1.0, 0.3, 0.05, 0.0])
+    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0)).to(dtype).to(device)
+    u = torch.finfo(dtype).eps / 2
+    y = apply_rope(x, spec)
+    logits = rope_logits(x, x, spec)
+    assert (y.dtype, y.device.type) == (dtype, device)
+    assert (logits.dtype, logits.device.type) == (dtype, device)
+    assert logits.shape == (2, 3, 3)
+    x64 = x.double().cpu()
+    y64 = apply_rope(x64, spec)
+    pairs = torch.tensor(spec.plane_dims)
+    xa, xb = x64[..., pairs[:, 0]].abs(), x64[..., pairs[:, 1]].abs()
+    comp = torch.zeros_like(x64)
+    comp[..., pairs[:, 0]] = comp[..., pairs[:, 1]] = 3 * u * (xa + xb)
+    assert ((y.double().cpu() - y64).abs() <= comp).all()
+    for b in range(2):
+        ref = block_diag_reference(x64[b].numpy(), x64[b].numpy(), spec.plane_dims, spec.plane_freqs)
+        norms = x64[b].norm(dim=-1)
+        c = spec.head_dim + 12
+        bound = c * u * norms[:, None] * norms[None, :] / (1 - c * u)
+        assert ((logits[b].double().cpu() - torch.as_tensor(ref)).abs() <= bound).all()
 
 
 def test_large_positions_keep_float32_accuracy() -> None:

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.head import CompiledHead
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.interop.hf.architectures import (
     EXPORT_INFO_FILE,
@@ -287,6 +288,15 @@ def export_head(
     spare = 2 * d if arch == "gptj" else None
     s, sv = pl.qk_map(head.spec), pl.value_map(head.spec.head_dim)
     h, hid, vocab = pl.head_dim, pl.hidden_size, head.vocab_size
+    # numpy float64 matrices, the model's own initial weights, and the state dict copied into it:
+    # ~4 copies of 8 bytes per weight; GPT-J also builds a max_positions x rotary_dim sin/cos table
+    weights = 4 * h * hid + 2 * vocab * hid
+    table = max_positions * pl.rotary_dim if arch == "gptj" else 0
+    check_allocation(
+        f"exporting a {arch} model (hidden_size {hid}, head_dim {h}, vocab {vocab}, "
+        f"max_positions {max_positions})",
+        32 * weights + 16 * table,
+    )
     q_w, k_w, v_w = (np.zeros((h, hid)) for _ in range(3))
     q_w[:, read] = (head.W_Q @ s * (math.sqrt(h) * head.scale * logit_scale)).T
     k_w[:, read] = (head.W_K @ s).T

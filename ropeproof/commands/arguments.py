@@ -1,0 +1,148 @@
+"""Argument types and shared options of the ``ropeproof`` subcommands.
+
+Every value is checked when the command line is parsed, so a bad value is reported as one line
+(``ropeproof sweep: error: argument --theta: 'nan' is not a finite number``) before any work
+starts. :func:`add_command` builds each subcommand's parser the same way: defaults shown in
+``--help``, one example, and ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from ropeproof.theory.errors import RopeproofError
+from ropeproof.verify.runtime.devices import DTYPES, resolve_device
+
+DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:N")
+"""What ``--device`` accepts (``auto``: CUDA when available, else the CPU)."""
+DTYPE_CHOICES = tuple(DTYPES)
+"""What ``--dtype`` accepts in check, sweep and ps-score."""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's and example's line breaks and appends ``(default: X)`` to every option
+    whose default is a value (not ``None`` and not a flag's ``False``)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "%(default)" in text or action.default is None or action.default is False:
+            return text
+        if action.default is argparse.SUPPRESS:
+            return text
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def add_command(
+    sub: argparse._SubParsersAction, name: str, help: str, example: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    """A subcommand parser with :class:`HelpFormatter`, ``example`` in its help, and ``--debug``."""
+    p = sub.add_parser(
+        name,
+        help=help,
+        description=description or help[0].upper() + help[1:] + ".",
+        epilog=f"example:\n  {example}",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the full traceback of an error instead of the one-line message",
+    )
+    p.set_defaults(example=example)
+    return p
+
+
+def finite_float(text: str) -> float:
+    """A float that is neither NaN nor infinite."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite float ``> 0``."""
+    value = finite_float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    """A finite float ``>= 0``."""
+    value = finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return value
+
+
+def int_in(low: int, high: int | None = None, even: bool = False) -> Callable[[str], int]:
+    """An integer ``low <= value`` (``<= high`` when given; even when ``even``)."""
+    accepted = f"an{' even' if even else ''} integer >= {low}" + (
+        f" and <= {high}" if high is not None else ""
+    )
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; accepted: {accepted}") from None
+        if value < low or (high is not None and value > high) or (even and value % 2):
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range; accepted: {accepted}")
+        return value
+
+    parse.accepted = (low, high, even)  # type: ignore[attr-defined]  # read by the CLI fuzz test
+    return parse
+
+
+def device(text: str) -> torch.device:
+    """A device that exists on this machine (``auto``, ``cpu``, ``cuda``, ``cuda:N``)."""
+    try:
+        return resolve_device(text)
+    except RopeproofError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_device(p: argparse.ArgumentParser) -> None:
+    """``--device`` with its accepted values."""
+    p.add_argument(
+        "--device",
+        type=device,
+        default="auto",
+        metavar="{" + ",".join(DEVICE_CHOICES) + "}",
+        help="where to compute (auto: CUDA when available, else the CPU)",
+    )
+
+
+def add_dtype(p: argparse.ArgumentParser, help: str, choices: tuple[str, ...] = DTYPE_CHOICES) -> None:
+    """``--dtype`` restricted to ``choices`` (float64 by default)."""
+    p.add_argument("--dtype", choices=choices, default=choices[0], help=help)
+
+
+def add_output(p: argparse.ArgumentParser, default: Path | None, what: str) -> None:
+    """``--out DIR`` (required when ``default`` is None) and ``--force``."""
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=default,
+        required=default is None,
+        metavar="DIR",
+        help=f"{what}; must be absent or empty unless --force (written completely or not at all)",
+    )
+    p.add_argument("--force", action="store_true", help="replace --out if it is a non-empty directory")
+
+
+def add_json(p: argparse.ArgumentParser, what: str) -> None:
+    """``--json``: print one JSON object instead of text."""
+    p.add_argument("--json", action="store_true", help=f"print {what} as one JSON object instead of text")

@@ -1,0 +1,110 @@
+"""Output directories are complete or absent: the policy of ropeproof.atomic_output."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from ropeproof.atomic_output import atomic_directory, check_output_target
+from ropeproof.theory.errors import OutputError
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if ".partial-" in p.name or ".old-" in p.name)
+
+
+def test_absent_target_is_created_with_parents(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "out"
+    with atomic_directory(target) as staging:
+        assert staging.parent == target.parent and staging != target and not target.exists()
+        (staging / "x.txt").write_text("new")
+    assert _tree(target) == {"x.txt": b"new"}
+    assert _leftovers(target.parent) == []
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o777 & ~umask  # not mkdtemp's private 0o700
+
+
+def test_empty_directory_is_replaced_without_force(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    with atomic_directory(target) as staging:
+        (staging / "x.txt").write_text("new")
+    assert _tree(target) == {"x.txt": b"new"}
+
+
+def test_non_empty_directory_needs_force_and_is_replaced_whole(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    (target / "figures").mkdir(parents=True)
+    (target / "report.md").write_text("old")
+    (target / "figures" / "old.png").write_text("old")
+    with (
+        pytest.raises(OutputError, match=r"--out=.*out is not empty; pass --force"),
+        atomic_directory(target),
+    ):
+        raise AssertionError("not reached: refused before yielding")
+    assert _tree(target) == {"report.md": b"old", "figures/old.png": b"old"}
+    with atomic_directory(target, force=True) as staging:
+        (staging / "report.md").write_text("new")
+    assert _tree(target) == {"report.md": b"new"}  # no old figure next to the new report
+    assert _leftovers(tmp_path) == []
+
+
+def test_existing_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "f"
+    target.write_text("keep")
+    for force in (False, True):
+        with pytest.raises(OutputError, match="is an existing file"):
+            check_output_target(target, force)
+    assert target.read_text() == "keep"
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_failure_leaves_target_untouched(tmp_path: Path, error: type[BaseException]) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "report.md").write_text("old complete report")
+    before = _tree(target)
+    with pytest.raises(error), atomic_directory(target, force=True) as staging:
+        (staging / "report.md").write_text("half")
+        raise error()
+    assert _tree(target) == before
+    assert _leftovers(tmp_path) == []
+
+
+def test_force_never_replaces_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "sub" / "mine.txt").write_text("precious")
+    monkeypatch.chdir(work / "sub")
+    for target in (Path("."), work):
+        with pytest.raises(OutputError, match="current directory"):
+            check_output_target(target, force=True)
+    assert (work / "sub" / "mine.txt").read_text() == "precious"
+    (work / "sub" / "mine.txt").unlink()
+    with pytest.raises(OutputError, match="current directory"):  # not even when it is empty
+        check_output_target(Path("."))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc, which refuses new entries")
+def test_unwritable_place_is_refused_before_any_work() -> None:
+    nowhere = "/proc/ropeproof-nowhere/out"
+    with (
+        pytest.raises(OutputError, match=f"--out={nowhere}: cannot create a directory"),
+        atomic_directory(nowhere),
+    ):
+        raise AssertionError("not reached")
+
+
+def test_option_name_appears_in_messages(tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("")
+    with pytest.raises(OutputError, match=r"^--model-dir="):
+        check_output_target(tmp_path / "x", option="--model-dir")
