@@ -78,7 +78,8 @@ class CompiledModel:
     """Explicit weights of a compiled multi-hop program (layout in the module docstring).
 
     ``features`` maps a feature name to its ``(start, stop)`` residual dims; ``answers`` lists the
-    answer tokens in code order; ``hop_layers`` is the number of hop layers (Index/Retrieval).
+    answer tokens in code order; ``token_rules`` gives each token's rule (``letter``, ``integer``,
+    ``pair_ll``, ``pair_li``); ``hop_layers`` is the number of hop layers (Index/Retrieval).
     """
 
     name: str
@@ -93,6 +94,7 @@ class CompiledModel:
     answers: tuple[str, ...]
     channel_code: str
     logit_scale: float
+    token_rules: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -299,5 +301,6 @@ def compile_program(program: MultiHopProgram, layout: Layout = "interleaved") ->
         answers=tuple(answers),
         channel_code=program.channel_code,
         logit_scale=scale,
+        token_rules=tuple(t.rule for t in program.tokens),
         metadata={"description": program.description, "layout": layout},
     )

@@ -65,6 +65,33 @@ V_READ = sp.Matrix([[1], [0]])
 """Reads ``v = (1, 0)`` from the constant feature."""
 
 
+def number_vocabulary(
+    letters: int | Sequence[str] = NUMBER_TASK_LETTERS, max_int: int = NUMBER_TASK_MAX_INT
+) -> list[Token]:
+    """The number task's tokens in model order: the letters (codes ``phi = 0, 1, ..``), then the integers
+    ``1 .. max_int``."""
+    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
+        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
+    return letter_tokens(letters) + integer_tokens(max_int)
+
+
+def letter_vocabulary(alphabet: int = ALPHABET_SIZE, max_int: int = LETTER_TASK_MAX_INT) -> list[Token]:
+    """The letter task's tokens in model order: for each left letter, its (letter, letter) pairs, then its
+    (letter, integer) pairs ``1 .. max_int``."""
+    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or not 2 <= alphabet <= 26:
+        raise ConstructionError(f"alphabet={alphabet!r} must be an integer in 2..26")
+    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
+        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
+    letters = letter_tokens(alphabet)
+    out: list[Token] = []
+    for left in letters:
+        out.extend(letter_pair_tokens(left, letters))
+        for s in range(1, max_int + 1):
+            params = {"phi_left": left.params["phi"], "s": s}
+            out.append(Token(f"{left.name}{s}", "pair", params, rule="pair_li"))
+    return out
+
+
 def _check_planes(name: str, planes: Planes) -> list[tuple[float, float]]:
     out = []
     for entry in planes:
@@ -159,14 +186,11 @@ def number_program(
     ``theta = 0`` plane if symbolic). ``letters`` (120) and ``max_int`` (16) set the vocabulary.
     """
     _check_layers(hops, layers)
-    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
-        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
     iplanes = _check_planes("index_planes", index_planes)
     planes, params = _symbolic_planes("I", iplanes)
     rplanes, rparams = _reflexive_setup(reflexive, reflexive_planes, iplanes)
-    letter_list = letter_tokens(letters)
-    tokens = _with_ids(letter_list + integer_tokens(max_int))
-    n_letters = len(letter_list)
+    tokens = _with_ids(number_vocabulary(letters, max_int))
+    n_letters = sum(1 for t in tokens if t.rule == "letter")
     if n_letters < 2:
         raise ConstructionError("letters must give at least 2 letters (the answers)")
     k = len(planes)
@@ -253,24 +277,13 @@ def letter_program(
     vocabulary: (letter, letter) and (letter, integer) pairs.
     """
     _check_layers(hops, layers)
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or not 2 <= alphabet <= 26:
-        raise ConstructionError(f"alphabet={alphabet!r} must be an integer in 2..26")
-    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
-        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
+    raw = letter_vocabulary(alphabet, max_int)
     theta = float(retrieval_theta)
     if theta != theta or theta in (float("inf"), float("-inf")):
         raise ConstructionError(f"retrieval_theta={retrieval_theta!r} must be finite")
     n_planes, vec = _letter_code(code, alphabet)
     rplanes, rparams = _reflexive_setup(reflexive, reflexive_planes, [(INDEX_THETA, 1.0)])
     t_sym = sp.Symbol("theta_R", real=True)
-    letters = letter_tokens(alphabet)
-    raw: list[Token] = []
-    for left in letters:
-        raw.extend(letter_pair_tokens(left, letters))
-        for s in range(1, max_int + 1):
-            raw.append(
-                Token(f"{left.name}{s}", "pair", {"phi_left": left.params["phi"], "s": s}, rule="pair_li")
-            )
     tokens = _with_ids(raw)
     answers = alphabet * max_int
     labels = [f"{c}.{p}.{xy}" for c in ("key",) for p in range(n_planes) for xy in "xy"]
