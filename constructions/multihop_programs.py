@@ -346,3 +346,61 @@ def letter_program(
             f"the letter task: integers 1..{max_int}"
         ),
     )
+
+
+GPTJ_BASE = 10000.0
+"""GPT-J's fixed RoPE base."""
+TASKS: tuple[str, ...] = ("number", "letter")
+
+
+def gptj_frequency(k: int, width: int) -> float:
+    """Plane ``k`` of GPT-J's spectrum when the whole head rotates: ``1 / 10000^(2k / width)``, as HF
+    writes it."""
+    return 1.0 / (GPTJ_BASE ** (2 * k / width))
+
+
+def checkpoint_program(
+    task: str,
+    hops: int = 4,
+    layers: int = 12,
+    reflexive: str = "positional",
+    channel_code: str = "cyclic",
+    logit_scale: float = LOGIT_SCALE,
+) -> MultiHopProgram:
+    """The program exported as a checkpoint in [A]'s GPT-J shape with the smallest width.
+
+    GPT-J rotates the whole head (``rotary_dim = n_embd``, base 10000) and needs one spare dim for the
+    LayerNorm bypass, so ``n_embd = d_model + 1`` rounded up to even and every frequency must be
+    ``10000^(-2k / n_embd)``: Index and positional Reflexive layers use plane ``k = 0`` (``theta = 1``);
+    Retrieval and symbolic Reflexive layers use the slowest plane ``k = n_embd / 2 - 1`` (``theta = 0``
+    has no home when every dim rotates). The same program exports to LLaMA.
+    """
+    if task not in TASKS:
+        raise ConstructionError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
+
+    def build(fast: float, slow: float) -> MultiHopProgram:
+        refl = [(fast, 1.0)] if reflexive == "positional" else [(slow, 1.0)]
+        if task == "number":
+            return number_program(
+                hops,
+                layers,
+                ((fast, 1.0),),
+                reflexive,
+                refl,
+                logit_scale=logit_scale,
+                channel_code=channel_code,
+            )
+        return letter_program(
+            hops,
+            layers,
+            slow,
+            "one-plane",
+            reflexive,
+            refl,
+            logit_scale=logit_scale,
+            channel_code=channel_code,
+        )
+
+    width = build(1.0, 0.5).d_model + 1
+    width += width % 2
+    return build(gptj_frequency(0, width), gptj_frequency(width // 2 - 1, width))

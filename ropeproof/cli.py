@@ -9,7 +9,16 @@ from collections.abc import Sequence
 
 from ropeproof import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "derive", "compile", "sweep", "ps-score", "figures", "export")
+SUBCOMMANDS: tuple[str, ...] = (
+    "check",
+    "derive",
+    "compile",
+    "sweep",
+    "ps-score",
+    "figures",
+    "export",
+    "export-model",
+)
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
 
 

@@ -50,3 +50,22 @@ def test_figures_only_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["figures", "--out", str(tmp_path), "--only", "e_geometry"]) == 0
     assert (tmp_path / "fig_e_geometry.png").stat().st_size > 0
     assert "1 figures in" in capsys.readouterr().out
+
+
+def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("transformers")
+    from ropeproof.verify.interop.hf.model_export import load_model_info
+
+    assert (
+        main(["export-model", "gptj", "number", "--hops", "2", "--layers", "3", "--out", str(tmp_path / "m")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "hidden_size 6" in out and "5:spare" in out and "certified correct" in out
+    info = load_model_info(tmp_path / "m")
+    assert info.n_layers == 3 and info.task == "number"
+    assert (
+        main(["export-model", "gptj", "number", "--hops", "3", "--layers", "2", "--out", str(tmp_path / "x")])
+        == 2
+    )
+    assert "layers=2 must be an integer >= hops=3" in capsys.readouterr().err
