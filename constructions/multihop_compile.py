@@ -206,10 +206,23 @@ ZERO_BELOW = 1e-28
 as ``sin(pi)`` at about ``1e-31``, far below any coordinate of a unit code or a RoPE rotation."""
 
 
-def _planes_numeric(program: MultiHopProgram, layer_index: int) -> tuple[list[float], list[float]]:
+def _numeric(program: MultiHopProgram, expr: Any, cache: dict[sp.Expr, float]) -> float:
+    """``program.numeric``, with a fast path for plain numbers (most reader-matrix entries are 0 or 1) and
+    ``cache`` (one per compilation) for the rest (every layer of a kind repeats its frequencies)."""
+    e = sp.sympify(expr)
+    if e.is_Number:
+        return float(e)
+    if e not in cache:
+        cache[e] = program.numeric(e)
+    return cache[e]
+
+
+def _planes_numeric(
+    program: MultiHopProgram, layer_index: int, cache: dict[sp.Expr, float]
+) -> tuple[list[float], list[float]]:
     layer = program.layers[layer_index]
-    freqs = [program.numeric(p.freq) for p in layer.planes]
-    amps = [program.numeric(p.amplitude) for p in layer.planes]
+    freqs = [_numeric(program, p.freq, cache) for p in layer.planes]
+    amps = [_numeric(program, p.amplitude, cache) for p in layer.planes]
     for f in freqs:
         if not np.isfinite(f):
             raise ConstructionError(f"layer {layer_index}: frequency {f} must be finite")
@@ -250,8 +263,9 @@ def compile_program(program: MultiHopProgram, layout: Layout = "interleaved") ->
     if not (np.isfinite(scale) and scale > 0):
         raise ConstructionError(f"logit_scale={scale} must be finite and > 0")
     heads, infos = [], []
+    numbers: dict[sp.Expr, float] = {}
     for li, layer in enumerate(program.layers):
-        freqs, amps = _planes_numeric(program, li)
+        freqs, amps = _planes_numeric(program, li, numbers)
         k = len(freqs)
         head_dim = max(2 * k, n_chan)
         head_dim += head_dim % 2
@@ -260,11 +274,11 @@ def compile_program(program: MultiHopProgram, layout: Layout = "interleaved") ->
         for p, (reader_q, reader_k) in enumerate(zip(layer.query, layer.key, strict=True)):
             a, b = spec.plane_dims[p]
             for reader, target, amp in ((reader_q, w_q, amps[p]), (reader_k, w_k, 1.0)):
-                m = np.array([[program.numeric(x) for x in row] for row in reader.matrix.tolist()])
+                m = np.array([[_numeric(program, x, numbers) for x in row] for row in reader.matrix.tolist()])
                 rows = slices[reader.feature]
                 target[rows, a] += amp * m[0]
                 target[rows, b] += amp * m[1]
-        weight = program.numeric(layer.value_weight)
+        weight = _numeric(program, layer.value_weight, numbers)
         w_v, w_o = np.zeros((d, head_dim)), np.zeros((head_dim, d))
         w_v[chan, :n_chan] = weight * np.eye(n_chan)
         w_o[:n_chan, chan] = np.eye(n_chan)

@@ -118,7 +118,7 @@ def _check_layers(hops: int, layers: int) -> None:
 def _symbolic_planes(prefix: str, planes: list[tuple[float, float]]) -> tuple[list[Plane], dict]:
     syms = sp.symbols(f"theta_{prefix}0:{len(planes)}", real=True)
     params = {s: f for s, (f, _) in zip(syms, planes, strict=True)}
-    return [Plane(s, sp.nsimplify(a)) for s, (_, a) in zip(syms, planes, strict=True)], params
+    return [Plane(s, sp.Rational(a)) for s, (_, a) in zip(syms, planes, strict=True)], params
 
 
 def _with_ids(tokens: Sequence[Token]) -> tuple[Token, ...]:
