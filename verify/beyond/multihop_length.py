@@ -215,16 +215,16 @@ def _all_correct_up_to(rows: list[LengthRow]) -> int | None:
 
 
 def default_lengths(quick: bool) -> list[int]:
-    """Lengths of the study: 17 to 256 (quick) or 17 to 10^4."""
+    """Lengths of the study: 17 to 128 (quick) or 17 to 10^4."""
     if quick:
-        return [17, 24, 32, 64, 128, 256]
+        return [17, 24, 32, 64, 128]
     return [17, 24, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 10000]
 
 
 def default_count(n: int, quick: bool) -> int:
     """Inputs per length: fewer at the longest lengths."""
     if quick:
-        return 8
+        return 6
     return 32 if n <= 1024 else 8 if n <= 4096 else 4
 
 
@@ -298,6 +298,14 @@ def length_study(
                             "confirmed_by_full_module": confirmed,
                         }
     return LengthStudy(rows, certificates, failures)
+
+
+@functools.cache
+def standard_study(quick: bool = False) -> LengthStudy:
+    """The study the claims and the figure report (cached per process): every setting; the
+    ``distractors`` build (quick) or all three builds; :func:`default_lengths` and :func:`default_count`."""
+    builds = ("distractors",) if quick else BUILDS
+    return length_study(length_settings(), default_lengths(quick), builds, lambda n: default_count(n, quick))
 
 
 def log_ticks(lengths: Sequence[int]) -> list[int]:
