@@ -21,15 +21,16 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
-from ropeproof.constructions.multihop_compile import compile_program
+from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.multihop_programs import checkpoint_program
 from ropeproof.verify.interop.hf.model_export import export_model
 from ropeproof.verify.runtime.chain_readout import last_readout
 from ropeproof.verify.runtime.devices import resolve_device, resolve_dtype
-from ropeproof.verify.runtime.multilayer import model_module
+from ropeproof.verify.runtime.multilayer import MultiLayerRopeModel, model_module
 from ropeproof.verify.task_lengths import long_task
 
 BATCH = 64
@@ -51,7 +52,15 @@ def median_seconds(fn: Callable[[], object], repeats: int, device: torch.device)
     return statistics.median(times)
 
 
-def bench_one(model, module, hf, task: str, n: int, args: argparse.Namespace, device: torch.device) -> str:
+def bench_one(
+    model: CompiledModel,
+    module: MultiLayerRopeModel,
+    hf: Any,
+    task: str,
+    n: int,
+    args: argparse.Namespace,
+    device: torch.device,
+) -> str:
     """One line: the module, HF and the backward readout on a batch of ``BATCH`` inputs of ``n`` tokens."""
     insts = long_task(task, BATCH, n, build="distractors", seed=n)
     seqs = [i.tokens for i in insts]

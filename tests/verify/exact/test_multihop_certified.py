@@ -39,6 +39,14 @@ def test_the_paper_length_is_certified(number_model, letter_model) -> None:
         assert w["n"] == n and len(w["tokens"]) == n and w["margin"] > 0
 
 
+def test_checkpoint_programs_are_certified_to_19_tokens() -> None:
+    from ropeproof.constructions.multihop_programs import checkpoint_program
+
+    for task in ("number", "letter"):  # the README quotes this horizon
+        cert = certified_horizon(compile_program(checkpoint_program(task)), 4, max_n=64)
+        assert cert.horizon == 19
+
+
 def test_bound_equals_the_interval_formula(number_model) -> None:
     cert = certify_model(number_model, 2, 24)
     iv.prec = 80
