@@ -30,7 +30,7 @@ def length_rows(quick: bool = False) -> tuple[list[dict[str, Any]], dict[str, An
 
 @styled
 def length_figure(quick: bool = False) -> FigureResult:
-    """Accuracy against length (sampled: solid; adversarial: dashed) with the certified horizon (dotted)."""
+    """Accuracy against length (sampled: solid; decoy: dashed) with the certified horizon (dotted)."""
     rows, summary = length_rows(quick)
     tasks = ["number", "letter"]
     builds = list(dict.fromkeys(r["build"] for r in rows))
@@ -55,7 +55,7 @@ def length_figure(quick: bool = False) -> FigureResult:
                 color = SETTING_COLORS[key.split("-", 1)[1]]
                 n = np.array([r["n"] for r in sel])
                 ax.semilogx(n, [r["accuracy"] for r in sel], "o-", ms=3, color=color, label=labels[key])
-                ax.semilogx(n, [r["adversarial_accuracy"] for r in sel], "x--", ms=3, lw=0.8, color=color)
+                ax.semilogx(n, [r["decoy_accuracy"] for r in sel], "x--", ms=3, lw=0.8, color=color)
                 horizon = summary[key]["certified_horizon"]
                 ax.axvline(horizon, color=color, ls=":", lw=1.0)
                 fail = summary[key]["measured"].get(build, {}).get("first_failure")
@@ -72,7 +72,7 @@ def length_figure(quick: bool = False) -> FigureResult:
         "Compiled 12-layer multi-hop models (4 hop layers, 8 Reflexive, logit scale 1000) on [A]'s tasks "
         "with 1-4 hops, float64. Solid: accuracy on sampled inputs; dashed: the same inputs with every "
         "answer-kind token off the chain replaced by one decoy a quarter turn from the answer on the code "
-        "circle. Dotted verticals: the certified horizon (every input of the family with up to 4 hops is "
+        "circle (a second probe, not a worst case). Dotted verticals: the certified horizon (every input of the family with up to 4 hops is "
         "proved correct at every length up to it, by interval arithmetic); triangles: the first length with "
         "a wrong answer (its tokens are in the multihop.length claim of the report). Builds: 'distractors' "
         "keeps [A]'s 17-token input at the end after random tokens; 'window' lengthens the target window; "

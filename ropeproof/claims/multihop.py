@@ -166,7 +166,7 @@ def _certified_long(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="multihop.length",
     statement=(
-        "Compiled multi-hop models answer every sampled and adversarial input correctly at every length up "
+        "Compiled multi-hop models answer every sampled and decoy input correctly at every length up "
         "to their certified horizon; past it, the measured accuracy and the first wrong answer (a witness "
         "input) are reported, from 17 tokens to 10^4 (quick: 128)."
     ),
@@ -182,7 +182,7 @@ def _length(ctx: CheckContext) -> Outcome:
     violations = [
         r.as_dict()
         for r in study.rows
-        if r.n <= r.certified_horizon and (r.accuracy < 1.0 or r.adversarial_accuracy < 1.0)
+        if r.n <= r.certified_horizon and (r.accuracy < 1.0 or r.decoy_accuracy < 1.0)
     ]
     summary = study.summary()
     first = {

@@ -29,9 +29,6 @@ CLAIMS = ClaimSet("ps")
 """The ps claims, in report order."""
 
 
-
-
-
 SCORE_TOL = 1e-12
 """Float64 tolerance for a score that is exactly 1: the swapped row equals the unswapped (or
 exchanged) row bit for bit, so only the float64 rounding of one cosine similarity (a few ulp)

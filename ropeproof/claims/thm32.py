@@ -81,9 +81,7 @@ def _bound_outcome(table: SweepTable, term_index: int | None, reading: str, ctx:
 
         def refine(n_: int) -> tuple[float, float]:
             with mpmath.workdps(40):
-                return table.mp_measured(n_, reading), term.mpmath()(
-                    n_, mpmath.mpf(theta), mpmath.mpf(omega)
-                )
+                return table.mp_measured(n_, reading), term.mpmath()(n_, mpmath.mpf(theta), mpmath.mpf(omega))
 
         cmp = compare(term.name, reading, n, measured, bound, tol, refine)
     dtype = ctx.dtype

@@ -54,7 +54,14 @@ def test_figures_only_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("transformers")
+    import argparse
+
+    from ropeproof.commands import export_model
     from ropeproof.verify.interop.hf.model_export import load_model_info
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    export_model.register(sub)
+    assert "export-model" in sub.choices
 
     assert (
         main(["export-model", "gptj", "number", "--hops", "2", "--layers", "3", "--out", str(tmp_path / "m")])

@@ -14,9 +14,10 @@ Reflexive layers are positional; outside the checkpoint programs they use the be
 setting, so each curve isolates its Index or Retrieval choice.
 
 For each length and build (:mod:`ropeproof.verify.task_lengths`) the study answers sampled inputs with
-:func:`~ropeproof.verify.runtime.chain_readout.long_answers` (float64) and *adversarial* ones: the same
+:func:`~ropeproof.verify.runtime.chain_readout.long_answers` (float64) and *decoy* inputs: the same
 inputs with every answer-kind token off the chain replaced by one decoy a quarter turn from the answer on
-the code circle (the chain and its lookups unchanged), so every leak points the same wrong way. A setting
+the code circle (the chain and its lookups unchanged), so that every leaked letter points the same wrong
+way. They are a second probe, not a worst case: sampled inputs are sometimes answered worse. A setting
 stops after ``stop_after`` consecutive lengths at or below 25% sampled accuracy. The first wrong answer is
 kept as the witness (tokens, expected and given answer) and re-run through the full module when short.
 """
@@ -111,7 +112,7 @@ def length_settings() -> list[LengthSetting]:
     ]
 
 
-# ---------------------------------------------------------------------------------- adversarial inputs
+# ---------------------------------------------------------------------------------- decoy inputs
 
 
 def chain_positions(task: str, tokens: Sequence[str]) -> list[int]:
@@ -135,7 +136,7 @@ def _circular(a: int, b: int, size: int) -> int:
     return min(d, size - d)
 
 
-def adversarial(model: CompiledModel, inst: TaskInstance) -> TaskInstance:
+def with_decoys(model: CompiledModel, inst: TaskInstance) -> TaskInstance:
     """``inst`` with every answer-kind token off the chain replaced by one decoy whose code sits a quarter
     turn from the answer's (module docstring). The chain, its lookups and the answer are unchanged."""
     chain = chain_positions(model.task, inst.tokens)
@@ -166,7 +167,7 @@ class LengthRow:
     n: int
     inputs: int
     accuracy: float
-    adversarial_accuracy: float
+    decoy_accuracy: float
     certified_horizon: int
     certified: bool
 
@@ -208,7 +209,7 @@ class LengthStudy:
 def _all_correct_up_to(rows: list[LengthRow]) -> int | None:
     best = None
     for r in sorted(rows, key=lambda r: r.n):
-        if r.accuracy < 1 or r.adversarial_accuracy < 1:
+        if r.accuracy < 1 or r.decoy_accuracy < 1:
             break
         best = r.n
     return best
@@ -268,7 +269,7 @@ def length_study(
                     cache[s.task] = long_task(s.task, count(n), n, (1, 2, 3, 4), build, seed + n)
                 insts = cache[s.task]
                 model = model_for(s, build)
-                adv = [adversarial(model, i) for i in insts]
+                adv = [with_decoys(model, i) for i in insts]
                 got = long_answers(model, [i.tokens for i in insts])
                 got_adv = long_answers(model, [i.tokens for i in adv])
                 acc = float(np.mean([g == i.answer for g, i in zip(got, insts, strict=True)]))
@@ -280,9 +281,7 @@ def length_study(
                 low_streak[s.key] = low_streak[s.key] + 1 if acc <= 0.25 else 0
                 if (s.key, build) not in failures:
                     wrong = [(i, g, "sampled") for i, g in zip(insts, got, strict=True) if g != i.answer]
-                    wrong += [
-                        (i, g, "adversarial") for i, g in zip(adv, got_adv, strict=True) if g != i.answer
-                    ]
+                    wrong += [(i, g, "decoy") for i, g in zip(adv, got_adv, strict=True) if g != i.answer]
                     if wrong:
                         inst, given, kind = wrong[0]
                         confirmed = None

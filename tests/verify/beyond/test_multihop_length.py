@@ -1,4 +1,4 @@
-"""The length study: adversarial inputs keep their chains, the measured accuracy agrees with the
+"""The length study: decoy inputs keep their chains, the measured accuracy agrees with the
 certificate (100% wherever the proof holds), and failures come with confirmed witnesses."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.beyond.multihop_length import (
-    adversarial,
+    with_decoys,
     best_planes,
     chain_positions,
     default_count,
@@ -38,12 +38,12 @@ def test_settings_and_best_planes() -> None:
 
 
 @pytest.mark.parametrize("task", ["number", "letter"])
-def test_adversarial_inputs_keep_their_chains(task: str) -> None:
+def test_decoy_inputs_keep_their_chains(task: str) -> None:
     setting = next(s for s in length_settings() if s.task == task and s.key.endswith("checkpoint"))
     model = compile_program(setting.program(16))
     follow = follow_number_chain if task == "number" else follow_letter_chain
     for inst in long_task(task, 12, 40, seed=4):
-        adv = adversarial(model, inst)
+        adv = with_decoys(model, inst)
         assert follow(adv.tokens) == inst.answer
         chain = chain_positions(task, inst.tokens)
         assert chain[0] == 39 and chain[-1] == inst.target_position and len(chain) == inst.hops + 1
@@ -57,7 +57,7 @@ def test_accuracy_is_perfect_wherever_the_proof_holds() -> None:
     assert len(study.rows) == 6
     for row in study.rows:
         if row.n <= row.certified_horizon:
-            assert row.accuracy == 1.0 and row.adversarial_accuracy == 1.0
+            assert row.accuracy == 1.0 and row.decoy_accuracy == 1.0
     assert study.certificates["number-checkpoint"].horizon >= 17
     fail = study.failures[("number-checkpoint", "distractors")]
     assert fail["n"] == 64 and fail["confirmed_by_full_module"] and len(fail["tokens"]) == 64
