@@ -72,11 +72,12 @@ def length_figure(quick: bool = False) -> FigureResult:
         "Compiled 12-layer multi-hop models (4 hop layers, 8 Reflexive, logit scale 1000) on [A]'s tasks "
         "with 1-4 hops, float64. Solid: accuracy on sampled inputs; dashed: the same inputs with every "
         "answer-kind token off the chain replaced by one decoy a quarter turn from the answer on the code "
-        "circle (a second probe, not a worst case). Dotted verticals: the certified horizon (every input of the family with up to 4 hops is "
-        "proved correct at every length up to it, by interval arithmetic); triangles: the first length with "
-        "a wrong answer (its tokens are in the multihop.length claim of the report). Builds: 'distractors' "
-        "keeps [A]'s 17-token input at the end after random tokens; 'window' lengthens the target window; "
-        "'both' lengthens both windows. Curves stop after two lengths at or below 25%."
+        "circle (a second probe, not a worst case). Dotted verticals: the certified horizon (every input "
+        "of the family with up to 4 hops is proved correct at every length up to it, by interval "
+        "arithmetic); triangles: the first length with a wrong answer (its tokens are in the "
+        "multihop.length claim of the report). Builds: 'distractors' keeps [A]'s 17-token input at the end "
+        "after random tokens; 'window' lengthens the target window; 'both' lengthens both windows. Curves "
+        "stop after two lengths at or below 25%."
     )
     return FigureResult("multihop_length", fig, rows, caption)
 

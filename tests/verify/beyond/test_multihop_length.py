@@ -8,7 +8,6 @@ import pytest
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.beyond.multihop_length import (
-    with_decoys,
     best_planes,
     chain_positions,
     default_count,
@@ -16,6 +15,7 @@ from ropeproof.verify.beyond.multihop_length import (
     length_settings,
     length_study,
     log_ticks,
+    with_decoys,
 )
 from ropeproof.verify.task_lengths import long_task
 from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
