@@ -87,6 +87,7 @@ def test_layouts_and_info_round_trip(models, tmp_path: Path) -> None:
 
 
 def test_llama_checkpoints(models) -> None:
+    assert {task: m.d_model for task, m in models.items()} == {"number": 5, "letter": 7}
     for task, model in models.items():
         ex = export_model(model, "llama", dtype="float64")
         insts = _tasks(task)[:16]
