@@ -4,9 +4,10 @@ arithmetic (``mpmath.iv``).
 The family at length ``n`` with up to ``H`` hops (``docs/theory.md`` sections 3 and 6): every sequence of
 ``n`` tokens whose chain from the last position reaches an answer (a letter; a (letter, integer) pair)
 in ``h <= H`` hops, every step in range (an integer ``m`` at ``p`` has ``m <= p``) and every lookup
-unique (a (letter, letter) pair's right letter is the left letter of exactly one earlier pair, and the
-answer pair's left letter of no other earlier pair). Nothing else is constrained: tokens off the chain
-are arbitrary. [A]'s generators (letters then integers; targets then distractor pairs) are a subset.
+unique (a (letter, letter) pair on the chain has two different letters and its right letter is the left
+letter of exactly one earlier pair; the answer pair's left letter is that of no other earlier pair).
+Nothing else is constrained: tokens off the chain are arbitrary. [A]'s generators (letters then
+integers; targets then distractor pairs) are a subset.
 
 For each ``n`` the check encloses
 
@@ -142,6 +143,11 @@ def certify_model(model: CompiledModel, hops: int, max_n: int, prec: int = 80) -
     if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= 10**6:
         raise InputError(f"max_n={max_n!r} must be an integer in 2..10^6")
     max_n = int(max_n)
+    unit_codes = model.channel_code in ("cyclic", "onehot")
+    if not unit_codes or any(info.value_weight != 1.0 for info in model.layer_info):
+        raise InputError(
+            "the bound assumes value weight 1 in every layer and unit answer codes (cyclic, one-hot)"
+        )
     coefficient = model.chain_coefficient(hops)
     layers = distinct_layers(model)
     infos = [model.layer_info[i] for i in layers]
