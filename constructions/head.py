@@ -49,6 +49,9 @@ class CompiledHead:
     ``tokens`` are the vocabulary names in row order of ``W_E``; ``spec`` is the RoPE spec;
     ``scale`` multiplies logits. The constructor checks that every shape agrees with ``tokens`` and
     ``spec`` and that every entry is finite, raising :class:`WeightError` otherwise.
+
+    Shapes: W_E [V, d_model]; W_Q [d_model, head_dim]; W_K [d_model, head_dim]; W_V [d_model, head_dim];
+        W_O [head_dim, d_model]; W_U [d_model, V]
     """
 
     name: str
@@ -137,7 +140,10 @@ class CompiledHead:
         return np.stack([self.W_E[self.ids(seq)] for seq in tokens])  # type: ignore[arg-type]
 
     def decode(self, scores: np.ndarray) -> list[str]:
-        """Names of the argmax tokens of unembedded scores ``[..., V]`` (flattened over leading dims)."""
+        """Names of the argmax tokens of unembedded scores ``[..., V]`` (flattened over leading dims).
+
+        Shapes: scores [..., V]
+        """
         arr = np.asarray(scores, dtype=np.float64)
         return [self.tokens[i] for i in arr.reshape(-1, arr.shape[-1]).argmax(-1)]
 

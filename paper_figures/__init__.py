@@ -30,6 +30,7 @@ def figures() -> dict[str, FigureFunction]:
         "e_geometry": geometry.geometry_figure,
         "ps_plane": ps_plane.ps_plane_figure,
         "per_frequency": ps_plane.per_frequency_figure,
+        "ps_scale": ps_plane.ps_scale_figure,
         "many_plane_margin": many_plane.many_plane_figure,
         "letter_codes": many_plane.letter_codes_figure,
         "partial_induction": many_plane.partial_induction_figure,

@@ -153,6 +153,8 @@ def softmax_scale_figure(quick: bool = False) -> FigureResult:
         series[key] = (t.columns["n"], t.columns["margin_inf"], f"T_Retrieval, theta = {theta:g}")
     fig, ax = subplots(figsize=(6.5, 4.0))
     rows = []
+    n_ret, m_ret = series["retrieval"][0], series["retrieval"][1]
+    last_positive = int(n_ret[m_ret > 0][-1])
     for key, (n, margin, label) in series.items():
         need = np.where(margin > 0, np.log((n - 1) * 99.0) / np.where(margin > 0, margin, 1.0), np.nan)
         ax.loglog(n, need, color=COLORS[key], label=label)
@@ -167,6 +169,7 @@ def softmax_scale_figure(quick: bool = False) -> FigureResult:
     caption = (
         "Multiplier on unit-norm logits that guarantees weight >= 0.99 on the correct key for every input "
         "of length n: ln((n - 1) * 99) / margin_inf(n) (THEORY.md section 5, softmax link), from the exact "
-        "worst-case margins. Retrieval at theta = 0.0027 is drawn up to its horizon (n = 146)."
+        f"worst-case margins. Retrieval at theta = {RETRIEVAL_THETA} is drawn up to its horizon "
+        f"(n = {last_positive})."
     )
     return FigureResult("fig_d_softmax_scale", fig, rows, caption)

@@ -98,6 +98,6 @@ def geometry_figure(quick: bool = False) -> FigureResult:
         "is rho(theta)^(-s) v, so it lines up with a key s positions back. T_Retrieval: a pair's key "
         "encodes its first letter as rho(omega)^phi(L) v; the query (A, C) points at letter C's key. "
         "Bottom: the logit against the offset u = j - i from the derived closed forms; the dotted "
-        "line marks where a distractor can first overtake the target (first failing length 147)."
+        f"line marks where a distractor can first overtake the target (first failing length {horizon})."
     )
     return FigureResult("fig_e_geometry", fig, rows, caption)

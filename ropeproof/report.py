@@ -1,105 +1,290 @@
-"""Write ``report.md`` and ``report.json`` from claim results."""
+"""Write ``report.md`` and ``report.json`` from claim results.
+
+``report.json`` (format ``ropeproof-report``) identifies its run (command line, UTC time, git commit
+when run from a checkout, package versions, flags) and holds one entry per claim: the statement as
+run, expectation, verdict, status (finding, regression, ...), figures and counterexample.
+``report.md`` leads with the findings, one section per paper result, then the full table.
+Everything but the ``run.created`` time and the per-claim ``seconds`` is reproducible between runs
+(the searches are seeded).
+"""
 
 from __future__ import annotations
 
+import datetime
+import importlib.metadata
 import json
 import math
 import platform
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from ropeproof import __version__
 from ropeproof.claims import CheckContext, ClaimResult
 
+REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 2
+"""Name and version of ``report.json`` (version 2: run metadata, status and pins per claim)."""
 
-def _jsonable(value: Any) -> Any:
+CELL_LIMIT = 160
+"""Longest table cell in ``report.md``; longer values are cut with a pointer to the full value."""
+
+PACKAGES = ("torch", "numpy", "sympy", "mpmath", "hypothesis", "matplotlib", "safetensors", "transformers")
+"""Package versions recorded in the report (``null`` when not installed)."""
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON-ready data (numpy scalars and arrays to Python, non-finite floats to text)."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, int | str | bool) or value is None:
         return value
     if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
-        return _jsonable(value.item())
+        return jsonable(value.item())
     if hasattr(value, "tolist"):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     return str(value)
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    text = json.dumps(_jsonable(value)) if not isinstance(value, str) else value
-    return text if len(text) <= 160 else text[:157] + "..."
+def _git_commit() -> str | None:
+    """``HEAD`` of the checkout the package runs from (``+dirty`` if modified), or ``None``."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
-REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 1
-"""Name and version of ``report.json``."""
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"ropeproof": __version__, "python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def run_metadata(
+    ctx: CheckContext, argv: Sequence[str] | None = None, flags: dict[str, Any] | None = None
+) -> dict:
+    """What identifies a run: the command line, the UTC time, the git commit, versions and flags."""
+    return {
+        "command": ["ropeproof", *argv] if argv is not None else None,
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "git_commit": _git_commit(),
+        "versions": _versions(),
+        "flags": jsonable(
+            {
+                "device": str(ctx.device),
+                "dtype": str(ctx.dtype).removeprefix("torch."),
+                "quick": ctx.quick,
+                "certified": ctx.certified,
+                **(flags or {}),
+            }
+        ),
+    }
+
+
+def _claim_entry(r: ClaimResult) -> dict[str, Any]:
+    c = r.claim
+    return {
+        "id": c.id,
+        "section": c.section,
+        "statement": c.statement_for(r.quick),
+        "reference": c.reference,
+        "params": jsonable(c.params_for(r.quick)),
+        "expected": c.expected,
+        "pins": jsonable({k: str(v) for k, v in c.pins.items()}),
+        "verdict": r.outcome.verdict,
+        "status": r.status,
+        "regression": r.regression,
+        "certified": r.outcome.certified,
+        "meaning": c.meaning_for(r.quick, r.outcome.figures),
+        "key_figure": r.outcome.key_figure,
+        "figures": jsonable(r.outcome.figures),
+        "counterexample": jsonable(r.outcome.counterexample),
+        "detail": r.outcome.detail,
+        "seconds": round(r.seconds, 4),
+    }
 
 
 def report_dict(
-    results: Sequence[ClaimResult], ctx: CheckContext, figures: dict[str, list[Path]] | None = None
+    results: Sequence[ClaimResult],
+    ctx: CheckContext,
+    figures: dict[str, list[Path]] | None = None,
+    argv: Sequence[str] | None = None,
+    flags: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The machine-readable report: environment, counts per verdict, and one entry per claim."""
+    """The machine-readable report: the run, counts per verdict and status, one entry per claim."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
-        "ropeproof": __version__,
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "device": str(ctx.device),
-        "dtype": str(ctx.dtype).removeprefix("torch."),
-        "quick": ctx.quick,
+        "run": run_metadata(ctx, argv, flags),
         "counts": counts,
+        "regressions": [r.claim.id for r in results if r.regression is not None],
         "figures": {name: [p.name for p in paths] for name, paths in (figures or {}).items()},
-        "claims": [
-            {
-                "id": r.claim.id,
-                "statement": r.claim.statement,
-                "reference": r.claim.reference,
-                "params": _jsonable(r.claim.params),
-                "expected": r.claim.expected,
-                "verdict": r.outcome.verdict,
-                "certified": r.outcome.certified,
-                "key_figure": r.outcome.key_figure,
-                "figures": _jsonable(r.outcome.figures),
-                "counterexample": _jsonable(r.outcome.counterexample),
-                "detail": r.outcome.detail,
-                "seconds": round(r.seconds, 4),
-            }
-            for r in results
-        ],
+        "claims": [_claim_entry(r) for r in results],
     }
 
 
+def _drop_timings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _drop_timings(v) for k, v in value.items() if k != "seconds" and not k.endswith("_seconds")
+        }
+    if isinstance(value, list):
+        return [_drop_timings(v) for v in value]
+    return value
+
+
+def without_timings(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` minus the run time and every ``seconds`` / ``*_seconds`` entry (wall-clock times):
+    what two identical runs share."""
+    out = json.loads(json.dumps(report))
+    out["run"].pop("created", None)
+    out["claims"] = _drop_timings(out["claims"])
+    return out
+
+
+# ----------------------------------------------------------------------------------------- markdown
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value if isinstance(value, str) else json.dumps(jsonable(value))
+
+
+def _cell(value: Any, claim_id: str, what: str) -> str:
+    """A table cell, cut at :data:`CELL_LIMIT` characters with a pointer to the full value."""
+    text = _text(value)
+    if len(text) <= CELL_LIMIT:
+        return text
+    return text[: CELL_LIMIT - 40].rstrip() + f" ... (full {what}: [below](#{_anchor(claim_id)}))"
+
+
+def _anchor(claim_id: str) -> str:
+    return "full-" + "".join(ch if ch.isalnum() else "-" for ch in claim_id.lower())
+
+
+def _tokens(value: Any) -> str | None:
+    """An input written out as tokens, when ``value`` holds one (``tokens`` or ``input.tokens``)."""
+    if isinstance(value, dict):
+        for key in ("tokens", "input", "inputs"):
+            if key in value:
+                inner = value[key]
+                if isinstance(inner, list) and inner and all(isinstance(t, str) for t in inner):
+                    return " ".join(inner)
+                found = _tokens(inner)
+                if found:
+                    return found
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        parts = [" ".join(v) for v in value if all(isinstance(t, str) for t in v)]
+        return " | ".join(parts) if parts else None
+    return None
+
+
+def _finding_line(c: dict[str, Any]) -> list[str]:
+    verdict = c["verdict"] + (" (certified)" if c["certified"] else "")
+    lines = [f"- **{verdict}** — {c['statement']} (`{c['id']}`; {c['status']})"]
+    if c["meaning"]:
+        lines.append(f"  {c['meaning']}")
+    cex = c["counterexample"]
+    if c["verdict"] == "violated" and cex is not None:
+        n = cex.get("n") if isinstance(cex, dict) else None
+        tokens = _tokens(cex)
+        if n is not None:
+            lines.append(
+                f"  Smallest counterexample: n = {n}" + (f"; input `{tokens}`" if tokens else "") + "."
+            )
+        else:
+            lines.append(f"  Counterexample: {_cell(cex, c['id'], 'counterexample')}")
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
-    """``report.md``: a header, then one table row per claim."""
+    """``report.md``: the run, the findings (one section per paper result), the table, the figures."""
+    run = report["run"]
+    flags = run["flags"]
     lines = [
         "# ropeproof check report",
         "",
-        f"ropeproof {report['ropeproof']}, torch {report['torch']}, device `{report['device']}`, "
-        f"dtype `{report['dtype']}`{', quick run' if report['quick'] else ''}.",
+        f"`{' '.join(run['command']) if run['command'] else 'ropeproof check'}` at {run['created']}, "
+        f"commit `{run['git_commit'] or 'unknown'}`, ropeproof {run['versions']['ropeproof']}, "
+        f"torch {run['versions']['torch']}, device `{flags['device']}`, dtype `{flags['dtype']}`"
+        + (", quick run" if flags.get("quick") else "")
+        + (", certified" if flags.get("certified") else "")
+        + ".",
         "",
-        "Verdicts: " + ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items())),
+        "Verdicts: "
+        + ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
+        + (f". **Regressions: {', '.join(report['regressions'])}**" if report["regressions"] else "."),
         "",
-        "| claim | statement | reference | expected | verdict | key figure | counterexample |",
-        "|---|---|---|---|---|---|---|",
+        "## Findings",
+        "",
+        "A pinned `violated` is a finding about the paper's statement under the reading given; a",
+        "regression is a pinned verdict or witness of the toolkit that changed.",
     ]
+    sections: dict[str, list[dict[str, Any]]] = {}
+    for c in report["claims"]:
+        sections.setdefault(c["section"] or "Other", []).append(c)
+    for name, claims in sections.items():
+        lines += ["", f"### {name}", ""]
+        for c in claims:
+            lines += _finding_line(c)
+    lines += [
+        "",
+        "## All claims",
+        "",
+        "| claim | statement | reference | expected | verdict | status | key figure | counterexample |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    long_values: list[tuple[str, str, Any]] = []
     for c in report["claims"]:
         key = c["key_figure"]
-        figure = f"{key} = {_fmt(c['figures'][key])}" if key in c["figures"] else ""
+        figure = f"{key} = {_text(c['figures'][key])}" if key in c["figures"] else ""
+        figure_cell = _cell(figure, c["id"], "figures")
+        cex_cell = (
+            _cell(c["counterexample"], c["id"], "counterexample") if c["counterexample"] is not None else ""
+        )
+        if figure_cell != figure or (
+            c["counterexample"] is not None and cex_cell != _text(c["counterexample"])
+        ):
+            long_values.append((c["id"], figure, c["counterexample"]))
         verdict = c["verdict"] + (" (certified)" if c["certified"] else "")
-        cex = _fmt(c["counterexample"]) if c["counterexample"] is not None else ""
-        cells = [f"`{c['id']}`", c["statement"], c["reference"], c["expected"], verdict, figure, cex]
-        lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        cells = [f"`{c['id']}`", c["statement"], c["reference"], c["expected"], verdict, c["status"],
+                 figure_cell, cex_cell]  # fmt: skip
+        lines.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
+    if long_values:
+        lines += ["", "## Full values of cut cells", ""]
+        for claim_id, figure, cex in long_values:
+            lines += [f'<a id="{_anchor(claim_id)}"></a>', "", f"`{claim_id}`:", "", "```json"]
+            lines += [
+                json.dumps({"key_figure": figure, "counterexample": jsonable(cex)}, indent=1),
+                "```",
+                "",
+            ]
     if report["figures"]:
         lines += ["", "## Figures", ""]
         for name, files in report["figures"].items():
@@ -116,11 +301,70 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def write_report(
-    results: Sequence[ClaimResult], ctx: CheckContext, out: Path, figures: dict[str, list[Path]] | None = None
+    results: Sequence[ClaimResult],
+    ctx: CheckContext,
+    out: Path,
+    figures: dict[str, list[Path]] | None = None,
+    argv: Sequence[str] | None = None,
+    flags: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write ``out/report.json`` and ``out/report.md``; return the report dict."""
     out.mkdir(parents=True, exist_ok=True)
-    report = report_dict(results, ctx, figures)
+    report = report_dict(results, ctx, figures, argv, flags)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))
     return report
+
+
+# ------------------------------------------------------------------------------------------ README
+
+README_BEGIN = "<!-- findings:begin -->"
+README_END = "<!-- findings:end -->"
+
+
+def render_readme_findings(report: dict[str, Any]) -> str:
+    """The README's findings section body: per paper result, each claim's verdict and meaning.
+
+    Generated from a report (``ropeproof findings REPORT``); every number in it comes from the
+    report's parameters or from figures that the claim pins.
+    """
+    run = report["run"]
+    flags = run["flags"]
+    lines = [
+        f"Generated by `ropeproof findings` from `ropeproof check{' --quick' if flags.get('quick') else ''}` "
+        f"(dtype {flags['dtype']}); `tests/ropeproof/test_findings.py` fails when this section and a fresh "
+        "report disagree. *Finding* marks a pinned `violated`: a statement of the papers that fails under "
+        "the reading given.",
+    ]
+    sections: dict[str, list[dict[str, Any]]] = {}
+    for c in report["claims"]:
+        if c["section"] == "Your claims":
+            continue
+        sections.setdefault(c["section"] or "Other", []).append(c)
+    for name, claims in sections.items():
+        lines += ["", f"**{name}**", ""]
+        for c in claims:
+            mark = (
+                "finding: violated"
+                if c["expected"] == "violated" and c["verdict"] == "violated"
+                else c["verdict"]
+            )
+            if c["regression"]:
+                mark += " (REGRESSION)"
+            lines.append(f"- {mark} (`{c['id']}`): {c['meaning'] or c['statement']}")
+    return "\n".join(lines) + "\n"
+
+
+def replace_readme_findings(readme: str, body: str) -> str:
+    """``readme`` with the text between :data:`README_BEGIN` and :data:`README_END` replaced."""
+    if README_BEGIN not in readme or README_END not in readme:
+        raise ValueError(f"the README has no {README_BEGIN} ... {README_END} section")
+    head, rest = readme.split(README_BEGIN, 1)
+    _old, tail = rest.split(README_END, 1)
+    return f"{head}{README_BEGIN}\n{body}{README_END}{tail}"
+
+
+def readme_findings(readme: str) -> str:
+    """The body currently between the markers."""
+    _head, rest = readme.split(README_BEGIN, 1)
+    return rest.split(README_END, 1)[0].lstrip("\n")

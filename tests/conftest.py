@@ -31,6 +31,16 @@ PACKAGE_FOLDERS = {
 
 
 @pytest.fixture(scope="session")
+def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    """``ropeproof check --quick --strict`` run once per test session: ``(exit code, output dir)``."""
+    from ropeproof.cli import main
+
+    out = tmp_path_factory.mktemp("quick") / "report"
+    code = main(["check", "--quick", "--strict", "--out", str(out), "--no-progress"])
+    return code, out
+
+
+@pytest.fixture(scope="session")
 def package_modules() -> dict[str, Path]:
     """Every module of the installed package by name (``ropeproof.verify.runtime.rope``), with its file."""
     out = {}

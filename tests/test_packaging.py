@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -54,19 +55,12 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     """Build a wheel, install it into a new venv (torch and the other dependencies come from the
     base interpreter's site-packages), then import it and run a command from outside the checkout."""
     dist = tmp_path / "dist"
+    source = tmp_path / "source"  # build from a copy: setuptools writes build/ next to the sources
+    skip = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".*cache", "*.pyc")
+    shutil.copytree(ROOT, source, ignore=skip)
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(dist),
-            str(ROOT),
-        ],
+        [*pip_wheel, "-w", str(dist), str(source)],
         check=True,
         capture_output=True,
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},

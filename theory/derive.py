@@ -43,6 +43,16 @@ class RuleLogit:
             rf"\ell_{{\mathrm{{{self.query_rule}}},\mathrm{{{self.key_rule}}}}}(u) = {sp.latex(self.closed)}"
         )
 
+    def display_latex(self, equals: str = "=") -> str:
+        """:meth:`latex` with the rule names' underscores escaped (``\\mathrm{pair\\_ll}``), for
+        renderers that read ``_`` in ``\\mathrm`` as a subscript; ``equals`` is the relation."""
+        q, k = (r.replace("_", r"\_") for r in (self.query_rule, self.key_rule))
+        return rf"\ell_{{\mathrm{{{q}}},\mathrm{{{k}}}}}(u) {equals} {sp.latex(self.closed)}"
+
+    def _repr_latex_(self) -> str:
+        """Jupyter's display: the closed form as display math."""
+        return f"$${self.display_latex()}$$"
+
     def at(self, query: Token, key: Token, construction: Construction) -> sp.Expr:
         """The closed form for two concrete tokens (parameters substituted, offset ``u`` left free)."""
         subs = {**_param_subs(self.query_token, query), **_param_subs(self.key_token, key)}
@@ -116,6 +126,13 @@ class Derivation:
 
     def latex(self) -> str:
         return "\n".join(rl.latex() for rl in self.logits.values())
+
+    def _repr_latex_(self) -> str:
+        """Jupyter's display: every rule-pair logit, one aligned line each (``docs/theory.md``
+        section 4), under the construction's name."""
+        rows = " \\\\\n".join(rl.display_latex("&=") for rl in self.logits.values())
+        name = self.construction.name.replace("_", r"\_")
+        return f"$$\\text{{{name}}}:\\quad\\begin{{aligned}}\n{rows}\n\\end{{aligned}}$$"
 
     def numeric_logit_fn(self, query: str, key: str, backend: Backend = "numpy") -> Callable[[Any], Any]:
         """``f(u)``: the two tokens' logit with the construction's parameters substituted."""

@@ -200,6 +200,13 @@ class ProofStep:
         self.passed = None if self.check is None else bool(self.check())
         return self.passed
 
+    @property
+    def status(self) -> str:
+        """``checked``, ``failed``, ``argued, not checked`` (no check attached) or ``not run``."""
+        if self.check is None:
+            return "argued, not checked"
+        return {True: "checked", False: "failed", None: "not run"}[self.passed]
+
 
 def _one_minus_cos_increasing() -> bool:
     return bool(sp.is_increasing(1 - sp.cos(_X), sp.Interval(0, sp.pi)))
@@ -283,3 +290,10 @@ def mixed_radix_proof(base: int = 3, planes: int = 3) -> list[ProofStep]:
 def run_proof(steps: list[ProofStep]) -> dict[str, bool | None]:
     """Run every step; ``{name: passed}`` (``None`` for steps stated in words)."""
     return {s.name: s.run() for s in steps}
+
+
+def proof_verdict(steps: list[ProofStep]) -> tuple[bool, str]:
+    """``(every step checked and passed, "k/m checked")`` for steps already run. A step argued in
+    words counts as unchecked, so a proof passes only when every step has a check that passed."""
+    checked = sum(s.passed is True for s in steps)
+    return checked == len(steps), f"{checked}/{len(steps)} checked"

@@ -84,6 +84,10 @@ class LogitForm:
         """LaTeX of the closed form, ``l(u) = ...``."""
         return rf"\ell(u) = {sp.latex(self.closed)}"
 
+    def _repr_latex_(self) -> str:
+        """Jupyter's display: :meth:`latex` as display math."""
+        return f"$${self.latex()}$$"
+
     def free_symbols(self) -> list[sp.Symbol]:
         """Free symbols of the closed form, sorted by name (the default lambdify argument order)."""
         return sorted(self.closed.free_symbols, key=lambda s: s.name)

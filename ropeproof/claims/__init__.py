@@ -7,20 +7,33 @@
   report order.
 
 Your own claims use the module-level :func:`claim` decorator (they land in
-:data:`~ropeproof.claims.registry.USER_CLAIMS` and run after the built-in ones).
+:data:`~ropeproof.claims.registry.USER_CLAIMS` and run after the built-in ones);
+:mod:`ropeproof.claims.loading` loads them from files, modules and the ``ropeproof.claims``
+entry-point group, and selects claims by id.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from ropeproof.claims.loading import (
+    ENTRY_POINT_GROUP,
+    ClaimLoadError,
+    claim_source,
+    entry_point_claims,
+    gather_claims,
+    load_claims,
+    select_claims,
+)
 from ropeproof.claims.registry import (
     USER_CLAIMS,
+    Approx,
     CheckContext,
     Claim,
     ClaimResult,
     ClaimSet,
     Outcome,
+    Quick,
     claim,
     run_claim,
     run_claims,
@@ -60,15 +73,24 @@ def registered_claims() -> list[Claim]:
 
 __all__ = [
     "BUILTIN_TOPICS",
+    "ENTRY_POINT_GROUP",
     "USER_CLAIMS",
+    "Approx",
     "CheckContext",
     "Claim",
+    "ClaimLoadError",
     "ClaimResult",
     "ClaimSet",
     "Outcome",
+    "Quick",
     "builtin_claim_sets",
     "claim",
+    "claim_source",
+    "entry_point_claims",
+    "gather_claims",
+    "load_claims",
     "registered_claims",
     "run_claim",
     "run_claims",
+    "select_claims",
 ]

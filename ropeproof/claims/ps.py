@@ -17,15 +17,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome
+from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
+from ropeproof.constructions.paper import ALPHABET_SIZE, INDEX_THETA
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.exact.index_sweep import index_sweep
+from ropeproof.verify.exact.sweep import sweep_retrieval
 from ropeproof.verify.ps.exact import ExclusionReport, exact_exclusion
+from ropeproof.verify.ps.scale_sweep import scores_over_scales, working_scale
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.subjects import index_subject, retrieval_subject
 from ropeproof.verify.testing.random_heads import random_head
 
-CLAIMS = ClaimSet("ps")
+CLAIMS = ClaimSet("ps", section="Positional and symbolic heads ([B], [A])")
 """The ps claims, in report order."""
 
 
@@ -49,8 +53,9 @@ def tolerances(dtype: torch.dtype, max_abs_logit: float = 1.0) -> tuple[float, f
     return max(SCORE_TOL, 4 * eps**2), (4 * eps * max_abs_logit) ** 2
 
 
-CLASS_THRESHOLD = 0.5
-"""A score below 0.5 classifies: the row is closer to orthogonal than to the reference."""
+CLASS_THRESHOLD = 0.1
+"""Purity threshold: a head is classified positional (symbolic) when S_pos = 1 (S_sym = 1) and the
+other score is below this, judged at the head's working logit scale."""
 
 
 N_EXACT = 8
@@ -102,15 +107,18 @@ def _summary(reports: list[tuple[str, ExclusionReport]]) -> tuple[bool, dict[str
     id="ps.exclusion-principle",
     statement=(
         "Var of the key-logit row <= (||delta_pos||^2 + ||delta_sym||^2) / ((n-1)! (n-1)) over all "
-        "permutations of the n-1 keys, for random RoPE heads and for T_Index and T_Retrieval."
+        "permutations of the n-1 keys, for {random_heads} random RoPE heads (n = 2..8, 3 inputs each) and "
+        "for T_Index and T_Retrieval, every permutation enumerated."
     ),
-    reference="[B] Theorem 1; THEORY.md section 2",
-    params={"random_heads": 40, "quick_random_heads": 12, "n": "2..8", "inputs_per_head": 3},
+    reference="[B] Theorem 1; docs/theory.md section 2",
+    params={"random_heads": Quick(40, 12), "n": "2..8", "inputs_per_head": 3},
+    meaning="The inequality holds for every function of the key contents (it is an identity plus "
+    "(a - b)^2 <= 2 (a^2 + b^2)); its tightness is what describes a head.",
 )
 def _exclusion(ctx: CheckContext) -> Outcome:
     rng = np.random.default_rng(20260)
     reports: list[tuple[str, ExclusionReport]] = []
-    for i in range(12 if ctx.quick else 40):
+    for i in range(ctx.params["random_heads"]):
         spec = _random_spec(rng)
         d_model = int(rng.integers(1, 9))
         head = random_head(
@@ -136,23 +144,32 @@ def _exclusion(ctx: CheckContext) -> Outcome:
 
 
 def _classify(ctx: CheckContext, which: str) -> Outcome:
+    p = ctx.params
     if which == "index":
-        subj = index_subject(100, device=ctx.device, dtype=ctx.dtype)
+        subj = index_subject(p["n_inputs"], device=ctx.device, dtype=ctx.dtype)
+        margin = float(index_sweep([p["theta"]], [1.0], p["length"]).margin_inf[-1])
     else:
-        subj = retrieval_subject(100, 0.0, device=ctx.device, dtype=ctx.dtype)
-    sc = ps_scores(subj.head, subj.inputs)
+        subj = retrieval_subject(p["n_inputs"], p["theta"], device=ctx.device, dtype=ctx.dtype)
+        margin = float(
+            sweep_retrieval(p["alphabet"], p["theta"], p["length"], judge=False).columns["margin_inf"][-1]
+        )
+    s_star = working_scale(margin, p["length"])
+    sweep = scores_over_scales(subj.head, subj.inputs, [*p["scales"], s_star])
+    at_work = sweep[-1]
     ex = exact_exclusion(subj.head, _last(subj.inputs, N_EXACT)[:10])
-    pos_name = "msd_pos_exact" if which == "index" else "msd_sym_exact"
+    dev_name = "msd_pos_exact" if which == "index" else "msd_sym_exact"
     exact_dev = float((ex.msd_pos if which == "index" else ex.msd_sym).max())
-    pure, other = (sc.S_pos, sc.S_sym) if which == "index" else (sc.S_sym, sc.S_pos)
+    pure, other = (at_work.S_pos, at_work.S_sym) if which == "index" else (at_work.S_sym, at_work.S_pos)
     score_tol, dev_tol = tolerances(ctx.dtype)  # construction logits lie in [-1, 1]
-    ok = exact_dev <= dev_tol and pure >= 1 - score_tol and other < CLASS_THRESHOLD
+    ok = exact_dev <= dev_tol and pure >= 1 - score_tol and other < p["threshold"]
+    other_name = "S_sym" if which == "index" else "S_pos"
     figures = {
-        "S_pos": sc.S_pos,
-        "S_sym": sc.S_sym,
-        "s_pos_range": [float(sc.s_pos.min()), float(sc.s_pos.max())],
-        "s_sym_range": [float(sc.s_sym.min()), float(sc.s_sym.max())],
-        pos_name: exact_dev,
+        "worst_margin": margin,
+        "working_scale": s_star,
+        f"{other_name}_at_working_scale": other,
+        f"{other_name}_at_scale_1": getattr(sweep[0], other_name),
+        "scores_by_scale": [{"scale": r.scale, "S_pos": r.S_pos, "S_sym": r.S_sym} for r in sweep],
+        dev_name: exact_dev,
         "n_inputs": int(subj.inputs.shape[0]),
         "exact_n": N_EXACT,
         "score_tol": score_tol,
@@ -161,19 +178,38 @@ def _classify(ctx: CheckContext, which: str) -> Outcome:
     return Outcome.judge(
         ok,
         figures,
-        key_figure="S_sym" if which == "index" else "S_pos",
-        counterexample={"S_pos": sc.S_pos, "S_sym": sc.S_sym, pos_name: exact_dev},
+        key_figure=f"{other_name}_at_working_scale",
+        counterexample={"scores_by_scale": figures["scores_by_scale"], dev_name: exact_dev},
     )
+
+
+SCALES = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+"""Logit scales (multiples of the construction's unit-norm logits) the classification is shown at."""
 
 
 @CLAIMS.claim(
     id="ps.index-positional",
     statement=(
-        "T_Index (theta = 0.866) on number-task inputs of 17 tokens scores as positional: S_pos = 1 "
-        "and S_sym < 0.5; under the exact definitions delta_pos = 0."
+        "T_Index (theta = {theta}) on {n_inputs} number-task inputs of {length} tokens is positional at its "
+        "working logit scale s* = ln((n-1) 99) / margin_inf(n) = {working_scale} (99% attention on the "
+        "target): S_pos = 1 and S_sym < {threshold}; under the exact definitions delta_pos = 0. Scores "
+        "are also reported at scales {scales}."
     ),
-    reference="[A] Thm 3.1 and Remark 3.1; THEORY.md sections 2 and 4",
-    params={"theta": 0.866, "n_inputs": 100, "length": 17, "tau": 1e-4, "tol": SCORE_TOL},
+    reference="[A] Thm 3.1 and Remark 3.1; docs/theory.md sections 2 and 4",
+    params={
+        "theta": INDEX_THETA,
+        "n_inputs": 100,
+        "length": 17,
+        "tau": 1e-4,
+        "threshold": CLASS_THRESHOLD,
+        "scales": SCALES,
+    },
+    pins={
+        "working_scale": Approx(302.4274367626738, rel=1e-9),
+        "S_sym_at_scale_1": Approx(0.27016880576948843, rel=1e-9),
+    },
+    meaning="At scale 1 the same head scores S_sym = {S_sym_at_scale_1}: with tau = 1e-4 the score is "
+    "an argmax over swaps, so on nearly uniform attention it measures the logit range, not the head.",
 )
 def _index_positional(ctx: CheckContext) -> Outcome:
     return _classify(ctx, "index")
@@ -182,11 +218,26 @@ def _index_positional(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="ps.retrieval-symbolic",
     statement=(
-        "T_Retrieval at theta = 0 (omega = pi/4) on letter-task inputs of 17 pairs scores as symbolic: "
-        "S_sym = 1 and S_pos < 0.5; under the exact definitions delta_sym = 0."
+        "T_Retrieval at theta = {theta} (|ALPH| = {alphabet}) on {n_inputs} letter-task inputs of {length} "
+        "pairs is symbolic at its working logit scale s* = {working_scale}: S_sym = 1 and S_pos < "
+        "{threshold}; under the exact definitions delta_sym = 0. Scores are also reported at scales "
+        "{scales}."
     ),
-    reference="[A] Thm 3.1 and Remark 3.1; THEORY.md sections 2 and 4",
-    params={"theta": 0.0, "alphabet": 8, "n_inputs": 100, "length": 17, "tau": 1e-4, "tol": SCORE_TOL},
+    reference="[A] Thm 3.1 and Remark 3.1; docs/theory.md sections 2 and 4",
+    params={
+        "theta": 0.0,
+        "alphabet": ALPHABET_SIZE,
+        "n_inputs": 100,
+        "length": 17,
+        "tau": 1e-4,
+        "threshold": CLASS_THRESHOLD,
+        "scales": SCALES,
+    },
+    pins={
+        "working_scale": Approx(25.154930531413097, rel=1e-9),
+        "S_pos_at_scale_1": Approx(0.2683648704000495, rel=1e-9),
+    },
+    meaning="At scale 1 the same head scores S_pos = {S_pos_at_scale_1}, for the same reason as T_Index.",
 )
 def _retrieval_symbolic(ctx: CheckContext) -> Outcome:
     return _classify(ctx, "retrieval")
@@ -214,8 +265,9 @@ def _reference_heads(ctx: CheckContext) -> dict[str, RopeAttention]:
         "A head with constant logits scores (1, 1); a NoPE head has delta_sym = 0 and a constant-key head "
         "delta_pos = 0 exactly, over all key permutations."
     ),
-    reference="[B] definitions; THEORY.md section 2",
+    reference="[B] definitions; docs/theory.md section 2",
     params={"n_exact": N_EXACT, "n_scores": 17, "inputs": "one-hot, 8 per check"},
+    meaning="The scores and the exact definitions agree on the three reference heads.",
 )
 def _reference(ctx: CheckContext) -> Outcome:
     heads = _reference_heads(ctx)

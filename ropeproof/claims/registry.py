@@ -1,47 +1,107 @@
 """The claim registry: every statement ``ropeproof check`` verifies, as data.
 
-Adding a claim is one decorated function::
+A claim is an id, a one-sentence statement, its source, its parameters, an expectation and a check
+that returns an :class:`Outcome`. Adding one is one decorated function::
 
     from ropeproof.claims import CheckContext, Outcome, claim
 
     @claim(
-        id="my-bound",
-        statement="Delta(n) <= 1/n for my construction.",
+        id="my.bound",
+        statement="Delta(n) <= 1/n for my construction, n = 2..{max_n}.",
         reference="my paper, Thm 2",
-        params={"theta": 0.5, "lengths": "2..100"},
+        params={"theta": 0.5, "max_n": Quick(1000, 100)},
     )
     def _(ctx: CheckContext) -> Outcome:
+        max_n = ctx.params["max_n"]  # the value that actually runs (100 under --quick)
         ...
         return Outcome.judge(ok=..., figures={...}, counterexample=...)
 
-and importing the module that defines it before ``ropeproof check`` runs (the built-in claims live
-in :mod:`ropeproof.claims.rope`).
+**Expectations.** ``holds`` and ``violated`` are *pinned*: the verdict must come out that way, and
+every figure named in ``pins`` must come out equal to its pinned value (a finding such as "first
+fails at n = 4" is pinned by its witness). ``open`` claims are reported but not pinned.
+``ropeproof check --strict`` fails on any pinned verdict or pin that changes, on any ``error``
+verdict, and on an ``unresolvable`` verdict of a pinned claim (:attr:`ClaimResult.regression`).
+
+**Parameters and statements.** A parameter may differ between full and ``--quick`` runs
+(:class:`Quick`); the check reads the values that run from ``ctx.params``, and the statement is
+formatted with the same values (``{name}`` fields), so a quick report states what it checked.
+
+The built-in claims live in one module per topic under :mod:`ropeproof.claims`, each with its own
+:class:`ClaimSet`, loaded from the explicit list :data:`ropeproof.claims.BUILTIN_TOPICS`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import torch
 
 Verdict = Literal["holds", "violated", "unresolvable", "error"]
 VERDICTS: tuple[str, ...] = ("holds", "violated", "unresolvable", "error")
 Expectation = Literal["holds", "violated", "open"]
+EXPECTATIONS: tuple[str, ...] = ("holds", "violated", "open")
+
+
+@dataclass(frozen=True)
+class Quick:
+    """A parameter value that differs under ``--quick``: ``full`` normally, ``quick`` in quick runs."""
+
+    full: Any
+    quick: Any
+
+    def resolve(self, quick: bool) -> Any:
+        return self.quick if quick else self.full
+
+
+@dataclass(frozen=True)
+class Approx:
+    """A pinned float: ``value`` within relative tolerance ``rel`` (and absolute ``abs``)."""
+
+    value: float
+    rel: float = 1e-9
+    abs: float = 0.0
+
+    def matches(self, got: Any) -> bool:
+        try:
+            g = float(got)
+        except (TypeError, ValueError):
+            return False
+        return math.isclose(g, self.value, rel_tol=self.rel, abs_tol=self.abs)
+
+    def __str__(self) -> str:
+        return f"{self.value:.6g} (rel {self.rel:g})"
+
+
+def pin_matches(pinned: Any, got: Any) -> bool:
+    """Whether an outcome figure equals its pin: :class:`Approx` within its tolerance; an ``int`` pin
+    only by an integer of that value (a float ``4.0`` does not match ``4``); anything else by ``==``."""
+    if isinstance(pinned, Approx):
+        return pinned.matches(got)
+    if isinstance(pinned, bool) or pinned is None:
+        return got is pinned or (isinstance(got, np.bool_) and bool(got) is pinned)
+    if isinstance(pinned, int):
+        return isinstance(got, int | np.integer) and not isinstance(got, bool | np.bool_) and got == pinned
+    return bool(got == pinned)
 
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may depend on: device, dtype, ``--quick`` and ``--certified``."""
+    """What a check may depend on: device, dtype, ``--quick``, ``--certified`` and the claim's
+    resolved parameters (``params``, filled in by :func:`run_claim`)."""
 
     device: torch.device
     dtype: torch.dtype
     quick: bool = False
     certified: bool = False
     """Decide bound claims by interval arithmetic where a certified check exists."""
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -49,7 +109,7 @@ class Outcome:
     """A check's result: a verdict, the figures measured, and for a violation a counterexample.
 
     ``key_figure`` names the entry of ``figures`` shown in the report table. ``certified`` is true
-    when the verdict was proved from exact or interval arithmetic rather than floating point.
+    when every number behind the verdict came from exact or interval arithmetic.
     """
 
     verdict: Verdict
@@ -77,7 +137,11 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Claim:
-    """A registered claim: an id, a one-sentence statement, its source, parameters and check."""
+    """A registered claim (see the module docstring).
+
+    ``section`` groups claims under one paper result in the report; ``meaning`` is one sentence on
+    what the verdict means, shown with the findings.
+    """
 
     id: str
     statement: str
@@ -87,20 +151,41 @@ class Claim:
     expected: Expectation = "holds"
     quick: bool = True
     """Whether the claim also runs under ``--quick``."""
+    pins: dict[str, Any] = field(default_factory=dict)
+    section: str = ""
+    meaning: str = ""
 
-
-@dataclass
-class ClaimResult:
-    """A claim together with its outcome and the seconds its check took."""
-
-    claim: Claim
-    outcome: Outcome
-    seconds: float
+    def __post_init__(self) -> None:
+        if self.expected not in EXPECTATIONS:
+            raise ValueError(f"claim {self.id!r}: expected={self.expected!r}; accepted: {EXPECTATIONS}")
+        if self.pins and self.expected == "open":
+            raise ValueError(f"claim {self.id!r}: an open claim cannot pin figures")
 
     @property
-    def unexpected(self) -> bool:
-        """True when a claim expected to hold did not (``--strict`` fails on these)."""
-        return self.claim.expected == "holds" and self.outcome.verdict != "holds"
+    def pinned(self) -> bool:
+        """Whether the verdict is pinned (``holds`` or ``violated``)."""
+        return self.expected != "open"
+
+    def params_for(self, quick: bool) -> dict[str, Any]:
+        """The parameters that run: every :class:`Quick` resolved."""
+        return {k: v.resolve(quick) if isinstance(v, Quick) else v for k, v in self.params.items()}
+
+    def statement_for(self, quick: bool) -> str:
+        """The statement with ``{name}`` fields filled from :meth:`params_for` and the pins."""
+        values = {k: f"{v.value:.6g}" if isinstance(v, Approx) else v for k, v in self.pins.items()}
+        try:
+            return self.statement.format(**values, **self.params_for(quick))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"claim {self.id!r}: statement field {exc} has no parameter or pin") from exc
+
+    def meaning_for(self, quick: bool, figures: Mapping[str, Any]) -> str:
+        """The meaning sentence with ``{name}`` fields filled from the parameters that ran and the
+        outcome's figures (floats to 6 significant digits); the raw sentence if a field is missing."""
+        values = {k: f"{v:.6g}" if isinstance(v, float) else v for k, v in figures.items()}
+        try:
+            return self.meaning.format(**{**self.params_for(quick), **values})
+        except (KeyError, IndexError, ValueError):
+            return self.meaning
 
 
 class ClaimSet:
@@ -110,8 +195,9 @@ class ClaimSet:
     unique within a set, and :func:`ropeproof.claims.registered_claims` checks them across sets.
     """
 
-    def __init__(self, topic: str) -> None:
+    def __init__(self, topic: str, section: str = "") -> None:
         self.topic = topic
+        self.section = section
         self._claims: dict[str, Claim] = {}
 
     def __iter__(self) -> Iterator[Claim]:
@@ -127,9 +213,13 @@ class ClaimSet:
         return self._claims[claim_id]
 
     def add(self, c: Claim) -> Claim:
-        """Add ``c``; raise ``ValueError`` if its id is taken."""
+        """Add ``c``; raise ``ValueError`` if its id is taken or its statement has an unknown field."""
         if c.id in self._claims:
             raise ValueError(f"claim id {c.id!r} is already registered in {self.topic!r}")
+        if not c.section and self.section:
+            c = dataclasses.replace(c, section=self.section)
+        c.statement_for(False)
+        c.statement_for(True)
         self._claims[c.id] = c
         return c
 
@@ -145,35 +235,119 @@ class ClaimSet:
         params: dict[str, Any] | None = None,
         expected: Expectation = "holds",
         quick: bool = True,
+        pins: dict[str, Any] | None = None,
+        section: str = "",
+        meaning: str = "",
     ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
         """Decorator adding ``check`` as the claim ``id`` (see :class:`Claim` for the fields)."""
 
         def register(check: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
-            self.add(Claim(id, statement, reference, dict(params or {}), check, expected, quick))
+            self.add(
+                Claim(
+                    id,
+                    statement,
+                    reference,
+                    dict(params or {}),
+                    check,
+                    expected,
+                    quick,
+                    dict(pins or {}),
+                    section,
+                    meaning,
+                )
+            )
             return check
 
         return register
 
 
-USER_CLAIMS = ClaimSet("user")
+USER_CLAIMS = ClaimSet("user", section="Your claims")
 """Claims registered with the module-level :func:`claim` decorator (your own claims)."""
-
 
 claim = USER_CLAIMS.claim
 """Decorator registering ``check`` as the user claim ``id`` in :data:`USER_CLAIMS` (the signature of
 :meth:`ClaimSet.claim`)."""
 
 
+@dataclass
+class ClaimResult:
+    """A claim together with its outcome, the seconds its check took and whether it ran quick."""
+
+    claim: Claim
+    outcome: Outcome
+    seconds: float
+    quick: bool = False
+
+    @property
+    def pin_mismatches(self) -> dict[str, tuple[Any, Any]]:
+        """``{figure: (pinned, got)}`` for every pin the outcome does not match."""
+        figures = self.outcome.figures
+        return {
+            k: (v, figures.get(k, "<missing>"))
+            for k, v in self.claim.pins.items()
+            if not pin_matches(v, figures.get(k))
+        }
+
+    @property
+    def regression(self) -> str | None:
+        """Why this result fails ``--strict``, or ``None``.
+
+        An ``error`` always fails; a pinned claim fails when its verdict differs from the expected
+        one (``unresolvable`` included) or when a pinned figure changed; an open claim fails only on
+        ``error``.
+        """
+        verdict = self.outcome.verdict
+        if verdict == "error":
+            return "the check raised an error"
+        if not self.claim.pinned:
+            return None
+        if verdict != self.claim.expected:
+            return f"expected {self.claim.expected}, got {verdict}"
+        mismatched = self.pin_mismatches
+        if mismatched:
+            return "; ".join(f"{k} pinned at {v[0]}, got {v[1]}" for k, v in mismatched.items())
+        return None
+
+    @property
+    def unexpected(self) -> bool:
+        """True when :attr:`regression` is set (``--strict`` fails on these)."""
+        return self.regression is not None
+
+    @property
+    def status(self) -> str:
+        """How to read the verdict: a regression, a finding about the paper (pinned ``violated``),
+        confirmed (pinned ``holds``) or reported (``open``)."""
+        if self.regression is not None:
+            return "REGRESSION: " + self.regression
+        if self.claim.expected == "violated":
+            return "finding about the paper (pinned)"
+        if self.claim.expected == "holds":
+            return "as expected (pinned)"
+        return "reported (open, not pinned)"
+
+    def _repr_markdown_(self) -> str:
+        from ropeproof.claims.display import result_markdown
+
+        return result_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ropeproof.claims.display import result_html
+
+        return result_html(self)
+
+
 def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
-    """Run one claim; an exception becomes an ``error`` verdict carrying the traceback."""
+    """Run one claim with its resolved parameters; an exception becomes an ``error`` verdict
+    carrying the traceback."""
     start = time.perf_counter()
+    run_ctx = dataclasses.replace(ctx, params=c.params_for(ctx.quick))
     try:
-        outcome = c.check(ctx)
+        outcome = c.check(run_ctx)
         if outcome.verdict not in VERDICTS:
             raise ValueError(f"check returned unknown verdict {outcome.verdict!r}")
     except Exception as exc:  # a failing check is reported, never fatal to the run
         outcome = Outcome("error", detail=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-    return ClaimResult(c, outcome, time.perf_counter() - start)
+    return ClaimResult(c, outcome, time.perf_counter() - start, ctx.quick)
 
 
 def run_claims(claims: list[Claim], ctx: CheckContext, progress: bool = True) -> Iterator[ClaimResult]:

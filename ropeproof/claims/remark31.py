@@ -1,100 +1,173 @@
 """[A] Remark 3.1: a symbolic head cannot implement Index; a positional head cannot implement
-Retrieval (searches for failing input pairs, with working constructions as controls)."""
+Retrieval. Each impossibility is checked as stated, on the whole class: a sympy identity for generic
+weights, an exhibited pair of task inputs, and a search over random heads of random sizes; the
+positional one under two readings of "implement" (attention on the target, or the readout's answer).
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+import math
 
-import numpy as np
-
-from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome
+from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import (
-    INDEX_THETA,
-    index_construction,
-    retrieval_construction,
+from ropeproof.constructions.counterexamples import positional_retrieval_construction
+from ropeproof.constructions.paper import INDEX_THETA, index_construction
+from ropeproof.theory.impossibility import (
+    positional_logits_ignore_key_content,
+    symbolic_output_is_permutation_invariant,
 )
-from ropeproof.verify.beyond.impossibility import find_failure_pair
-from ropeproof.verify.exact.families import family_for
+from ropeproof.verify.beyond.impossibility import class_search, content_independent_readout_margin
+from ropeproof.verify.exact.families import family_for, sample_family_inputs
 from ropeproof.verify.runtime.compiled import answer
+from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
 
-CLAIMS = ClaimSet("remark3.1")
+CLAIMS = ClaimSet("remark3.1", section="Remark 3.1 ([A]): what symbolic and positional heads cannot do")
 """The remark3.1 claims, in report order."""
 
-
-def _target(tokens: tuple[str, ...], t: int) -> str:
-    return tokens[t]
+INDEX_PAIR = (("A", "B", "1"), ("B", "A", "1"))
+"""Two Index inputs with the same tokens in another order: the query 1 asks for position 1."""
+RETRIEVAL_PAIR = (("A1", "BD", "CA"), ("BD", "A1", "CA"))
+"""Two Retrieval inputs with the same query (C, A): the pair with left letter A moves."""
 
 
 @CLAIMS.claim(
     id="remark3.1.symbolic-cannot-index",
-    statement="A purely symbolic head (every plane at theta = 0; also a random NoPE head) cannot implement "
-    "Index: a search finds two inputs it does not both answer, while T_Index has none.",
-    reference="[A] Remark 3.1; THEORY.md section 4",
-    params={"n": 6, "letters": 4, "max_int": 8, "search_examples": 2000},
+    statement="No symbolic head (every plane at theta = 0) implements Index, under any readout: the "
+    "inputs {pair} hold the same tokens and need different answers, while a symbolic head's output is "
+    "invariant under permuting key contents (sympy, generic weights; {heads} random symbolic heads of "
+    "random sizes in float64).",
+    reference="[A] Remark 3.1; docs/theory.md section 4",
+    params={"pair": " and ".join(" ".join(x) for x in INDEX_PAIR), "heads": Quick(200, 40)},
+    meaning="A head that only sees contents sees a multiset, and Index needs positions.",
 )
-def _remark_symbolic(ctx: CheckContext) -> Outcome:
-    c = index_construction(theta=0.0, letters=4, max_int=8)
-    head = compile_construction(c)
-    rng = np.random.default_rng(0)
-    random_nope = dataclasses.replace(
-        head,
-        W_Q=rng.standard_normal(head.W_Q.shape) * (head.W_Q != 0),
-        W_K=rng.standard_normal(head.W_K.shape) * (head.W_K != 0),
+def _symbolic(ctx: CheckContext) -> Outcome:
+    identity = symbolic_output_is_permutation_invariant()
+    answers = [follow_number_chain(x) for x in INDEX_PAIR]
+    same_multiset = sorted(INDEX_PAIR[0]) == sorted(INDEX_PAIR[1])
+    search = class_search("symbolic", ctx.params["heads"], seed=31)
+    # a concrete symbolic head (T_Index at theta = 0) answers both alike; T_Index itself answers both
+    nope = compile_construction(index_construction(theta=0.0, letters=2, max_int=2))
+    working = compile_construction(index_construction(theta=INDEX_THETA, letters=2, max_int=2))
+    nope_answers = answer(nope, [list(x) for x in INDEX_PAIR], mode="softmax", dtype=ctx.dtype)
+    control = answer(working, [list(x) for x in INDEX_PAIR], dtype=ctx.dtype)
+    figures = {
+        "sympy_identity": identity,
+        "pair_answers": answers,
+        "same_multiset": same_multiset,
+        "random_heads": search.heads,
+        "max_relative_change": search.max_change,
+        "tolerance": search.tolerance,
+        "theta0_T_Index_answers": nope_answers,
+        "T_Index_answers": control,
+    }
+    ok = (
+        identity
+        and same_multiset
+        and answers[0] != answers[1]
+        and search.invariant
+        and nope_answers[0] == nope_answers[1]
+        and control == answers
     )
-    fam = family_for(c)
-    found = {}
-    for name, h in (("theta=0 T_Index", head), ("random NoPE", random_nope)):
-        fp = find_failure_pair(
-            lambda b, h=h: answer(h, b, mode="softmax", dtype=ctx.dtype), fam, 6, _target, "content"
-        )
-        found[name] = fp
-    working = index_construction(theta=INDEX_THETA, letters=4, max_int=8)
-    wh = compile_construction(working)
-    control = find_failure_pair(
-        lambda b: answer(wh, b, dtype=ctx.dtype), family_for(working), 6, _target, "content", 500
-    )
-    ok = all(fp is not None for fp in found.values()) and control is None
-    figures = {f"failure_found[{k}]": v is not None for k, v in found.items()}
-    figures["control_T_Index_failure_found"] = control is not None
-    example = next((dataclasses.asdict(v) for v in found.values() if v is not None), None)
-    figures["example_pair"] = example
-    return Outcome.judge(
-        ok,
-        figures,
-        "example_pair",
-        counterexample={"not found for": [k for k, v in found.items() if v is None]},
-    )
+    return Outcome.judge(ok, figures, "max_relative_change", counterexample=search.worst)
 
 
 @CLAIMS.claim(
-    id="remark3.1.positional-cannot-retrieve",
-    statement="A purely positional head (every key the same vector) cannot implement Retrieval: a search "
-    "finds two inputs it does not both answer, while T_Retrieval has none.",
-    reference="[A] Remark 3.1; THEORY.md section 4",
-    params={"n": 6, "alphabet_size": 4, "search_examples": 2000},
+    id="remark3.1.positional-cannot-retrieve.attention",
+    statement="Read as 'the head attends most to the target', no positional head (every key the same "
+    "vector) implements Retrieval: the inputs {pair} have the same query and their targets at different "
+    "positions, while a positional head's logit row ignores key contents (sympy, generic weights; "
+    "{heads} random positional heads of random sizes in float64).",
+    reference="[A] Remark 3.1; docs/theory.md section 4",
+    params={"pair": " and ".join(" ".join(x) for x in RETRIEVAL_PAIR), "heads": Quick(200, 40)},
+    meaning="This is the argument the remark gives: attention that ignores content cannot follow the "
+    "matching pair.",
 )
-def _remark_positional(ctx: CheckContext) -> Outcome:
-    c = retrieval_construction(4, 0.01, max_int=2)
+def _positional_attention(ctx: CheckContext) -> Outcome:
+    identity = positional_logits_ignore_key_content()
+    answers = [follow_letter_chain(x) for x in RETRIEVAL_PAIR]
+    targets = [x.index(a) for x, a in zip(RETRIEVAL_PAIR, answers, strict=True)]
+    search = class_search("positional", ctx.params["heads"], seed=32)
+    figures = {
+        "sympy_identity": identity,
+        "pair_answers": answers,
+        "target_positions": targets,
+        "random_heads": search.heads,
+        "max_relative_change": search.max_change,
+        "tolerance": search.tolerance,
+    }
+    ok = identity and targets[0] != targets[1] and RETRIEVAL_PAIR[0][-1] == RETRIEVAL_PAIR[1][-1]
+    ok = ok and search.invariant
+    return Outcome.judge(ok, figures, "max_relative_change", counterexample=search.worst)
+
+
+@CLAIMS.claim(
+    id="remark3.1.positional-cannot-retrieve.output",
+    statement="Read as 'the argmax of the head's readout is the target pair', no positional head "
+    "implements Retrieval. Tested with a positional head that attends to the query itself with one "
+    "logit and to every other position with another ({planes} planes at 2 pi k/{period}), whose query "
+    "value writes bonus {bonus} on the pairs it asks for: its exact worst readout margin over every "
+    "Retrieval input (|ALPH| = {alphabet}) at each length n in {lengths}.",
+    reference="[A] Remark 3.1 (a reading the remark's argument does not cover); docs/theory.md section 4",
+    params={
+        "alphabet": 4,
+        "period": 65,
+        "planes": 32,
+        "bonus": 10.0,
+        "lengths": Quick("3..65", [3, 8, 17, 33, 65]),
+        "samples_per_length": 64,
+    },
+    expected="violated",
+    pins={
+        "counterexample_found": True,
+        "min_margin": Approx(1 / 192, rel=1e-9),
+        "margin_is_closed_form": True,
+        "sampled_accuracy": 1.0,
+    },
+    meaning="The remark's argument covers attention only. This positional head answers every input up "
+    "to length {period}: its worst readout margin is exactly 1/(2(N-1) + n - 1) at length n (N = "
+    "{period}), smallest ({min_margin}) at n = N.",
+)
+def _positional_output(ctx: CheckContext) -> Outcome:
+    p = ctx.params
+    c = positional_retrieval_construction(p["alphabet"], p["period"], p["bonus"])
     head = compile_construction(c)
     fam = family_for(c)
-    found = {}
-    for theta in (0.01, 0.3, 1.0):
-        h = compile_construction(retrieval_construction(4, theta, max_int=2))
-        positional = dataclasses.replace(h, W_K=np.tile(h.W_K[:1], (h.W_K.shape[0], 1)))
-        fp = find_failure_pair(
-            lambda b, p=positional: answer(p, b, dtype=ctx.dtype), fam, 6, _target, "target"
-        )
-        found[f"constant keys, theta={theta}"] = fp
-    control = find_failure_pair(lambda b: answer(head, b, dtype=ctx.dtype), fam, 6, _target, "target", 500)
-    ok = all(fp is not None for fp in found.values()) and control is None
-    figures: dict[str, Any] = {f"failure_found[{k}]": v is not None for k, v in found.items()}
-    figures["control_T_Retrieval_failure_found"] = control is not None
-    figures["example_pair"] = next((dataclasses.asdict(v) for v in found.values() if v is not None), None)
-    return Outcome.judge(
-        ok,
-        figures,
-        "example_pair",
-        counterexample={"not found for": [k for k, v in found.items() if v is None]},
+    k = (p["period"] - 1) // 2
+    # logit K at the query, -1/2 elsewhere: this scale gives the query weight 2(N-1) / (2(N-1) + n - 1)
+    scale = math.log(2 * (p["period"] - 1)) / (k + 0.5)
+    lengths = (
+        list(range(3, p["period"] + 1)) if isinstance(p["lengths"], str) else [int(x) for x in p["lengths"]]
     )
+    rows, worst = [], None
+    closed_ok = True
+    for n in lengths:
+        r = content_independent_readout_margin(head, fam, n, scale)
+        want = 1 / (2 * (p["period"] - 1) + n - 1)
+        # p_t is one softmax weight computed in float64: a few ulps of relative error
+        closed_ok &= math.isclose(r.margin, want, rel_tol=1e-12)
+        rows.append({"n": n, "margin": r.margin, "closed_form": want})
+        if worst is None or r.margin < worst.margin:
+            worst = r
+    correct = total = 0
+    for n in sorted({*lengths[:: max(1, len(lengths) // 5)], lengths[-1]}):
+        samples = sample_family_inputs(fam, n, p["samples_per_length"], seed=n)
+        got = answer(head, [list(x) for x, _ in samples], "softmax", scale, "cpu", ctx.dtype)
+        correct += sum(g == x[t] for g, (x, t) in zip(got, samples, strict=True))
+        total += len(samples)
+    assert worst is not None
+    found = worst.margin > 0 and closed_ok
+    figures = {
+        "counterexample_found": found,
+        "min_margin": worst.margin,
+        "margin_is_closed_form": closed_ok,
+        "softmax_scale": scale,
+        "sampled_accuracy": correct / total,
+        "margins": rows,
+    }
+    cex = {
+        "head": c.description,
+        "softmax_scale": scale,
+        "lengths": p["lengths"],
+        "worst_case": worst.witness,
+    }
+    return Outcome.judge(not found, figures, "min_margin", counterexample=cex)

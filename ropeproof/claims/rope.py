@@ -11,7 +11,7 @@ from ropeproof.verify.runtime.reference import reference_logits
 from ropeproof.verify.runtime.resolution import logit_error_bound
 from ropeproof.verify.runtime.rope import rope_logits
 
-CLAIMS = ClaimSet("rope")
+CLAIMS = ClaimSet("rope", section="RoPE identities")
 """The rope claims, in report order."""
 
 
@@ -31,9 +31,12 @@ def _random_qk(spec: RopeSpec, n: int, seed: int) -> tuple[np.ndarray, np.ndarra
 
 @CLAIMS.claim(
     id="rope.relative-position",
-    statement="RoPE logits depend on positions only through the offset j - i.",
-    reference="THEORY.md section 1",
+    statement="RoPE logits depend on positions only through the offset j - i: shifting both positions by "
+    "{shifts} changes no logit beyond the dtype's rounding bound, for {specs} specs (both layouts, "
+    "partial rotary) and n = {n}.",
+    reference="docs/theory.md section 1",
     params={"specs": len(_IDENTITY_SPECS), "n": 9, "shifts": [1, 7, 1000]},
+    meaning="The module's rotation is relative, as the convention requires.",
 )
 def _relative_position(ctx: CheckContext) -> Outcome:
     worst, worst_case, bound_at_worst = 0.0, None, 0.0
@@ -66,10 +69,11 @@ def _relative_position(ctx: CheckContext) -> Outcome:
     id="rope.layout-equivalence",
     statement=(
         "The interleaved and half layouts give equal logits once q/k rows are permuted, and both "
-        "equal the explicit block-diagonal reference."
+        "equal the explicit block-diagonal reference, for {specs} specs and n = {n}."
     ),
-    reference="THEORY.md section 1",
+    reference="docs/theory.md section 1",
     params={"specs": len(_IDENTITY_SPECS), "n": 9},
+    meaning="Both layouts implement the same rotation; a layout mix-up would show here.",
 )
 def _layout_equivalence(ctx: CheckContext) -> Outcome:
     worst, worst_case, ok = 0.0, None, True

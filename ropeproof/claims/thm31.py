@@ -12,7 +12,6 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import ALPHABET_SIZE as ALPHABET
 from ropeproof.constructions.paper import (
     INDEX_THETA,
-    OMEGA,
     RETRIEVAL_THETA,
     index_construction,
     retrieval_construction,
@@ -24,32 +23,41 @@ from ropeproof.verify.runtime.compiled import answer
 from ropeproof.verify.runtime.resolution import gap_resolution
 from ropeproof.verify.tasks import letter_task, number_task
 
-CLAIMS = ClaimSet("thm3.1")
+CLAIMS = ClaimSet("thm3.1", section="Theorem 3.1 ([A]): the constructions work up to their horizon")
 """The thm3.1 claims, in report order."""
 
 
 @CLAIMS.claim(
     id="thm3.1.index",
-    statement="T_Index (theta = 0.8660, 120 letters, integers 1..16) attends to the key s positions back "
-    "for every input of the Index family up to length 17, and answers 1-hop number tasks correctly "
-    "(argmax and softmax readouts).",
-    reference="[A] Theorem 3.1; THEORY.md section 4",
-    params={"theta": INDEX_THETA, "max_int": 16, "lengths": "2..17", "tasks": 200, "softmax_scale": 30},
+    statement="T_Index (theta = {theta}, {letters} letters, integers 1..{max_int}) has a positive worst-case "
+    "margin on every input of the Index family of length n <= {max_len}, and answers {tasks} 1-hop "
+    "number tasks correctly (argmax readout, and softmax at logit scale {softmax_scale}).",
+    reference="[A] Theorem 3.1; docs/theory.md section 4",
+    params={
+        "theta": INDEX_THETA,
+        "letters": 120,
+        "max_int": 16,
+        "max_len": 17,
+        "tasks": 200,
+        "softmax_scale": 30,
+    },
+    meaning="T_Index implements Selective Index at every length its integer vocabulary covers.",
 )
 def _thm31_index(ctx: CheckContext) -> Outcome:
-    c = index_construction(INDEX_THETA, max_int=16, letters=120)
+    p = ctx.params
+    c = index_construction(p["theta"], max_int=p["max_int"], letters=p["letters"])
     head = compile_construction(c)
-    sweep = exact_sweep(build_tables(head, family_for(c), 17, ctx.dtype), 17)
+    sweep = exact_sweep(build_tables(head, family_for(c), p["max_len"], ctx.dtype), p["max_len"])
     res = gap_resolution(ctx.dtype, head_dim=2)
-    tasks = number_task(200, hops=(1,), seed=0)
+    tasks = number_task(p["tasks"], hops=(1,), seed=0)
     seqs = [t.tokens for t in tasks]
     hard = answer(head, seqs, dtype=ctx.dtype)
-    soft = answer(head, seqs, mode="softmax", softmax_scale=30.0, dtype=ctx.dtype)
+    soft = answer(head, seqs, mode="softmax", softmax_scale=float(p["softmax_scale"]), dtype=ctx.dtype)
     acc_hard = float(np.mean([a == t.answer for a, t in zip(hard, tasks, strict=True)]))
     acc_soft = float(np.mean([a == t.answer for a, t in zip(soft, tasks, strict=True)]))
     m = float(sweep.margin_inf.min())
     # beyond the vocabulary: the exact margin stays positive but sinks below the dtype's resolution
-    long = index_sweep([INDEX_THETA], [1.0], 10**5)
+    long = index_sweep([p["theta"]], [1.0], 10**5)
     unresolvable = np.nonzero(long.margin_inf <= res)[0]
     figures = {
         "min_margin_inf_2..17": m,
@@ -64,20 +72,26 @@ def _thm31_index(ctx: CheckContext) -> Outcome:
 
 @CLAIMS.claim(
     id="thm3.1.retrieval",
-    statement="T_Retrieval (|ALPH| = 8, theta = 0.0027) answers every Retrieval input correctly for every "
-    "length n0 with theta < omega/(2 n0) (n0 <= 145), and 1-hop letter tasks correctly.",
-    reference="[A] Theorem 3.1; THEORY.md section 4",
-    params={"alphabet_size": ALPHABET, "theta": RETRIEVAL_THETA, "lengths": "2..200", "tasks": 200},
+    statement="T_Retrieval (|ALPH| = {alphabet_size}, theta = {theta}) has a positive worst-case margin on "
+    "every Retrieval input of every length n0 with theta < omega/(2 n0) (n0 <= {claimed_horizon}), and "
+    "answers {tasks} 1-hop letter tasks correctly; exact margins for n = 2..{max_n}.",
+    reference="[A] Theorem 3.1; docs/theory.md section 4",
+    params={"alphabet_size": ALPHABET, "theta": RETRIEVAL_THETA, "max_n": 200, "tasks": 200},
+    pins={"claimed_horizon": 145, "exact_first_failure_n": 147},
+    meaning="The stated horizon is safe but not tight: the exact margin stays positive up to one length "
+    "before n = {exact_first_failure_n}, where (2n - 3) theta first reaches omega.",
 )
 def _thm31_retrieval(ctx: CheckContext) -> Outcome:
-    c = retrieval_construction(ALPHABET, RETRIEVAL_THETA, max_int=8)
+    p = ctx.params
+    c = retrieval_construction(p["alphabet_size"], p["theta"], max_int=8)
     head = compile_construction(c)
-    big = 200
+    big = p["max_n"]
     sweep = exact_sweep(build_tables(head, family_for(c), big, ctx.dtype), big)
-    horizon_claimed = math.ceil(OMEGA / (2 * RETRIEVAL_THETA)) - 1
+    omega = 2 * math.pi / p["alphabet_size"]
+    horizon_claimed = math.ceil(omega / (2 * p["theta"])) - 1
     bad = np.nonzero(sweep.margin_inf <= 0)[0]
     first_failure = int(sweep.n[bad[0]]) if bad.size else None
-    tasks = letter_task(200, hops=(1,), seed=0)
+    tasks = letter_task(p["tasks"], hops=(1,), seed=0)
     answers = answer(head, [t.tokens for t in tasks], dtype=ctx.dtype)
     acc = float(np.mean([a == t.answer for a, t in zip(answers, tasks, strict=True)]))
     within = sweep.margin_inf[: horizon_claimed - 1]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ropeproof.claims import CheckContext, registered_claims, run_claims
+from ropeproof.claims.loading import ClaimLoadError, claim_source, gather_claims, select_claims
 from ropeproof.report import write_report
 from ropeproof.verify.runtime.devices import resolve_device, resolve_dtype
 
@@ -17,8 +18,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("ropeproof-report"), help="output directory")
     p.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda")
     p.add_argument("--dtype", default="float64", help="float64, float32, float16 or bfloat16")
-    p.add_argument("--strict", action="store_true", help="exit 1 if a claim expected to hold does not")
-    p.add_argument("--list", action="store_true", help="list the registered claims and exit")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on any regression: a pinned verdict or witness that changed, an error, or an "
+        "unresolvable verdict of a pinned claim",
+    )
+    p.add_argument(
+        "--list", action="store_true", help="list the claims (id, source module, statement) and exit"
+    )
+    p.add_argument(
+        "--claims",
+        action="append",
+        default=[],
+        metavar="FILE_OR_MODULE",
+        help="also load the claims of a Python file or an importable module (repeatable)",
+    )
+    p.add_argument(
+        "--only", action="append", default=[], metavar="PATTERN", help="run only ids matching a glob"
+    )
+    p.add_argument("--skip", action="append", default=[], metavar="PATTERN", help="skip ids matching a glob")
+    p.add_argument(
+        "--no-plugins",
+        action="store_true",
+        help="ignore claims registered under the ropeproof.claims entry point",
+    )
     p.add_argument(
         "--certified",
         action="store_true",
@@ -30,10 +54,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    claims = registered_claims()
+    try:
+        claims = gather_claims(registered_claims(), args.claims, entry_points=not args.no_plugins)
+        claims = select_claims(claims, args.only, args.skip)
+    except ClaimLoadError as exc:
+        print(f"ropeproof check: error: {exc}", file=sys.stderr)
+        return 2
     if args.list:
         for c in claims:
-            print(f"{c.id:40s} {c.statement}")
+            print(f"{c.id:40s} {claim_source(c):32s} [{c.expected}] {c.statement_for(args.quick)}")
         return 0
     ctx = CheckContext(
         resolve_device(args.device), resolve_dtype(args.dtype), quick=args.quick, certified=args.certified
@@ -45,10 +74,11 @@ def run(args: argparse.Namespace) -> int:
         from ropeproof.paper_figures import make_all
 
         figures = make_all(args.out / "figures", quick=args.quick)
-    report = write_report(results, ctx, args.out, figures)
+    flags = {"strict": args.strict, "figures": not args.no_figures}
+    report = write_report(results, ctx, args.out, figures, getattr(args, "argv", None), flags)
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")
-    unexpected = [r.claim.id for r in results if r.unexpected]
-    if unexpected:
-        print("not as expected: " + ", ".join(unexpected), file=sys.stderr)
-    return 1 if args.strict and unexpected else 0
+    regressions = [r for r in results if r.regression is not None]
+    for r in regressions:
+        print(f"regression: {r.claim.id}: {r.regression}", file=sys.stderr)
+    return 1 if args.strict and regressions else 0

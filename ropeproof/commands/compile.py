@@ -18,8 +18,9 @@ def add_construction_params(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", choices=["interleaved", "half"], default="interleaved")
 
 
-def construction_from_args(args: argparse.Namespace):
-    kwargs = {}
+def construction_kwargs(args: argparse.Namespace) -> dict[str, float | int]:
+    """The keyword arguments of the construction function that the parameters ask for."""
+    kwargs: dict[str, float | int] = {}
     if args.theta is not None:
         kwargs["theta"] = args.theta
     if args.max_int is not None:
@@ -28,7 +29,11 @@ def construction_from_args(args: argparse.Namespace):
         kwargs["letters"] = args.letters
     if args.alphabet is not None and args.construction == "retrieval":
         kwargs["alphabet_size"] = args.alphabet
-    return CONSTRUCTIONS[args.construction](**kwargs)
+    return kwargs
+
+
+def construction_from_args(args: argparse.Namespace):
+    return CONSTRUCTIONS[args.construction](**construction_kwargs(args))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     head = compile_construction(construction_from_args(args), layout=args.layout)
+    # how it was built, so that sweep/ps-score --head can rebuild the construction's input family
+    head.metadata["construction_args"] = construction_kwargs(args)
     head.save(args.out)
     print(f"wrote {head.name} ({head.vocab_size} tokens, head_dim {head.spec.head_dim}) to {args.out}")
     return 0

@@ -15,14 +15,16 @@ from ropeproof.commands.compile import add_construction_params, construction_fro
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import CONSTRUCTIONS
 from ropeproof.theory.errors import RopeproofError
+from ropeproof.verify.interop.hf.architectures import ExportError
 
-ARCHS = ("gptj", "llama")
+ARCHS = ("gptj", "llama", "tl")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export",
-        help="export a construction as a one-layer HF transformers GPT-J / LLaMA model (needs the hf extra)",
+        help="export a construction as a one-layer HF GPT-J / LLaMA model (hf extra) or a TransformerLens "
+        "HookedTransformer (tl extra)",
         description=(
             "Write a directory that GPTJForCausalLM / LlamaForCausalLM.from_pretrained loads. Frequencies "
             "are placed exactly or the command fails with the reason (e.g. GPT-J's base is fixed at 10000: "
@@ -37,14 +39,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--logit-scale", type=float, default=1.0, help="multiplies the logits (sharpens the softmax)"
     )
-    p.add_argument("--rotary-dim", type=int, default=None, help="GPT-J rotary_dim (default: smallest exact)")
+    p.add_argument(
+        "--rotary-dim", type=int, default=None, help="GPT-J / tl rotary_dim (default: smallest exact)"
+    )
     p.add_argument("--head-dim", type=int, default=None, help="head_dim (default: smallest that fits)")
-    p.add_argument("--rope-theta", type=float, default=None, help="LLaMA rope_theta (default: chosen)")
+    p.add_argument(
+        "--rope-theta", type=float, default=None, help="LLaMA rope_theta / tl rotary_base (default: chosen)"
+    )
     p.add_argument("--max-positions", type=int, default=2048, help="longest supported sequence")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.arch == "tl":
+        return _run_tl(args)
     try:
         from ropeproof.verify.interop.hf import export_head
 
@@ -67,6 +75,39 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"wrote {head.name} as {args.arch} (hidden_size {pl.hidden_size}, head_dim {pl.head_dim}, "
         f"rotary_dim {pl.rotary_dim}, rope_theta {pl.rope_theta}) to {args.out}"
+    )
+    print(pl.describe(head.spec))
+    return 0
+
+
+def _run_tl(args: argparse.Namespace) -> int:
+    """``ropeproof export tl CONSTRUCTION --out DIR``: an attention-only rotary HookedTransformer
+    (``tl_config.json`` + ``model.safetensors`` + ``ropeproof_export.json``; the ``tl`` extra)."""
+    try:
+        from ropeproof.verify.interop.tl.export import export_hooked_transformer
+
+        head = compile_construction(construction_from_args(args), layout=args.layout)
+        if args.rope_theta is not None and args.rope_theta <= 0:
+            raise ExportError(f"--rope-theta={args.rope_theta} must be > 0")
+        exported = export_hooked_transformer(
+            head,
+            layout=args.layout,
+            rotary_dim=args.rotary_dim,
+            d_head=args.head_dim,
+            rotary_base=args.rope_theta,
+            logit_scale=args.logit_scale,
+            dtype=args.dtype,
+            n_ctx=args.max_positions,
+        )
+        exported.save(args.out)
+    except RopeproofError as exc:
+        print(f"ropeproof export: error: {exc}", file=sys.stderr)
+        return 2
+    pl = exported.info.placement
+    print(
+        f"wrote {head.name} as an attention-only HookedTransformer (d_model {pl.hidden_size}, d_head "
+        f"{pl.head_dim}, rotary_dim {pl.rotary_dim}, rotary_base {pl.rope_theta}, {args.layout}) "
+        f"to {args.out}"
     )
     print(pl.describe(head.spec))
     return 0

@@ -16,9 +16,11 @@ import sys
 import time
 from typing import Any
 
+from ropeproof.commands import head_dir
 from ropeproof.constructions.paper import INDEX_THETA, TASK_LENGTH
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.ps.exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
+from ropeproof.verify.ps.head_subject import head_subject
 from ropeproof.verify.ps.per_frequency import per_frequency_scores
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.devices import resolve_device, resolve_dtype
@@ -30,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ps-score",
         help="positional/symbolic scores of a construction or a random head, and the exclusion principle",
     )
-    p.add_argument("head", choices=("index", "retrieval", "random"), help="which head to score")
+    p.add_argument("head", nargs="?", choices=("index", "retrieval", "random"), help="which head to score")
+    head_dir.add_head_option(p)
     p.add_argument("--n-inputs", type=int, default=100, help="number of inputs (default 100)")
     p.add_argument(
         "--length",
@@ -65,6 +68,11 @@ def _subject(args: argparse.Namespace) -> Subject:
     device, dtype = resolve_device(args.device), resolve_dtype(args.dtype)
     if args.n_inputs < 1:
         raise InputError(f"--n-inputs={args.n_inputs} must be >= 1")
+    if (args.head is None) == (args.head_dir is None):
+        raise InputError("give one head: index, retrieval, random, or --head DIR")
+    if args.head_dir is not None:
+        head = head_dir.read_head(args.head_dir)
+        return head_subject(head, args.n_inputs, args.length, args.seed, device, dtype)
     if args.head == "random":
         return random_subject(
             args.n_inputs, args.length, args.head_dim, args.base, args.d_model,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
+from ropeproof.commands import head_dir
 from ropeproof.verify.exact.sweep import parse_lengths, sweep_index, sweep_retrieval
 from ropeproof.verify.runtime.devices import resolve_device
 
@@ -14,8 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep", help="exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound"
     )
-    p.add_argument("construction", choices=["index", "retrieval"])
-    p.add_argument("--theta", type=float, required=True, help="RoPE angle of the plane")
+    p.add_argument("construction", nargs="?", choices=["index", "retrieval"])
+    head_dir.add_head_option(p)
+    p.add_argument("--theta", type=float, default=None, help="RoPE angle of the plane (index, retrieval)")
     p.add_argument("--alphabet", type=int, default=8, help="|ALPH| (retrieval)")
     p.add_argument("--lengths", default="2:100", help="A:B[:STEP], 2 <= A <= B")
     p.add_argument("--dtype", default="float64", help="dtype of the measured logits")
@@ -25,6 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.head_dir is None) == (args.construction is None) or (args.construction and args.theta is None):
+        print("ropeproof sweep: error: give index|retrieval with --theta, or --head DIR", file=sys.stderr)
+        return 2
+    if args.head_dir is not None:
+        return head_dir.run_sweep(args)
     start, stop, step = parse_lengths(args.lengths)
     device = resolve_device(args.device)
     if args.construction == "index":

@@ -35,9 +35,9 @@ def test_console_script_runs() -> None:
     assert "usage: ropeproof" in out
 
 
-def test_check_quick_writes_report_and_figures(tmp_path: Path) -> None:
-    out = tmp_path / "rep"
-    assert main(["check", "--quick", "--out", str(out), "--no-progress"]) == 0
+def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -> None:
+    code, out = quick_report
+    assert code == 0  # --strict: no regression in the quick run
     report = json.loads((out / "report.json").read_text())
     ids = [c["id"] for c in report["claims"]]
     for expected in (
@@ -45,7 +45,7 @@ def test_check_quick_writes_report_and_figures(tmp_path: Path) -> None:
         "thm3.1.index",
         "thm3.1.retrieval",
         "remark3.1.symbolic-cannot-index",
-        "remark3.1.positional-cannot-retrieve",
+        "remark3.1.positional-cannot-retrieve.output",
         "thm3.2.index.min.gap_sup",
         "ps.exclusion-principle",
     ):
@@ -54,20 +54,15 @@ def test_check_quick_writes_report_and_figures(tmp_path: Path) -> None:
     assert by_id["thm3.1.retrieval"]["figures"]["exact_first_failure_n"] == 147
     assert by_id["thm3.2.index.pi2-over-2n2.gap_sup"]["verdict"] == "violated"
     assert by_id["thm3.2.index.pi2-over-2n2.gap_sup"]["counterexample"]["n"] == 4
-    assert all(c["verdict"] != "error" for c in report["claims"])
+    assert all(c["verdict"] != "error" for c in report["claims"]) and report["regressions"] == []
     md = (out / "report.md").read_text()
-    assert "| claim | statement |" in md and "fig_a_theory_bounds.png" in md
-    for name in (
-        "fig_a_theory_bounds",
-        "fig_b_loglog_discrepancy",
-        "fig_c_accuracy",
-        "fig_d_softmax_scale",
-        "fig_e_geometry",
-    ):
+    assert md.index("## Findings") < md.index("## All claims")
+    assert "| claim | statement | reference | expected | verdict | status |" in md
+    assert "fig_a_theory_bounds.png" in md
+    for name in ("fig_a_theory_bounds", "fig_b_loglog_discrepancy", "fig_c_accuracy", "fig_d_softmax_scale",
+                 "fig_e_geometry", "ps_scale"):  # fmt: skip
         for ext in ("png", "pdf", "csv", "caption.txt"):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 0
-    # claims expected to hold all hold, so --strict passes (open claims do not count)
-    assert main(["check", "--quick", "--out", str(out), "--no-progress", "--no-figures", "--strict"]) == 0
 
 
 def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,6 +81,7 @@ def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pyte
     assert main([*args, "--strict"]) == 1
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["claims"][0]["counterexample"] == {"n": 2}
+    assert report["claims"][0]["status"].startswith("REGRESSION: expected holds, got violated")
 
 
 def test_certified_mode_agrees_with_floating_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -216,9 +216,9 @@ def _all_correct_up_to(rows: list[LengthRow]) -> int | None:
 
 
 def default_lengths(quick: bool) -> list[int]:
-    """Lengths of the study: 17 to 128 (quick) or 17 to 10^4."""
+    """Lengths of the study: 17 to 64 (quick) or 17 to 10^4."""
     if quick:
-        return [17, 24, 32, 64, 128]
+        return [17, 24, 32, 64]
     return [17, 24, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 10000]
 
 

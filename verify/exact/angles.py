@@ -30,7 +30,10 @@ _P3 = (_rest - _P2) + (-math.sin(2 * math.pi))  # sin(fl(2 pi)) = -(2 pi - fl(2 
 
 
 def reduced_angles(m: np.ndarray, theta: float) -> np.ndarray:
-    """``m * theta`` reduced to ``[-pi, pi]`` with ~1e-16 absolute error (``|m| < 2^26``)."""
+    """``m * theta`` reduced to ``[-pi, pi]`` with ~1e-16 absolute error (``|m| < 2^26``).
+
+    Shapes: m [...]; return [...]
+    """
     m = np.asarray(m, dtype=np.float64)
     if m.size and np.abs(m).max() >= 2**26:
         raise ValueError("reduced_angles needs |m| < 2^26")

@@ -26,7 +26,10 @@ Refine = Callable[[int], tuple[float, float]]
 
 @dataclass
 class BoundComparison:
-    """Outcome of ``measured(n) <= bound(n)`` over a sweep."""
+    """Outcome of ``measured(n) <= bound(n)`` over a sweep.
+
+    Shapes: n [rows]; status [rows]; ratio [rows]
+    """
 
     term: str
     reading: str
@@ -86,7 +89,10 @@ def compare(
     refine: Refine | None = None,
     max_refine: int = 512,
 ) -> BoundComparison:
-    """Judge ``measured <= bound`` for every row (NaN measurements are ``undecided``)."""
+    """Judge ``measured <= bound`` for every row (NaN measurements are ``undecided``).
+
+    Shapes: n [rows]; measured [rows]; bound [rows]; tol [rows] (or a float)
+    """
     n = np.asarray(n)
     measured, bound = np.asarray(measured, dtype=np.float64), np.asarray(bound, dtype=np.float64)
     tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), measured.shape)

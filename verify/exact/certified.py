@@ -172,7 +172,10 @@ def enclose_retrieval_terms(
 def prefix_top2(values: np.ndarray, largest: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(top, index)``, each ``[N, 2]``: the two largest (or smallest) of ``values[0 .. r]`` and their
     indices, per row ``r`` (first occurrence wins ties; missing entries are ``-/+inf`` with index -1).
-    Comparisons only, so exact."""
+    Comparisons only, so exact.
+
+    Shapes: values [N]; return [N, 2] (top, index)
+    """
     sign = 1.0 if largest else -1.0
     vals = (sign * np.asarray(values, dtype=np.float64)).tolist()
     top = np.empty((len(vals), 2))
@@ -189,7 +192,10 @@ def prefix_top2(values: np.ndarray, largest: bool = True) -> tuple[np.ndarray, n
 
 
 def prefix_min_interval(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Enclosure of ``min(x_1 .. x_M)`` for every ``M`` given enclosures of each ``x_i``."""
+    """Enclosure of ``min(x_1 .. x_M)`` for every ``M`` given enclosures of each ``x_i``.
+
+    Shapes: lo [M]; hi [M]; return [M] (lo, hi)
+    """
     return np.minimum.accumulate(lo), np.minimum.accumulate(hi)
 
 
@@ -202,6 +208,8 @@ def retrieval_margin_interval(
     For each ``n`` and ``d_t``: ``lo = lo T(d_t) - max(hi S, max_{d != d_t} hi O(d))`` and
     ``hi = hi T(d_t) - max(lo S, max_{d != d_t} lo O(d))``; the ``max`` excluding ``d_t`` is read from
     prefix top-2 lists, and the minimum over ``d_t <= n - 1`` from prefix bottom-2 lists.
+
+    Shapes: t [D] (lo, hi); o [D] (lo, hi); return [D] (lo, hi, d_t)
     """
     t_lo, t_hi = t
     o_lo, o_hi = o
@@ -234,7 +242,11 @@ def retrieval_margin_interval(
 
 @dataclass
 class CertifiedComparison:
-    """Row-by-row certified verdicts of ``measured(n) <= bound(n)`` (arrays indexed by ``n - 2``)."""
+    """Row-by-row certified verdicts of ``measured(n) <= bound(n)`` (arrays indexed by ``n - 2``).
+
+    Shapes: n [N - 1]; measured_lo [N - 1]; measured_hi [N - 1]; bound_lo [N - 1]; bound_hi [N - 1];
+        status [N - 1]
+    """
 
     name: str
     reading: str
@@ -304,7 +316,10 @@ def judge(
     refine: Refine | None = None,
     max_refine: int = 32,
 ) -> CertifiedComparison:
-    """Certified statuses of ``measured <= bound`` (see the module docstring)."""
+    """Certified statuses of ``measured <= bound`` (see the module docstring).
+
+    Shapes: n [rows]; measured [rows] (lo, hi); bound [rows] (lo, hi)
+    """
     m_lo, m_hi = (np.asarray(x, dtype=np.float64) for x in measured)
     b_lo, b_hi = (np.asarray(x, dtype=np.float64) for x in bound)
     status = np.where(m_hi <= b_lo, "holds", np.where(m_lo > b_hi, "violated", "undecided")).astype(object)

@@ -48,6 +48,8 @@ class CaseTable:
 
     ``target_logits[g, d]``, ``other_logits[g, d]``: target / other groups at distance ``d``
     (``0 .. N-1``); ``self_logits[g]``: the query position's own groups at distance 0.
+
+    Shapes: target_logits [target groups, N]; other_logits [other groups, N]; self_logits [query groups]
     """
 
     case: FamilyCase
@@ -378,6 +380,8 @@ class SweepResult:
 
     ``gap_inf`` is exact wherever ``gap_inf_exact``; past the horizon (``margin_inf <= 0``) and above
     ``gap_inf_limit`` only slow enumeration could give it, so it is NaN there.
+
+    Shapes: n [N - 1]; gap_sup [N - 1]; gap_inf [N - 1]; margin_inf [N - 1]; gap_inf_exact [N - 1]
     """
 
     n: np.ndarray

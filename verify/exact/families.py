@@ -13,6 +13,7 @@ token there and ``d`` (RoPE is relative), which is what makes exact extremes com
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,3 +152,24 @@ def sample_family_inputs(
         d_t = int(rng.integers(1, n)) if family.cases[ci].target_distance is None else 0
         out.append(family_input(family, n, ci, d_t, rng.integers(0, 1 << 30, size=n).tolist()))
     return out
+
+
+def token_family(tokens: Sequence[str], query_tokens: Sequence[str] | None = None) -> Family:
+    """*Any input over a vocabulary*: a token of ``query_tokens`` (default: every token) at ``n - 1``
+    and any of ``tokens`` at every other position; no target.
+
+    One case per query token, with the query position as its own target (``target_distance = 0``)
+    so the family is well defined for any head. Its ``gap_sup`` is [A]'s discrepancy ``Delta(n)``
+    (the largest top-1 minus top-2 gap of the query row over the family) and ``gap_inf`` the
+    smallest; its ``margin_inf`` is the query's own logit minus the best earlier one, which means
+    something only for heads that should attend to themselves.
+    """
+    names = tuple(str(t) for t in tokens)
+    if not names:
+        raise InputError("tokens must be a non-empty list of token names")
+    queries = names if query_tokens is None else tuple(str(t) for t in query_tokens)
+    unknown = sorted(set(queries) - set(names))
+    if unknown or not queries:
+        raise InputError(f"query_tokens must be a non-empty subset of tokens; unknown: {unknown[:5]}")
+    cases = tuple(FamilyCase(f"query={q}", (q,), (q,), names, 0) for q in queries)
+    return Family("tokens", cases, "any query token at n-1, any token elsewhere (no target)")

@@ -58,7 +58,10 @@ def planes_of(construction: Construction) -> tuple[np.ndarray, np.ndarray]:
 
 
 def stable_gaps(freqs: Sequence[float], amps: Sequence[float], m: np.ndarray) -> np.ndarray:
-    """``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` with accurately reduced angles."""
+    """``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` with accurately reduced angles.
+
+    Shapes: m [...]; return [...]
+    """
     out = np.zeros(np.asarray(m).shape)
     for theta, a in zip(freqs, amps, strict=True):
         out += 2.0 * a * np.sin(reduced_angles(m, float(theta)) / 2) ** 2
@@ -72,6 +75,9 @@ class IndexSweep:
     ``closest[r]`` is the offset ``m`` (from the target) of the best competing key for ``margin_inf``
     at ``n = r + 2``; the attaining input is query ``s = n - 1`` with the competitor ``m`` positions
     after the target. ``normaliser`` is ``h(0) = sum_k a_k``.
+
+    Shapes: n [N - 1]; gap_sup [N - 1]; gap_inf [N - 1]; margin_inf [N - 1]; closest [N - 1];
+        closest_sup [N - 1]
     """
 
     n: np.ndarray

@@ -54,6 +54,9 @@ class MultiHopCertificate:
     ``bound_lo``/``bound_hi``: the enclosure of ``R(n)``; ``margin_lo[j]``/``eps_hi[j]``: the margin's
     lower end and the leak's upper end of distinct layer ``layers[j]``; ``status``: ``holds`` or
     ``undecided``.
+
+    Shapes: n [max_n - 1]; bound_lo [max_n - 1]; bound_hi [max_n - 1]; margin_lo [layers, max_n - 1];
+        eps_hi [layers, max_n - 1]; status [max_n - 1]
     """
 
     model: str

@@ -33,6 +33,8 @@ def distance_logits(
     ``q`` is ``[head_dim]``, ``keys`` ``[n_keys, head_dim]``. Arithmetic runs in ``dtype`` on
     ``device``; the result is converted to float64 for the caller. Only the planes where ``q`` is
     nonzero are computed (the others add exact zeros).
+
+    Shapes: q [head_dim]; keys [n_keys, head_dim]; distances [D]; return [n_keys, D]
     """
     dt, dev = resolve_dtype(dtype), resolve_device(device)
     q, keys = np.asarray(q, dtype=np.float64), np.atleast_2d(np.asarray(keys, dtype=np.float64))

@@ -16,7 +16,10 @@ def prefix_topk(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(top, index)``, each ``[N, k]``: row ``m`` holds the ``k`` largest (or smallest) of
     ``values[0..m]`` in order, with their indices. Missing slots (``m + 1 < k``) hold ``-inf``
-    (``+inf`` when ``largest=False``) and index ``-1``."""
+    (``+inf`` when ``largest=False``) and index ``-1``.
+
+    Shapes: values [N]; return [N, k] (top, index)
+    """
     v = torch.as_tensor(np.asarray(values, dtype=np.float64))
     n = v.numel()
     fill = float("-inf") if largest else float("inf")
@@ -46,6 +49,8 @@ def excluding_first(
 
     With ``top`` from :func:`prefix_topk`, this is the extreme of the prefix with those positions
     removed, provided ``k > len(excluded)``.
+
+    Shapes: top [N, k]; idx [N, k]; excluded [N] (each entry); return [N]
     """
     out = np.full(top.shape[0], fill)
     found = np.zeros(top.shape[0], dtype=bool)

@@ -44,7 +44,10 @@ class SampledExtremes:
 
 
 def gaps_and_margins(rows: np.ndarray, targets: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: ``top1 - top2`` and ``row[target] - max(row without target)``."""
+    """Per row: ``top1 - top2`` and ``row[target] - max(row without target)``.
+
+    Shapes: rows [count, n]; return [count] (gaps, margins)
+    """
     srt = np.sort(rows, axis=1)
     gaps = srt[:, -1] - srt[:, -2]
     margins = np.array([r[t] - np.delete(r, t).max() for r, t in zip(rows, targets, strict=True)])

@@ -27,6 +27,7 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import retrieval_construction
 from ropeproof.theory.bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.theory.errors import InputError
+from ropeproof.verify.display import TableDisplay
 from ropeproof.verify.exact.bound_checks import BoundComparison, compare
 from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.exact.families import retrieval_family
@@ -54,8 +55,14 @@ def parse_lengths(text: str) -> tuple[int, int, int]:
 
 
 @dataclass
-class SweepTable:
-    """Rows of a sweep, columns as numpy arrays, plus what produced them."""
+class SweepTable(TableDisplay):
+    """Rows of a sweep, columns as numpy arrays, plus what produced them.
+
+    In a notebook it renders as a markdown or HTML table, and ``to_pandas()`` gives a
+    ``DataFrame`` of :meth:`rows` (pandas optional; see :mod:`ropeproof.verify.display`).
+
+    Shapes: columns [rows] (each array)
+    """
 
     construction: str
     params: dict[str, Any]
@@ -96,6 +103,10 @@ class SweepTable:
             self.witness_fn,
             self.mp_measured_fn,
         )
+
+    def title(self) -> str:
+        """``construction {params}, dtype; bound: statement``."""
+        return f"{self.construction} {self.params}, {self.dtype}; bound: {self.bound.statement}"
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per row, JSON-ready (NaN -> None)."""

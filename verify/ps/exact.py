@@ -74,6 +74,8 @@ def permuted_logit_rows(
     (``[batch, P, n-1]``), where ``c_sigma`` has content ``c_{sigma(j)}`` at position ``j``. For a
     callable, the permuted inputs ``x[:, sigma + [n-1]]`` of all ``P`` permutations are stacked into
     one batch (``chunk_size`` sequences per call, default all).
+
+    Shapes: x [batch, n, d_model]; perms [P, n-1]; return.row [batch, n-1]; return.rows [batch, P, n-1]
     """
     x = as_inputs(x)
     check_chunk_size(chunk_size)
@@ -129,6 +131,10 @@ class ExclusionReport:
     - ``holds``: ``Var <= bound + tolerance``, ``tolerance`` the float64 rounding allowance
       ``16 m eps max_j L_j^2`` of computing the statistics (not a loosening of the inequality);
     - ``se_pos``, ``se_sym``: standard errors of ``msd_pos``/``msd_sym`` when sampled, else zero.
+
+    Shapes: variance [batch]; msd_pos [batch]; msd_sym [batch]; delta_pos_sq [batch]; delta_sym_sq [batch];
+        bound [batch]; half_msd_diff [batch]; tightness [batch]; tolerance [batch]; holds [batch];
+        se_pos [batch]; se_sym [batch]
     """
 
     n: int
@@ -176,6 +182,9 @@ def deviations(
 
     ``row``: ``[batch, n-1]``; ``delta_pos[b, s, j] = L(c_{sigma_s})_j - L(c)_j`` and
     ``delta_sym[b, s, j] = L(c_{sigma_s})_j - L(c)_{sigma_s(j)}``, both ``[batch, P, n-1]`` float64.
+
+    Shapes: x [batch, n, d_model]; perms [P, n-1]; return.row [batch, n-1]; return.delta_pos [batch, P, n-1];
+        return.delta_sym [batch, P, n-1]
     """
     row, rows = permuted_logit_rows(head, x, perms, chunk_size)
     p = torch.as_tensor(perms).to(row.device)
@@ -234,6 +243,8 @@ def exact_exclusion(head: Head, x: torch.Tensor, chunk_size: int | None = None) 
 
     ``x``: ``[batch, n, d_model]`` (or one ``[n, d_model]`` input) with ``2 <= n <= 8``. See the
     module docstring for the definitions; :class:`ExclusionReport` for what is returned.
+
+    Shapes: x [batch, n, d_model]
     """
     x = as_inputs(x)
     n = x.shape[1]
@@ -256,6 +267,8 @@ def sampled_exclusion(
     standard errors ``se_pos``/``se_sym``; ``variance`` is exact. ``n_permutations`` reports the
     sample count. Any ``n >= 2``; ``n_samples >= 1``. The same permutations are used for every
     input of the batch (seeded by ``seed``).
+
+    Shapes: x [batch, n, d_model]
     """
     x = as_inputs(x)
     if isinstance(n_samples, bool) or int(n_samples) != n_samples or n_samples < 1:

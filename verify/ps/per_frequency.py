@@ -87,6 +87,8 @@ class FrequencyProfile:
     likewise for ``sym`` (sampled over ``n_samples`` permutations). The exclusion principle says
     ``rel_pos + rel_sym >= 1``; a NoPE plane has ``rel_sym = 0``. They are NaN when not computed or
     when the plane's logit rows are constant.
+
+    Shapes: freqs [K]; S_pos [K]; S_sym [K]; s_pos [K, batch]; s_sym [K, batch]; rel_pos [K]; rel_sym [K]
     """
 
     freqs: torch.Tensor
@@ -133,6 +135,8 @@ def per_frequency_scores(
     multiplies each plane's logits (module docstring). ``n_samples > 0`` also estimates the
     relative exact deviations ``rel_pos``/``rel_sym`` from that many random permutations (seeded
     by ``seed``).
+
+    Shapes: inputs [batch, n, d_model]
     """
     x = as_inputs(inputs, "inputs", min_n=3)
     if isinstance(n_samples, bool) or not isinstance(n_samples, int | np.integer) or n_samples < 0:

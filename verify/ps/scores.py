@@ -85,7 +85,10 @@ def swap_plan(n: int, block_size: int = 1) -> tuple[torch.Tensor, torch.Tensor, 
 
 
 def cos_sim(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Cosine similarity over the last axis; 1 when both are zero vectors, 0 when only one is."""
+    """Cosine similarity over the last axis; 1 when both are zero vectors, 0 when only one is.
+
+    Shapes: u [..., d]; v [..., d]; return [...]
+    """
     dot = (u * v).sum(-1)
     nu, nv = torch.linalg.vector_norm(u, dim=-1), torch.linalg.vector_norm(v, dim=-1)
     denom = nu * nv
@@ -101,6 +104,9 @@ class PSScores:
     ``s_pos``, ``s_sym``: ``[batch]``, the weighted scores of each input. ``pos``, ``sym``,
     ``weights``: ``[batch, S]`` per swap. ``block_a``, ``block_b``: ``[S, block_size]`` the swapped
     positions. ``S_pos``/``S_sym``: the aggregate, the mean over inputs.
+
+    Shapes: s_pos [batch]; s_sym [batch]; pos [batch, S]; sym [batch, S]; weights [batch, S];
+        block_a [S, block_size]; block_b [S, block_size]
     """
 
     s_pos: torch.Tensor
@@ -161,6 +167,9 @@ def scores_from_rows(
     ``row``: ``[..., >= m]`` the unswapped rows ``d``; ``swapped``: ``[..., S, >= m]`` the rows
     ``d'`` of every swap; ``block_a``/``block_b``: ``[S, b]`` from :func:`swap_plan`. Any leading
     batch shape. See the module docstring for the formulas. Computed in float64.
+
+    Shapes: row [..., m]; swapped [..., S, m]; block_a [S, b]; block_b [S, b]; return.s_pos [...];
+        return.s_sym [...]; return.pos [..., S]; return.sym [..., S]; return.weights [..., S]
     """
     tau = _check_tau(tau)
     row, swapped = row.to(torch.float64), swapped.to(torch.float64)
@@ -205,6 +214,8 @@ def swapped_rows(
     For a :class:`RopeAttention` both are softmaxes of rows gathered from the logit table, computed
     in the head's dtype on its device; for a callable, the head is called on ``x`` and on all
     swapped inputs ``x[:, perms]`` stacked into one batch.
+
+    Shapes: x [batch, n, d_model]; perms [S, n]; return.rows [batch, n-1]; return.swapped [batch, S, n-1]
     """
     if isinstance(head, RopeAttention):
         return _rope_rows(head, x, perms)
@@ -232,6 +243,8 @@ def ps_scores(
     [A]). ``block_size >= 1``: swap blocks of that many consecutive positions ([B]). ``chunk_size``:
     for a callable head, at most that many sequences per call (default: one call). See the module
     docstring for the exact formulas.
+
+    Shapes: inputs [batch, n, d_model]
     """
     tau = _check_tau(tau)
     x = as_inputs(inputs, "inputs", min_n=3)

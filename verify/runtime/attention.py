@@ -39,6 +39,8 @@ class AttentionResult:
 
     ``logits``: ``[batch, n, n]`` pre-softmax, ``-inf`` above the diagonal. ``pattern``: softmax of
     ``logits`` over the last axis. ``output``: ``[batch, n, d_model]``.
+
+    Shapes: logits [batch, n, n]; pattern [batch, n, n]; output [batch, n, d_model]
     """
 
     logits: torch.Tensor
@@ -81,6 +83,9 @@ class RopeAttention(nn.Module):
         ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"`` or a ``torch.device``.
     dtype:
         ``float64`` (default), ``float32``, ``float16`` or ``bfloat16``.
+
+    Shapes: W_Q [d_model, head_dim]; W_K [d_model, head_dim]; W_V [d_model, head_dim];
+        W_O [head_dim, d_model]
     """
 
     def __init__(
@@ -145,14 +150,21 @@ class RopeAttention(nn.Module):
         return x
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(q, k, v) = (x W_Q, x W_K, x W_V)``, each ``[batch, n, head_dim]``, unrotated."""
+        """``(q, k, v) = (x W_Q, x W_K, x W_V)``, each ``[batch, n, head_dim]``, unrotated.
+
+        Shapes: x [batch, n, d_model]; return [batch, n, head_dim] (each of q, k, v)
+        """
         x = self._check_input(x)
         return x @ self.W_Q, x @ self.W_K, x @ self.W_V
 
     def forward(
         self, x: torch.Tensor, positions: torch.Tensor | Sequence[int] | None = None
     ) -> AttentionResult:
-        """Run the head on ``x`` (``[batch, n, d_model]``) at ``positions`` (default ``0..n-1``)."""
+        """Run the head on ``x`` (``[batch, n, d_model]``) at ``positions`` (default ``0..n-1``).
+
+        Shapes: x [batch, n, d_model]; positions [n]; return.logits [batch, n, n];
+            return.pattern [batch, n, n]; return.output [batch, n, d_model]
+        """
         q, k, v = self.project(x)
         n = q.shape[1]
         rq, rk = apply_rope(q, self.spec, positions), apply_rope(k, self.spec, positions)

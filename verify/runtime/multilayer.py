@@ -31,6 +31,9 @@ class MultiLayerResult:
     ``logits[l]``/``patterns[l]``: layer ``l``'s ``[batch, n, n]`` masked logits and softmax;
     ``residual``: ``[L + 1, batch, n, d_model]``, the stream entering each layer and, last, the final
     stream; ``readout``: ``[batch, n, V]`` = final stream ``@ W_U``.
+
+    Shapes: logits [L, batch, n, n] (a tuple of L tensors); patterns [L, batch, n, n] (a tuple);
+        residual [L + 1, batch, n, d_model]; readout [batch, n, V]
     """
 
     logits: tuple[torch.Tensor, ...]
@@ -70,7 +73,10 @@ class MultiLayerRopeModel(nn.Module):
     def block(
         self, layer: int, x: torch.Tensor, positions: torch.Tensor | Sequence[int] | None = None
     ) -> tuple[torch.Tensor, AttentionResult]:
-        """Re-run only layer ``layer`` on hidden states ``x``: ``(x + output, attention result)``."""
+        """Re-run only layer ``layer`` on hidden states ``x``: ``(x + output, attention result)``.
+
+        Shapes: x [batch, n, d_model]; positions [n]; return [batch, n, d_model] (and the result)
+        """
         if not 0 <= layer < len(self.layers):
             raise InputError(f"layer={layer} is out of range; the model has layers 0..{len(self.layers) - 1}")
         res = self.layers[layer](x, positions)
@@ -79,7 +85,11 @@ class MultiLayerRopeModel(nn.Module):
     def forward(
         self, x: torch.Tensor, positions: torch.Tensor | Sequence[int] | None = None
     ) -> MultiLayerResult:
-        """Run every layer on ``x`` (``[batch, n, d_model]``) at ``positions`` (default ``0 .. n-1``)."""
+        """Run every layer on ``x`` (``[batch, n, d_model]``) at ``positions`` (default ``0 .. n-1``).
+
+        Shapes: x [batch, n, d_model]; positions [n]; return.residual [L + 1, batch, n, d_model];
+            return.readout [batch, n, V]
+        """
         states = [x.to(device=self.device, dtype=self.dtype)]
         logits, patterns = [], []
         for layer in range(len(self.layers)):

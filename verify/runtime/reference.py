@@ -30,7 +30,10 @@ def reference_logits(
     q_positions: np.ndarray | None = None,
     k_positions: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``[n_q, n_k]`` logits ``scale * q_i^T R(p_j - p_i) k_j`` for 2-D ``q`` and ``k``."""
+    """``[n_q, n_k]`` logits ``scale * q_i^T R(p_j - p_i) k_j`` for 2-D ``q`` and ``k``.
+
+    Shapes: q [n_q, head_dim]; k [n_k, head_dim]; q_positions [n_q]; k_positions [n_k]; return [n_q, n_k]
+    """
     q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
     qp = np.arange(len(q)) if q_positions is None else np.asarray(q_positions, dtype=np.float64)
     kp = np.arange(len(k)) if k_positions is None else np.asarray(k_positions, dtype=np.float64)

@@ -49,6 +49,8 @@ def rotation_cos_sin(
 
     Angles are formed and reduced in float64 whatever ``dtype`` is, then cast, so that large
     positions (``p * theta`` of order 1e6) keep their accuracy in low-precision checks.
+
+    Shapes: positions [..., n]; return [..., n, head_dim/2] (cos, sin)
     """
     pos = _positions(positions, n, device)
     theta = torch.as_tensor(spec.plane_freqs, device=device, dtype=torch.float64)
@@ -65,6 +67,8 @@ def apply_rope(
 
     ``positions`` (default ``0 .. n-1``) has shape ``[n]`` or broadcasts against ``x[..., :, 0]``.
     Device and dtype of ``x`` are preserved.
+
+    Shapes: x [..., n, head_dim]; positions [n]; return [..., n, head_dim]
     """
     if not isinstance(x, torch.Tensor):
         raise InputError(f"x must be a torch.Tensor, got {type(x).__name__}")
@@ -96,6 +100,9 @@ def rope_logits(
 
     ``q`` is ``[..., n_q, head_dim]`` at positions ``q_positions`` (default ``0 .. n_q-1``); ``k`` is
     ``[..., n_k, head_dim]`` at ``k_positions`` (default ``0 .. n_k-1``).
+
+    Shapes: q [..., n_q, head_dim]; k [..., n_k, head_dim]; q_positions [n_q]; k_positions [n_k];
+        return [..., n_q, n_k]
     """
     if not isinstance(q, torch.Tensor) or not isinstance(k, torch.Tensor):
         raise InputError("q and k must be torch tensors")

@@ -47,7 +47,7 @@ def test_length_and_ps_claims_hold() -> None:
     assert length.outcome.verdict == "holds", length.outcome.detail
     assert length.outcome.figures["violations"] == 0
     first = length.outcome.figures["first_failure_n"]
-    assert first["number-best/distractors"] is None  # 100% up to 128 in the quick study
+    assert first["number-best/distractors"] is None  # 100% up to 64 in the quick study
     ps = run_claim(CLAIMS["multihop.ps-layers"], CTX)
     assert ps.outcome.verdict == "holds"
     assert ps.outcome.figures["min_index_S_pos"] > 0.5 and ps.outcome.figures["min_retrieval_S_sym"] > 0.5

@@ -18,7 +18,17 @@ import ropeproof.claims.thm31
 import ropeproof.claims.thm32
 from ropeproof.claims import BUILTIN_TOPICS, USER_CLAIMS, registered_claims
 from ropeproof.claims.outcomes import certified_outcome
-from ropeproof.claims.registry import CheckContext, Claim, ClaimSet, Outcome, claim, run_claim
+from ropeproof.claims.registry import (
+    Approx,
+    CheckContext,
+    Claim,
+    ClaimResult,
+    ClaimSet,
+    Outcome,
+    Quick,
+    claim,
+    run_claim,
+)
 from ropeproof.verify.exact.certified import CertifiedComparison
 
 TOPIC_PREFIX = {
@@ -97,3 +107,51 @@ def test_certified_outcome_aggregates_comparisons() -> None:
     assert bad.verdict == "violated" and bad.figures["violated_rows"] == 2
     assert bad.figures["first_violation_n"] == 6
     assert bad.counterexample["check"] == "b" and bad.counterexample["input"] == {"label": "b", "n": 6}
+
+
+def _result(expected: str, verdict: str, figures: dict, pins: dict | None = None) -> ClaimResult:
+    c = Claim("t.x", "S.", "here", {}, lambda ctx: Outcome(verdict), expected, pins=pins or {})  # type: ignore[arg-type]
+    return ClaimResult(c, Outcome(verdict, figures), 0.0)  # type: ignore[arg-type]
+
+
+def test_regressions_follow_the_expectation_and_the_pins() -> None:
+    assert _result("holds", "holds", {}).regression is None
+    assert _result("holds", "violated", {}).regression == "expected holds, got violated"
+    assert _result("holds", "unresolvable", {}).regression == "expected holds, got unresolvable"
+    assert (
+        _result("violated", "violated", {"first_violation_n": 4}, {"first_violation_n": 4}).regression is None
+    )
+    moved = _result("violated", "violated", {"first_violation_n": 5}, {"first_violation_n": 4})
+    assert moved.regression == "first_violation_n pinned at 4, got 5"
+    assert _result("violated", "violated", {"first_violation_n": 4.0}, {"first_violation_n": 4}).regression
+    assert _result("open", "violated", {}).regression is None
+    assert _result("open", "unresolvable", {}).regression is None
+    assert _result("open", "error", {}).regression == "the check raised an error"
+    assert (
+        _result("violated", "violated", {"x": 1.0 + 1e-12}, {"x": Approx(1.0, rel=1e-9)}).regression is None
+    )
+    assert _result("violated", "violated", {"x": 1.1}, {"x": Approx(1.0, rel=1e-9)}).regression
+    assert _result("violated", "violated", {}, {"x": True}).regression == "x pinned at True, got <missing>"
+    assert _result("violated", "violated", {}).status == "finding about the paper (pinned)"
+
+
+def test_quick_parameters_reach_the_check_and_the_statement() -> None:
+    seen = []
+
+    def check(ctx: CheckContext) -> Outcome:
+        seen.append(ctx.params["max_n"])
+        return Outcome.judge(True, {})
+
+    s = ClaimSet("t")
+    s.claim(id="t.q", statement="up to n = {max_n}", reference="here", params={"max_n": Quick(100, 10)})(
+        check
+    )
+    c = s["t.q"]
+    assert c.statement_for(False) == "up to n = 100" and c.statement_for(True) == "up to n = 10"
+    run_claim(c, CheckContext(torch.device("cpu"), torch.float64, quick=True))
+    run_claim(c, CheckContext(torch.device("cpu"), torch.float64, quick=False))
+    assert seen == [10, 100]
+    with pytest.raises(ValueError, match="statement field 'nope'"):
+        s.claim(id="t.bad", statement="{nope}", reference="here")(check)
+    with pytest.raises(ValueError, match="open claim cannot pin"):
+        Claim("t.open", "S.", "here", {}, check, "open", pins={"x": 1})

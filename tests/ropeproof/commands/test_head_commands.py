@@ -1,0 +1,135 @@
+"""``sweep --head``, ``ps-score --head``, ``import hf|tl`` and ``export tl``, run in process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from ropeproof.cli import main
+from ropeproof.commands import head_dir
+from ropeproof.commands.import_head import parse_token_ids
+from ropeproof.constructions.head import load_head
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact.sweep import sweep_index, sweep_retrieval
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_sweep_head_of_a_compiled_index_matches_the_closed_form(tmp_path: Path, capsys) -> None:
+    """The head directory is swept over T_Index's family from its tables; sweep_index evaluates the
+    stable closed form 2 sin^2: the two agree to float64 rounding of unit-vector logits."""
+    assert main(["compile", "index", "--theta", "0.5", "--out", str(tmp_path / "h")]) == 0
+    assert load_head(tmp_path / "h").metadata["construction_args"] == {"theta": 0.5}
+    capsys.readouterr()
+    assert main(["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:17", "--json"]) == 0
+    out = _json(capsys)
+    assert out["family"] == "index" and [r["n"] for r in out["rows"]] == list(range(2, 18))
+    ref = sweep_index(0.5, 17)
+    for q in ("gap_sup", "gap_inf", "margin_inf"):
+        got = np.array([r[q] for r in out["rows"]])
+        assert np.allclose(got, ref.columns[q], rtol=0, atol=1e-14), q
+
+
+def test_sweep_head_of_a_compiled_retrieval(tmp_path: Path, capsys) -> None:
+    assert main(["compile", "retrieval", "--theta", "0.0027", "--out", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    assert main(["sweep", "--head", str(tmp_path / "r"), "--lengths", "2:30:7", "--json"]) == 0
+    rows = _json(capsys)["rows"]
+    ref = sweep_retrieval(8, 0.0027, 30).select(2, 30, 7)
+    assert np.allclose([r["margin_inf"] for r in rows], ref.columns["margin_inf"], rtol=0, atol=1e-15)
+    assert main(["sweep", "--head", str(tmp_path / "r"), "--lengths", "2:5"]) == 0
+    text = capsys.readouterr().out
+    assert "retrieval family" in text and "worst target margin" in text and len(text.splitlines()) == 6
+
+
+def test_ps_score_head_places_the_constructions(tmp_path: Path, capsys) -> None:
+    """T_Index's keys are all the same vector (positional, S_pos = 1); T_Retrieval at theta = 0 is
+    a NoPE head (symbolic, S_sym = 1): both exactly, so 1e-12 only absorbs float64 rounding."""
+    main(["compile", "index", "--out", str(tmp_path / "i")])
+    main(["compile", "retrieval", "--theta", "0", "--out", str(tmp_path / "r")])
+    capsys.readouterr()
+    assert main(["ps-score", "--head", str(tmp_path / "i"), "--n-inputs", "6", "--json"]) == 0
+    index = _json(capsys)
+    assert index["source"] == "head directory" and abs(index["scores"]["S_pos"] - 1) < 1e-12
+    assert index["exclusion"]["holds_on_all_inputs"]
+    assert (
+        main(["ps-score", "--head", str(tmp_path / "r"), "--n-inputs", "6", "--length", "8", "--json"]) == 0
+    )
+    assert abs(_json(capsys)["scores"]["S_sym"] - 1) < 1e-12
+
+
+def test_head_option_errors_are_one_line(tmp_path: Path, capsys) -> None:
+    assert main(["sweep", "--head", str(tmp_path / "missing")]) == 2
+    assert "head.json" in capsys.readouterr().err
+    assert main(["sweep", "index"]) == 2  # no --theta
+    assert main(["sweep", "index", "--theta", "0.5", "--head", str(tmp_path)]) == 2  # both
+    assert main(["ps-score", "index", "--head", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "ropeproof ps-score: error: give one head: index, retrieval, random, or --head DIR"
+    main(["compile", "index", "--out", str(tmp_path / "i")])
+    assert main(["ps-score", "--head", str(tmp_path / "i"), "--length", "18"]) == 2  # family covers 17
+    assert main(["sweep", "--head", str(tmp_path / "i"), "--lengths", "2:40"]) == 2
+    with pytest.raises(InputError, match=r"head\.json"):
+        head_dir.read_head(tmp_path / "missing")
+
+
+def test_parse_token_ids() -> None:
+    assert parse_token_ids(None) is None
+    assert parse_token_ids("2:5") == [2, 3, 4]
+    assert parse_token_ids("7,1,3") == [7, 1, 3]
+    for bad in ("5:2", "a:b", "1;2", "-1:3"):
+        with pytest.raises(InputError, match="--tokens"):
+            parse_token_ids(bad)
+
+
+def test_import_hf_writes_a_head_directory(tmp_path: Path, capsys) -> None:
+    transformers = pytest.importorskip("transformers")
+    from ropeproof.verify.interop.hf.head_import import import_model_head
+
+    state = torch.random.get_rng_state()
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=12, hidden_size=16, intermediate_size=8, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=32, rope_theta=100.0,
+    )  # fmt: skip
+    model = transformers.LlamaForCausalLM(config).eval()
+    torch.random.set_rng_state(state)
+    model.save_pretrained(tmp_path / "llama")
+    argv = ["import", "hf", str(tmp_path / "llama"), "--layer", "1", "--head", "1", "--tokens", "0:6"]
+    assert main([*argv, "--out", str(tmp_path / "head")]) == 0
+    head = load_head(tmp_path / "head")
+    assert head.tokens == tuple(str(i) for i in range(6)) and head.spec.layout == "half"
+    ref = import_model_head(model.double(), "llama", 1, 1, device="cpu")
+    assert np.array_equal(head.W_Q, ref.W_Q.numpy()) and head.metadata["imported"]["layer"] == 1
+    capsys.readouterr()
+    assert main(["sweep", "--head", str(tmp_path / "head"), "--lengths", "2:6", "--json"]) == 0
+    rows = _json(capsys)["rows"]
+    assert all(r["gap_sup"] >= r["gap_inf"] >= 0 for r in rows)
+    assert main(["import", "hf", str(tmp_path / "nothing"), "--layer", "0", "--head", "0", "--out", "x"]) == 2
+    assert main([*argv[:-2], "--tokens", "0:99", "--out", str(tmp_path / "h2")]) == 2
+    assert "distinct ids in 0..11" in capsys.readouterr().err
+
+
+def test_export_and_import_tl(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("transformer_lens")
+    from ropeproof.verify.interop.tl.checkpoint import load_hooked_transformer
+    from ropeproof.verify.interop.tl.model_head import compiled_from_hooked_transformer
+
+    argv = ["export", "tl", "index", "--theta", "0.8660", "--layout", "half", "--max-positions", "64"]
+    assert main([*argv, "--out", str(tmp_path / "tl")]) == 0
+    assert "tl plane k=1" in capsys.readouterr().out
+    assert main(["import", "tl", str(tmp_path / "tl"), "--layer", "0", "--head", "0", "--tokens", "100:136",
+                 "--out", str(tmp_path / "h")]) == 0  # fmt: skip
+    head = load_head(tmp_path / "h")
+    ref = compiled_from_hooked_transformer(
+        load_hooked_transformer(tmp_path / "tl"), 0, 0, list(range(100, 136))
+    )
+    assert np.array_equal(head.W_K, ref.W_K) and head.metadata["imported"]["library"] == "tl"
+    assert main(["export", "tl", "index", "--theta", "0.8660", "--rope-theta", "10000", "--out", "x"]) == 2
+    assert "not on GPT-J's spectrum" in capsys.readouterr().err

@@ -1,0 +1,74 @@
+"""Pinned findings: --strict fails when one flips; the README's findings match a fresh report; two
+identical runs give the same report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ropeproof.cli import main
+from ropeproof.commands import findings
+from ropeproof.report import readme_findings, render_readme_findings, without_timings
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_findings_match_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
+    _code, out = quick_report
+    report = json.loads((out / "report.json").read_text())
+    assert readme_findings(README.read_text()) == render_readme_findings(report), (
+        "README findings are stale: run `ropeproof check --quick --out rep && "
+        "ropeproof findings rep --update-readme README.md`"
+    )
+
+
+def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the pi^2/(2 n^2) term four times larger: the pinned finding 'violated from n = 4' flips."""
+    from ropeproof.claims import thm32
+    from ropeproof.commands import check
+    from ropeproof.theory import bounds
+    from ropeproof.verify.exact import sweep
+
+    real = bounds.index_bound
+
+    def inflated() -> bounds.ReportedBound:
+        b = real()
+        pi_term = b.terms[1]
+        bigger = bounds.BoundTerm(pi_term.name, 4 * pi_term.raw, 4 * pi_term.stable)
+        return bounds.ReportedBound(b.construction, (b.terms[0], bigger), b.statement)
+
+    monkeypatch.setattr(sweep, "index_bound", inflated)
+    thm32._index_table.cache_clear()
+    chosen = [thm32.CLAIMS["thm3.2.index.pi2-over-2n2.margin_inf"]]
+    monkeypatch.setattr(check, "registered_claims", lambda: chosen)
+    try:
+        args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--out", str(tmp_path)]
+        assert main(args) == 1
+        entry = json.loads((tmp_path / "report.json").read_text())["claims"][0]
+        assert entry["regression"] == "expected violated, got holds"
+    finally:
+        thm32._index_table.cache_clear()
+
+
+def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path: Path) -> None:
+    _code, first = quick_report
+    assert main(["check", "--quick", "--no-progress", "--no-figures", "--out", str(tmp_path)]) == 0
+    a = without_timings(json.loads((first / "report.json").read_text()))
+    b = without_timings(json.loads((tmp_path / "report.json").read_text()))
+    assert a["claims"] == b["claims"] and a["counts"] == b["counts"]
+    assert a["run"]["git_commit"] == b["run"]["git_commit"] and a["run"]["versions"] == b["run"]["versions"]
+
+
+def test_findings_command_rewrites_only_the_marked_section(
+    quick_report: tuple[int, Path], tmp_path: Path
+) -> None:
+    _code, out = quick_report
+    readme = tmp_path / "README.md"
+    readme.write_text("# title\n\n<!-- findings:begin -->\nold\n<!-- findings:end -->\n\ntail\n")
+    assert main(["findings", str(out), "--update-readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("# title\n") and text.endswith("<!-- findings:end -->\n\ntail\n")
+    assert "old" not in text and "`thm3.2.index.min.gap_sup`" in text
+    assert findings.run.__module__ == "ropeproof.commands.findings"

@@ -1,0 +1,78 @@
+"""Sweeps of any head: the family a head gets, and the token family against brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.head import CompiledHead
+from ropeproof.constructions.paper import index_construction
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.exact.families import token_family
+from ropeproof.verify.exact.head_sweep import head_family, sweep_head
+from ropeproof.verify.exact.index_sweep import index_sweep
+from ropeproof.verify.runtime.attention import RopeAttention
+
+
+def random_vocab_head(vocab: int = 3, seed: int = 0) -> CompiledHead:
+    rng = np.random.default_rng(seed)
+    d, h = 4, 4
+    w_e, w_q, w_k, w_v = (rng.normal(size=s) for s in ((vocab, d), (d, h), (d, h), (d, h)))
+    w_o, w_u = rng.normal(size=(h, d)), rng.normal(size=(d, vocab))
+    tokens = tuple(f"t{i}" for i in range(vocab))
+    return CompiledHead("random", tokens, w_e, w_q, w_k, w_v, w_o, w_u, RopeSpec(h, freqs=[0.9, 0.2]), 1.0)
+
+
+def brute_force_gaps(head: CompiledHead, n: int) -> tuple[float, float]:
+    """Max and min of top-1 minus top-2 of the last row over every length-n sequence of tokens,
+    computed by the torch module on each sequence (an oracle independent of the sweep's tables)."""
+    module = RopeAttention.from_head(head, "cpu")
+    seqs = list(itertools.product(head.tokens, repeat=n))
+    rows = module(torch.as_tensor(np.stack([head.embed(list(s)) for s in seqs]))).logits[:, -1]
+    top2 = torch.topk(rows, 2, dim=-1).values
+    gaps = top2[:, 0] - top2[:, 1]
+    return float(gaps.max()), float(gaps.min())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_token_family_sweep_equals_brute_force(seed: int) -> None:
+    head = random_vocab_head(3, seed)
+    table = sweep_head(head, 5)
+    assert table.family.name == "tokens"
+    for n in range(2, 6):
+        sup, inf = brute_force_gaps(head, n)
+        r = n - 2
+        # both sides evaluate the same float64 logits (sums of 4 products of O(1) numbers): 1e-12
+        assert table.columns["gap_sup"][r] == pytest.approx(sup, abs=1e-12)
+        assert table.columns["gap_inf"][r] == pytest.approx(inf, abs=1e-12)
+    w = table.witness(5, "gap_sup")
+    assert len(w.tokens) == 5 and set(w.tokens) <= set(head.tokens)
+
+
+def test_compiled_heads_keep_their_construction_family() -> None:
+    head = compile_construction(index_construction(theta=0.7, letters=4, max_int=9))
+    assert head_family(head).name == "tokens"  # nothing says how it was built
+    head.metadata["construction_args"] = {"theta": 0.7, "letters": 4, "max_int": 9}
+    assert head_family(head).name == "index"
+    table = sweep_head(head, 10)
+    ref = index_sweep([0.7], [1.0], 10)  # the closed-form sweep, 2 sin^2 in float64
+    assert np.allclose(table.columns["margin_inf"], ref.margin_inf, rtol=0, atol=1e-14)
+    assert [r["n"] for r in table.select(3, 9, 3).rows()] == [3, 6, 9]
+    head.metadata["construction_args"] = {"theta": 0.7, "letters": 40, "max_int": 9}  # other tokens
+    assert head_family(head).name == "tokens"
+    head.metadata["construction_args"] = {"bogus": 1}
+    with pytest.raises(InputError, match="construction_args"):
+        head_family(head)
+
+
+def test_token_family_checks_its_arguments() -> None:
+    assert [c.query_tokens for c in token_family(["a", "b"], ["b"]).cases] == [("b",)]
+    with pytest.raises(InputError, match="query_tokens"):
+        token_family(["a"], ["z"])
+    with pytest.raises(InputError, match="non-empty"):
+        token_family([])

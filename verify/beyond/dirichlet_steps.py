@@ -1,0 +1,110 @@
+"""Theorem D's counting steps, checked by certified arithmetic over a range of lengths.
+
+Theorem D (:mod:`ropeproof.theory.dirichlet`) rests on two steps that sympy cannot state:
+
+- *pigeonhole*: the ``Q^K + 1`` points ``(u theta_k mod 2 pi)_k``, ``u = 0 .. Q^K``, fall into the
+  ``Q^K`` half-open boxes of side ``2 pi / Q``, so two of them, ``u_1 < u_2``, share a box;
+- *box width*: two points of one box differ by less than ``2 pi / Q`` in every coordinate, so
+  ``d = u_2 - u_1`` (``1 <= d <= Q^K``) has ``|d theta_k mod 2 pi| < 2 pi / Q`` for every ``k``.
+
+For given frequencies and every ``Q`` that a length ``n <= max_n`` uses (``Q = Q_K(M)`` with
+``M = n - 1`` or ``ceil((n - 1) / 2)``, ``Q >= 2``), :func:`dirichlet_witnesses` exhibits a colliding
+pair (found in float64) and certifies its conclusion with interval arithmetic (``mpmath.iv``): the
+reduced angle ``d theta_k - 2 pi round(d theta_k / 2 pi)`` is enclosed and its absolute value shown
+to be below the enclosure of ``2 pi / Q``. Since ``Q^K <= M``, the witness ``d`` lies in ``1 .. M``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from mpmath import iv
+
+from ropeproof.theory.dirichlet import dirichlet_q
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact.angles import reduced_angles
+from ropeproof.verify.exact.certified import iv_precision
+
+MAX_POINTS = 1 << 22
+"""Largest ``Q^K + 1`` point set searched for a collision."""
+
+
+@dataclass(frozen=True)
+class BoxWitness:
+    """For one ``Q``: the colliding pair ``u_1 < u_2`` and whether the box-width conclusion for
+    ``d = u_2 - u_1`` is certified (``max_abs_reduced`` is the largest upper end of
+    ``|d theta_k mod 2 pi|`` over ``k``; it is below ``2 pi / Q`` when certified)."""
+
+    q: int
+    u1: int
+    u2: int
+    certified: bool
+    max_abs_reduced: float
+
+    @property
+    def d(self) -> int:
+        return self.u2 - self.u1
+
+
+def q_values(planes: int, max_n: int) -> list[int]:
+    """Every ``Q = Q_K(M) >= 2`` used by Theorem D at some ``n <= max_n`` (``M = n-1`` or
+    ``ceil((n-1)/2)``)."""
+    qs = {dirichlet_q(m, planes) for m in range(1, max_n)}
+    return sorted(q for q in qs if q >= 2)
+
+
+def _collisions(freqs: np.ndarray, q: int) -> list[tuple[int, int]]:
+    """Pairs of points ``u`` in one box, at most a few, from the float64 box indices."""
+    count = q ** freqs.size + 1
+    u = np.arange(count)
+    two_pi = 2 * math.pi
+    idx = np.zeros(count, dtype=np.int64)
+    for th in freqs:
+        frac = np.mod(reduced_angles(u, float(th)), two_pi) / two_pi  # in [0, 1)
+        idx = idx * q + np.minimum(np.floor(frac * q).astype(np.int64), q - 1)
+    order = np.argsort(idx, kind="stable")
+    same = np.nonzero(idx[order][1:] == idx[order][:-1])[0]
+    pairs = [(int(min(order[i], order[i + 1])), int(max(order[i], order[i + 1]))) for i in same[:8]]
+    return sorted(pairs, key=lambda p: p[1] - p[0])
+
+
+def _certify(freqs: Sequence[float], d: int, q: int, prec: int) -> tuple[bool, float]:
+    with iv_precision(prec):
+        two_pi = 2 * iv.pi
+        width = two_pi / q
+        worst = 0.0
+        for th in freqs:
+            x = iv.mpf(d) * iv.mpf(float(th))
+            k = round(float(x.mid) / (2 * math.pi))
+            r = x - k * two_pi
+            top = max(abs(float(r.a)), abs(float(r.b)))
+            worst = max(worst, top)
+            if not (abs(r.a) < width.a and abs(r.b) < width.a):
+                return False, worst
+        return True, worst
+
+
+def dirichlet_witnesses(freqs: Sequence[float], max_n: int, prec: int = 80) -> list[BoxWitness]:
+    """One certified pigeonhole witness per ``Q`` of :func:`q_values` (see the module docstring)."""
+    f = np.asarray(freqs, dtype=np.float64).reshape(-1)
+    if f.size == 0 or not np.all(np.isfinite(f)):
+        raise InputError("freqs must be a non-empty list of finite frequencies")
+    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or max_n < 2:
+        raise InputError(f"max_n={max_n} must be an integer >= 2")
+    out = []
+    for q in q_values(f.size, int(max_n)):
+        if q**f.size + 1 > MAX_POINTS:
+            raise InputError(f"Q^K + 1 = {q**f.size + 1} points exceed the limit {MAX_POINTS}")
+        best: BoxWitness | None = None
+        for u1, u2 in _collisions(f, q):
+            ok, top = _certify(f, u2 - u1, q, prec)
+            best = BoxWitness(q, u1, u2, ok, top)
+            if ok:
+                break
+        if best is None:  # impossible by the pigeonhole principle: a bug in the box indices
+            raise AssertionError(f"no two of the Q^K + 1 points share a box at Q = {q}")
+        out.append(best)
+    return out

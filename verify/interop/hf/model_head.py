@@ -1,0 +1,90 @@
+"""One head of a GPT-J / LLaMA model (or a local checkpoint) as a
+:class:`~ropeproof.constructions.head.CompiledHead` with a vocabulary (see
+:mod:`ropeproof.verify.interop.imported`)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ropeproof.constructions.head import CompiledHead
+from ropeproof.verify.interop.hf.architectures import HeadImportError, check_arch, require_transformers
+from ropeproof.verify.interop.hf.head_import import import_model_head
+from ropeproof.verify.interop.hf.run import _base_model
+from ropeproof.verify.interop.imported import (
+    EXACT_EMBEDDING,
+    PROXY_EMBEDDING,
+    choose_token_ids,
+    imported_head,
+)
+
+
+def _pre_attention_norm(model: Any, arch: str, layer: int) -> Any:
+    base = _base_model(model, arch)
+    layers = base.h if arch == "gptj" else base.layers
+    if not 0 <= layer < len(layers):
+        raise HeadImportError(f"layer={layer} is out of range; the model has layers 0..{len(layers) - 1}")
+    return layers[layer].ln_1 if arch == "gptj" else layers[layer].input_layernorm
+
+
+def _normalise(norm: Any, arch: str, x: torch.Tensor) -> torch.Tensor:
+    """The pre-attention norm of ``x`` (``[V, hidden]``) in float64.
+
+    GPT-J's ``LayerNorm`` runs in float64 when its parameters are float64. LLaMA's ``RMSNorm``
+    upcasts to float32 inside ``transformers``, so it is evaluated here from its formula instead:
+    ``x / sqrt(mean(x^2) + eps) * weight``.
+    """
+    if arch == "gptj":
+        return copy.deepcopy(norm).to("cpu", torch.float64)(x)
+    eps = float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6)))
+    weight = norm.weight.detach().to("cpu", torch.float64)
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def compiled_from_hf_model(
+    model: Any,
+    layer: int,
+    head: int,
+    token_ids: Sequence[int] | None = None,
+    arch: str | None = None,
+    source: str = "",
+) -> CompiledHead:
+    """Head ``head`` of layer ``layer`` of a loaded GPT-J / LLaMA causal LM, with the vocabulary
+    ``token_ids`` (default: all, up to :data:`~ropeproof.verify.interop.imported.MAX_IMPORT_VOCAB`).
+
+    The weights come from :func:`~ropeproof.verify.interop.hf.head_import.import_model_head`
+    (float64, ``scale`` folded into ``W_Q``); ``W_E`` is the embedding of each token through the
+    layer's pre-attention norm (``ln_1`` / ``input_layernorm``), evaluated in float64 (:func:`_normalise`).
+    """
+    arch = check_arch(arch or getattr(model.config, "model_type", "") or "", HeadImportError)
+    attention = import_model_head(model, arch, layer, head, device="cpu", dtype=torch.float64)
+    embedding = model.get_input_embeddings().weight
+    ids = choose_token_ids(int(embedding.shape[0]), token_ids)
+    norm = _pre_attention_norm(model, arch, layer)
+    with torch.no_grad():
+        layer_input = _normalise(norm, arch, embedding.detach()[ids].to("cpu", torch.float64))
+        unembed = model.get_output_embeddings().weight.detach()[ids].to("cpu", torch.float64).T
+    info = {
+        "library": "hf",
+        "arch": arch,
+        "model": source or str(getattr(model.config, "_name_or_path", "")),
+        "layer": layer,
+        "head": head,
+        "embedding": EXACT_EMBEDDING if layer == 0 else PROXY_EMBEDDING,
+    }
+    return imported_head(attention, layer_input, unembed, ids, f"{arch}-L{layer}H{head}", info)
+
+
+def load_hf_model(model_dir: str | Path) -> Any:
+    """A causal LM from a local checkpoint directory (``config.json`` + weights), in float64;
+    ``local_files_only``, so nothing is downloaded."""
+    path = Path(model_dir)
+    if not (path / "config.json").is_file():
+        raise HeadImportError(f"{path} must be a checkpoint directory with config.json (save_pretrained)")
+    tf = require_transformers()
+    model = tf.AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True)
+    return model.to(torch.float64).eval()

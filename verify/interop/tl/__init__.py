@@ -1,0 +1,52 @@
+"""TransformerLens interop, both ways (the optional ``tl`` extra: TransformerLens 3.x, whose
+``HookedTransformer`` 4.0 removed).
+
+**Import** (:func:`from_hooked_transformer`): one head of a rotary ``HookedTransformer`` as a
+:class:`~ropeproof.verify.runtime.attention.RopeAttention`: ``rotary_adjacent_pairs`` decides the
+layout (interleaved vs half), ``rotary_dim`` the partial rotary, ``rotary_base`` (and
+``rotary_scaling_factor``) the frequencies, GQA is resolved by TransformerLens' ``W_K``/``W_V``, and
+``attn_scale`` is folded into ``W_Q``. With it ``ps_scores``, exact sweeps and per-frequency
+profiles work on any TransformerLens model.
+
+**Export** (:func:`export_hooked_transformer`): a compiled head as an attention-only rotary
+``HookedTransformer`` whose hooks (``hook_attn_scores``, ``hook_pattern``, ``run_with_cache``,
+activation patching) see exactly the head's logits and pattern.
+
+**On disk** (:mod:`.checkpoint`): TransformerLens has no save format, so a model directory is
+``tl_config.json`` + ``model.safetensors``; ``ropeproof import tl DIR`` reads it.
+
+Nothing here imports TransformerLens until a model is built or read.
+"""
+
+from ropeproof.verify.interop.tl.checkpoint import (
+    TL_CONFIG_FILE,
+    TL_WEIGHTS_FILE,
+    load_hooked_transformer,
+    save_hooked_transformer,
+)
+from ropeproof.verify.interop.tl.export import (
+    TLExport,
+    TLExportInfo,
+    export_hooked_transformer,
+    load_tl_export_info,
+)
+from ropeproof.verify.interop.tl.head_import import from_hooked_transformer, tl_rope_spec
+from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
+from ropeproof.verify.interop.tl.placement import TLPlacement, place_tl
+
+__all__ = [
+    "TL_CONFIG_FILE",
+    "TL_WEIGHTS_FILE",
+    "TLExport",
+    "TLExportInfo",
+    "TLPlacement",
+    "build_hooked_transformer",
+    "export_hooked_transformer",
+    "from_hooked_transformer",
+    "load_hooked_transformer",
+    "load_tl_export_info",
+    "place_tl",
+    "require_transformer_lens",
+    "save_hooked_transformer",
+    "tl_rope_spec",
+]

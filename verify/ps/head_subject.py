@@ -1,0 +1,48 @@
+"""Any head directory as a positional/symbolic subject: the head, and inputs drawn from its family.
+
+The inputs of length ``n`` are ``n_inputs`` uniform draws from
+:func:`~ropeproof.verify.exact.head_sweep.head_family` (the paper construction's family for a head
+``ropeproof compile`` wrote, else every sequence over the head's vocabulary), embedded with
+``W_E``. ``ropeproof ps-score --head DIR`` scores them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ropeproof.constructions.head import CompiledHead
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact.families import sample_family_inputs
+from ropeproof.verify.exact.head_sweep import head_family
+from ropeproof.verify.runtime.compiled import encode, head_module
+from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_dtype
+from ropeproof.verify.subjects import Subject
+
+
+def head_subject(
+    head: CompiledHead,
+    n_inputs: int,
+    length: int,
+    seed: int = 0,
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+) -> Subject:
+    """``head`` on ``n_inputs`` inputs of ``length`` tokens from its family (see the module docstring).
+
+    Shapes: return.inputs [n_inputs, length, d_model].
+    """
+    if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 1:
+        raise InputError(f"n_inputs={n_inputs} must be an integer >= 1")
+    if isinstance(length, bool) or not isinstance(length, int) or length < 3:
+        raise InputError(f"length={length} must be an integer >= 3 (two keys to swap and the query)")
+    family = head_family(head)
+    limit = family.max_length()
+    if limit is not None and length > limit:
+        raise InputError(
+            f"length={length} exceeds what the {family.name} family of {head.name!r} covers ({limit})"
+        )
+    samples = sample_family_inputs(family, length, n_inputs, seed)
+    inputs = encode(head, [list(tokens) for tokens, _ in samples], resolve_dtype(dtype))
+    return Subject(
+        f"{head.name} ({family.name} family)", head_module(head, device, dtype), inputs, "head directory"
+    )
