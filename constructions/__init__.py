@@ -4,7 +4,9 @@
 - :mod:`ropeproof.constructions.compile`: a :class:`~ropeproof.theory.construction.Construction`
   becomes a :class:`~ropeproof.constructions.head.CompiledHead` (every entry evaluated from sympy);
 - :mod:`ropeproof.constructions.head`: the compiled head (numpy matrices and a RoPE spec) and its
-  on-disk form (``head.json`` and ``weights.safetensors``).
+  on-disk form (``head.json`` and ``weights.safetensors``);
+- :mod:`ropeproof.constructions.multihop_programs`: [A]'s multi-hop solvers as symbolic programs, and
+  :mod:`ropeproof.constructions.multihop_compile`: their per-layer weights (``CompiledModel``).
 
 Nothing here imports torch; :mod:`ropeproof.verify` runs the heads.
 """

@@ -20,7 +20,7 @@ FigureFunction = Callable[[bool], FigureResult]
 
 def figures() -> dict[str, FigureFunction]:
     """Every figure function by name, in report order (``quick`` shortens the longest sweeps)."""
-    from ropeproof.paper_figures import accuracy, discrepancy, geometry, many_plane, ps_plane
+    from ropeproof.paper_figures import accuracy, discrepancy, geometry, many_plane, multihop, ps_plane
 
     return {
         "a_theory_bounds": discrepancy.theory_figure,
@@ -34,6 +34,8 @@ def figures() -> dict[str, FigureFunction]:
         "many_plane_margin": many_plane.many_plane_figure,
         "letter_codes": many_plane.letter_codes_figure,
         "partial_induction": many_plane.partial_induction_figure,
+        "multihop_length": multihop.length_figure,
+        "multihop_ps_layers": multihop.ps_figure,
     }
 
 

@@ -33,6 +33,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "figures",
     "export",
     "import",
+    "export-model",
 )
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
 

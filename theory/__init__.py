@@ -7,5 +7,7 @@
 - :mod:`.derive`: a construction's closed-form logits, proved equal to the raw product;
 - :mod:`.stable`: numerically stable rewrites of cosine differences;
 - :mod:`.bounds`: [A]'s reported Theorem 3.2 bounds in stable form;
-- :mod:`.dirichlet`: Theorems D and R for many planes, with their proof steps.
+- :mod:`.dirichlet`: Theorems D and R for many planes, with their proof steps;
+- :mod:`.multihop`: multi-hop programs (labelled residual stream, per-layer heads) and the in-place
+  recursion; :mod:`.multihop_bound`: from per-layer margins to a bound on their readout margin.
 """

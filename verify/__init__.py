@@ -12,6 +12,9 @@ Subpackages, one job each:
 - :mod:`~ropeproof.verify.interop`: exchange with HF ``transformers``;
 - :mod:`~ropeproof.verify.testing`: hypothesis strategies, the property battery, random heads.
 
-Top-level modules: :mod:`~ropeproof.verify.tasks` ([A]'s number and letter tasks) and
-:mod:`~ropeproof.verify.subjects` (the heads the positional/symbolic checks score).
+Top-level modules: :mod:`~ropeproof.verify.tasks` ([A]'s number and letter tasks),
+:mod:`~ropeproof.verify.subjects` (the heads the positional/symbolic checks score),
+:mod:`~ropeproof.verify.task_lengths` (long task inputs, built three ways),
+:mod:`~ropeproof.verify.tokenizer` (the word-level task tokenizer of exported checkpoints) and
+:mod:`~ropeproof.verify.layer_scores` ([A]'s per-layer scores of compiled multi-hop models).
 """

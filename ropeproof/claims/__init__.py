@@ -48,6 +48,7 @@ BUILTIN_TOPICS: tuple[str, ...] = (
     "ropeproof.claims.many_plane",
     "ropeproof.claims.letter_codes",
     "ropeproof.claims.partial_induction",
+    "ropeproof.claims.multihop",
 )
 """The topic modules of the built-in claims, in report order."""
 

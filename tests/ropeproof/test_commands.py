@@ -152,3 +152,29 @@ def test_check_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(first) == {"id", "source", "statement", "reference", "expected", "quick", "params"}
     assert first["statement"] == claims[0].statement_for(False)
     assert first["source"] == claim_source(claims[0])
+
+
+def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("transformers")
+    import argparse
+
+    from ropeproof.commands import export_model
+    from ropeproof.verify.interop.hf.model_export import load_model_info
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    export_model.register(sub)
+    assert "export-model" in sub.choices
+
+    assert (
+        main(["export-model", "gptj", "number", "--hops", "2", "--layers", "3", "--out", str(tmp_path / "m")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "hidden_size 6" in out and "5:spare" in out and "certified correct" in out
+    info = load_model_info(tmp_path / "m")
+    assert info.n_layers == 3 and info.task == "number"
+    assert (
+        main(["export-model", "gptj", "number", "--hops", "3", "--layers", "2", "--out", str(tmp_path / "x")])
+        == 2
+    )
+    assert "layers=2 must be an integer >= hops=3" in capsys.readouterr().err

@@ -3,4 +3,6 @@ input families (:mod:`.families`), logit tables and one-pass family extremes (:m
 :mod:`.offset_logits`, :mod:`.prefix_topk`, :mod:`.index_sweep`, :mod:`.angles`), length sweeps with
 the reported bounds (:mod:`.sweep`, :mod:`.bound_checks`), very long rows in bounded memory
 (:mod:`.streaming`), interval-certified verdicts (:mod:`.certified`), mpmath ground truth
-(:mod:`.mp_reference`) and, for heads without exact structure, sampled bounds (:mod:`.sampled`)."""
+(:mod:`.mp_reference`), for heads without exact structure, sampled bounds (:mod:`.sampled`), and for
+compiled multi-hop models per-layer margins (:mod:`.multihop_margins`) and certified correctness
+(:mod:`.multihop_certified`)."""

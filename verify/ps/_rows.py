@@ -22,7 +22,6 @@ RowFn = Callable[[torch.Tensor], torch.Tensor]
 Head = RopeAttention | RowFn
 
 
-
 def as_inputs(x: Any, name: str = "x", min_n: int = 2) -> torch.Tensor:
     """``x`` as a ``[batch, n, d_model]`` tensor (a single ``[n, d_model]`` input gets batch 1).
 

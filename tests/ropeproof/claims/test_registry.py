@@ -10,6 +10,7 @@ import torch
 
 import ropeproof.claims.letter_codes
 import ropeproof.claims.many_plane
+import ropeproof.claims.multihop
 import ropeproof.claims.partial_induction
 import ropeproof.claims.remark31
 import ropeproof.claims.rope
@@ -38,11 +39,12 @@ TOPIC_PREFIX = {
     ropeproof.claims.many_plane: "many-plane.",
     ropeproof.claims.letter_codes: "letter-codes.",
     ropeproof.claims.partial_induction: "partial-induction.",
+    ropeproof.claims.multihop: "multihop.",
 }
 
 
 def test_topics_load_in_the_listed_order_with_their_own_ids() -> None:
-    assert len(BUILTIN_TOPICS) == 8
+    assert len(BUILTIN_TOPICS) == 9
     for module, prefix in TOPIC_PREFIX.items():
         assert module.__name__ in BUILTIN_TOPICS
         ids = [c.id for c in module.CLAIMS]

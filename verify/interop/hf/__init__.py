@@ -49,6 +49,10 @@ arithmetic and agree with HF's to float32 rounding (relative ~6e-8).
 aware) as a :class:`~ropeproof.verify.runtime.attention.RopeAttention` with the architecture's layout,
 ``rotary_dim``,
 frequencies (computed in float64 from the formula; HF evaluates them in float32) and scale.
+
+**Multi-hop models**: :mod:`.model_export` writes a whole compiled multi-hop model as a checkpoint with
+its tokenizer (``ropeproof export-model``), :mod:`.model_parity` compares it layer by layer with the
+ropeproof module.
 """
 
 from ropeproof.verify.interop.hf.architectures import (

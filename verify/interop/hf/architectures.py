@@ -1,7 +1,6 @@
 """What the HF interop shares: the supported architectures, GPT-J's fixed base, tolerances, the
 exported LM's norm constants, and the errors it raises."""
 
-
 from __future__ import annotations
 
 from typing import Any

@@ -1,7 +1,6 @@
 """Export: a compiled head as a one-layer ``GPTJForCausalLM`` / ``LlamaForCausalLM`` whose layer-0
 attention computes the head exactly, and the JSON that maps it back."""
 
-
 from __future__ import annotations
 
 import json

@@ -1,7 +1,6 @@
 """Import: one head of a GPT-J or LLaMA layer (state dict + config, GQA aware) as a
 :class:`~ropeproof.verify.runtime.attention.RopeAttention`."""
 
-
 from __future__ import annotations
 
 import math

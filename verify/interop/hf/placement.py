@@ -1,7 +1,6 @@
 """Placement: move a compiled head's planes onto the exact frequencies of a GPT-J or LLaMA spectrum
 (see :mod:`ropeproof.verify.interop.hf`)."""
 
-
 from __future__ import annotations
 
 import math

@@ -1,7 +1,6 @@
 """Run HF attention modules: find a layer's attention and capture its pre-softmax scores, weights and
 output."""
 
-
 from __future__ import annotations
 
 import contextlib

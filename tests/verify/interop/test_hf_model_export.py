@@ -1,0 +1,140 @@
+"""Exported multi-hop checkpoints: [A]'s GPT-J shape at the smallest width, answering [A]'s tasks after
+from_pretrained with transformers alone (no ropeproof code in the loop), LLaMA too, and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
+from ropeproof.constructions.multihop_programs import (
+    checkpoint_program,
+    gptj_frequency,
+    number_program,
+)
+from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
+from ropeproof.verify.interop.hf.model_export import (
+    MODEL_INFO_FILE,
+    export_model,
+    load_model_info,
+)
+from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.tokenizer import prompt_text
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[str, CompiledModel]:
+    return {
+        task: compile_program(checkpoint_program(task, hops=4, layers=12)) for task in ("number", "letter")
+    }
+
+
+def _tasks(task: str) -> list:
+    make = number_task if task == "number" else letter_task
+    return make(48, hops=(1, 2, 3, 4), seed=7)  # 12 prompts per hop count (balanced)
+
+
+def _answer_with_transformers_only(path: Path, prompts: list[str]) -> tuple[list[str], object]:
+    """The user's loop: load the directory and greedily decode one token, transformers and torch only."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    enc = tok(prompts, return_tensors="pt")
+    with torch.no_grad():
+        generated = model.generate(**enc, max_new_tokens=1, do_sample=False)
+    return tok.batch_decode(generated[:, -1:]), model
+
+
+def test_gptj_checkpoints_answer_the_paper_tasks_after_from_pretrained(models, tmp_path: Path) -> None:
+    widths = {}
+    for task, model in models.items():
+        path = tmp_path / task
+        export_model(model, "gptj").save_pretrained(path)
+        config = json.loads((path / "config.json").read_text())
+        assert "auto_map" not in config  # no custom code: transformers' own GPTJForCausalLM
+        insts = _tasks(task)
+        assert {i.hops for i in insts} == {1, 2, 3, 4} and all(i.length == 17 for i in insts)
+        answers, lm = _answer_with_transformers_only(path, [prompt_text(i.tokens) for i in insts])
+        assert answers == [i.answer.lower() for i in insts]  # 100%
+        assert type(lm).__name__ == "GPTJForCausalLM" and lm.config.n_layer == 12 and lm.config.n_head == 1
+        assert lm.config.rotary_dim == lm.config.n_embd  # rotary over the whole head
+        widths[task] = lm.config.n_embd
+    assert widths == {"number": 6, "letter": 8}  # against [A]'s 128
+
+
+def test_layouts_and_info_round_trip(models, tmp_path: Path) -> None:
+    ex = export_model(models["number"], "gptj")
+    assert ex.info.residual_labels == ("pointer.0.x", "pointer.0.y", "one", "letter.x", "letter.y", "spare")
+    assert ex.info.hidden_size == ex.info.rotary_dim == ex.info.head_dim == 6
+    for pl in ex.info.placements:  # theta = 1 is plane k = 0 of 10000^(-2k/6)
+        assert pl.planes == ((0, 0, False),)
+    letter = export_model(models["letter"], "gptj")
+    ret = letter.info.placements[0]
+    assert ret.planes == ((0, 3, False),)  # the slowest plane, 10000^(-6/8) = 0.001
+    assert letter.info.metadata["layers"][0]["freqs"] == [gptj_frequency(3, 8)]
+    path = ex.save_pretrained(tmp_path / "n")
+    assert load_model_info(path) == ex.info
+    assert (path / MODEL_INFO_FILE).is_file()
+    with pytest.raises(HeadImportError, match="does not exist"):
+        load_model_info(tmp_path)
+
+
+def test_llama_checkpoints(models) -> None:
+    assert {task: m.d_model for task, m in models.items()} == {"number": 5, "letter": 7}
+    for task, model in models.items():
+        ex = export_model(model, "llama", dtype="float64")
+        insts = _tasks(task)[:16]
+        assert ex.answer([i.tokens for i in insts]) == [i.answer for i in insts]
+        assert ex.info.hidden_size == model.d_model  # no spare dim: RMSNorm does not subtract the mean
+        assert type(ex.model).__name__ == "LlamaForCausalLM"
+    assert export_model(models["number"], "llama").info.head_dim == 2
+
+
+def test_lm_logits_equal_the_readout(models) -> None:
+    from ropeproof.verify.runtime.multilayer import model_module
+
+    model = models["number"]
+    ex = export_model(model, "gptj", dtype="float64")
+    insts = _tasks("number")[:8]
+    enc = ex.tokenizer([prompt_text(i.tokens) for i in insts], return_tensors="pt")
+    hf = ex.model(input_ids=enc["input_ids"]).logits[:, -1, :-1].detach().numpy()
+    ours = model_module(model, device="cpu").run([i.tokens for i in insts]).readout[:, -1].numpy()
+    # float64 GPT-J: only the eager q.k is float32, and at logit scale 1000 the softmax is saturated;
+    # readouts reach ~4000, so agreement to 1e-9 absolute is float64-level
+    np.testing.assert_allclose(hf, ours, atol=1e-9)
+
+
+def test_export_errors(models, tmp_path: Path) -> None:
+    nope = compile_program(number_program(hops=1, layers=2, reflexive="symbolic", letters=4, max_int=4))
+    with pytest.raises(ExportError, match="theta = 0"):
+        export_model(nope, "gptj")
+    off = compile_program(
+        number_program(hops=1, layers=1, index_planes=((0.8660, 1.0),), letters=4, max_int=4)
+    )
+    with pytest.raises(ExportError, match=r"layer 0.*not on GPT-J's spectrum"):
+        export_model(off, "gptj")
+    deep = compile_program(checkpoint_program("number", hops=1, layers=14))
+    with pytest.raises(ExportError, match="layers"):
+        export_model(deep, "gptj", dtype="float64")
+    with pytest.raises(ExportError, match="hidden_size"):
+        export_model(models["number"], "gptj", hidden_size=5)
+    with pytest.raises(ExportError, match="head_dim"):
+        export_model(models["number"], "gptj", head_dim=8)
+    with pytest.raises(ExportError, match="dtype"):
+        export_model(models["number"], "gptj", dtype="bfloat16")
+    with pytest.raises(ExportError, match="arch"):
+        export_model(models["number"], "gpt2")
+    with pytest.raises(ExportError, match="CompiledModel"):
+        export_model("m", "gptj")  # type: ignore[arg-type]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ExportError, match="not a directory"):
+        export_model(models["number"], "gptj").save_pretrained(tmp_path / "file")
+    wide = export_model(models["number"], "gptj", hidden_size=8)
+    assert wide.info.residual_labels[-2:] == ("unused6", "unused7") and wide.info.rotary_dim == 8

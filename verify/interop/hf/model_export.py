@@ -1,0 +1,407 @@
+"""Export a compiled multi-hop model as an HF ``GPTJForCausalLM`` / ``LlamaForCausalLM`` checkpoint with a
+word-level tokenizer, so that ``from_pretrained`` + greedy decoding answers [A]'s tasks with no ropeproof
+code in the loop.
+
+Layout (``d`` = the compiled residual width, layer ``l`` of the compiled model = block ``l``):
+
+- **GPT-J in [A]'s shape**: one head per layer, ``n_embd = head_dim = rotary_dim`` (rotary over the whole
+  head, base 10000 fixed by GPT-J), ``n_embd = d + 1`` rounded up to even: the residual dims keep their
+  indices and dim ``d`` is the spare, always-zero dim of the LayerNorm compensation
+  (:mod:`ropeproof.verify.interop.hf`: every norm has ``eps = 2^80`` and gain ``2^40`` so it computes
+  ``x - mean(x)``, and every matrix reading a norm output gets minus its row sum on the spare column).
+  Every plane a layer uses is placed exactly on GPT-J's spectrum ``10000^(-2k/n_embd)`` or the export
+  fails and says why (a ``theta = 0`` plane has no home when every dim rotates).
+- **LLaMA**: ``hidden_size = d`` (RMSNorm with the same constants is the identity, no spare dim),
+  ``head_dim`` and ``rope_theta`` shared by all layers, chosen so that every frequency of every layer is
+  on the spectrum (:func:`~ropeproof.verify.interop.hf.placement.place_llama`).
+- Per layer: ``q_proj`` carries ``W_Q S * sqrt(head_dim) * logit_scale`` (HF scales ``q . k`` by
+  ``head_dim^-1/2``), ``k_proj`` ``W_K S``, ``v_proj``/``o_proj`` the channel copy, MLPs are zero; the
+  embedding is ``W_E`` (``[UNK]`` zero), ``lm_head`` is ``W_U^T`` (``[UNK]`` zero, bias zero).
+- The LM's last-position logits equal the compiled model's readout up to rounding, so greedy decoding of
+  one token returns the answer. The directory also holds ``tokenizer.json``
+  (:mod:`ropeproof.verify.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`).
+
+The norm bypass is exact while the stream's variance stays below ``2^27`` (GPT-J in float64) or ``2^55``
+(float32): channels grow at most ``2^L`` times, so :func:`export_model` refuses models deeper than that.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.verify.interop.hf.architectures import (
+    GPTJ_BASE,
+    NORM_EPS,
+    NORM_GAIN,
+    ExportError,
+    HeadImportError,
+    check_arch,
+    require_transformers,
+)
+from ropeproof.verify.interop.hf.placement import Placement, place_gptj, place_llama, same_freq
+from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
+from ropeproof.verify.tokenizer import UNK, build_tokenizer, word
+
+MODEL_INFO_FILE = "ropeproof_model.json"
+"""Written next to ``config.json``: how the compiled model was laid out in the checkpoint."""
+MODEL_EXPORT_FORMAT, MODEL_EXPORT_VERSION = "ropeproof-hf-model", 1
+
+
+@dataclass(frozen=True)
+class ModelExportInfo:
+    """How a compiled model sits in a checkpoint: architecture, sizes, per-layer placements, residual
+    labels (``hidden_size`` of them; the spare dim is labelled ``spare``), the tokenizer's words."""
+
+    name: str
+    task: str
+    arch: str
+    hidden_size: int
+    head_dim: int
+    rotary_dim: int
+    rope_theta: float
+    logit_scale: float
+    tokens: tuple[str, ...]
+    words: tuple[str, ...]
+    residual_labels: tuple[str, ...]
+    spare_dim: int | None
+    placements: tuple[Placement, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.placements)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": MODEL_EXPORT_FORMAT,
+            "version": MODEL_EXPORT_VERSION,
+            "name": self.name,
+            "task": self.task,
+            "arch": self.arch,
+            "hidden_size": self.hidden_size,
+            "head_dim": self.head_dim,
+            "rotary_dim": self.rotary_dim,
+            "rope_theta": "inf" if math.isinf(self.rope_theta) else self.rope_theta,
+            "logit_scale": self.logit_scale,
+            "tokens": list(self.tokens),
+            "words": list(self.words),
+            "residual_labels": list(self.residual_labels),
+            "spare_dim": self.spare_dim,
+            "layers": [
+                {"planes": [list(p) for p in pl.planes], "values": [list(v) for v in pl.values]}
+                for pl in self.placements
+            ],
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelExportInfo:
+        if data.get("format") != MODEL_EXPORT_FORMAT or data.get("version") != MODEL_EXPORT_VERSION:
+            raise HeadImportError(f"not a {MODEL_EXPORT_FORMAT} v{MODEL_EXPORT_VERSION} record")
+        rope_theta = float(data["rope_theta"])
+        placements = tuple(
+            Placement(
+                data["arch"],
+                int(data["head_dim"]),
+                int(data["rotary_dim"]),
+                rope_theta,
+                int(data["hidden_size"]),
+                tuple((int(a), int(b), bool(c)) for a, b, c in layer["planes"]),
+                tuple((int(a), int(b)) for a, b in layer["values"]),
+            )
+            for layer in data["layers"]
+        )
+        return cls(
+            data["name"],
+            data["task"],
+            data["arch"],
+            int(data["hidden_size"]),
+            int(data["head_dim"]),
+            int(data["rotary_dim"]),
+            rope_theta,
+            float(data["logit_scale"]),
+            tuple(data["tokens"]),
+            tuple(data["words"]),
+            tuple(data["residual_labels"]),
+            data["spare_dim"],
+            placements,
+            dict(data.get("metadata", {})),
+        )
+
+
+def load_model_info(path: str | Path) -> ModelExportInfo:
+    """Read the :class:`ModelExportInfo` that :meth:`ModelExport.save_pretrained` wrote into ``path``."""
+    file = Path(path) / MODEL_INFO_FILE
+    if not file.is_file():
+        raise HeadImportError(f"{file} does not exist; it is written by ModelExport.save_pretrained")
+    return ModelExportInfo.from_json(json.loads(file.read_text()))
+
+
+@dataclass
+class ModelExport:
+    """An exported model: the causal LM, its tokenizer and its layout."""
+
+    model: Any
+    tokenizer: Any
+    info: ModelExportInfo
+
+    def prompts(self, sequences: list[list[str]] | list[tuple[str, ...]]) -> list[str]:
+        return [" ".join(word(t) for t in seq) for seq in sequences]
+
+    def answer(self, sequences: Any) -> list[str]:
+        """Greedy next-token answers (as token names) for equal-length token-name sequences."""
+        enc = self.tokenizer(self.prompts(list(sequences)), return_tensors="pt")
+        with torch.no_grad():
+            logits = self.model(input_ids=enc["input_ids"]).logits[:, -1]
+        index = {w: t for t, w in zip(self.info.tokens, self.info.words, strict=True)}
+        return [index.get(w, w) for w in self.tokenizer.convert_ids_to_tokens(logits.argmax(-1).tolist())]
+
+    def save_pretrained(self, path: str | Path) -> Path:
+        """``model.save_pretrained``, ``tokenizer.save_pretrained`` and :data:`MODEL_INFO_FILE`."""
+        path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise ExportError(f"path={str(path)!r} exists and is not a directory")
+        self.model.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+        (path / MODEL_INFO_FILE).write_text(json.dumps(self.info.to_json(), indent=1))
+        return path
+
+
+def _used_planes(model: CompiledModel, layer: int) -> list[tuple[int, float]]:
+    head = model.layers[layer]
+    out = []
+    for p, (a, b) in enumerate(head.spec.plane_dims):
+        if np.any(head.W_Q[:, [a, b]] != 0) or np.any(head.W_K[:, [a, b]] != 0):
+            out.append((p, float(head.spec.plane_freqs[p])))
+    return out
+
+
+def _value_dims(model: CompiledModel, layer: int) -> int:
+    head = model.layers[layer]
+    used = np.flatnonzero(np.any(head.W_V != 0, axis=0) | np.any(head.W_O != 0, axis=1))
+    return int(used[-1]) + 1 if used.size else 0
+
+
+def _check_depth(model: CompiledModel, arch: str, dtype: torch.dtype) -> None:
+    # channels start at norm <= 1 and at most double per layer; every residual coordinate is <= 2^L, so
+    # the (mean-square) variance is <= 2^(2L)
+    limit_log2 = 27 if (arch == "gptj" and dtype == torch.float64) else 55
+    if 2 * model.n_layers > limit_log2 - 1:
+        raise ExportError(
+            f"{model.n_layers} layers: channels may reach 2^{model.n_layers}, and the exact norm bypass "
+            f"needs the stream's variance below 2^{limit_log2}; use at most {(limit_log2 - 1) // 2} layers"
+        )
+    if np.abs(model.W_E).max() > 1 + 1e-12:
+        raise ExportError("the norm bypass bound assumes embedding entries of magnitude <= 1")
+
+
+def _gptj_placements(model: CompiledModel, hidden: int | None) -> tuple[int, list[Placement]]:
+    d = model.d_model + 1
+    size = hidden if hidden is not None else d + d % 2
+    if size < d or size % 2:
+        raise ExportError(f"hidden_size={size} must be even and >= d_model + 1 = {d} (the spare dim)")
+    placements = []
+    for layer in range(model.n_layers):
+        planes = _used_planes(model, layer)
+        zeros = [p for p, f in planes if f == 0]
+        if zeros:
+            raise ExportError(
+                f"layer {layer} has a theta = 0 plane; GPT-J in [A]'s shape rotates every dim (rotary_dim = "
+                f"n_embd = {size}), so a non-rotating plane has no exact home. Use the lowest frequency "
+                f"10000^(-{size - 2}/{size}) = {GPTJ_BASE ** (-(size - 2) / size)!r} instead"
+            )
+        try:
+            placements.append(place_gptj(planes, _value_dims(model, layer), size, size, size))
+        except ExportError as exc:
+            raise ExportError(f"layer {layer}: {exc}") from None
+    return size, placements
+
+
+def _llama_placements(model: CompiledModel, head_dim: int | None) -> tuple[int, list[Placement]]:
+    union: list[tuple[int, float]] = []
+    for layer in range(model.n_layers):
+        for _, f in _used_planes(model, layer):
+            if not any(same_freq(abs(f), abs(g)) for _, g in union):
+                union.append((len(union), f))
+    n_values = max(_value_dims(model, layer) for layer in range(model.n_layers))
+    hidden = model.d_model
+    shared = place_llama(union, n_values, hidden, head_dim)
+    placements = [
+        place_llama(_used_planes(model, layer), n_values, hidden, shared.head_dim, shared.rope_theta)
+        for layer in range(model.n_layers)
+    ]
+    return hidden, placements
+
+
+def _config(arch: str, pl: Placement, layers: int, vocab: int, max_positions: int, attn: str) -> Any:
+    tf = require_transformers()
+    common = {
+        "vocab_size": vocab,
+        "tie_word_embeddings": False,
+        "bos_token_id": None,
+        "eos_token_id": None,
+        "pad_token_id": vocab - 1,
+        "attn_implementation": attn,
+    }
+    if arch == "gptj":
+        return tf.GPTJConfig(
+            n_embd=pl.hidden_size,
+            n_head=1,
+            n_layer=layers,
+            n_inner=1,
+            rotary_dim=pl.rotary_dim,
+            n_positions=max_positions,
+            layer_norm_epsilon=NORM_EPS,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            **common,
+        )
+    return tf.LlamaConfig(
+        hidden_size=pl.hidden_size,
+        intermediate_size=1,
+        num_hidden_layers=layers,
+        num_attention_heads=1,
+        num_key_value_heads=1,
+        head_dim=pl.head_dim,
+        rope_theta=pl.rope_theta,
+        rms_norm_eps=NORM_EPS,
+        max_position_embeddings=max_positions,
+        attention_bias=False,
+        mlp_bias=False,
+        **common,
+    )
+
+
+def export_model(
+    model: CompiledModel,
+    arch: str,
+    *,
+    dtype: DtypeLike = torch.float32,
+    max_positions: int = 2048,
+    hidden_size: int | None = None,
+    head_dim: int | None = None,
+    attn_implementation: str = "eager",
+) -> ModelExport:
+    """Export ``model`` as a ``GPTJForCausalLM`` or ``LlamaForCausalLM`` (module docstring).
+
+    ``hidden_size`` (GPT-J: ``n_embd = head_dim = rotary_dim``, default the smallest, ``d_model + 1``
+    rounded up to even) and ``head_dim`` (LLaMA) fix sizes; ``dtype`` is ``float32`` or ``float64``;
+    ``max_positions`` is the longest prompt (GPT-J's sin/cos table).
+    """
+    if not isinstance(model, CompiledModel):
+        raise ExportError(f"model must be a CompiledModel, got {type(model).__name__}")
+    arch = check_arch(arch, ExportError)
+    dt = resolve_dtype(dtype)
+    if dt not in (torch.float32, torch.float64):
+        raise ExportError(f"dtype={dt} is not supported; accepted: float32, float64")
+    if isinstance(max_positions, bool) or not isinstance(max_positions, int) or max_positions < 1:
+        raise ExportError(f"max_positions={max_positions} must be an integer >= 1")
+    if arch == "gptj" and head_dim is not None:
+        raise ExportError("head_dim: GPT-J in [A]'s shape has head_dim = n_embd; use hidden_size")
+    if arch == "llama" and hidden_size is not None:
+        raise ExportError("hidden_size: the LLaMA export's width is the compiled d_model; use head_dim")
+    _check_depth(model, arch, dt)
+    if arch == "gptj":
+        hid, placements = _gptj_placements(model, hidden_size)
+    else:
+        hid, placements = _llama_placements(model, head_dim)
+    d, vocab = model.d_model, model.vocab_size + 1  # + [UNK]
+    spare = d if arch == "gptj" else None
+    h = placements[0].head_dim
+    emb = np.zeros((vocab, hid))
+    emb[:-1, :d] = model.W_E
+    lm = np.zeros((vocab, hid))
+    lm[:-1, :d] = model.W_U.T
+    layers = []
+    for head, pl in zip(model.layers, placements, strict=True):
+        s, sv = pl.qk_map(head.spec), pl.value_map(head.spec.head_dim)
+        q_w, k_w, v_w = (np.zeros((h, hid)) for _ in range(3))
+        q_w[:, :d] = (head.W_Q @ s * (math.sqrt(h) * head.scale)).T
+        k_w[:, :d] = (head.W_K @ s).T
+        v_w[:, :d] = (head.W_V @ sv).T
+        o_w = np.zeros((hid, h))
+        o_w[:d, :] = (sv.T @ head.W_O).T
+        if spare is not None:
+            for w in (q_w, k_w, v_w):
+                w[:, spare] = -w.sum(axis=1)
+        layers.append((q_w, k_w, v_w, o_w))
+    if spare is not None:
+        lm[:, spare] = -lm.sum(axis=1)
+    tf = require_transformers()
+    config = _config(arch, placements[0], model.n_layers, vocab, max_positions, attn_implementation)
+    rng_state = torch.random.get_rng_state()
+    try:
+        lm_model = (tf.GPTJForCausalLM if arch == "gptj" else tf.LlamaForCausalLM)(config)
+    finally:  # HF initialisation draws random weights we overwrite; leave the caller's RNG alone
+        torch.random.set_rng_state(rng_state)
+    lm_model = lm_model.to(dt).eval()
+    gain = np.full(hid, NORM_GAIN)
+    new: dict[str, np.ndarray] = {"lm_head.weight": lm}
+    if arch == "gptj":
+        new.update({"transformer.wte.weight": emb, "transformer.ln_f.weight": gain})
+        for i, (q_w, k_w, v_w, o_w) in enumerate(layers):
+            pre = f"transformer.h.{i}."
+            new.update(
+                {
+                    pre + "attn.q_proj.weight": q_w,
+                    pre + "attn.k_proj.weight": k_w,
+                    pre + "attn.v_proj.weight": v_w,
+                    pre + "attn.out_proj.weight": o_w,
+                    pre + "ln_1.weight": gain,
+                }
+            )
+    else:
+        new.update({"model.embed_tokens.weight": emb, "model.norm.weight": gain})
+        for i, (q_w, k_w, v_w, o_w) in enumerate(layers):
+            pre = f"model.layers.{i}."
+            new.update(
+                {
+                    pre + "self_attn.q_proj.weight": q_w,
+                    pre + "self_attn.k_proj.weight": k_w,
+                    pre + "self_attn.v_proj.weight": v_w,
+                    pre + "self_attn.o_proj.weight": o_w,
+                    pre + "input_layernorm.weight": gain,
+                    pre + "post_attention_layernorm.weight": gain,
+                }
+            )
+    state = lm_model.state_dict()
+    missing = set(new) - set(state)
+    if missing:  # pragma: no cover - guards against a transformers rename
+        raise ExportError(f"this transformers version has no parameters {sorted(missing)}")
+    for key, value in state.items():  # everything else (MLPs, biases) is zero
+        state[key] = torch.as_tensor(new[key], dtype=dt) if key in new else torch.zeros_like(value)
+    lm_model.load_state_dict(state)
+    lm_model.generation_config.pad_token_id = vocab - 1
+    lm_model.generation_config.eos_token_id = None
+    labels = model.residual_labels + (("spare",) if spare is not None else ())
+    labels += tuple(f"unused{i}" for i in range(len(labels), hid))
+    info = ModelExportInfo(
+        name=model.name,
+        task=model.task,
+        arch=arch,
+        hidden_size=hid,
+        head_dim=h,
+        rotary_dim=placements[0].rotary_dim,
+        rope_theta=placements[0].rope_theta,
+        logit_scale=model.logit_scale,
+        tokens=model.tokens,
+        words=tuple(word(t) for t in model.tokens),
+        residual_labels=labels,
+        spare_dim=spare,
+        placements=tuple(placements),
+        metadata={
+            "layers": [i.to_dict() for i in model.layer_info],
+            "description": model.metadata.get("description", ""),
+            "unk": UNK,
+        },
+    )
+    return ModelExport(lm_model, build_tokenizer(model.tokens), info)

@@ -1,0 +1,147 @@
+"""The last position's readout of a compiled multi-hop model on long inputs, without the ``n x n``
+patterns of every layer.
+
+Queries and keys read only content, which no layer writes, so layer ``l``'s pattern ``A_l`` is a function
+of the tokens alone, and with value weights ``w_l`` the channel evolves linearly (``docs/theory.md``
+section 6):
+
+    C_{l+1} = (I + w_l A_l) C_l,   so   C_L[n-1] = e_{n-1}^T (I + w_{L-1} A_{L-1}) ... (I + w_0 A_0) C_0.
+
+:func:`readout_weights` evaluates the row vector ``v_0^T = e_{n-1}^T prod_l (I + w_l A_l)`` from the last
+layer down, ``v_l^T = v_{l+1}^T + w_l v_{l+1}^T A_l``, computing only the rows of ``A_l`` where
+``v_{l+1}`` is nonzero (in float64 a sharp softmax underflows to exact zeros, so few rows are needed),
+in blocks, with the module's own RoPE arithmetic (:func:`~ropeproof.verify.runtime.rope.rope_logits`).
+Then ``C_L[n-1] = sum_p v_0[p] C_0[p]`` and the readout is ``C_L[n-1] W_U`` (:func:`last_readout`).
+This equals :class:`~ropeproof.verify.runtime.multilayer.MultiLayerRopeModel`'s readout up to the order
+of float64 summation (tested), in ``O(sum_l rows_l n)`` time and ``O(block n)`` memory.
+
+Entries of ``v_{l+1}`` below ``drop * max|v_{l+1}|`` are dropped before layer ``l`` (default ``1e-30``).
+Since ``||C_l[p]|| <= 2^l max_p ||C_0[p]||`` (rows are probability vectors), dropping ``v_i`` moves
+``C_L[n-1]`` by at most ``|v_i| 2^l M_0``; :func:`readout_weights` returns the sum of these bounds, and
+:func:`long_answers` checks that every answer's readout margin exceeds twice it (with unit codes,
+``M_0 = 1`` and unembeddings of norm <= 1), so the answers are those of the full computation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
+from ropeproof.verify.runtime.rope import rope_logits
+
+
+def _check_structure(model: CompiledModel) -> list[float]:
+    """The value weights, after checking that queries/keys ignore the channel and values copy it."""
+    chan = model.feature_dims("channel")
+    weights = []
+    for i, (head, info) in enumerate(zip(model.layers, model.layer_info, strict=True)):
+        ov = head.W_V @ head.W_O
+        expected = np.zeros_like(ov)
+        expected[chan, chan] = info.value_weight * np.eye(chan.stop - chan.start)
+        if head.W_Q[chan].any() or head.W_K[chan].any() or not np.array_equal(ov, expected):
+            raise InputError(
+                f"layer {i} does not have the multi-hop structure (q/k off the channel, OV a copy)"
+            )
+        weights.append(info.value_weight)
+    return weights
+
+
+def readout_weights(
+    model: CompiledModel,
+    sequences: Sequence[Sequence[str]],
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+    block: int = 512,
+    drop: float = 1e-30,
+) -> tuple[torch.Tensor, np.ndarray]:
+    """``(v_0, dropped)`` for equal-length sequences: ``v_0`` is ``[batch, n]`` with ``C_L[n-1] = sum_p
+    v_0[p] C_0[p]``, ``dropped`` (``[batch]``) bounds how far the dropped entries move ``C_L[n-1]``
+    (module docstring)."""
+    if block < 1:
+        raise InputError(f"block={block} must be >= 1")
+    if not 0 <= drop < 1:
+        raise InputError(f"drop={drop} must be in [0, 1)")
+    weights = _check_structure(model)
+    dev, dt = resolve_device(device), resolve_dtype(dtype)
+    ids = torch.as_tensor(model.ids([list(s) for s in sequences]), device=dev)
+    batch, n = ids.shape
+    x0 = torch.as_tensor(model.W_E, device=dev, dtype=dt)[ids]
+    v = torch.zeros(batch, n, dtype=dt, device=dev)
+    v[:, -1] = 1
+    positions = torch.arange(n, device=dev)
+    dropped = torch.zeros(batch, dtype=torch.float64)
+    for layer in range(model.n_layers - 1, -1, -1):
+        small = v.abs() < drop * v.abs().amax(dim=1, keepdim=True)
+        dropped += (v.abs() * small).sum(1).double().cpu() * 2.0**layer
+        v = v.masked_fill(small, 0.0)
+        head = model.layers[layer]
+        q = x0 @ torch.as_tensor(head.W_Q, device=dev, dtype=dt)
+        k = x0 @ torch.as_tensor(head.W_K, device=dev, dtype=dt)
+        rows = torch.nonzero(v.any(dim=0)).flatten()
+        update = torch.zeros_like(v)
+        for start in range(0, rows.numel(), block):
+            r = rows[start : start + block]
+            last = int(r.max()) + 1  # causal: no key past the last row of the block
+            logits = rope_logits(q[:, r], k[:, :last], head.spec, head.scale, positions[r], positions[:last])
+            logits = logits.masked_fill(positions[:last][None, :] > r[:, None], float("-inf"))
+            update[:, :last] += torch.einsum("br,brj->bj", v[:, r], torch.softmax(logits, dim=-1))
+        v = v + weights[layer] * update
+    return v, dropped.numpy()
+
+
+def last_readout(
+    model: CompiledModel,
+    sequences: Sequence[Sequence[str]],
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+    block: int = 512,
+    drop: float = 1e-30,
+    batch_size: int = 64,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(readout, dropped)``: the readout at the last position, ``[batch, V]`` (float64), of sequences of
+    any lengths (equal lengths are batched, ``batch_size`` at a time), and per sequence the bound on the
+    channel moved by dropped entries."""
+    if batch_size < 1:
+        raise InputError(f"batch_size={batch_size} must be >= 1")
+    w_e = torch.as_tensor(model.W_E, dtype=torch.float64)
+    w_u = torch.as_tensor(model.W_U, dtype=torch.float64)
+    seqs = [list(s) for s in sequences]
+    readout = np.zeros((len(seqs), model.vocab_size))
+    bounds = np.zeros(len(seqs))
+    by_length: dict[int, list[int]] = {}
+    for i, s in enumerate(seqs):
+        by_length.setdefault(len(s), []).append(i)
+    for members in by_length.values():
+        for start in range(0, len(members), batch_size):
+            idx = members[start : start + batch_size]
+            v, dropped = readout_weights(model, [seqs[i] for i in idx], device, dtype, block, drop)
+            x0 = w_e[torch.as_tensor(model.ids([seqs[i] for i in idx]))]
+            channel = torch.einsum("bp,bpd->bd", v.double().cpu(), x0)
+            readout[idx] = (channel @ w_u).numpy()
+            bounds[idx] = dropped
+    return readout, bounds
+
+
+def long_answers(
+    model: CompiledModel,
+    sequences: Sequence[Sequence[str]],
+    device: DeviceLike = "cpu",
+    dtype: DtypeLike = torch.float64,
+    block: int = 512,
+    drop: float = 1e-30,
+) -> list[str]:
+    """The argmax readout token at the last position of each sequence (any lengths); raises if a dropped
+    entry could have changed an answer (module docstring)."""
+    readout, dropped = last_readout(model, sequences, device, dtype, block, drop)
+    for b in range(readout.shape[0]):
+        top = np.sort(readout[b])[-2:]
+        if top[1] - top[0] <= 2 * dropped[b]:
+            raise InputError(
+                f"sequence {b}: readout margin {top[1] - top[0]:.3g} is within the dropped bound"
+            )
+    return model.decode(readout)
