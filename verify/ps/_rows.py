@@ -2,7 +2,8 @@
 
 A *head* is a :class:`~ropeproof.verify.runtime.attention.RopeAttention` or any callable mapping
 layer inputs ``[batch, n, d_model]`` to the last token's row ``[batch, n]`` (the query's own entry
-last) or ``[batch, n - 1]``.
+last) or ``[batch, n - 1]``; :class:`~ropeproof.verify.ps.row_functions.RowFunction` says which row
+(attention or logit) a callable returns.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from ropeproof.verify.runtime.rope import apply_rope
 RowFn = Callable[[torch.Tensor], torch.Tensor]
 """``f(x: [batch, n, d_model]) -> [batch, n]`` (or ``[batch, n-1]``): the last token's row."""
 Head = RopeAttention | RowFn
-
 
 
 def as_inputs(x: Any, name: str = "x", min_n: int = 2) -> torch.Tensor:
