@@ -241,7 +241,7 @@ def ps_scores(
     ``inputs``: layer inputs ``[batch, n, d_model]`` (or one ``[n, d_model]``), with
     ``n - 1 >= 2 * block_size``. ``tau > 0``: softmax temperature of the swap weights (``1e-4`` as in
     [A]). ``block_size >= 1``: swap blocks of that many consecutive positions ([B]).
-    ``memory_budget``: bytes the streaming may use (default 256 MiB; see
+    ``memory_budget``: bytes the streaming may use (default 64 MiB; see
     :mod:`ropeproof.verify.ps.swap_stream`); ``chunk_size`` caps the swapped sequences per call of a
     callable head below that. ``max_skipped_weight``: ``None`` evaluates every swap; a number ``W``
     in ``[0, 1)`` skips swaps of weight ``<= W / S``, so each score is exact to within its reported

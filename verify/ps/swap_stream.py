@@ -37,8 +37,10 @@ import torch
 
 from ropeproof.theory.errors import InputError
 
-DEFAULT_MEMORY_BUDGET = 256 * 2**20
-"""Default ``memory_budget``: 256 MiB."""
+DEFAULT_MEMORY_BUDGET = 64 * 2**20
+"""Default ``memory_budget``: 64 MiB, so a call gets up to 32 MiB of swapped copies and working
+memory (larger chunks did not run faster on the CPU in the budget sweep of
+``benchmarks/bench_ps.py``), and the per-swap arrays of 100 inputs of one head fit for ``n <= 233``."""
 
 
 def check_block_size(block_size: int) -> int:

@@ -14,6 +14,7 @@ from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.ps.scores import last_row_fn
 from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
 from ropeproof.verify.ps.swap_stream import (
+    DEFAULT_MEMORY_BUDGET,
     BlockPairs,
     check_max_skipped_weight,
     cos_sim,
@@ -82,6 +83,9 @@ def test_stream_reports_work_and_refuses_mismatched_plans() -> None:
     with pytest.raises(InputError, match="n=8"):
         stream_swap_scores(TableSource(head, x), BlockPairs(8, 1), 1e-4)
     assert per_swap_bytes(2, 3, 28) == 2 * 28 * (3 * 8 * 3 + 1)
+    # the default budget's docstring: per-swap arrays of 100 inputs of one head fit for n <= 233
+    fits = [per_swap_bytes(100, 1, BlockPairs(n, 1).n_swaps) <= DEFAULT_MEMORY_BUDGET for n in (233, 234)]
+    assert fits == [True, False]
 
 
 def test_cos_sim_conventions() -> None:
