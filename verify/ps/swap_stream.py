@@ -303,11 +303,14 @@ def stream_swap_scores(
             continue
         pending.append((gi + g0, si + s0, w[gi, :, si]))
         count += gi.numel()
-        while count >= chunk:
+        if count >= chunk:  # evaluate every full chunk; the rest waits for the next tile
             bi, sj, wk = (torch.cat(t) for t in zip(*pending, strict=True))
-            evaluate(bi[:chunk], sj[:chunk], wk[:chunk])
-            pending = [(bi[chunk:], sj[chunk:], wk[chunk:])]
-            count -= chunk
+            start = 0
+            while count - start >= chunk:
+                evaluate(bi[start : start + chunk], sj[start : start + chunk], wk[start : start + chunk])
+                start += chunk
+            pending = [(bi[start:], sj[start:], wk[start:])]
+            count -= start
     if count:
         bi, sj, wk = (torch.cat(t) for t in zip(*pending, strict=True))
         evaluate(bi, sj, wk)

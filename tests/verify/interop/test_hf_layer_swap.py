@@ -163,5 +163,7 @@ def test_errors_name_the_parameter() -> None:
         hf_layer_swap_scores(model, ids[:, :4], layer=0, block_size=2)
     with pytest.raises(InputError, match="LayerSwapAdapter"):
         layer_swap_scores(model, ids, layer=0)
+    with pytest.raises(HeadImportError, match=r"model\.eval\(\)"):
+        hf_layer_swap_scores(_model("gptj").train(), ids, layer=0)
     with pytest.raises(HeadImportError, match="out of range"):
         HFLayerSwap(model).attention_rows(torch.zeros(1, 3, 32, dtype=torch.float64), 5)

@@ -43,8 +43,9 @@ def _arch_of(model: Any, arch: str | None) -> str:
 
 class HFLayerSwap:
     """A :class:`~ropeproof.verify.ps.layer_swap.LayerSwapAdapter` for an HF GPT-J or LLaMA model
-    (causal LM or base model) loaded with ``attn_implementation="eager"``. The model is used as is
-    (call ``model.eval()`` first if it was training: dropout would make rows random)."""
+    (causal LM or base model) loaded with ``attn_implementation="eager"``, in eval mode (dropout
+    would make rows random; a model in training mode is refused). Runs on the model's device and
+    dtype."""
 
     def __init__(self, model: Any, arch: str | None = None) -> None:
         self.arch = _arch_of(model, arch)
@@ -72,12 +73,20 @@ class HFLayerSwap:
             )
         return self.layers[layer]
 
+    def _check_eval(self) -> None:
+        if self.model.training:
+            raise HeadImportError(
+                "the model is in training mode (dropout would make rows random); call model.eval()"
+            )
+
     def _attention(self, block: Any) -> Any:
         return block.attn if self.arch == "gptj" else block.self_attn
 
     def layer_inputs(self, tokens: Any, layer: int) -> torch.Tensor:
         """Hidden states entering block ``layer`` for token ids ``tokens`` ``[batch, n]``."""
         block = self._layer(layer)
+        self._check_eval()
+        ids = torch.as_tensor(tokens).to(next(self.model.parameters()).device)
         seen: list[torch.Tensor] = []
 
         def record(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -88,7 +97,7 @@ class HFLayerSwap:
         handle = block.register_forward_pre_hook(record, with_kwargs=True)
         try:
             with torch.no_grad():
-                self.model(input_ids=torch.as_tensor(tokens), use_cache=False)
+                self.model(input_ids=ids, use_cache=False)
         except _StopAtBlock:
             pass
         finally:
@@ -100,6 +109,7 @@ class HFLayerSwap:
     def attention_rows(self, hidden: torch.Tensor, layer: int) -> torch.Tensor:
         """Block ``layer`` re-run on ``hidden``; each head's last-token attention row ``[batch, H, n]``."""
         block = self._layer(layer)
+        self._check_eval()
         attn = self._attention(block)
         param = next(self.model.parameters())
         hidden = hidden.to(device=param.device, dtype=param.dtype)
