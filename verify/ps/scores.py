@@ -57,7 +57,6 @@ from ropeproof.verify.ps.swap_stream import (
     stream_swap_scores,
 )
 from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.rope import apply_rope
 
 
 def swap_plan(n: int, block_size: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -288,22 +287,39 @@ def attention_row_fn(head: RopeAttention) -> RowFunction:
 
 
 def last_row_fn(head: RopeAttention) -> RowFunction:
-    """The last token's attention row of ``head`` computed alone, ``O(n)`` per sequence:
-    ``x -> softmax_j(scale * (R_{n-1} q_{n-1}) . (R_j k_j))``, ``[batch, n]`` (:class:`RowFunction`
-    of kind ``"attention"``). Rotates every key to its own position with
-    :func:`~ropeproof.verify.runtime.rope.apply_rope`, so it is a different route to the same row
-    than :class:`~ropeproof.verify.ps.swap_sources.TableSource` (which rotates the query back)."""
+    """The last token's attention row of ``head`` computed alone, ``[batch, n]`` (a
+    :class:`RowFunction` of kind ``"attention"``), at about the cost of the key projection.
+
+    The logit of key ``p`` is ``scale * (R_{n-1} q) . (R_p k_p) = scale * k_p . R((n-1-p) theta) q``
+    (``q = x_{n-1} W_Q``, ``k_p = x_p W_K``). Plane ``k`` with dims ``(a, b)`` and angle
+    ``phi = (n-1-p) theta_k`` contributes ``cos(phi) (k_a q_a + k_b q_b) + sin(phi) (k_b q_a -
+    k_a q_b)``, and both brackets are linear in ``x_p``: ``x_p . alpha_k`` and ``x_p . beta_k`` with
+    ``alpha_k = W_K[:, a] q_a + W_K[:, b] q_b``, ``beta_k = W_K[:, b] q_a - W_K[:, a] q_b``. So the row
+    is one ``[n, d_model] x [d_model, head_dim]`` product per sequence and a cos/sin table of the
+    offsets (angles formed in float64), with no rotation of the keys: a route to the row independent
+    of the head's forward pass and of :class:`~ropeproof.verify.ps.swap_sources.TableSource`.
+    """
+    dims = torch.tensor(head.spec.plane_dims, dtype=torch.int64, device=head.device)
+    a, b = dims[:, 0], dims[:, 1]
+    freqs = torch.tensor(head.spec.plane_freqs, dtype=torch.float64, device=head.device)
+    wa, wb = head.W_K[:, a], head.W_K[:, b]  # [d_model, K]
+    planes = int(a.shape[0])
 
     def row(x: torch.Tensor) -> torch.Tensor:
         x = head._check_input(x)
         n = x.shape[1]
-        q = apply_rope(x[:, -1:, :] @ head.W_Q, head.spec, torch.tensor([n - 1.0], device=x.device))
-        k = apply_rope(x @ head.W_K, head.spec)
-        return torch.softmax(head.scale * (k @ q.transpose(-1, -2))[..., 0], -1)
+        q = x[:, -1, :] @ head.W_Q  # [batch, h]
+        qa, qb = q[:, None, a], q[:, None, b]  # [batch, 1, K]
+        proj = torch.cat([wa * qa + wb * qb, wb * qa - wa * qb], -1)  # [batch, d_model, 2K]: alpha, beta
+        ab = x @ proj  # [batch, n, 2K]
+        phi = ((n - 1) - torch.arange(n, device=x.device, dtype=torch.float64))[:, None] * freqs  # [n, K]
+        cos, sin = torch.cos(phi).to(x.dtype), torch.sin(phi).to(x.dtype)
+        logits = head.scale * (ab[..., :planes] * cos + ab[..., planes:] * sin).sum(-1)
+        return torch.softmax(logits, -1)
 
     h, item = head.spec.head_dim, head.dtype.itemsize
 
-    def working(n: int) -> int:  # k and its rotation [n, h], the logit row and its softmax
+    def working(n: int) -> int:  # the [n, 2K] product, two [n, K] terms, the logit row and its softmax
         return (3 * h + 4) * n * item
 
     return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=working,

@@ -177,6 +177,16 @@ def test_table_path_equals_forward_path(spec: RopeSpec, n: int, seed: int) -> No
         assert ((s >= -1e-12) & (s <= 1 + 1e-12)).all()  # cosines of non-negative vectors
 
 
+@given(spec=rope_specs(max_head_dim=8), n=st.integers(2, 40), seed=st.integers(0, 2**31 - 1))
+def test_last_row_fn_equals_the_forward_pass(spec: RopeSpec, n: int, seed: int) -> None:
+    """last_row_fn (plane brackets linear in x_p, cos/sin of the offsets) against the full forward
+    pass (every key rotated). Each route's logit has rounding <~ 4 h |q| |k| u with |q| |k| <~ 100
+    here (h <= 8, N(0, 1) weights and inputs of dimension 4), so rows differ by <~ 2 * 4e-13; 1e-12."""
+    head = _head(spec, 4, seed, scale=0.5)
+    x = torch.randn(3, n, 4, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
+    assert torch.allclose(last_row_fn(head)(x), head(x).pattern[:, -1, :], rtol=0, atol=1e-12)
+
+
 def test_cos_sim_zero_vectors() -> None:
     z, one = torch.zeros(2), torch.tensor([1.0, 0.0])
     assert float(cos_sim(z, z)) == 1.0 and float(cos_sim(z, one)) == 0.0
