@@ -2,24 +2,26 @@
 
 Run ``python3 benchmarks/bench_ps.py [--repeats 5] [--lengths 17,128,850] [--device auto]``. The head
 is random (head_dim 64, base 10000, d_model 64, inputs with a shared component), as in the issue
-that asked for this. Every path runs in its own subprocess, so its peak memory is its own. Printed
-per length:
+that asked for this. Paths, per length:
 
 - ``ps_scores`` on a callable head, streamed (swapped copies built a chunk at a time under the
   default 64 MiB budget, zero-weight swaps skipped, which changes no score), with two callables:
   ``attention_row_fn`` (the head's full forward pass, what the issue measured) and ``last_row_fn``
-  (the last token's row alone, O(n) per sequence);
+  (the last token's row alone);
 - the same with every swap evaluated (``max_skipped_weight=None``), at n = 17, also with memory
   budgets of 8, 16 and 256 MiB (chunk size against speed);
 - ``ps_scores`` on the ``RopeAttention`` itself (per-token keys and back-rotated queries);
-- the naive per-swap loop baseline measured in the same run: one call of the same callable per
-  swap on the 100 swapped inputs. At n = 128 and 850 it is timed on a sample of swaps spread over
-  the whole plan and extrapolated to all of them (said in the output);
-- for each: the median wall time (and CPU time, steadier on a shared machine), the swapped
-  sequences evaluated, the peak memory (resident set
-  size above the level after set-up, from ``/proc/self/status`` VmHWM after resetting it; CUDA:
-  ``torch.cuda.max_memory_allocated``), and the ratio ``loop time / path time``;
-- the largest score difference between the paths that ran in full.
+- the naive per-swap loop baseline: one call of the same callable per swap on the 100 swapped
+  inputs. At n = 128 and 850 it is timed on a sample of swaps spread over the whole plan and
+  extrapolated to all of them (said in the output).
+
+Printed for each: the median wall time and CPU time (the CPU time is steadier on a shared machine),
+the swapped sequences evaluated, the peak memory and the ratio ``loop time / path time``; then the
+largest score difference between the paths that ran in full. Peak memory: each path runs once in a
+fresh process, and the peak is the resident set size above its level after set-up
+(``/proc/self/status`` VmHWM after resetting it; CUDA: ``torch.cuda.max_memory_allocated``). Times:
+at n <= 128, medians over ``--repeats`` rounds in one more process, each round running every path
+once (so a busy spell slows all paths alike); at n = 850, the single run of the memory pass.
 
 Uses CUDA when available (``--device auto``) and says which device ran.
 """
@@ -92,43 +94,54 @@ def loop_scores(fn: RowFunction, x: torch.Tensor, swaps: list[int] | None = None
     return torch.stack([s_pos, s_sym]).cpu()
 
 
-def run_case(case: dict[str, Any]) -> dict[str, Any]:
-    """One path at one length, in this process: time, swaps evaluated, peak memory, scores."""
-    device = resolve_device(case["device"])
-    n, path, repeats = case["n"], case["path"], case["repeats"]
-    subj = random_subject(N_INPUTS, n, HEAD_DIM, 10000.0, D_MODEL, shared=3.0, seed=0, device=device)
-    head, x = subj.head, subj.inputs.to(device)
+def make_fn(case: dict[str, Any], head: Any, x: torch.Tensor) -> tuple[Callable[[], Any], list[int] | None]:
+    """The work of one path, as a thunk, and ``[timed swaps, all swaps]`` when the loop is sampled."""
+    n, path = case["n"], case["path"]
     callable_of = {"forward": attention_row_fn, "last_row": last_row_fn}
-    out: dict[str, Any] = {"evaluated": None, "scores": None, "sampled": None}
-    fn: Callable[[], Any]
     if path == "table":
-        fn = lambda: ps_scores(head, x, per_swap=False)  # noqa: E731
-    elif path.startswith("call"):
-        row_fn = callable_of[case["fn"]](head)
+        return (lambda: ps_scores(head, x, per_swap=False)), None
+    row_fn = callable_of[case["fn"]](head)
+    if path.startswith("call"):
         skip = None if path == "call_every" else 0.0
         budget = int(case.get("budget_mib", DEFAULT_MEMORY_BUDGET / 2**20) * 2**20)
-        fn = lambda: ps_scores(row_fn, x, per_swap=False, max_skipped_weight=skip, memory_budget=budget)  # noqa: E731
-    else:
-        row_fn = callable_of[case["fn"]](head)
-        plan = BlockPairs(n, 1)
-        if case.get("sample"):
-            k = case["sample"]
-            swaps = [round(i * (plan.n_swaps - 1) / (k - 1)) for i in range(k)]
-            out["sampled"] = [k, plan.n_swaps]
-            fn = lambda: loop_scores(row_fn, x, swaps)  # noqa: E731
-        else:
-            fn = lambda: loop_scores(row_fn, x)  # noqa: E731
+        return (
+            lambda: ps_scores(row_fn, x, per_swap=False, max_skipped_weight=skip, memory_budget=budget)
+        ), None
+    total = BlockPairs(n, 1).n_swaps
+    if case.get("sample"):
+        k = case["sample"]
+        swaps = [round(i * (total - 1) / (k - 1)) for i in range(k)]
+        return (lambda: loop_scores(row_fn, x, swaps)), [k, total]
+    return (lambda: loop_scores(row_fn, x)), None
+
+
+def _subject(case: dict[str, Any]) -> tuple[Any, torch.Tensor, torch.device]:
+    device = resolve_device(case["device"])
+    subj = random_subject(N_INPUTS, case["n"], HEAD_DIM, 10000.0, D_MODEL, shared=3.0, seed=0, device=device)
+    return subj.head, subj.inputs.to(device), device
+
+
+def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[Any, float, float]:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        base = torch.cuda.memory_allocated(device)
-    reset = _reset_peak()
-    before = _rss_kib("VmRSS") or 0
     start, cpu = time.perf_counter(), time.process_time()
     result = fn()
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    times, cpus = [time.perf_counter() - start], [time.process_time() - cpu]
+    return result, time.perf_counter() - start, time.process_time() - cpu
+
+
+def run_memory(case: dict[str, Any]) -> dict[str, Any]:
+    """One run of one path in this (fresh) process: peak memory, time, swaps evaluated, scores."""
+    head, x, device = _subject(case)
+    fn, sampled = make_fn(case, head, x)
+    out: dict[str, Any] = {"evaluated": None, "scores": None, "sampled": sampled}
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+        base = torch.cuda.memory_allocated(device)
+    reset = _reset_peak()
+    before = _rss_kib("VmRSS") or 0
+    result, wall, cpu = _timed(fn, device)
     if device.type == "cuda":
         out["peak_mib"] = (torch.cuda.max_memory_allocated(device) - base) / 2**20
         out["peak_kind"] = "CUDA allocator"
@@ -137,59 +150,82 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         peak = hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         out["peak_mib"] = (peak - before) / 1024
         out["peak_kind"] = "RSS (VmHWM)" if hwm is not None else "RSS (ru_maxrss, includes set-up)"
-    for _ in range(repeats - 1):
-        start, cpu = time.perf_counter(), time.process_time()
-        fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        times.append(time.perf_counter() - start)
-        cpus.append(time.process_time() - cpu)
-    out["seconds"], out["cpu_seconds"] = statistics.median(times), statistics.median(cpus)
-    out["repeats"] = len(times)
-    if out["sampled"]:
-        k, total = out["sampled"]
-        out["seconds"] *= total / k
-        out["cpu_seconds"] *= total / k
+    scale = sampled[1] / sampled[0] if sampled else 1.0
+    out["seconds"], out["cpu_seconds"], out["repeats"] = wall * scale, cpu * scale, 1
+    total = N_INPUTS * BlockPairs(case["n"], 1).n_swaps
     if hasattr(result, "s_pos"):
         out["scores"] = [result.s_pos.tolist(), result.s_sym.tolist()]
         out["evaluated"] = int(result.n_evaluated.sum())
-    elif result is not None:
-        out["scores"] = result.tolist()
-        out["evaluated"] = N_INPUTS * BlockPairs(n, 1).n_swaps
-    if out["sampled"]:
-        out["evaluated"] = N_INPUTS * out["sampled"][1]
+    else:
+        out["scores"] = None if result is None else result.tolist()
+        out["evaluated"] = total
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     out["device"] = f"{device} ({name}), torch {torch.__version__}, threads {torch.get_num_threads()}"
     return out
 
 
-def cases_for(n: int, repeats: int, device: str) -> list[dict[str, Any]]:
+def run_timing(cases: list[dict[str, Any]], repeats: int) -> list[dict[str, float]]:
+    """Median wall and CPU time of every path at one length, in rounds that interleave the paths
+    (after one warm-up each), so a busy spell on a shared machine slows them alike."""
+    head, x, device = _subject(cases[0])
+    fns = [make_fn(case, head, x) for case in cases]
+    for fn, _ in fns:
+        fn()
+    walls: list[list[float]] = [[] for _ in cases]
+    cpus: list[list[float]] = [[] for _ in cases]
+    for _ in range(repeats):
+        for k, (fn, _) in enumerate(fns):
+            _, wall, cpu = _timed(fn, device)
+            walls[k].append(wall)
+            cpus[k].append(cpu)
+    out = []
+    for (_, sampled), wall, cpu in zip(fns, walls, cpus, strict=True):
+        scale = sampled[1] / sampled[0] if sampled else 1.0
+        out.append(
+            {"seconds": statistics.median(wall) * scale, "cpu_seconds": statistics.median(cpu) * scale}
+        )
+    return out
+
+
+def cases_for(n: int, device: str) -> list[dict[str, Any]]:
     """The paths run at length ``n`` (every swap and the full-forward callable only where affordable)."""
-    rep = repeats if n <= 128 else 1
     base = {"n": n, "device": device}
     out = [
-        {**base, "path": "call", "fn": "last_row", "repeats": rep},
-        {**base, "path": "table", "repeats": rep},
+        {**base, "path": "call", "fn": "last_row"},
+        {**base, "path": "table"},
         {
             **base,
             "path": "loop",
             "fn": "last_row",
-            "repeats": rep if n <= 17 else 1,
             "sample": LOOP_SAMPLE.get(n),
         },
     ]
     if n <= 17:
         out += [
-            {**base, "path": "call", "fn": "forward", "repeats": rep},
-            {**base, "path": "call_every", "fn": "forward", "repeats": rep},
-            {**base, "path": "call_every", "fn": "last_row", "repeats": rep},
-            {**base, "path": "loop", "fn": "forward", "repeats": rep},
+            {**base, "path": "call", "fn": "forward"},
+            {**base, "path": "call_every", "fn": "forward"},
+            {**base, "path": "call_every", "fn": "last_row"},
+            {**base, "path": "loop", "fn": "forward"},
         ]
         out += [  # the budget sweep: chunk size against speed, every swap evaluated
-            {**base, "path": "call_every", "fn": "last_row", "repeats": rep, "budget_mib": mib}
-            for mib in BUDGET_SWEEP_MIB
+            {**base, "path": "call_every", "fn": "last_row", "budget_mib": mib} for mib in BUDGET_SWEEP_MIB
         ]
     return out
+
+
+def _child(job: dict[str, Any]) -> Any:
+    """Run ``job`` in a fresh interpreter and return its JSON answer (None on failure, reported)."""
+    proc = subprocess.run(
+        [sys.executable, __file__, "--one", json.dumps(job)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=os.environ.copy(),
+    )
+    if proc.returncode != 0:
+        print(f"child failed (exit {proc.returncode}): {proc.stderr}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def label(case: dict[str, Any]) -> str:
@@ -212,25 +248,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(run_case(json.loads(args.one))))
+        job = json.loads(args.one)
+        out = run_timing(job["cases"], job["repeats"]) if "cases" in job else run_memory(job)
+        print(json.dumps(out))
         return 0
     lengths = [int(v) for v in args.lengths.split(",")]
     print(f"{N_INPUTS} inputs, random head (head_dim {HEAD_DIM}, base 10000, d_model {D_MODEL}), tau = 1e-4, "
-          f"memory_budget = {DEFAULT_MEMORY_BUDGET // 2**20} MiB; each path in its own process")  # fmt: skip
+          f"memory_budget = {DEFAULT_MEMORY_BUDGET // 2**20} MiB; peak memory: each path once in its own "
+          "process; times: medians of interleaved rounds in one process (one run at n = 850)")  # fmt: skip
     for n in lengths:
+        cases = cases_for(n, args.device)
         results = []
-        for case in cases_for(n, args.repeats, args.device):
-            proc = subprocess.run(
-                [sys.executable, __file__, "--one", json.dumps(case)],
-                capture_output=True,
-                text=True,
-                check=False,
-                env=os.environ.copy(),
-            )
-            if proc.returncode != 0:
-                print(proc.stderr, file=sys.stderr)
+        for case in cases:
+            out = _child(case)
+            if out is None:
                 return 1
-            results.append((case, json.loads(proc.stdout.strip().splitlines()[-1])))
+            results.append((case, out))
+        repeats = args.repeats if n <= 128 else 1
+        if repeats > 1:
+            timing = _child({"cases": cases, "repeats": repeats})
+            if timing is None:
+                return 1
+            for (_, res), t in zip(results, timing, strict=True):
+                res.update(t, repeats=repeats)
         s_count = BlockPairs(n, 1).n_swaps
         print(f"\nn = {n}: {s_count} swaps per input, {N_INPUTS * s_count} swapped sequences in all; "
               f"{results[0][1]['device']}")  # fmt: skip
@@ -247,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             if res["sampled"]:
                 note = f"  (timed on {res['sampled'][0]} swaps, extrapolated to {res['sampled'][1]})"
             print(
-                f"  {label(case):48s} median {res['seconds']:10.3f} s (CPU {res['cpu_seconds']:9.3f} s) "
+                f"  {label(case):53s} median {res['seconds']:10.3f} s (CPU {res['cpu_seconds']:9.3f} s) "
                 f"over {res['repeats']}"
                 f"  evaluated {res['evaluated']:>9d}  peak {res['peak_mib']:8.1f} MiB{ratio}{note}"
             )

@@ -292,12 +292,13 @@ def last_row_fn(head: RopeAttention) -> RowFunction:
 
     The logit of key ``p`` is ``scale * (R_{n-1} q) . (R_p k_p) = scale * k_p . R((n-1-p) theta) q``
     (``q = x_{n-1} W_Q``, ``k_p = x_p W_K``). Plane ``k`` with dims ``(a, b)`` and angle
-    ``phi = (n-1-p) theta_k`` contributes ``cos(phi) (k_a q_a + k_b q_b) + sin(phi) (k_b q_a -
-    k_a q_b)``, and both brackets are linear in ``x_p``: ``x_p . alpha_k`` and ``x_p . beta_k`` with
-    ``alpha_k = W_K[:, a] q_a + W_K[:, b] q_b``, ``beta_k = W_K[:, b] q_a - W_K[:, a] q_b``. So the row
-    is one ``[n, d_model] x [d_model, head_dim]`` product per sequence and a cos/sin table of the
-    offsets (angles formed in float64), with no rotation of the keys: a route to the row independent
-    of the head's forward pass and of :class:`~ropeproof.verify.ps.swap_sources.TableSource`.
+    ``phi = (n-1-p) theta_k`` contributes ``cos(phi) A_pk + sin(phi) B_pk`` with ``A_pk = k_a q_a +
+    k_b q_b`` and ``B_pk = k_b q_a - k_a q_b`` (angles formed in float64). No key is rotated, so this
+    route to the row is independent of the head's forward pass and of
+    :class:`~ropeproof.verify.ps.swap_sources.TableSource`. ``A`` and ``B`` are formed from
+    ``k = x W_K`` when ``n <= d_model``; for longer inputs from ``x_p . alpha_k`` and ``x_p . beta_k``,
+    ``alpha_k = W_K[:, a] q_a + W_K[:, b] q_b`` and ``beta_k = W_K[:, b] q_a - W_K[:, a] q_b`` (the
+    brackets are linear in ``x_p``), which moves the elementwise work from ``n`` rows to ``d_model``.
     """
     dims = torch.tensor(head.spec.plane_dims, dtype=torch.int64, device=head.device)
     a, b = dims[:, 0], dims[:, 1]
@@ -309,18 +310,25 @@ def last_row_fn(head: RopeAttention) -> RowFunction:
         x = head._check_input(x)
         n = x.shape[1]
         q = x[:, -1, :] @ head.W_Q  # [batch, h]
-        qa, qb = q[:, None, a], q[:, None, b]  # [batch, 1, K]
-        proj = torch.cat([wa * qa + wb * qb, wb * qa - wa * qb], -1)  # [batch, d_model, 2K]: alpha, beta
-        ab = x @ proj  # [batch, n, 2K]
+        if n <= head.d_model:
+            k = x @ head.W_K  # [batch, n, h]
+            qa, qb, ka, kb = q[:, None, a], q[:, None, b], k[..., a], k[..., b]
+            bracket_a, bracket_b = ka * qa + kb * qb, kb * qa - ka * qb  # [batch, n, K]
+        else:
+            qa, qb = q[:, None, a], q[:, None, b]  # [batch, 1, K]
+            proj = torch.cat([wa * qa + wb * qb, wb * qa - wa * qb], -1)  # [batch, d_model, 2K]
+            ab = x @ proj  # [batch, n, 2K]
+            bracket_a, bracket_b = ab[..., :planes], ab[..., planes:]
         phi = ((n - 1) - torch.arange(n, device=x.device, dtype=torch.float64))[:, None] * freqs  # [n, K]
         cos, sin = torch.cos(phi).to(x.dtype), torch.sin(phi).to(x.dtype)
-        logits = head.scale * (ab[..., :planes] * cos + ab[..., planes:] * sin).sum(-1)
-        return torch.softmax(logits, -1)
+        return torch.softmax(head.scale * (bracket_a * cos + bracket_b * sin).sum(-1), -1)
 
-    h, item = head.spec.head_dim, head.dtype.itemsize
+    h, d, item = head.spec.head_dim, head.d_model, head.dtype.itemsize
 
-    def working(n: int) -> int:  # the [n, 2K] product, two [n, K] terms, the logit row and its softmax
-        return (3 * h + 4) * n * item
+    def working(n: int) -> int:
+        """k or the [n, 2K] product and four [n, K] terms; for n > d_model also the [d_model, 2K]
+        projection and its four [d_model, K] terms; the logit row and its softmax."""
+        return ((3 * h + 4) * n + (3 * d * h if n > d else 0)) * item
 
     return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=working,
                        name="last_row_fn")  # fmt: skip

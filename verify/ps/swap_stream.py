@@ -248,9 +248,8 @@ def stream_swap_scores(
     for g0, g1, s0, s1 in tiles:
         z = tile_gap(g0, g1, s0, s1)
         new_top = torch.maximum(top[g0:g1], z.amax(-1))
-        norm[g0:g1] = norm[g0:g1] * torch.exp(top[g0:g1] - new_top) + torch.exp(z - new_top[..., None]).sum(
-            -1
-        )
+        rescaled = norm[g0:g1] * torch.exp(top[g0:g1] - new_top)
+        norm[g0:g1] = rescaled + torch.exp(z - new_top[..., None]).sum(-1)
         top[g0:g1] = new_top
 
     s_pos = torch.zeros(batch, h, dtype=torch.float64, device=dev)
