@@ -10,7 +10,9 @@ attention row comes from.
   unrotated key of the content at ``p`` and ``u_p = R_{n-1-p} q`` the query rotated back to ``p``
   (``q = x[n-1] W_Q``; rotations compose). A swap changes only the logits at the swapped positions,
   ``scale * k_{pb} . u_{pa}`` at ``pa`` and ``scale * k_{pa} . u_{pb}`` at ``pb``, so a swapped row
-  costs ``O(n + b h)`` and no copy of the input. Computed in the head's dtype on its device.
+  costs ``O(n + b h)`` and no copy of the input. Computed in the head's dtype on its device. It
+  holds ``k`` and ``u`` for every input (``2 x batch x n x head_dim`` numbers, the size of the
+  inputs when ``head_dim = d_model``) beside the streaming budget.
 """
 
 from __future__ import annotations
