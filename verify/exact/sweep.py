@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from mpmath import iv
 
-from ropeproof.constructions.compile import compile_construction
+from ropeproof.constructions.compile import compile_construction, compiled_head_bytes
 from ropeproof.constructions.paper import index_construction, retrieval_construction
 from ropeproof.theory.bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.theory.errors import InputError
@@ -495,6 +495,11 @@ def iter_retrieval_sweep(
     rows = RetrievalRows(alphabet_size, theta)
     measured = None
     if dt != torch.float64:
+        vocab = alphabet_size * (alphabet_size + 1)  # (letter, letter) pairs and (letter, 1)
+        check_allocation(  # before the construction's vocab^2 tokens are even built
+            f"measured logits of a retrieval sweep with |ALPH| = {alphabet_size} ({vocab} tokens)",
+            compiled_head_bytes(vocab, vocab),
+        )
         c = retrieval_construction(alphabet_size, theta, max_int=1)
         meas = exact_sweep(
             build_tables(compile_construction(c), retrieval_family(c), stop, dt, device), stop, gap_inf_limit

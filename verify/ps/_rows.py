@@ -2,7 +2,8 @@
 
 A *head* is a :class:`~ropeproof.verify.runtime.attention.RopeAttention` or any callable mapping
 layer inputs ``[batch, n, d_model]`` to the last token's row ``[batch, n]`` (the query's own entry
-last) or ``[batch, n - 1]``.
+last) or ``[batch, n - 1]``; :class:`~ropeproof.verify.ps.row_functions.RowFunction` says which row
+(attention or logit) a callable returns.
 """
 
 from __future__ import annotations

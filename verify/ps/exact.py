@@ -36,7 +36,9 @@ permutations for :func:`sampled_exclusion` (an unbiased estimate, with standard 
 
 A head is a :class:`~ropeproof.verify.runtime.attention.RopeAttention` or any callable mapping layer inputs
 ``[batch, n, d_model]`` to the last token's logit row ``[batch, n]`` (all positions; the last entry,
-the query's own, is ignored) or ``[batch, n - 1]``.
+the query's own, is ignored) or ``[batch, n - 1]``. A
+:class:`~ropeproof.verify.ps.row_functions.RowFunction` must be of kind ``"logit"``; one of kind
+``"attention"`` is refused (probabilities are not logits).
 """
 
 from __future__ import annotations
@@ -51,12 +53,12 @@ import torch
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.ps._rows import (
     Head,
-    RowFn,
     as_inputs,
     call_rows,
     check_chunk_size,
     key_logit_table,
 )
+from ropeproof.verify.ps.row_functions import RowFunction, require_kind
 from ropeproof.verify.runtime.attention import RopeAttention
 
 MAX_EXACT_N = 8
@@ -94,6 +96,7 @@ def permuted_logit_rows(
         return table.diagonal(dim1=1, dim2=2), table[:, perms, pos]
     if not callable(head):
         raise InputError(f"head must be a RopeAttention or a callable, got {type(head).__name__}")
+    require_kind(head, "logit", "the exact positional/symbolic deviations")
     perms = perms.to(x.device)
     full = torch.cat([perms, torch.full((perms.shape[0], 1), m, device=x.device, dtype=perms.dtype)], 1)
     row = call_rows(head, x, chunk_size, "a logit row").to(torch.float64)
@@ -279,8 +282,10 @@ def sampled_exclusion(
     return _report(row, d_pos, d_sym, exact=False, n=n)
 
 
-def logit_row_fn(head: RopeAttention) -> RowFn:
-    """The callable form of a head: ``x -> head(x).logits[:, -1, :]`` (``[batch, n]``).
+def logit_row_fn(head: RopeAttention) -> RowFunction:
+    """The callable form of a head: ``x -> head(x).logits[:, -1, :]`` (``[batch, n]``), a
+    :class:`RowFunction` of kind ``"logit"`` (so :func:`ropeproof.verify.ps.scores.ps_scores`, which
+    needs attention rows, refuses it).
 
     Runs the full forward pass, so it is an independent path to the same logits as
     :func:`key_logit_table`.
@@ -289,4 +294,4 @@ def logit_row_fn(head: RopeAttention) -> RowFn:
     def row(x: torch.Tensor) -> torch.Tensor:
         return head(x).logits[:, -1, :]
 
-    return row
+    return RowFunction(row, "logit", name="logit_row_fn")

@@ -1,4 +1,5 @@
-"""The positional and symbolic scores as used in practice ([A]'s code; blocks as in [B]).
+"""The positional and symbolic scores as used in practice ([A]'s code; blocks as in [B];
+``docs/theory.md`` section 2).
 
 For one input ``x`` of ``n`` tokens, let ``d`` be the last token's attention row (softmax over all
 ``n`` positions, the query's own included). The ``m = n - 1`` non-query positions are cut into
@@ -19,14 +20,20 @@ positional-symbolic plane. The aggregate over inputs is the plain mean. A head w
 scores exactly ``(1, 1)``. ``cos_sim(u, v) = u.v / (|u| |v|)``, taken as 1 when both vectors are
 zero (nothing moved) and 0 when only one is.
 
-A head is a :class:`~ropeproof.verify.runtime.attention.RopeAttention`, scored through its logit table
-(every key
-content at every key position, :func:`ropeproof.verify.ps.exact.key_logit_table`, so all swaps of the batch
-are
-one gather and one softmax), or any callable mapping layer inputs ``[batch, n, d_model]`` to the
-last token's attention row ``[batch, n]`` (or ``[batch, n-1]``, the non-query positions), so that
-trained models can be scored: all swapped copies of the batch are stacked into one call
-(``chunk_size`` sequences per call when memory requires).
+A head is a :class:`~ropeproof.verify.runtime.attention.RopeAttention` (its swapped rows come from
+per-token key and rotated-query vectors, :class:`~ropeproof.verify.ps.swap_sources.TableSource`) or a
+function of the layer inputs returning the last token's attention row: a
+:class:`~ropeproof.verify.ps.row_functions.RowFunction` of kind ``"attention"`` (a ``"logit"`` one is
+refused) or a plain callable, ``[batch, n, d_model] -> [batch, n]`` (or ``[batch, n-1]``, the
+non-query positions), so that trained models can be scored. Every row a callable returns is checked
+to be a probability vector (non-negative, summing to 1 within a tolerance derived from its precision,
+:func:`~ropeproof.verify.ps.row_functions.check_probability_rows`).
+
+Swaps are streamed (:mod:`ropeproof.verify.ps.swap_stream`): swapped copies are built and scored a
+chunk at a time, the chunk sized by ``memory_budget``, so memory stays bounded at any ``n``; swaps
+whose weight is at most ``max_skipped_weight / S`` are not evaluated, and the skipped weight, an upper
+bound on what they could add to a score, is reported per input (default 0: only swaps of weight
+exactly 0 are skipped, which changes no score).
 """
 
 from __future__ import annotations
@@ -35,26 +42,21 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.memory_budget import check_allocation
-from ropeproof.verify.ps._rows import (
-    Head,
-    RowFn,
-    as_inputs,
-    call_rows,
-    check_chunk_size,
-    key_logit_table,
+from ropeproof.verify.ps._rows import Head, as_inputs, check_chunk_size
+from ropeproof.verify.ps.row_functions import RowFunction, require_kind
+from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
+from ropeproof.verify.ps.swap_stream import (
+    DEFAULT_MEMORY_BUDGET,
+    BlockPairs,
+    SwapRowSource,
+    check_block_size,
+    cos_sim,
+    stream_swap_scores,
 )
 from ropeproof.verify.runtime.attention import RopeAttention
-
-
-def _check_block_size(block_size: int) -> int:
-    if isinstance(block_size, bool) or not isinstance(block_size, int | np.integer) or block_size < 1:
-        raise InputError(f"block_size={block_size} must be an integer >= 1")
-    return int(block_size)
 
 
 def swap_plan(n: int, block_size: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -65,58 +67,41 @@ def swap_plan(n: int, block_size: int = 1) -> tuple[torch.Tensor, torch.Tensor, 
     (``n - 1``) always maps to itself. ``block_a[s]`` and ``block_b[s]`` (``[S, b]``) list the
     positions of blocks ``I`` and ``J`` (``I < J``). Swaps are ordered lexicographically by
     ``(I, J)``. Raises :class:`InputError` when fewer than two blocks fit in ``n - 1`` positions.
+    ``perms`` holds ``S n = O(n^3 / b^2)`` integers: for inspection and loops at small ``n``;
+    :func:`ps_scores` never builds it.
     """
-    b = _check_block_size(block_size)
-    if isinstance(n, bool) or not isinstance(n, int | np.integer):
-        raise InputError(f"n must be an int, got {type(n).__name__}")
-    k = (n - 1) // b
-    if k < 2:
-        raise InputError(
-            f"n={n} with block_size={b} leaves {k} block(s); accepted: n - 1 >= 2 * block_size "
-            "(two blocks to swap)"
-        )
-    pairs = torch.combinations(torch.arange(k), 2)  # [S, 2], I < J
-    offs = torch.arange(b)
-    block_a = pairs[:, :1] * b + offs  # [S, b]
-    block_b = pairs[:, 1:] * b + offs
-    perms = torch.arange(n).repeat(pairs.shape[0], 1)
+    plan = BlockPairs(n, check_block_size(block_size))
+    block_a, block_b = plan.positions(torch.arange(plan.n_swaps))
+    perms = torch.arange(n).repeat(plan.n_swaps, 1)
     perms.scatter_(1, block_a, block_b)
     perms.scatter_(1, block_b, block_a)
     return perms, block_a, block_b
-
-
-def cos_sim(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Cosine similarity over the last axis; 1 when both are zero vectors, 0 when only one is.
-
-    Shapes: u [..., d]; v [..., d]; return [...]
-    """
-    dot = (u * v).sum(-1)
-    nu, nv = torch.linalg.vector_norm(u, dim=-1), torch.linalg.vector_norm(v, dim=-1)
-    denom = nu * nv
-    both_zero = (nu == 0) & (nv == 0)
-    out = torch.where(denom > 0, dot / torch.where(denom > 0, denom, 1.0), 0.0)
-    return torch.where(both_zero, torch.ones_like(out), out)
 
 
 @dataclass(frozen=True)
 class PSScores:
     """Scores of one head on a batch of inputs (float64, CPU).
 
-    ``s_pos``, ``s_sym``: ``[batch]``, the weighted scores of each input. ``pos``, ``sym``,
-    ``weights``: ``[batch, S]`` per swap. ``block_a``, ``block_b``: ``[S, block_size]`` the swapped
-    positions. ``S_pos``/``S_sym``: the aggregate, the mean over inputs.
+    ``s_pos``, ``s_sym``: ``[batch]``, the weighted scores of each input. ``skipped_weight``:
+    ``[batch]``, the total weight of the swaps not evaluated; the exact score (every swap evaluated)
+    lies in ``[s, s + skipped_weight]`` (``pos``, ``sym`` are in ``[0, 1]``). ``n_evaluated``:
+    ``[batch]`` swaps evaluated. ``pos``, ``sym``, ``weights``: ``[batch, S]`` per swap (``pos``,
+    ``sym`` NaN where skipped) and ``evaluated`` ``[batch, S]``, or all ``None`` when
+    ``per_swap=False``. ``block_a``, ``block_b``: ``[S, block_size]`` the swapped positions.
+    ``S_pos``/``S_sym``: the aggregate, the mean over inputs.
 
-    Shapes: s_pos [batch]; s_sym [batch]; pos [batch, S]; sym [batch, S]; weights [batch, S];
-        block_a [S, block_size]; block_b [S, block_size]
+    Shapes: s_pos [batch]; s_sym [batch]; skipped_weight [batch]; n_evaluated [batch];
+        pos [batch, S]; sym [batch, S]; weights [batch, S]; evaluated [batch, S]
     """
 
     s_pos: torch.Tensor
     s_sym: torch.Tensor
-    pos: torch.Tensor
-    sym: torch.Tensor
-    weights: torch.Tensor
-    block_a: torch.Tensor
-    block_b: torch.Tensor
+    skipped_weight: torch.Tensor
+    n_evaluated: torch.Tensor
+    pos: torch.Tensor | None
+    sym: torch.Tensor | None
+    weights: torch.Tensor | None
+    evaluated: torch.Tensor | None
     tau: float
     block_size: int
     n: int
@@ -133,7 +118,17 @@ class PSScores:
 
     @property
     def n_swaps(self) -> int:
-        return int(self.block_a.shape[0])
+        return BlockPairs(self.n, self.block_size).n_swaps
+
+    @property
+    def block_a(self) -> torch.Tensor:
+        """``[S, block_size]``: positions of the first block of every swap."""
+        return BlockPairs(self.n, self.block_size).positions(torch.arange(self.n_swaps))[0]
+
+    @property
+    def block_b(self) -> torch.Tensor:
+        """``[S, block_size]``: positions of the second block of every swap."""
+        return BlockPairs(self.n, self.block_size).positions(torch.arange(self.n_swaps))[1]
 
     def to_dict(self, per_input: bool = True) -> dict[str, Any]:
         """Plain-Python summary for JSON: aggregate, spread, settings and (optionally) per input."""
@@ -149,6 +144,8 @@ class PSScores:
             "s_pos_max": float(self.s_pos.max()),
             "s_sym_min": float(self.s_sym.min()),
             "s_sym_max": float(self.s_sym.max()),
+            "max_skipped_weight": float(self.skipped_weight.max()),
+            "mean_swaps_evaluated": float(self.n_evaluated.double().mean()),
         }
         if per_input:
             out["s_pos"] = self.s_pos.tolist()
@@ -163,16 +160,17 @@ def scores_from_rows(
     block_b: torch.Tensor,
     tau: float,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Scores from attention rows: ``(s_pos, s_sym, pos, sym, weights)``.
+    """Scores from materialised attention rows: ``(s_pos, s_sym, pos, sym, weights)``.
 
     ``row``: ``[..., >= m]`` the unswapped rows ``d``; ``swapped``: ``[..., S, >= m]`` the rows
     ``d'`` of every swap; ``block_a``/``block_b``: ``[S, b]`` from :func:`swap_plan`. Any leading
-    batch shape. See the module docstring for the formulas. Computed in float64.
+    batch shape. See the module docstring for the formulas. Computed in float64, every swap
+    evaluated; for loops and small inputs (:func:`ps_scores` streams instead).
 
-    Shapes: row [..., m]; swapped [..., S, m]; block_a [S, b]; block_b [S, b]; return.s_pos [...];
-        return.s_sym [...]; return.pos [..., S]; return.sym [..., S]; return.weights [..., S]
+    Shapes: row [..., m]; swapped [..., S, m]; block_a [S, b]; block_b [S, b]; return.0 [...]; return.1
+        [...]; return.2 [..., S]; return.3 [..., S]; return.4 [..., S]
     """
-    tau = _check_tau(tau)
+    tau = check_tau(tau)
     row, swapped = row.to(torch.float64), swapped.to(torch.float64)
     ia, ib = block_a.to(row.device), block_b.to(row.device)
     d_a, d_b = row[..., ia], row[..., ib]  # [..., S, b]
@@ -185,7 +183,8 @@ def scores_from_rows(
     return (weights * pos).sum(-1), (weights * sym).sum(-1), pos, sym, weights
 
 
-def _check_tau(tau: float) -> float:
+def check_tau(tau: float) -> float:
+    """``tau`` as a float; :class:`InputError` unless finite and > 0."""
     try:
         t = float(tau)
     except (TypeError, ValueError) as exc:
@@ -195,39 +194,39 @@ def _check_tau(tau: float) -> float:
     return t
 
 
-def _rope_rows(
-    head: RopeAttention, x: torch.Tensor, perms: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    table, self_logit = key_logit_table(head, x)
-    m = table.shape[1]
-    p = perms[:, :m].to(table.device)
-    pos = torch.arange(m, device=table.device)
-    logits = torch.cat([table[:, p, pos], self_logit[:, None, None].expand(-1, p.shape[0], 1)], -1)
-    row_logits = torch.cat([table.diagonal(dim1=1, dim2=2), self_logit[:, None]], -1)
-    return torch.softmax(row_logits, -1), torch.softmax(logits, -1)
+def source_scores(
+    source: SwapRowSource,
+    plan: BlockPairs,
+    tau: float = 1e-4,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    max_skipped_weight: float | None = 0.0,
+    per_swap: bool = True,
+    chunk_size: int | None = None,
+) -> list[PSScores]:
+    """One :class:`PSScores` per head of ``source`` (a swap row source bound to the inputs)."""
+    tau = check_tau(tau)
+    check_chunk_size(chunk_size)
+    st = stream_swap_scores(source, plan, tau, memory_budget, max_skipped_weight, per_swap, chunk_size)
 
+    def cpu(t: torch.Tensor | None, h: int) -> torch.Tensor | None:
+        return None if t is None else t[:, h].cpu()
 
-def swapped_rows(
-    head: Head, x: torch.Tensor, perms: torch.Tensor, chunk_size: int | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The attention rows ``d`` (``[batch, >= n-1]``) and ``d'`` of every swap (``[batch, S, >= n-1]``).
-
-    For a :class:`RopeAttention` both are softmaxes of rows gathered from the logit table, computed
-    in the head's dtype on its device; for a callable, the head is called on ``x`` and on all
-    swapped inputs ``x[:, perms]`` stacked into one batch.
-
-    Shapes: x [batch, n, d_model]; perms [S, n]; return.rows [batch, n-1]; return.swapped [batch, S, n-1]
-    """
-    if isinstance(head, RopeAttention):
-        return _rope_rows(head, x, perms)
-    if not callable(head):
-        raise InputError(f"head must be a RopeAttention or a callable, got {type(head).__name__}")
-    batch, n, d = x.shape
-    perms = perms.to(x.device)
-    row = call_rows(head, x, chunk_size, "an attention row")
-    stacked = x[:, perms].reshape(batch * perms.shape[0], n, d)
-    rows = call_rows(head, stacked, chunk_size, "an attention row")
-    return row, rows.reshape(batch, perms.shape[0], n - 1).to(row.device)
+    return [
+        PSScores(
+            s_pos=st.s_pos[:, h].cpu(),
+            s_sym=st.s_sym[:, h].cpu(),
+            skipped_weight=st.skipped_weight[:, h].cpu(),
+            n_evaluated=st.n_evaluated.cpu(),
+            pos=cpu(st.pos, h),
+            sym=cpu(st.sym, h),
+            weights=cpu(st.weights, h),
+            evaluated=None if st.evaluated is None else st.evaluated.cpu(),
+            tau=tau,
+            block_size=plan.block_size,
+            n=plan.n,
+        )
+        for h in range(source.n_heads)
+    ]
 
 
 def ps_scores(
@@ -236,48 +235,110 @@ def ps_scores(
     tau: float = 1e-4,
     block_size: int = 1,
     chunk_size: int | None = None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    max_skipped_weight: float | None = 0.0,
+    per_swap: bool = True,
 ) -> PSScores:
     """Positional and symbolic scores ``(S_pos, S_sym)`` of ``head`` on each input, and their mean.
 
+    ``head``: a :class:`RopeAttention`, a :class:`RowFunction` of kind ``"attention"`` with one head,
+    or a plain callable returning the last token's attention row (module docstring).
     ``inputs``: layer inputs ``[batch, n, d_model]`` (or one ``[n, d_model]``), with
     ``n - 1 >= 2 * block_size``. ``tau > 0``: softmax temperature of the swap weights (``1e-4`` as in
-    [A]). ``block_size >= 1``: swap blocks of that many consecutive positions ([B]). ``chunk_size``:
-    for a callable head, at most that many sequences per call (default: one call). See the module
-    docstring for the exact formulas.
+    [A]). ``block_size >= 1``: swap blocks of that many consecutive positions ([B]).
+    ``memory_budget``: bytes the streaming may use (default 64 MiB; see
+    :mod:`ropeproof.verify.ps.swap_stream`); ``chunk_size`` caps the swapped sequences per call of a
+    callable head below that. ``max_skipped_weight``: ``None`` evaluates every swap; a number ``W``
+    in ``[0, 1)`` skips swaps of weight ``<= W / S``, so each score is exact to within its reported
+    ``skipped_weight <= W`` (``0``, the default, skips only zero-weight swaps). ``per_swap``: keep the
+    ``[batch, S]`` per-swap arrays (they must fit in ``memory_budget``; ``False`` keeps only the
+    per-input scores).
 
     Shapes: inputs [batch, n, d_model]
     """
-    tau = _check_tau(tau)
+    tau = check_tau(tau)
     x = as_inputs(inputs, "inputs", min_n=3)
     check_chunk_size(chunk_size)
-    n = x.shape[1]
-    k = (n - 1) // _check_block_size(block_size)
-    # every swap holds a row of n logits (RopeAttention: ~6 float64 copies: table gather, cat, softmax,
-    # scores) or, for a callable, a whole swapped input of n x d_model values (plus its rows)
-    per_swap = 6 * n if isinstance(head, RopeAttention) else n * (x.shape[2] + 6)
-    n_swaps = k * (k - 1) // 2
-    check_allocation(f"ps_scores of {x.shape[0]} inputs of length {n}", 8 * x.shape[0] * n_swaps * per_swap)
-    perms, block_a, block_b = swap_plan(n, block_size)
-    row, swapped = swapped_rows(head, x, perms, chunk_size)
-    s_pos, s_sym, pos, sym, weights = scores_from_rows(row, swapped, block_a, block_b, tau)
-    return PSScores(
-        s_pos=s_pos.cpu(),
-        s_sym=s_sym.cpu(),
-        pos=pos.cpu(),
-        sym=sym.cpu(),
-        weights=weights.cpu(),
-        block_a=block_a,
-        block_b=block_b,
-        tau=tau,
-        block_size=int(block_size),
-        n=n,
-    )
+    plan = BlockPairs(int(x.shape[1]), check_block_size(block_size))
+    source: SwapRowSource
+    if isinstance(head, RopeAttention):
+        if x.shape[2] != head.d_model:
+            raise InputError(f"inputs have d_model={x.shape[2]}; this head expects d_model={head.d_model}")
+        source = TableSource(head, x)
+    elif callable(head):
+        require_kind(head, "attention", "ps_scores")
+        if isinstance(head, RowFunction) and head.n_heads is not None:
+            raise InputError(
+                f"ps_scores scores one head, but the row function returns n_heads={head.n_heads}; "
+                "use ropeproof.verify.ps.scores.source_scores for several heads at once"
+            )
+        source = CallableSource(head, x)
+    else:
+        raise InputError(f"head must be a RopeAttention or a callable, got {type(head).__name__}")
+    return source_scores(source, plan, tau, memory_budget, max_skipped_weight, per_swap, chunk_size)[0]
 
 
-def attention_row_fn(head: RopeAttention) -> RowFn:
-    """The callable form of a head: ``x -> head(x).pattern[:, -1, :]`` (``[batch, n]``), via forward."""
+def attention_row_fn(head: RopeAttention) -> RowFunction:
+    """The callable form of a head, via its full forward pass: ``x -> head(x).pattern[:, -1, :]``
+    (``[batch, n]``), an attention row (:class:`RowFunction` of kind ``"attention"``)."""
 
     def row(x: torch.Tensor) -> torch.Tensor:
         return head(x).pattern[:, -1, :]
 
-    return row
+    h, item = head.spec.head_dim, head.dtype.itemsize
+
+    def working(n: int) -> int:  # q, k, v, two rotations [n, h]; logits, mask, pattern [n, n]; output
+        return (5 * h + 3 * n + 2 * head.d_model) * n * item
+
+    return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=working,
+                       name="attention_row_fn")  # fmt: skip
+
+
+def last_row_fn(head: RopeAttention) -> RowFunction:
+    """The last token's attention row of ``head`` computed alone, ``[batch, n]`` (a
+    :class:`RowFunction` of kind ``"attention"``), at about the cost of the key projection.
+
+    The logit of key ``p`` is ``scale * (R_{n-1} q) . (R_p k_p) = scale * k_p . R((n-1-p) theta) q``
+    (``q = x_{n-1} W_Q``, ``k_p = x_p W_K``). Plane ``k`` with dims ``(a, b)`` and angle
+    ``phi = (n-1-p) theta_k`` contributes ``cos(phi) A_pk + sin(phi) B_pk`` with ``A_pk = k_a q_a +
+    k_b q_b`` and ``B_pk = k_b q_a - k_a q_b`` (angles formed in float64). No key is rotated, so this
+    route to the row is independent of the head's forward pass and of
+    :class:`~ropeproof.verify.ps.swap_sources.TableSource`. ``A`` and ``B`` are formed from
+    ``k = x W_K`` when ``n <= d_model``; for longer inputs from ``x_p . alpha_k`` and ``x_p . beta_k``,
+    ``alpha_k = W_K[:, a] q_a + W_K[:, b] q_b`` and ``beta_k = W_K[:, b] q_a - W_K[:, a] q_b`` (the
+    brackets are linear in ``x_p``), which moves the elementwise work from ``n`` rows to ``d_model``.
+    """
+    dims = torch.tensor(head.spec.plane_dims, dtype=torch.int64, device=head.device)
+    a, b = dims[:, 0], dims[:, 1]
+    freqs = torch.tensor(head.spec.plane_freqs, dtype=torch.float64, device=head.device)
+    wa, wb = head.W_K[:, a], head.W_K[:, b]  # [d_model, K]
+    planes = int(a.shape[0])
+
+    def row(x: torch.Tensor) -> torch.Tensor:
+        x = head._input(x)  # shape, d_model, dtype and device, as the forward pass checks them
+        if not torch.isfinite(x).all():
+            raise InputError("x contains NaN or inf; inputs must be finite")
+        n = x.shape[1]
+        q = x[:, -1, :] @ head.W_Q  # [batch, h]
+        if n <= head.d_model:
+            k = x @ head.W_K  # [batch, n, h]
+            qa, qb, ka, kb = q[:, None, a], q[:, None, b], k[..., a], k[..., b]
+            bracket_a, bracket_b = ka * qa + kb * qb, kb * qa - ka * qb  # [batch, n, K]
+        else:
+            qa, qb = q[:, None, a], q[:, None, b]  # [batch, 1, K]
+            proj = torch.cat([wa * qa + wb * qb, wb * qa - wa * qb], -1)  # [batch, d_model, 2K]
+            ab = x @ proj  # [batch, n, 2K]
+            bracket_a, bracket_b = ab[..., :planes], ab[..., planes:]
+        phi = ((n - 1) - torch.arange(n, device=x.device, dtype=torch.float64))[:, None] * freqs  # [n, K]
+        cos, sin = torch.cos(phi).to(x.dtype), torch.sin(phi).to(x.dtype)
+        return torch.softmax(head.scale * (bracket_a * cos + bracket_b * sin).sum(-1), -1)
+
+    h, d, item = head.spec.head_dim, head.d_model, head.dtype.itemsize
+
+    def working(n: int) -> int:
+        """k or the [n, 2K] product and four [n, K] terms; for n > d_model also the [d_model, 2K]
+        projection and its four [d_model, K] terms; the logit row and its softmax."""
+        return ((3 * h + 4) * n + (3 * d * h if n > d else 0)) * item
+
+    return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=working,
+                       name="last_row_fn")  # fmt: skip

@@ -374,14 +374,21 @@ def _ps_scores_match_hf(model, arch: str, head, h: int, x: torch.Tensor) -> None
     values in [-1, 1]: |dS| <= max_s |d cos_sim| + 2 (exp(4 eps / tau) - 1). tau = 1 keeps this small
     (at tau = 1e-4 the weights would amplify eps 4e4-fold).
     """
-    from ropeproof.verify.ps.scores import swap_plan, swapped_rows
+    from ropeproof.verify.ps.scores import attention_row_fn, swap_plan
+
+    def swapped_rows(fn, x: torch.Tensor, perms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last-token row of ``x`` and of every swapped input ``x[:, perms[s]]`` without the query's
+        own column (``[b, n - 1]``, ``[b, S, n - 1]``), by direct calls."""
+        b, n, d = x.shape
+        rows = fn(x[:, perms].reshape(b * perms.shape[0], n, d)).reshape(b, perms.shape[0], n)
+        return fn(x)[:, : n - 1], rows[..., : n - 1]
 
     def hf_row(inp: torch.Tensor) -> torch.Tensor:
         return hf_attention_forward(model, arch, inp.float(), layer=1).weights[:, h, -1, :].double()
 
     x = x.double()
     perms, block_a, block_b = swap_plan(x.shape[1])
-    ours_row, ours = swapped_rows(head, x, perms)
+    ours_row, ours = swapped_rows(attention_row_fn(head), x, perms)
     hf_row0, hf = swapped_rows(hf_row, x, perms)
     n = x.shape[1]
     eps = max(

@@ -7,8 +7,6 @@ similarities, and a numpy softmax over swaps.
 from __future__ import annotations
 
 import json
-import statistics
-import time
 
 import numpy as np
 import pytest
@@ -19,7 +17,19 @@ from hypothesis import strategies as st
 from ropeproof.claims import CheckContext, run_claim
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.ps.scores import attention_row_fn, cos_sim, ps_scores, swap_plan
+from ropeproof.verify.ps.exact import logit_row_fn
+from ropeproof.verify.ps.row_functions import RowFunction
+from ropeproof.verify.ps.scores import (
+    attention_row_fn,
+    cos_sim,
+    last_row_fn,
+    ps_scores,
+    scores_from_rows,
+    source_scores,
+    swap_plan,
+)
+from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
+from ropeproof.verify.ps.swap_stream import BlockPairs, stream_swap_scores
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.subjects import index_subject, random_subject, retrieval_subject
 from ropeproof.verify.testing.random_heads import random_head as _head
@@ -67,12 +77,15 @@ def test_matches_slow_swap_loop(layout: str, block_size: int, n: int, tau: float
     x = torch.randn(3, n, 5, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
     sc = ps_scores(head, x, tau=tau, block_size=block_size)
     via_callable = ps_scores(attention_row_fn(head), x, tau=tau, block_size=block_size, chunk_size=7)
+    every_swap = ps_scores(last_row_fn(head), x, tau=tau, block_size=block_size, max_skipped_weight=None)
     for b in range(3):
         ref = _loop_reference(head, x[b], tau, block_size)
         assert float(sc.s_pos[b]) == pytest.approx(ref[0], abs=TOL)
         assert float(sc.s_sym[b]) == pytest.approx(ref[1], abs=TOL)
-    assert torch.allclose(sc.s_pos, via_callable.s_pos, rtol=0, atol=TOL)
-    assert torch.allclose(sc.s_sym, via_callable.s_sym, rtol=0, atol=TOL)
+    for other in (via_callable, every_swap):
+        assert torch.allclose(sc.s_pos, other.s_pos, rtol=0, atol=TOL)
+        assert torch.allclose(sc.s_sym, other.s_sym, rtol=0, atol=TOL)
+    assert int(every_swap.n_evaluated.min()) == sc.n_swaps and float(every_swap.skipped_weight.max()) == 0
     assert sc.S_pos == pytest.approx(float(sc.s_pos.mean()))
     assert torch.allclose(sc.weights.sum(1), torch.ones(3, dtype=torch.float64))
 
@@ -112,12 +125,17 @@ def test_nope_symbolic_and_constant_key_positional() -> None:
     )
     x = x.double()
     nope = _head(RopeSpec(8, rotary_dim=0), 6, seed=5)
-    sc = ps_scores(nope, x)
+    sc = ps_scores(nope, x, max_skipped_weight=None)  # every swap, so every per-swap entry is set
     assert torch.allclose(sc.sym, torch.ones_like(sc.sym), rtol=0, atol=TOL)
     w = _head(RopeSpec(8, freqs=[1.1, 0.3, 0.0, 2.0]), 6, seed=6)
     const_key = RopeAttention(w.W_Q, w.W_K[:1].expand(6, 8), w.W_V, w.W_O, w.spec, device="cpu")
-    sc = ps_scores(const_key, x)
+    sc = ps_scores(const_key, x, max_skipped_weight=None)
     assert torch.allclose(sc.pos, torch.ones_like(sc.pos), rtol=0, atol=TOL)
+    skipping = ps_scores(nope, x)  # default: zero-weight swaps are skipped and marked NaN
+    assert skipping.evaluated is not None and skipping.sym is not None
+    assert torch.equal(skipping.sym.isnan(), ~skipping.evaluated)
+    assert torch.allclose(skipping.sym[skipping.evaluated], torch.ones(1, dtype=torch.float64), atol=TOL)
+    assert skipping.weights is not None and float(skipping.weights[~skipping.evaluated].abs().max()) == 0.0
 
 
 def test_index_positional_retrieval_symbolic() -> None:
@@ -158,16 +176,14 @@ def test_table_path_equals_forward_path(spec: RopeSpec, n: int, seed: int) -> No
         assert ((s >= -1e-12) & (s <= 1 + 1e-12)).all()  # cosines of non-negative vectors
 
 
-def test_scoring_speed() -> None:
-    """100 inputs of 17 tokens, head_dim 64: well under a second (typically a few ms)."""
-    subj = random_subject(100, 17, 64, 10000.0, 64, seed=0)
-    ps_scores(subj.head, subj.inputs)
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        ps_scores(subj.head, subj.inputs)
-        times.append(time.perf_counter() - start)
-    assert statistics.median(times) < 0.5
+@given(spec=rope_specs(max_head_dim=8), n=st.integers(2, 40), seed=st.integers(0, 2**31 - 1))
+def test_last_row_fn_equals_the_forward_pass(spec: RopeSpec, n: int, seed: int) -> None:
+    """last_row_fn (plane brackets linear in x_p, cos/sin of the offsets) against the full forward
+    pass (every key rotated). Each route's logit has rounding <~ 4 h |q| |k| u with |q| |k| <~ 100
+    here (h <= 8, N(0, 1) weights and inputs of dimension 4), so rows differ by <~ 2 * 4e-13; 1e-12."""
+    head = _head(spec, 4, seed, scale=0.5)
+    x = torch.randn(3, n, 4, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
+    assert torch.allclose(last_row_fn(head)(x), head(x).pattern[:, -1, :], rtol=0, atol=1e-12)
 
 
 def test_cos_sim_zero_vectors() -> None:
@@ -193,6 +209,194 @@ def test_errors() -> None:
         ps_scores(lambda t: t[:, :2, 0], x)
     with pytest.raises(InputError, match="callable"):
         ps_scores("head", x)  # type: ignore[arg-type]
+
+
+def _loop_all_inputs(row_fn, x: torch.Tensor, tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """The naive per-swap loop: one call of ``row_fn`` per swap on every input at once, the swapped
+    input built by hand, the weights and cosines in numpy (independent of the streaming code)."""
+    n = x.shape[1]
+    d = row_fn(x).numpy()
+    pos, sym, diff = [], [], []
+    for i in range(n - 1):
+        for j in range(i + 1, n - 1):
+            order = list(range(n))
+            order[i], order[j] = j, i
+            e = row_fn(x[:, order]).numpy()
+            new = np.stack([e[:, i], e[:, j]], 1)  # [batch, 2]
+            same, moved = np.stack([d[:, i], d[:, j]], 1), np.stack([d[:, j], d[:, i]], 1)
+            norms = np.linalg.norm(new, axis=1) * np.linalg.norm(same, axis=1)
+            pos.append((new * same).sum(1) / norms)
+            sym.append((new * moved).sum(1) / norms)
+            diff.append(np.abs(d[:, i] - d[:, j]))
+    z = np.array(diff).T / tau  # [batch, S]
+    w = np.exp(z - z.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    return (w * np.array(pos).T).sum(1), (w * np.array(sym).T).sum(1)
+
+
+def _numpy_last_row(head: RopeAttention):
+    """The last token's attention row of ``head`` in numpy, written here from the definitions
+    (rotate plane k of the vector at position p by p theta_k; logit scale q_rot . k_rot; softmax).
+    Only elementwise products and fixed-axis sums, so each row is bitwise the same whatever batch it
+    is computed in: the loop and the stream see identical rows."""
+    wq, wk = head.W_Q.numpy(), head.W_K.numpy()
+    dims = np.array(head.spec.plane_dims)
+    freqs = np.array(head.spec.plane_freqs)
+    a, b = dims[:, 0], dims[:, 1]
+
+    def rotate(v: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        ang = pos[..., None] * freqs
+        out = v.copy()
+        out[..., a] = v[..., a] * np.cos(ang) - v[..., b] * np.sin(ang)
+        out[..., b] = v[..., a] * np.sin(ang) + v[..., b] * np.cos(ang)
+        return out
+
+    def row(x: torch.Tensor) -> torch.Tensor:
+        xn = x.numpy()
+        n = xn.shape[1]
+        q = rotate((xn[:, -1, :, None] * wq).sum(1), np.array(n - 1.0))
+        k = rotate((xn[:, :, :, None] * wk).sum(2), np.arange(n, dtype=np.float64))
+        logits = head.scale * (k * q[:, None, :]).sum(-1)
+        e = np.exp(logits - logits.max(1, keepdims=True))
+        return torch.from_numpy(e / e.sum(1, keepdims=True))
+
+    return row
+
+
+@pytest.mark.parametrize(
+    ("n", "layout", "freqs"), [(17, "interleaved", None), (128, "half", [0.9, 0.05, 0.0, 1.7])]
+)
+def test_callable_path_equals_loop_on_random_heads(n: int, layout: str, freqs: list[float] | None) -> None:
+    """Done-when of issue 17: the callable path equals the naive per-swap loop to 1e-12 in float64.
+
+    Both call the same row function on the same swapped inputs (the loop one swap at a time, the
+    stream in chunks). With the numpy row function rows are bitwise equal, and with torch's forward
+    pass (n = 17) equal to float64 rounding, so the scores differ by the summation order of
+    ``S <= 8001`` weighted terms in [0, 1] (< S * 2^-53 ~ 1e-12 worst case). The stream runs with the
+    default budget, with every swap evaluated, and with a budget that forces many chunks."""
+    head = _head(RopeSpec(8, freqs=freqs, layout=layout), 6, seed=n, scale=1.5)
+    x = torch.randn(2, n, 6, generator=torch.Generator().manual_seed(n), dtype=torch.float64)
+    np_row = _numpy_last_row(head)
+    assert torch.allclose(np_row(x), head(x).pattern[:, -1, :], rtol=0, atol=1e-15)
+    # at n = 128 the numpy row declares its working memory ([C, n, d_model, head_dim] products), so the
+    # budget sizes its chunks; at n = 17 it runs as a plain callable
+    declared = RowFunction(np_row, "attention", bytes_per_sequence=lambda m: 3 * m * 6 * 8 * 8)
+    fns = [declared] if n > 17 else [np_row, attention_row_fn(head), last_row_fn(head)]
+    for fn in fns:
+        ref_pos, ref_sym = _loop_all_inputs(fn, x, 1e-4)
+        for kwargs in ({}, {"max_skipped_weight": None}, {"memory_budget": 60_000, "per_swap": False}):
+            sc = ps_scores(fn, x, **kwargs)
+            assert np.abs(sc.s_pos.numpy() - ref_pos).max() <= TOL, kwargs
+            assert np.abs(sc.s_sym.numpy() - ref_sym).max() <= TOL, kwargs
+    src = CallableSource(np_row, x)  # a budget of one swapped sequence: one call per evaluated swap
+    one = stream_swap_scores(src, BlockPairs(n, 1), 1e-4, memory_budget=2 * src.bytes_per_sequence())
+    assert one.chunk == 1 and one.calls == int(one.n_evaluated.sum()) > 0
+    assert np.abs(one.s_pos[:, 0].numpy() - ref_pos).max() <= TOL
+    # the table path computes the rows by another route (rotating the query back): its rows differ by
+    # delta; a weight exp(D / tau) / Z, D a sum of 2 row differences, changes by at most 2 * 2 delta /
+    # tau relative, and a score (a weighted mean of values in [0, 1]) by at most that plus the
+    # cosines' own change (~ delta / min d, negligible here); x1.5 margin.
+    delta = float((TableSource(head, x).base_rows(2)[:, 0] - np_row(x)[:, :-1]).abs().max())
+    tol = max(TOL, 1.5 * 2 * 2 * delta / 1e-4)
+    table = ps_scores(head, x)
+    assert np.abs(table.s_pos.numpy() - ref_pos).max() <= tol
+    assert np.abs(table.s_sym.numpy() - ref_sym).max() <= tol
+
+
+def test_skipping_swaps_is_bounded_by_the_skipped_weight() -> None:
+    """pos, sym are in [0, 1], so the exact score is in [s, s + skipped_weight] (module docstring)."""
+    subj = random_subject(5, 40, 16, 100.0, 8, shared=1.0, seed=2)
+    full = ps_scores(subj.head, subj.inputs, max_skipped_weight=None)
+    exact_zero = ps_scores(subj.head, subj.inputs)
+    assert float(exact_zero.skipped_weight.max()) == 0.0
+    assert int(exact_zero.n_evaluated.max()) < full.n_swaps  # something was skipped
+    assert torch.allclose(exact_zero.s_pos, full.s_pos, rtol=0, atol=TOL)
+    for cap in (1e-12, 1e-6, 0.1, 0.5):
+        sc = ps_scores(subj.head, subj.inputs, max_skipped_weight=cap)
+        assert (sc.skipped_weight <= cap).all()
+        assert sc.evaluated is not None and sc.weights is not None
+        skipped = (sc.weights * ~sc.evaluated).sum(1)
+        assert torch.allclose(skipped, sc.skipped_weight, rtol=1e-12, atol=0)
+        for part, ref in ((sc.s_pos, full.s_pos), (sc.s_sym, full.s_sym)):
+            gap = ref - part
+            assert (gap >= -TOL).all() and (gap <= sc.skipped_weight + TOL).all()
+    coarse = ps_scores(subj.head, subj.inputs, max_skipped_weight=0.5)
+    assert int(coarse.n_evaluated.sum()) < int(exact_zero.n_evaluated.sum())
+
+
+def test_memory_budget_bounds_per_swap_arrays_and_chunks() -> None:
+    head = _head(RopeSpec(8), 4, seed=1)
+    x = torch.randn(3, 30, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    small = ps_scores(attention_row_fn(head), x, memory_budget=30_000, per_swap=False)
+    big = ps_scores(attention_row_fn(head), x)
+    assert small.pos is None and small.weights is None and small.evaluated is None
+    assert torch.allclose(small.s_pos, big.s_pos, rtol=0, atol=TOL)
+    with pytest.raises(InputError, match="per_swap=False"):
+        ps_scores(head, x, memory_budget=10_000)  # 3 x 406 swaps x 25 bytes > 10 kB
+    for bad in (0, -5, 1.5, True, "1MiB"):
+        with pytest.raises(InputError, match="memory_budget"):
+            ps_scores(head, x, memory_budget=bad)  # type: ignore[arg-type]
+    for bad in (-0.1, 1.0, float("nan"), "x"):
+        with pytest.raises(InputError, match="max_skipped_weight"):
+            ps_scores(head, x, max_skipped_weight=bad)  # type: ignore[arg-type]
+
+
+def test_logit_rows_are_refused_not_scored() -> None:
+    """Issue 12: ps_scores(logit_row_fn(head), x) used to return S_pos = -0.72 (true value 0.24)."""
+    head = _head(RopeSpec(8, freqs=[1.1, 0.3, 0.0, 2.0]), 6, seed=6, scale=2.0)
+    x = torch.randn(4, 11, 6, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    with pytest.raises(InputError, match="kind='logit'"):
+        ps_scores(logit_row_fn(head), x)
+    # the same function untyped: caught by the probability check (negative logits)
+    with pytest.raises(InputError, match="negative entry"):
+        ps_scores(lambda t: head(t).logits[:, -1, :], x)
+    # non-negative but unnormalised rows: caught by the sum
+    with pytest.raises(InputError, match="not 1"):
+        ps_scores(lambda t: head(t).logits[:, -1, :].exp(), x)
+    with pytest.raises(InputError, match="> 1"):
+        ps_scores(lambda t: 2 * head(t).pattern[:, -1, :-1], x)
+    with pytest.raises(InputError, match="NaN"):
+        ps_scores(lambda t: head(t).pattern[:, -1, :] * float("nan"), x)
+    # a RowFunction of kind "attention" and the plain callable both score like the table path
+    ok = ps_scores(RowFunction(lambda t: head(t).pattern[:, -1, :], "attention"), x)
+    plain = ps_scores(lambda t: head(t).pattern[:, -1, :], x)
+    table = ps_scores(head, x)
+    assert torch.allclose(ok.s_pos, table.s_pos, atol=TOL) and torch.allclose(
+        plain.s_sym, table.s_sym, atol=TOL
+    )
+    with pytest.raises(InputError, match="n_heads=2"):
+        ps_scores(RowFunction(lambda t: head(t).pattern[:, None, -1, :].expand(-1, 2, -1), "attention", 2), x)
+
+
+def test_source_scores_scores_several_heads_in_one_pass() -> None:
+    """A row function returning H heads: each head's scores equal that head scored alone."""
+    heads = [
+        _head(RopeSpec(8, freqs=f), 5, seed=s, scale=1.2) for s, f in enumerate([None, [0.0] * 4, [2.0] * 4])
+    ]
+    x = torch.randn(3, 13, 5, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+
+    def rows(t: torch.Tensor) -> torch.Tensor:
+        return torch.stack([h(t).pattern[:, -1, :] for h in heads], 1)
+
+    fn = RowFunction(rows, "attention", n_heads=3)
+    per_head = source_scores(CallableSource(fn, x), BlockPairs(13, 2), tau=0.01)
+    assert len(per_head) == 3
+    for h, sc in zip(heads, per_head, strict=True):
+        alone = ps_scores(h, x, tau=0.01, block_size=2)
+        assert torch.allclose(sc.s_pos, alone.s_pos, rtol=0, atol=TOL)
+        assert torch.allclose(sc.s_sym, alone.s_sym, rtol=0, atol=TOL)
+
+
+def test_scores_from_rows_matches_the_stream() -> None:
+    """The materialised helper (used by loops and the benchmark) and the streamed path agree."""
+    head = _head(RopeSpec(8), 4, seed=2)
+    x = torch.randn(2, 9, 4, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    perms, a, b = swap_plan(9)
+    row = head(x).pattern[:, -1, :]
+    swapped = torch.stack([head(x[:, p]).pattern[:, -1, :] for p in perms], 1)
+    s_pos, s_sym, *_ = scores_from_rows(row, swapped, a, b, 1e-4)
+    sc = ps_scores(head, x)
+    assert torch.allclose(s_pos, sc.s_pos, atol=TOL) and torch.allclose(s_sym, sc.s_sym, atol=TOL)
 
 
 @pytest.mark.cuda

@@ -152,7 +152,7 @@ def test_cli_threads_option(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == (
         "ropeproof: error: argument --threads: --threads='-3' must be an integer >= 0 "
-        "(0: leave torch's setting)"
+        "(0: leave torch's setting) (see 'ropeproof --help')"
     )
 
 

@@ -1,0 +1,190 @@
+"""[A]'s layer-input swap on HF ``GPTJForCausalLM`` / ``LlamaForCausalLM``: the adapter and the
+one-call scorer (the generic procedure is :mod:`ropeproof.verify.ps.layer_swap`).
+
+- *Block input*: a forward pre-hook on decoder layer ``l`` records the hidden states it receives
+  while the model runs on the token ids (position ids ``0 .. n-1``, no padding); the run stops there.
+- *Re-running block l*: the whole decoder layer module is called on the (swapped) hidden states,
+  with position ids ``0 .. n-1``, HF's rotary embeddings for them and an additive causal mask
+  (``finfo.min`` above the diagonal), as :func:`ropeproof.verify.interop.hf.run.hf_attention_forward`
+  does for the attention alone. GPT-J's block is parallel (one LayerNorm feeding attention and MLP),
+  LLaMA's sequential (RMSNorm, attention, residual, RMSNorm, MLP); either way the attention weights
+  are read with a forward hook on the block's attention module, so the norms run exactly as in the
+  model. The MLP runs too (it is part of the block) though it cannot change the weights.
+- The model must use eager attention (``attn_implementation="eager"``): SDPA and flash kernels do
+  not return weights. HF's eager softmax runs in float32 (then casts to the model's dtype), which sets
+  the tolerance of the probability check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ropeproof.verify.interop.hf.architectures import HeadImportError, check_arch
+from ropeproof.verify.ps.layer_swap import LayerSwapScores, layer_swap_scores
+from ropeproof.verify.ps.swap_stream import DEFAULT_MEMORY_BUDGET
+
+
+class _StopAtBlock(Exception):
+    """Raised by the pre-hook once block ``l``'s input is recorded (nothing after it needs to run)."""
+
+
+def _arch_of(model: Any, arch: str | None) -> str:
+    if arch is None:
+        arch = getattr(getattr(model, "config", None), "model_type", None)
+        if arch not in ("gptj", "llama"):
+            raise HeadImportError(
+                f"cannot tell the architecture of {type(model).__name__} (config.model_type={arch!r}); "
+                "pass arch='gptj' or arch='llama'"
+            )
+    return check_arch(arch, HeadImportError)
+
+
+class HFLayerSwap:
+    """A :class:`~ropeproof.verify.ps.layer_swap.LayerSwapAdapter` for an HF GPT-J or LLaMA model
+    (causal LM or base model) loaded with ``attn_implementation="eager"``, in eval mode (dropout
+    would make rows random; a model in training mode is refused). Runs on the model's device and
+    dtype."""
+
+    def __init__(self, model: Any, arch: str | None = None) -> None:
+        self.arch = _arch_of(model, arch)
+        impl = getattr(model.config, "_attn_implementation", None) or "eager"
+        if impl != "eager":
+            raise HeadImportError(
+                f"the model uses attn_implementation={impl!r}, which returns no attention weights; load it "
+                "with attn_implementation='eager' (e.g. from_pretrained(path, attn_implementation='eager'))"
+            )
+        self.model = model
+        self.base = getattr(model, "transformer" if self.arch == "gptj" else "model", model)
+        self.layers = self.base.h if self.arch == "gptj" else self.base.layers
+        cfg = model.config
+        self.n_layers = len(self.layers)
+        self.n_heads = int(cfg.n_head if self.arch == "gptj" else cfg.num_attention_heads)
+        self.hidden_size = int(cfg.n_embd if self.arch == "gptj" else cfg.hidden_size)
+        inner = cfg.n_inner if self.arch == "gptj" else cfg.intermediate_size
+        self.inner = int(inner) if inner is not None else 4 * self.hidden_size
+        self.softmax_dtype: torch.dtype | None = torch.float32
+
+    def _layer(self, layer: int) -> Any:
+        if not 0 <= layer < self.n_layers:
+            raise HeadImportError(
+                f"layer={layer} is out of range; the model has layers 0..{self.n_layers - 1}"
+            )
+        return self.layers[layer]
+
+    def _check_eval(self) -> None:
+        if self.model.training:
+            raise HeadImportError(
+                "the model is in training mode (dropout would make rows random); call model.eval()"
+            )
+
+    def _attention(self, block: Any) -> Any:
+        return block.attn if self.arch == "gptj" else block.self_attn
+
+    def layer_inputs(self, tokens: Any, layer: int) -> torch.Tensor:
+        """Hidden states entering block ``layer`` for token ids ``tokens`` ``[batch, n]``."""
+        block = self._layer(layer)
+        self._check_eval()
+        ids = torch.as_tensor(tokens).to(next(self.model.parameters()).device)
+        seen: list[torch.Tensor] = []
+
+        def record(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            hidden = args[0] if args else kwargs["hidden_states"]
+            seen.append(hidden.detach().clone())
+            raise _StopAtBlock
+
+        handle = block.register_forward_pre_hook(record, with_kwargs=True)
+        try:
+            with torch.no_grad():
+                self.model(input_ids=ids, use_cache=False)
+        except _StopAtBlock:
+            pass
+        finally:
+            handle.remove()
+        if not seen:
+            raise HeadImportError(f"block {layer} never ran; is the model a GPT-J / LLaMA decoder?")
+        return seen[0]
+
+    def attention_rows(self, hidden: torch.Tensor, layer: int) -> torch.Tensor:
+        """Block ``layer`` re-run on ``hidden``; each head's last-token attention row ``[batch, H, n]``."""
+        block = self._layer(layer)
+        self._check_eval()
+        attn = self._attention(block)
+        param = next(self.model.parameters())
+        hidden = hidden.to(device=param.device, dtype=param.dtype)
+        batch, n, _ = hidden.shape
+        pos = torch.arange(n, device=hidden.device).unsqueeze(0).expand(batch, n)
+        future = torch.ones(n, n, dtype=torch.bool, device=hidden.device).triu(1)
+        mask = torch.zeros(1, 1, n, n, dtype=hidden.dtype, device=hidden.device)
+        mask = mask.masked_fill(future, torch.finfo(hidden.dtype).min)
+        seen: list[Any] = []
+
+        def record(module: Any, args: Any, output: Any) -> None:
+            seen.append(output[1] if isinstance(output, tuple) and len(output) > 1 else None)
+
+        handle = attn.register_forward_hook(record)
+        try:
+            with torch.no_grad():
+                if self.arch == "gptj" and hasattr(attn, "embed_positions"):  # older GPT-J: rotary inside
+                    block(hidden, attention_mask=mask, position_ids=pos, output_attentions=True)
+                else:
+                    pe = self.base.rotary_emb(hidden, pos)
+                    block(
+                        hidden,
+                        attention_mask=mask,
+                        position_ids=pos,
+                        position_embeddings=pe,
+                        output_attentions=True,
+                    )
+        finally:
+            handle.remove()
+        if not seen or not isinstance(seen[-1], torch.Tensor) or seen[-1].ndim != 4:
+            raise HeadImportError(
+                "the attention module returned no weights; load the model with attn_implementation='eager'"
+            )
+        return seen[-1][:, :, -1, :]
+
+    def bytes_per_sequence(self, n: int, layer: int) -> int:
+        """Block ``layer`` on one sequence of ``n`` tokens: about ten ``[n, hidden]`` activations (norm,
+        q, k, v and their rotations, outputs), two ``[n, intermediate]`` (MLP) in the model's dtype,
+        and three float32 ``[heads, n, n]`` score/weight tensors."""
+        item = next(self.model.parameters()).element_size()
+        return n * (10 * self.hidden_size + 2 * self.inner) * item + 3 * 4 * self.n_heads * n * n
+
+
+def hf_layer_swap_scores(
+    model: Any,
+    input_ids: Any,
+    layer: int,
+    heads: Any = None,
+    tau: float = 1e-4,
+    block_size: int = 1,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    max_skipped_weight: float | None = 0.0,
+    per_swap: bool = False,
+    chunk_size: int | None = None,
+    arch: str | None = None,
+) -> LayerSwapScores:
+    """[A]'s layer-input swap scores of block ``layer`` of an HF GPT-J / LLaMA model.
+
+    ``model``: a ``GPTJForCausalLM`` / ``LlamaForCausalLM`` (or base model) with eager attention;
+    ``input_ids``: ``[batch, n]`` token ids, the query last; ``arch``: ``"gptj"`` or ``"llama"``
+    (default: ``model.config.model_type``). Every other argument and the result are those of
+    :func:`ropeproof.verify.ps.layer_swap.layer_swap_scores`: the hidden states entering block
+    ``layer`` are swapped at each pair of non-query positions (or blocks), the block alone is re-run
+    with the position ids unchanged, and each head's last-token attention row gives its score.
+    """
+    adapter = HFLayerSwap(model, arch)
+    return layer_swap_scores(
+        adapter,
+        input_ids,
+        layer,
+        heads,
+        tau,
+        block_size,
+        memory_budget,
+        max_skipped_weight,
+        per_swap,
+        chunk_size,
+    )
