@@ -74,12 +74,19 @@ def _thm31_index(ctx: CheckContext) -> Outcome:
     id="thm3.1.retrieval",
     statement="T_Retrieval (|ALPH| = {alphabet_size}, theta = {theta}) has a positive worst-case margin on "
     "every Retrieval input of every length n0 with theta < omega/(2 n0) (n0 <= {claimed_horizon}), and "
-    "answers {tasks} 1-hop letter tasks correctly; exact margins for n = 2..{max_n}.",
+    "answers {tasks} 1-hop letter tasks correctly; exact margins for n = 2..{max_n}. With n0 read as the "
+    "largest offset instead (lengths up to {offset_horizon_length}) the margin is positive too.",
     reference="[A] Theorem 3.1; docs/theory.md section 4",
     params={"alphabet_size": ALPHABET, "theta": RETRIEVAL_THETA, "max_n": 200, "tasks": 200},
-    pins={"claimed_horizon": 145, "exact_first_failure_n": 147},
+    pins={
+        "claimed_horizon": 145,
+        "exact_first_failure_n": 147,
+        "offset_horizon_length": 146,
+        "offset_convention": "holds",
+    },
     meaning="The stated horizon is safe but not tight: the exact margin stays positive up to one length "
-    "before n = {exact_first_failure_n}, where (2n - 3) theta first reaches omega.",
+    "before n = {exact_first_failure_n}, where (2n - 3) theta first reaches omega. Read with n0 the largest "
+    "offset, the horizon covers lengths up to {offset_horizon_length} and is then exactly tight.",
 )
 def _thm31_retrieval(ctx: CheckContext) -> Outcome:
     p = ctx.params
@@ -96,8 +103,12 @@ def _thm31_retrieval(ctx: CheckContext) -> Outcome:
     acc = float(np.mean([a == t.answer for a, t in zip(answers, tasks, strict=True)]))
     within = sweep.margin_inf[: horizon_claimed - 1]
     ok = bool((within > 0).all()) and acc == 1.0
+    # n0 read as the largest offset: the horizon covers lengths up to n0 + 1
+    offset_within = sweep.margin_inf[:horizon_claimed]
     figures = {
         "claimed_horizon": horizon_claimed,
+        "offset_horizon_length": horizon_claimed + 1,
+        "offset_convention": "holds" if bool((offset_within > 0).all()) else "violated",
         "exact_first_failure_n": first_failure,
         "min_margin_within_horizon": float(within.min()),
         "task_accuracy": acc,

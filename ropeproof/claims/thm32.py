@@ -3,6 +3,7 @@ certified by interval arithmetic."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import lru_cache
 from typing import Any
@@ -92,8 +93,86 @@ def _table_certified_outcome(table: SweepTable, term_index: int | None, reading:
     )
 
 
+CONVENTIONS = {
+    "length": "n is the sequence length (the query at position n - 1, key offsets 0 .. n - 1)",
+    "offset": "n is the largest key offset, the sequence length minus 1 (the query written at position n)",
+}
+"""The two readings of ``n`` in Theorems 3.1 and 3.2 (docs/theory.md section 5: the query is written at
+position n, so both are possible). Every check judges the bound at ``n`` from each convention."""
+
+
+def _terms_at(table: SweepTable, term_index: int | None, n_bound: np.ndarray) -> np.ndarray:
+    """The bound term (``None``: the min of all terms) evaluated at ``n_bound``, in float64."""
+    theta, omega = table.params["theta"], table.params.get("omega", 0.0)
+    terms = table.bound.terms if term_index is None else (table.bound.terms[term_index],)
+    values = [
+        np.broadcast_to(t.numpy()(n_bound.astype(float), theta, omega), n_bound.shape).astype(float)
+        for t in terms
+    ]
+    return np.minimum.reduce(values)
+
+
+def offset_convention(
+    table: SweepTable, term_index: int | None, reading: str, length: Outcome | None = None
+) -> dict[str, Any]:
+    """Judge ``Delta(L) <= B(L - 1)`` at every sequence length ``L`` of ``table`` (n read as the
+    largest offset): the verdict, the first failing length and how many lengths fail. float64 with the
+    same tolerance and mpmath refinement of close rows as the length convention. Where the bound does
+    not depend on ``n`` (``1 - cos(theta)``; Retrieval at ``theta = 0``) the two conventions are the
+    same check, and the ``length`` outcome (its verdict decided by identities) is returned as is."""
+    n = table.columns["n"]
+    bound = _terms_at(table, term_index, n - 1)
+    if length is not None and np.array_equal(bound, _terms_at(table, term_index, n)):
+        f = length.figures
+        return {
+            "verdict": length.verdict,
+            "first_violation_n": f.get("first_violation_n"),
+            "violating_rows": f.get("violating_rows", 0),
+        }
+    theta, omega = table.params["theta"], table.params.get("omega", 0.0)
+    terms = table.bound.terms if term_index is None else (table.bound.terms[term_index],)
+    tol = 24 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(bound))
+
+    def refine(n_: int) -> tuple[Any, Any]:
+        with mpmath.workdps(40):
+            # omega exactly 2 pi / |ALPH|, as the construction's exact logits use it (not its float)
+            a = table.params.get("alphabet_size")
+            w = 2 * mpmath.pi / a if a else mpmath.mpf(omega)
+            b = min(t.mpmath()(n_ - 1, mpmath.mpf(theta), w) for t in terms)
+            return table.mp_measured(n_, reading), b
+
+    cmp = compare("offset convention", reading, n, table.columns[reading], bound, tol, refine)
+    status = cmp.status
+    violated = n[np.isin(status, ("violated", "tight-violated"))]
+    undecided = bool((status == "undecided").any())
+    verdict = "violated" if violated.size else ("undecided" if undecided else "holds")
+    return {
+        "verdict": verdict,
+        "first_violation_n": int(violated[0]) if violated.size else None,
+        "violating_rows": int(violated.size),
+    }
+
+
+def _with_offset_convention(outcome: Outcome, offset: dict[str, Any]) -> Outcome:
+    figures = {
+        **outcome.figures,
+        "offset_convention": offset["verdict"],
+        "offset_first_violation_n": offset["first_violation_n"],
+        "offset_violating_rows": offset["violating_rows"],
+    }
+    return dataclasses.replace(outcome, figures=figures)
+
+
 def _bound_outcome(table: SweepTable, term_index: int | None, reading: str, ctx: CheckContext) -> Outcome:
-    """Judge one bound term (``None``: the min of all terms) under one reading of Delta."""
+    """Judge one bound term (``None``: the min of all terms) under one reading of Delta, with ``n`` the
+    sequence length; the figures also carry the verdict with ``n`` the largest offset
+    (:func:`offset_convention`)."""
+    length = _length_outcome(table, term_index, reading, ctx)
+    return _with_offset_convention(length, offset_convention(table, term_index, reading, length))
+
+
+def _length_outcome(table: SweepTable, term_index: int | None, reading: str, ctx: CheckContext) -> Outcome:
+    """Judge one bound term (``None``: the min of all terms) under one reading of Delta, n = length."""
     if ctx.certified and ctx.dtype == torch.float64:
         outcome = _table_certified_outcome(table, term_index, reading)
         if outcome is not None:
@@ -169,7 +248,8 @@ INDEX_TERMS = {
 }
 """Each term of the reported Index bound, and the bound itself (the minimum)."""
 
-# The pinned findings: (construction, term or theta, reading) -> (expected verdict, first failing n)
+# The pinned findings: (construction, term or theta, reading) -> (expected verdict, first failing n),
+# with n the sequence length; OFFSET_PINS: the same checks with n the largest offset (CONVENTIONS).
 INDEX_FINDINGS = (
     {("one-minus-cos", r): ("holds", None) for r in READINGS}
     | {("pi2-over-2n2", r): ("violated", 4) for r in READINGS}
@@ -183,6 +263,32 @@ RETRIEVAL_FINDINGS = {
     (0.0, "gap_inf"): ("holds", None),
     (0.0, "margin_inf"): ("holds", None),
 }
+_HOLDS = {"offset_convention": "holds", "offset_first_violation_n": None}
+OFFSET_PINS: dict[tuple[Any, str], dict[str, Any]] = (
+    {("one-minus-cos", r): _HOLDS for r in READINGS}
+    | {
+        (term, r): {"offset_convention": "violated", "offset_first_violation_n": 5}
+        for term in ("pi2-over-2n2", "min")
+        for r in READINGS
+    }
+    | {
+        (RETRIEVAL_THETA, "gap_sup"): {"offset_convention": "violated", "offset_first_violation_n": 2},
+        (0.0, "gap_sup"): {"offset_convention": "violated", "offset_first_violation_n": 2},
+        (0.0, "gap_inf"): _HOLDS,
+        (0.0, "margin_inf"): _HOLDS,
+    }
+    | {
+        (RETRIEVAL_THETA, r): {
+            "offset_convention": "violated",
+            "offset_first_violation_n": 2,
+            "offset_violating_rows": 1,
+            "violating_rows": 23,
+        }
+        for r in ("gap_inf", "margin_inf")
+    }
+)
+"""Pinned figures of each per-reading claim under the offset convention (and, where the conventions
+disagree on how far the failure extends, the number of failing lengths under both)."""
 
 INDEX_MEANING = {
     "one-minus-cos": "The key adjacent to the target sets the worst margin, so this term holds (and is "
@@ -200,6 +306,16 @@ RETRIEVAL_MEANING = {
 }
 
 
+def offset_meaning(pins: dict[str, Any]) -> str:
+    """The sentence on the offset convention appended to a per-reading claim's meaning."""
+    if pins["offset_convention"] == "holds":
+        return " With n read as the largest offset (length - 1) it holds as well."
+    return (
+        " With n read as the largest offset (length - 1) it fails from length {offset_first_violation_n} "
+        "({offset_violating_rows} failing lengths, against {violating_rows} with n the length)."
+    )
+
+
 def _index_claim(slug: str, reading: str) -> None:
     term_index, term_text = INDEX_TERMS[slug]
     expected, first = INDEX_FINDINGS[(slug, reading)]
@@ -210,13 +326,14 @@ def _index_claim(slug: str, reading: str) -> None:
 
     CLAIMS.claim(
         id=f"thm3.2.index.{slug}.{reading}",
-        statement="For T_Index at theta = {theta}, Delta(n) <= " + term_text + " for n = 2..{max_n}, reading "
+        statement="For T_Index at theta = {theta}, Delta(n) <= " + term_text + " with n the sequence length, "
+        "every n = 2..{max_n} (and separately with n the largest offset, length - 1), reading "
         "Delta as " + READINGS[reading] + ".",
         reference="[A] Theorem 3.2; docs/theory.md section 5",
         params={"theta": INDEX_THETA, "max_n": LENGTHS, "reading": reading},
         expected=expected,  # type: ignore[arg-type]
-        pins={} if first is None else {"first_violation_n": first},
-        meaning=INDEX_MEANING[slug],
+        pins=({} if first is None else {"first_violation_n": first}) | OFFSET_PINS[(slug, reading)],
+        meaning=INDEX_MEANING[slug] + offset_meaning(OFFSET_PINS[(slug, reading)]),
     )(check)
 
 
@@ -235,13 +352,14 @@ def _retrieval_claim(theta: float, reading: str) -> None:
     CLAIMS.claim(
         id=f"thm3.2.retrieval.theta={theta:g}.{reading}",
         statement="For T_Retrieval with |ALPH| = {alphabet_size} at theta = {theta}, Delta(n) <= 1 - "
-        "cos(omega - "
-        "n theta) for n = 2..{max_n}, reading Delta as " + READINGS[reading] + ".",
+        "cos(omega - n theta) with n the sequence length, every n = 2..{max_n} (and separately with n the "
+        "largest offset, length - 1), reading Delta as " + READINGS[reading] + ".",
         reference="[A] Theorem 3.2; docs/theory.md section 5",
         params={"alphabet_size": ALPHABET, "theta": theta, "max_n": LENGTHS, "reading": reading},
         expected=expected,  # type: ignore[arg-type]
-        pins={} if first is None else {"first_violation_n": first},
-        meaning=RETRIEVAL_MEANING[reading].replace("{verdict_phrase}", phrase),
+        pins=({} if first is None else {"first_violation_n": first}) | OFFSET_PINS[(theta, reading)],
+        meaning=RETRIEVAL_MEANING[reading].replace("{verdict_phrase}", phrase)
+        + offset_meaning(OFFSET_PINS[(theta, reading)]),
     )(check)
 
 
@@ -260,9 +378,15 @@ for _reading in READINGS:
     "section 5",
     params={"theta": "2 pi / n", "max_n": LENGTHS},
     expected="violated",
-    pins={"first_violation_n": 3, "ratio_at_max_n": Approx(3.9986842259059934, rel=1e-9)},
+    pins={
+        "first_violation_n": 3,
+        "ratio_at_max_n": Approx(3.9986842259059934, rel=1e-9),
+        "offset_first_violation_n": 3,
+    },
     meaning="Read as a statement about the best angle at each length, the term fails too: theta = 2 pi / n "
-    "gives the margin 1 - cos(2 pi / n) ~ 2 pi^2 / n^2, {ratio_at_max_n} times the term at n = {max_n}.",
+    "gives the margin 1 - cos(2 pi / n) ~ 2 pi^2 / n^2, {ratio_at_max_n} times the term at n = {max_n}; "
+    "with n the largest offset (the term at length - 1) it also fails from length "
+    "{offset_first_violation_n}.",
 )
 def _best_theta(ctx: CheckContext) -> Outcome:
     big = int(ctx.params["max_n"])
@@ -272,12 +396,17 @@ def _best_theta(ctx: CheckContext) -> Outcome:
     tol = 24 * np.finfo(np.float64).eps
     cmp = compare("pi^2/(2n^2)", "margin_inf", ns, margins, bound, tol)
     bad = cmp.violated_n
+    # n read as the largest offset: the margin at length L against pi^2/(2 (L - 1)^2)
+    offset_bound = math.pi**2 / (2 * (ns.astype(float) - 1) ** 2)
+    offset_bad = compare("pi^2/(2n^2)", "margin_inf", ns, margins, offset_bound, tol).violated_n
     cex = None
     figures: dict[str, Any] = {
         "max_ratio": float(np.max(margins / bound)),
         "violating_lengths": int(bad.size),
         "ratio_at_max_n": float(margins[-1] / bound[-1]),
         "first_violation_n": int(bad[0]) if bad.size else None,
+        "offset_first_violation_n": int(offset_bad[0]) if offset_bad.size else None,
+        "offset_violating_lengths": int(offset_bad.size),
     }
     if bad.size:
         n0 = int(bad[0])
@@ -289,6 +418,104 @@ def _best_theta(ctx: CheckContext) -> Outcome:
             "input": {"s": n0 - 1, "target_position": 0, "tokens": index_witness_tokens(n0, n0 - 1, 0, 1)},
         }
     return Outcome.judge(not bad.size, figures, key_figure="ratio_at_max_n", counterexample=cex)
+
+
+def length_ranges(lengths: list[int]) -> str:
+    """Sorted integers as ranges, e.g. ``[2, 3, 4, 9]`` -> ``"2..4, 9"`` (``"none"`` when empty)."""
+    if not lengths:
+        return "none"
+    parts: list[str] = []
+    start = prev = lengths[0]
+    for v in [*lengths[1:], None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}..{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(parts)
+
+
+def _convention_rows(ctx: CheckContext) -> list[dict[str, Any]]:
+    """Every per-reading Theorem 3.2 check under both conventions: verdict, first failing length and
+    failing lengths (float64, as :func:`_bound_outcome` judges them)."""
+    f64 = dataclasses.replace(ctx, dtype=torch.float64, certified=False)
+    rows = []
+    for reading in READINGS:
+        combos: list[tuple[str, SweepTable, int | None]] = [
+            (f"thm3.2.index.{slug}.{reading}", _index_table(INDEX_THETA, LENGTHS, "float64"), ti)
+            for slug, (ti, _text) in INDEX_TERMS.items()
+        ]
+        combos += [
+            (f"thm3.2.retrieval.theta={theta:g}.{reading}", _retrieval_table(theta, LENGTHS, "float64"), None)
+            for theta in (RETRIEVAL_THETA, 0.0)
+        ]
+        for claim_id, table, term_index in combos:
+            out = _bound_outcome(table, term_index, reading, f64)
+            f = out.figures
+            rows.append(
+                {
+                    "claim": claim_id,
+                    "length": (out.verdict, f.get("first_violation_n"), f.get("violating_rows", 0)),
+                    "offset": (
+                        f["offset_convention"],
+                        f["offset_first_violation_n"],
+                        f["offset_violating_rows"],
+                    ),
+                }
+            )
+    return rows
+
+
+@CLAIMS.claim(
+    id="thm3.2.length-convention",
+    statement="Each of the {checks} per-reading Theorem 3.2 checks above, judged with n the largest offset "
+    "(length - 1) instead of the sequence length, keeps its verdict (verdicts that change: "
+    "{verdict_changes}); the first failing length moves in {first_failure_changes} and the number of "
+    "failing lengths in {extent_changes}.",
+    reference="[A] Theorem 3.2 (the query written at position n); docs/theory.md section 5",
+    params={"theta_index": INDEX_THETA, "theta_retrieval": RETRIEVAL_THETA, "max_n": LENGTHS},
+    pins={
+        "checks": 15,
+        "verdict_changes": 0,
+        "first_failure_changes": 6,
+        "extent_changes": 8,
+        "retrieval_margin_failing_lengths": "2..24",
+        "retrieval_margin_failing_lengths_offset": "2",
+    },
+    meaning="No conclusion depends on the convention; where a failure starts and how far it extends do: "
+    "the Retrieval margin bound at theta = {theta_retrieval} fails at lengths "
+    "{retrieval_margin_failing_lengths} with n the length and only at "
+    "{retrieval_margin_failing_lengths_offset} with n the largest offset.",
+)
+def _length_convention(ctx: CheckContext) -> Outcome:
+    rows = _convention_rows(ctx)
+    changed = {
+        "verdict_changes": [r["claim"] for r in rows if r["length"][0] != r["offset"][0]],
+        "first_failure_changes": [r["claim"] for r in rows if r["length"][1] != r["offset"][1]],
+        "extent_changes": [r["claim"] for r in rows if r["length"][2] != r["offset"][2]],
+    }
+    table = _retrieval_table(RETRIEVAL_THETA, LENGTHS, "float64")
+    n = table.columns["n"]
+    status = table.comparisons["margin_inf"].status
+    length_fail = [int(v) for v in n[np.isin(status, ("violated", "tight-violated"))]]
+    margin = table.columns["margin_inf"]
+    offset_bound = _terms_at(table, None, n - 1)
+    row = next(r for r in rows if r["claim"] == f"thm3.2.retrieval.theta={RETRIEVAL_THETA:g}.margin_inf")
+    # the offset convention's failing lengths: the first failing length and the count pin them when the
+    # failures are contiguous from the first, which the float64 comparison below confirms
+    offset_fail = [int(v) for v in n[margin > offset_bound]]
+    figures: dict[str, Any] = {
+        "checks": len(rows),
+        **{k: len(v) for k, v in changed.items()},
+        **{f"{k}_ids": v for k, v in changed.items()},
+        "retrieval_margin_failing_lengths": length_ranges(length_fail),
+        "retrieval_margin_failing_lengths_offset": length_ranges(offset_fail),
+        "retrieval_margin_offset_rows_agree": len(offset_fail) == row["offset"][2],
+        "by_claim": {r["claim"]: {"length": list(r["length"]), "offset": list(r["offset"])} for r in rows},
+    }
+    ok = not changed["verdict_changes"] and figures["retrieval_margin_offset_rows_agree"]
+    return Outcome.judge(ok, figures, "verdict_changes", counterexample=changed)
 
 
 @CLAIMS.claim(
