@@ -267,13 +267,25 @@ _HOLDS = {"offset_convention": "holds", "offset_first_violation_n": None}
 OFFSET_PINS: dict[tuple[Any, str], dict[str, Any]] = (
     {("one-minus-cos", r): _HOLDS for r in READINGS}
     | {
-        (term, r): {"offset_convention": "violated", "offset_first_violation_n": 5}
+        (term, r): {
+            "offset_convention": "violated",
+            "offset_first_violation_n": 5,
+            "violating_rows": rows,
+            "offset_violating_rows": rows - 2,
+        }
         for term in ("pi2-over-2n2", "min")
-        for r in READINGS
+        for r, rows in (("gap_sup", 53), ("gap_inf", 19), ("margin_inf", 19))
     }
     | {
-        (RETRIEVAL_THETA, "gap_sup"): {"offset_convention": "violated", "offset_first_violation_n": 2},
-        (0.0, "gap_sup"): {"offset_convention": "violated", "offset_first_violation_n": 2},
+        (theta, "gap_sup"): {
+            "offset_convention": "violated",
+            "offset_first_violation_n": 2,
+            "violating_rows": 99,
+            "offset_violating_rows": 99,
+        }
+        for theta in (RETRIEVAL_THETA, 0.0)
+    }
+    | {
         (0.0, "gap_inf"): _HOLDS,
         (0.0, "margin_inf"): _HOLDS,
     }
@@ -293,13 +305,15 @@ disagree on how far the failure extends, the number of failing lengths under bot
 INDEX_MEANING = {
     "one-minus-cos": "The key adjacent to the target sets the worst margin, so this term holds (and is "
     "attained).",
-    "pi2-over-2n2": "At a fixed angle the worst margin stays at 1 - cos(theta) (the key adjacent to the "
-    "target) while pi^2/(2 n^2) decays, so the term fails from n = {first_violation_n} on.",
-    "min": "The reported bound is the minimum of its two terms, so it fails with the pi^2/(2 n^2) term, "
-    "from n = {first_violation_n} on.",
+    "pi2-over-2n2": "At a fixed angle the worst margin is the smallest 1 - cos(m theta) over key offsets "
+    "m < n, which pi^2/(2 n^2) undercuts as it decays: the term fails at {violating_rows} of the lengths "
+    "2..{max_n}, the first n = {first_violation_n}.",
+    "min": "The reported bound is the minimum of its two terms, so it fails with the pi^2/(2 n^2) term: "
+    "at {violating_rows} of the lengths 2..{max_n}, the first n = {first_violation_n}.",
 }
 RETRIEVAL_MEANING = {
-    "gap_sup": "Read literally, the bound fails from n = {first_violation_n}: the largest gap over inputs is "
+    "gap_sup": "Read literally, the bound fails at {violating_rows} of the lengths 2..{max_n}, from n = "
+    "{first_violation_n}: the largest gap over inputs is "
     "not small, because some inputs put the query's own logit far below the target's (counterexample).",
     "gap_inf": "Read as the smallest gap over inputs, the bound {verdict_phrase}.",
     "margin_inf": "Read as the worst-case margin, the bound {verdict_phrase}.",
@@ -311,8 +325,8 @@ def offset_meaning(pins: dict[str, Any]) -> str:
     if pins["offset_convention"] == "holds":
         return " With n read as the largest offset (length - 1) it holds as well."
     return (
-        " With n read as the largest offset (length - 1) it fails from length {offset_first_violation_n} "
-        "({offset_violating_rows} failing lengths, against {violating_rows} with n the length)."
+        " With n read as the largest offset (length - 1) it fails at {offset_violating_rows} lengths, the "
+        "first {offset_first_violation_n} (against {violating_rows} with n the length)."
     )
 
 
@@ -342,7 +356,8 @@ def _retrieval_claim(theta: float, reading: str) -> None:
     phrase = (
         "holds with equality: at theta = 0 the worst margin is 1 - cos(omega) at every length"
         if expected == "holds"
-        else "fails at this angle from n = {first_violation_n}"
+        else "fails at this angle at {violating_rows} of the lengths 2..{max_n}, the first n = "
+        "{first_violation_n}"
     )
 
     def check(ctx: CheckContext) -> Outcome:
@@ -527,8 +542,8 @@ def _length_convention(ctx: CheckContext) -> Outcome:
     params={"theta": INDEX_THETA, "max_n": 10**4, "readings": ["margin_inf", "gap_sup"], "prec_bits": 80},
     expected="violated",
     pins={"first_violation_n": 4},
-    meaning="Interval arithmetic confirms the floating-point finding row by row: the bound fails from "
-    "n = {first_violation_n}.",
+    meaning="Interval arithmetic confirms the floating-point finding row by row: the bound fails, first "
+    "at n = {first_violation_n}.",
 )
 def _thm_index(ctx: CheckContext) -> Outcome:
     chk = certified_index(ctx.params["theta"], ctx.params["max_n"])
@@ -552,7 +567,7 @@ def _thm_index(ctx: CheckContext) -> Outcome:
     expected="violated",
     pins={"first_violation_n": 2},
     meaning="Interval arithmetic confirms the margin reading row by row: equality at theta = 0, failure at "
-    "theta = {theta} from n = {first_violation_n}.",
+    "theta = {theta} first at n = {first_violation_n}.",
 )
 def _thm_retrieval(ctx: CheckContext) -> Outcome:
     comparisons = {}
