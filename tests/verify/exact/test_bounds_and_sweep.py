@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import mpmath
 import numpy as np
@@ -125,10 +123,11 @@ def test_parse_lengths() -> None:
         ["index", "--theta", "0.866", "--lengths", "2:50", "--dtype", "float32"],
     ],
 )
-def test_sweep_json_rows_have_the_documented_fields(argv) -> None:
-    out = subprocess.run([sys.executable, "-m", "ropeproof", "sweep", *argv, "--json"],
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
-    doc = json.loads(out)
+def test_sweep_json_rows_have_the_documented_fields(argv, capsys: pytest.CaptureFixture[str]) -> None:
+    from ropeproof.cli import main
+
+    assert main(["sweep", *argv, "--json"]) == 0  # in-process: the console script is tested in test_cli
+    doc = json.loads(capsys.readouterr().out)
     start, stop, step = parse_lengths(argv[argv.index("--lengths") + 1])
     assert [r["n"] for r in doc["rows"]] == list(range(start, stop + 1, step))
     for r in doc["rows"]:
