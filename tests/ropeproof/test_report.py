@@ -21,3 +21,26 @@ def test_report_carries_format_and_version(tmp_path: Path) -> None:
     on_disk = json.loads((tmp_path / "report.json").read_text())
     assert on_disk["claims"][0]["id"] == "t.ok" and on_disk["counts"] == {"holds": 1}
     assert "t.ok" in (tmp_path / "report.md").read_text()
+
+
+def test_long_cells_are_cut_with_a_pointer_to_the_full_value(tmp_path: Path) -> None:
+    """Issue 12: counterexample cells were cut at 160 characters with no way to the full value."""
+    from ropeproof.report import CELL_LIMIT
+
+    ctx = CheckContext(torch.device("cpu"), torch.float64, quick=True)
+    long_input = {"tokens": [f"token{i}" for i in range(80)]}
+    c = Claim(
+        "t.long",
+        "Fails.",
+        "here",
+        {},
+        lambda ctx: Outcome.judge(False, {"v": 2.0}, "v", counterexample=long_input),
+        expected="violated",
+    )
+    write_report([run_claim(c, ctx)], ctx, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("|") and "t.long" in line)
+    cell = next(part for part in row.split("|") if "token0" in part)
+    kept, pointer = cell.strip().split(" ... ")
+    assert len(kept) <= CELL_LIMIT and pointer == "(full counterexample: [below](#full-t-long))"
+    assert '<a id="full-t-long"></a>' in md and '"token79"' in md  # the full value, below the table
