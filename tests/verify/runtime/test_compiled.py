@@ -13,7 +13,7 @@ from ropeproof.verify.runtime.compiled import answer
 
 
 @pytest.fixture(scope="module")
-def head():  # noqa: ANN201
+def head():
     return compile_construction(index_construction(INDEX_THETA, max_int=4, letters=3))
 
 
