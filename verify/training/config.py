@@ -51,11 +51,26 @@ class TrainConfig:
         if not 0.0 <= self.dropout < 1.0 or not self.lr > 0 or self.weight_decay < 0:
             raise InputError("dropout in [0, 1), lr > 0 and weight_decay >= 0 required")
 
-    def with_steps(self, steps: int | None) -> TrainConfig:
-        """This configuration with ``steps`` (and a warm-up no longer than the run) when given."""
-        if steps is None:
-            return self
-        return dataclasses.replace(self, steps=steps, warmup_steps=min(self.warmup_steps, steps))
+    def with_overrides(
+        self,
+        steps: int | None = None,
+        checkpoint_every: int | None = None,
+        eval_prompts: int | None = None,
+        score_prompts: int | None = None,
+    ) -> TrainConfig:
+        """This configuration with the given fields replaced (``None``: kept); a shorter run keeps its
+        warm-up no longer than the run."""
+        changes: dict[str, Any] = {}
+        if steps is not None:
+            changes.update(steps=steps, warmup_steps=min(self.warmup_steps, steps))
+        for name, value in (
+            ("checkpoint_every", checkpoint_every),
+            ("eval_prompts", eval_prompts),
+            ("score_prompts", score_prompts),
+        ):
+            if value is not None:
+                changes[name] = value
+        return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)

@@ -157,8 +157,7 @@ def _save_checkpoint(run: Run, out: Path) -> Path:
     tmp = path.with_name(path.name + ".partial")
     if tmp.exists():
         shutil.rmtree(tmp)
-    run.model.save_pretrained(tmp)
-    run.tokenizer.save_pretrained(tmp)
+    save_quietly(run.model, run.tokenizer, tmp)
     torch.save(
         {
             "step": run.step,
@@ -173,6 +172,19 @@ def _save_checkpoint(run: Run, out: Path) -> Path:
         shutil.rmtree(path)
     tmp.rename(path)
     return path
+
+
+def save_quietly(model: Any, tokenizer: Any, path: Path) -> None:
+    """``save_pretrained`` of model and tokenizer without transformers' own progress bars."""
+    logging = require_transformers().utils.logging
+    enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        model.save_pretrained(path)
+        tokenizer.save_pretrained(path)
+    finally:
+        if enabled:
+            logging.enable_progress_bar()
 
 
 def _latest_checkpoint(out: Path) -> Path | None:
