@@ -40,7 +40,15 @@ class TrainConfig:
     score_prompts: int
 
     def __post_init__(self) -> None:
-        for name in ("n_layer", "n_embd", "n_inner", "n_positions", "steps", "batch_size", "checkpoint_every"):
+        for name in (
+            "n_layer",
+            "n_embd",
+            "n_inner",
+            "n_positions",
+            "steps",
+            "batch_size",
+            "checkpoint_every",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name}={value!r} must be an integer >= 1")

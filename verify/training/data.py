@@ -38,7 +38,9 @@ def stream_seed(seed: int, stream: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, stream, index]).generate_state(1)[0])
 
 
-def task_instances(task: str, count: int, seed: int, hops: Sequence[int] = (1, 2, 3, 4)) -> list[TaskInstance]:
+def task_instances(
+    task: str, count: int, seed: int, hops: Sequence[int] = (1, 2, 3, 4)
+) -> list[TaskInstance]:
     """``count`` balanced 17-token instances of ``task`` from generator seed ``seed``."""
     gen = number_task if check_task(task) == "number" else letter_task
     return gen(count, hops=hops, seed=seed)

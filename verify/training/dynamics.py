@@ -1,6 +1,7 @@
 """Learning dynamics at a checkpoint, as [A] measured them (``docs/theory.md`` section 6): per layer,
-[A]'s layer-input swap scores ``S_pos``, ``S_sym`` (:func:`ropeproof.verify.interop.hf.layer_swap.hf_layer_swap_scores`,
-``tau = 1e-4``, on the scoring prompts) and the normalised attention entropy of the last token's row,
+[A]'s layer-input swap scores ``S_pos``, ``S_sym``
+(:func:`ropeproof.verify.interop.hf.layer_swap.hf_layer_swap_scores`, ``tau = 1e-4``, on the scoring
+prompts) and the normalised attention entropy of the last token's row,
 
     H_l = mean over prompts of  -sum_j a_j log a_j / log n,
 

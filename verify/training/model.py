@@ -38,7 +38,7 @@ def gptj_config(config: TrainConfig, vocab_size: int) -> Any:
 
 
 def build_model(config: TrainConfig, vocab_size: int, seed: int) -> Any:
-    """A freshly initialised ``GPTJForCausalLM`` (HF's initialisation, drawn from ``torch.manual_seed(seed)``)."""
+    """A freshly initialised ``GPTJForCausalLM`` (HF's initialisation after ``torch.manual_seed(seed)``)."""
     tf = require_transformers()
     torch.manual_seed(seed)
     model = tf.GPTJForCausalLM(gptj_config(config, vocab_size))

@@ -149,7 +149,16 @@ def _new_run(task: str, config: TrainConfig, seed: int, device: torch.device) ->
     amp = config.mixed_precision and device.type == "cuda"
     scaler = torch.amp.GradScaler("cuda", enabled=amp)
     torch.manual_seed(seed)  # dropout's generator; HF's initialisation above drew from it too
-    return Run(model, optimizer, scheduler, scaler, encoder, task_tokenizer(task), TrainingRecord(task, config, seed), device)
+    return Run(
+        model,
+        optimizer,
+        scheduler,
+        scaler,
+        encoder,
+        task_tokenizer(task),
+        TrainingRecord(task, config, seed),
+        device,
+    )
 
 
 def _save_checkpoint(run: Run, out: Path) -> Path:

@@ -11,9 +11,20 @@ def test_paper_config_is_the_brief_shape_and_schedule() -> None:
     # n_positions 128; AdamW 1e-4, betas (0.95, 0.999), wd 1e-4, 750 warm-up, batch 64, 6000 steps / 500
     p = PAPER
     assert (p.n_layer, p.n_embd, p.n_inner, p.dropout, p.layer_norm_epsilon, p.n_positions) == (
-        12, 128, 512, 0.1, 1e-5, 128,
+        12,
+        128,
+        512,
+        0.1,
+        1e-5,
+        128,
     )
-    assert (p.lr, p.betas, p.weight_decay, p.warmup_steps, p.batch_size) == (1e-4, (0.95, 0.999), 1e-4, 750, 64)
+    assert (p.lr, p.betas, p.weight_decay, p.warmup_steps, p.batch_size) == (
+        1e-4,
+        (0.95, 0.999),
+        1e-4,
+        750,
+        64,
+    )
     assert (p.steps, p.checkpoint_every, p.mixed_precision) == (6000, 500, True)
 
 

@@ -45,7 +45,9 @@ def test_resume_after_interruption_equals_an_uninterrupted_run(tmp_path: Path) -
     whole = train("letter", cfg, tmp_path / "whole", seed=3, progress=False, with_dynamics=False)
     part = train("letter", cfg, tmp_path / "part", seed=3, progress=False, with_dynamics=False, stop_after=4)
     assert len(part.losses) == 4  # interrupted after step 4: the last checkpoint is step 3
-    resumed = train("letter", cfg, tmp_path / "part", seed=3, progress=False, with_dynamics=False, resume=True)
+    resumed = train(
+        "letter", cfg, tmp_path / "part", seed=3, progress=False, with_dynamics=False, resume=True
+    )
     assert resumed.losses == whole.losses  # dropout 0.1 is on: the generator state is restored too
     a, b = _weights(checkpoint_dir(tmp_path / "whole", 6)), _weights(checkpoint_dir(tmp_path / "part", 6))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
