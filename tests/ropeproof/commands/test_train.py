@@ -29,9 +29,12 @@ def test_train_writes_a_run_and_resumes(tmp_path: Path, capsys: pytest.CaptureFi
     assert train_command.register is not None
 
 
-def test_resume_with_other_settings_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_with_other_settings_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
-    base = ["train", "number", "--out", str(out), "--eval-prompts", "4", "--score-prompts", "0", "--no-progress"]
+    base = ["train", "number", "--out", str(out), "--eval-prompts", "4", "--score-prompts", "0"]
+    base.append("--no-progress")
     assert main([*base, "--steps", "2"]) == 0
     capsys.readouterr()
     assert main([*base, "--steps", "3", "--resume"]) == 2
