@@ -7,12 +7,13 @@ back-propagates, and takes one AdamW step; the learning rate follows the linear 
 ``get_linear_schedule_with_warmup``). Dropout draws from torch's global generator, seeded with the run
 seed before the first step.
 
-Every ``checkpoint_every`` steps and at the end, the run writes ``checkpoints/step-NNNNNN/`` (the model
-by ``save_pretrained``, the word-level tokenizer, and ``training_state.pt`` with the optimiser,
-scheduler and random-generator states) and appends the step's evaluation to ``training.json``
-(accuracy per hop on the validation prompts and, when ``with_dynamics``, the learning-dynamics record
-of :mod:`ropeproof.verify.training.dynamics`). At the end the checkpoint with the best validation
-accuracy (earliest on ties; [A] keeps the best checkpoint) is copied to the run directory itself, so
+At step 0 (the initialised model), every ``checkpoint_every`` steps and at the end, the run writes
+``checkpoints/step-NNNNNN/`` (the model by ``save_pretrained``, the word-level tokenizer, and
+``training_state.pt`` with the optimiser, scheduler and random-generator states) and appends the
+step's evaluation to ``training.json`` (accuracy per hop on the validation prompts and, when
+``with_dynamics``, the learning-dynamics record of :mod:`ropeproof.verify.training.dynamics`). At the
+end the checkpoint with the best validation accuracy (earliest on ties; [A] keeps the best checkpoint)
+is copied to the run directory itself, so
 ``from_pretrained(out)`` loads it.
 
 Resume: :func:`train` with ``resume=True`` on a directory holding a run of the same task, config and
@@ -299,6 +300,8 @@ def train(
             raise OutputError(f"--out={out} exists and is not an empty directory; choose a new one")
         out.mkdir(parents=True, exist_ok=True)
         run = _new_run(task, config, seed, dev)
+        run.record.evaluations.append(_evaluate(run, with_dynamics))  # step 0: the initialised model
+        _save_checkpoint(run, out)
         run.record.save(out / RECORD_FILE)
     last = config.steps if stop_after is None else min(config.steps, stop_after)
     bar = tqdm(total=config.steps, initial=run.step, disable=not progress, desc=f"train {task}", unit="step")
