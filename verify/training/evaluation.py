@@ -1,5 +1,6 @@
-"""Accuracy of a trained model per hop count: greedy answer at the last position (argmax of the
-last-token logits over the whole vocabulary) compared with the instance's answer."""
+"""Accuracy of a trained model per hop count, whole or with one layer's attention ablated: the greedy
+answer at the last position (argmax of the last-token logits over the whole vocabulary) compared with
+the instance's answer."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import torch
 
+from ropeproof.theory.errors import InputError
 from ropeproof.verify.training.data import Batch
 from ropeproof.verify.training.model import last_token_logits
 
@@ -35,3 +37,22 @@ def accuracy_per_hop(model: Any, batch: Batch) -> dict[int, float]:
         sel = batch.hops == h
         out[int(h)] = float(right[sel].double().mean())
     return out
+
+
+def ablated_accuracy_per_hop(model: Any, batch: Batch, layer: int) -> dict[int, float]:
+    """:func:`accuracy_per_hop` with block ``layer``'s attention output set to zero (a forward hook on
+    the GPT-J block's ``attn`` module replaces its output tensor by zeros; the MLP still runs)."""
+    blocks = model.transformer.h
+    if not 0 <= layer < len(blocks):
+        raise InputError(f"layer={layer} is out of range; the model has layers 0..{len(blocks) - 1}")
+
+    def zero(module: Any, args: Any, output: Any) -> Any:
+        if isinstance(output, tuple):
+            return (torch.zeros_like(output[0]), *output[1:])
+        return torch.zeros_like(output)
+
+    handle = blocks[layer].attn.register_forward_hook(zero)
+    try:
+        return accuracy_per_hop(model, batch)
+    finally:
+        handle.remove()
