@@ -1,0 +1,136 @@
+"""Figures of the shipped small trained models' learning dynamics (``docs/theory.md`` section 6): accuracy
+per hop count against step, each layer's path through the positional-symbolic plane over training, and
+the final per-layer scores. All read the shipped run records (no training, no model runs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib import colormaps
+
+from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
+from ropeproof.verify.training.observations import HOPS
+from ropeproof.verify.training.shipped import shipped_path
+from ropeproof.verify.training.trainer import TrainingRecord, load_record
+
+TASKS = ("number", "letter")
+HOP_COLORS = {1: "#1f77b4", 2: "#ff7f0e", 3: "#2ca02c", 4: "#d62728"}
+
+
+def _records() -> dict[str, TrainingRecord]:
+    return {task: load_record(shipped_path(task)) for task in TASKS}
+
+
+def dynamics_rows() -> list[dict[str, Any]]:
+    """One row per task, checkpoint and layer: step, accuracy per hop, S_pos, S_sym, entropy."""
+    rows = []
+    for task, record in _records().items():
+        for e in record.evaluations:
+            dyn = e.get("dynamics") or {}
+            for layer in range(record.config.n_layer):
+                row: dict[str, Any] = {"task": task, "step": e["step"], "layer": layer}
+                row.update({f"accuracy_{h}hop": e["accuracy"][str(h)] for h in HOPS})
+                if dyn:
+                    row.update(
+                        S_pos=dyn["S_pos"][layer], S_sym=dyn["S_sym"][layer], entropy=dyn["entropy"][layer]
+                    )
+                row["best"] = e["step"] == record.best_step
+                rows.append(row)
+    return rows
+
+
+def _setup(record: TrainingRecord) -> str:
+    c = record.config
+    return (
+        f"GPT-J, {c.n_layer} layers of one head, n_embd {c.n_embd}, MLP {c.n_inner}; AdamW lr {c.lr:g}, "
+        f"{c.warmup_steps} warm-up steps, {c.steps} steps of batch {c.batch_size}, seed {record.seed}"
+    )
+
+
+@styled
+def accuracy_figure(quick: bool = False) -> FigureResult:
+    """Validation accuracy per hop count against training step, both tasks."""
+    records = _records()
+    rows = [r for r in dynamics_rows() if r["layer"] == 0]
+    fig, axes = subplots(1, 2, figsize=(7.2, 2.8), sharey=True, layout="constrained")
+    for ax, task in zip(axes, TASKS, strict=True):
+        sel = [r for r in rows if r["task"] == task]
+        steps = [r["step"] for r in sel]
+        for h in HOPS:
+            ax.plot(
+                steps, [r[f"accuracy_{h}hop"] for r in sel], "o-", ms=3, color=HOP_COLORS[h], label=f"{h} hop"
+            )
+        ax.set_title(f"{task} task", fontsize=8)
+        ax.set_xlabel("training step")
+        ax.set_ylim(-0.03, 1.03)
+    axes[0].set_ylabel("validation accuracy")
+    axes[0].legend(loc="lower right", fontsize=6)
+    caption = (
+        "Validation accuracy per hop count against training step for the shipped small runs "
+        f"({_setup(records['number'])}); {records['number'].config.eval_prompts} held-out balanced 17-token "
+        "prompts per checkpoint, greedy last-token answer. [A] reports hop-by-hop learning on the number "
+        "task and simultaneous learning on the letter task (claims training.hop-by-hop, "
+        "training.letter-simultaneous)."
+    )
+    return FigureResult("training_accuracy", fig, rows, caption)
+
+
+@styled
+def ps_paths_figure(quick: bool = False) -> FigureResult:
+    """Each layer's path through the (S_pos, S_sym) plane over training, both tasks."""
+    records = _records()
+    rows = [r for r in dynamics_rows() if "S_pos" in r]
+    fig, axes = subplots(1, 2, figsize=(7.2, 3.4), sharex=True, sharey=True, layout="constrained")
+    cmap = colormaps["viridis"]
+    for ax, task in zip(axes, TASKS, strict=True):
+        n_layer = records[task].config.n_layer
+        for layer in range(n_layer):
+            sel = sorted(
+                (r for r in rows if r["task"] == task and r["layer"] == layer), key=lambda r: r["step"]
+            )
+            x, y = np.array([r["S_pos"] for r in sel]), np.array([r["S_sym"] for r in sel])
+            color = cmap(layer / max(1, n_layer - 1))
+            ax.plot(x, y, "-", lw=0.9, color=color, alpha=0.8)
+            ax.plot(x[:1], y[:1], "o", ms=3, mfc="none", color=color)
+            ax.plot(x[-1:], y[-1:], "o", ms=5, color=color, label=f"layer {layer}")
+        ax.plot([0.5, 0.5], [-0.05, 1.05], ":", color=COLORS["bound"], lw=0.6)
+        ax.plot([-0.05, 1.05], [0.5, 0.5], ":", color=COLORS["bound"], lw=0.6)
+        ax.set_title(f"{task} task", fontsize=8)
+        ax.set_xlabel("S_pos")
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_ylim(-0.05, 1.05)
+    axes[0].set_ylabel("S_sym")
+    axes[1].legend(loc="lower left", fontsize=6)
+    caption = (
+        "Each layer's path through [A]'s positional-symbolic plane over training (open circle: step 0; "
+        "filled: the last checkpoint), from the layer-input swap scores (tau = 1e-4) on "
+        f"{records['number'].config.score_prompts} prompts per checkpoint. Uniform attention scores (1, 1); "
+        "positional heads sit bottom right, symbolic heads top left."
+    )
+    return FigureResult("training_ps_paths", fig, rows, caption)
+
+
+@styled
+def ps_final_figure(quick: bool = False) -> FigureResult:
+    """S_pos, S_sym and attention entropy per layer at each run's best checkpoint."""
+    records = _records()
+    rows = [r for r in dynamics_rows() if r["best"] and "S_pos" in r]
+    fig, axes = subplots(1, 2, figsize=(7.2, 2.8), sharey=True, layout="constrained")
+    for ax, task in zip(axes, TASKS, strict=True):
+        sel = sorted((r for r in rows if r["task"] == task), key=lambda r: r["layer"])
+        layer = np.array([r["layer"] for r in sel])
+        ax.plot(layer, [r["S_pos"] for r in sel], "o-", ms=4, color=COLORS["index"], label="S_pos")
+        ax.plot(layer, [r["S_sym"] for r in sel], "s-", ms=4, color=COLORS["retrieval"], label="S_sym")
+        ax.plot(layer, [r["entropy"] for r in sel], "^--", ms=3, color=COLORS["random"], label="entropy")
+        ax.set_title(f"{task} task, step {records[task].best_step}", fontsize=8)
+        ax.set_xlabel("layer")
+        ax.set_ylim(-0.05, 1.05)
+    axes[0].set_ylabel("score / normalised entropy")
+    axes[0].legend(loc="center left", fontsize=6)
+    caption = (
+        "The final per-layer picture of the shipped small runs (best checkpoint by validation accuracy): "
+        "[A]'s layer-swap scores S_pos and S_sym and the normalised entropy of the last token's attention "
+        "row (1: uniform), means over the scoring prompts."
+    )
+    return FigureResult("training_ps_final", fig, rows, caption)
