@@ -24,6 +24,7 @@ from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.architectures import require_transformers
 from ropeproof.verify.training.config import TrainConfig
 from ropeproof.verify.training.data import check_task
+from ropeproof.verify.training.model import quiet_progress
 from ropeproof.verify.training.trainer import (
     RECORD_FILE,
     TrainingRecord,
@@ -79,7 +80,8 @@ def load_shipped(task: str, device: Any = "cpu") -> ShippedModel:
     """Load the shipped small checkpoint of ``task`` (module docstring)."""
     tf = require_transformers()
     path = shipped_path(task)
-    model = tf.GPTJForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
+    with quiet_progress():
+        model = tf.GPTJForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
     model = model.to(device).eval()
     tok = tf.AutoTokenizer.from_pretrained(path)
     first = json.loads((path / FIRST_STEPS_FILE).read_text())
@@ -93,7 +95,8 @@ def write_shipped(run_dir: str | Path, dest: str | Path) -> Path:
     record = load_record(run_dir)
     if record.best_step is None:
         raise InputError(f"the run in {run_dir} has not finished (no best_step)")
-    model = tf.GPTJForCausalLM.from_pretrained(run_dir, attn_implementation="eager").to(torch.float16)
+    with quiet_progress():
+        model = tf.GPTJForCausalLM.from_pretrained(run_dir, attn_implementation="eager").to(torch.float16)
     tok = tf.AutoTokenizer.from_pretrained(run_dir)
     if dest.exists():
         shutil.rmtree(dest)
@@ -101,4 +104,6 @@ def write_shipped(run_dir: str | Path, dest: str | Path) -> Path:
     shutil.copy2(run_dir / RECORD_FILE, dest / RECORD_FILE)
     record_first = first_steps(record.task, record.config, record.seed)
     (dest / FIRST_STEPS_FILE).write_text(json.dumps(record_first, indent=1))
+    for f in dest.iterdir():
+        f.chmod(0o644)  # package data: readable by everyone
     return dest

@@ -40,7 +40,7 @@ from ropeproof.verify.tokenizer import task_tokenizer
 from ropeproof.verify.training.config import TrainConfig
 from ropeproof.verify.training.data import SCORING, TRAIN, VALIDATION, TaskEncoder, check_task
 from ropeproof.verify.training.evaluation import accuracy_per_hop
-from ropeproof.verify.training.model import build_model, last_token_logits
+from ropeproof.verify.training.model import build_model, last_token_logits, quiet_progress
 
 RECORD_FILE = "training.json"
 """The run record: task, config, seed, per-step losses and per-checkpoint evaluations."""
@@ -186,15 +186,9 @@ def _save_checkpoint(run: Run, out: Path) -> Path:
 
 def save_quietly(model: Any, tokenizer: Any, path: Path) -> None:
     """``save_pretrained`` of model and tokenizer without transformers' own progress bars."""
-    logging = require_transformers().utils.logging
-    enabled = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
-    try:
+    with quiet_progress():
         model.save_pretrained(path)
         tokenizer.save_pretrained(path)
-    finally:
-        if enabled:
-            logging.enable_progress_bar()
 
 
 def _latest_checkpoint(out: Path) -> Path | None:
@@ -215,7 +209,8 @@ def _resume_run(out: Path, task: str, config: TrainConfig, seed: int, device: to
     if latest is None:
         return run
     tf = require_transformers()
-    loaded = tf.GPTJForCausalLM.from_pretrained(latest, attn_implementation="eager")
+    with quiet_progress():
+        loaded = tf.GPTJForCausalLM.from_pretrained(latest, attn_implementation="eager")
     run.model.load_state_dict(loaded.state_dict())
     state = torch.load(latest / STATE_FILE, weights_only=False, map_location=device)
     run.optimizer.load_state_dict(state["optimizer"])
