@@ -5,7 +5,8 @@ For layer ``l`` of a GPT-J model, the head is imported in float64
 (:func:`ropeproof.verify.interop.hf.head_import.import_model_head`) and run on its real inputs: the
 hidden states entering block ``l`` on the given prompts, through the block's ``ln_1`` in float64. The
 head splits exactly into one 2-D head per rotary plane
-(:func:`ropeproof.verify.ps.per_frequency.split_planes`, logits add up). Per plane ``k`` (frequency ``theta_k = 10000^(-2k/d)``, [A]'s frequency id ``k + 1``,
+(:func:`ropeproof.verify.ps.per_frequency.split_planes`, logits add up). Per plane ``k`` (frequency
+``theta_k = 10000^(-2k/d)``, [A]'s frequency id ``k + 1``,
 so that id 2 of a 128-dim head is ``0.8660`` and id 42 is ``0.0027``):
 
 - ``spread_k``: the standard deviation of the plane's last-token logit row over the positions it sees,
