@@ -5,8 +5,9 @@ computed from the shipped run records and weights.
 - ``training.small-accuracy``: the shipped checkpoints answer the held-out prompts (pinned where the
   ``hf`` extra is installed);
 - ``training.hop-by-hop``, ``training.letter-simultaneous``, ``training.layer-roles``,
-  ``training.letter-last-layer``, ``training.pure-heads``, ``training.uniform-early``: [A]'s
-  observations, ``open`` (reported, not pinned: they describe one small seeded run, not [A]'s models).
+  ``training.letter-last-layer``, ``training.pure-heads``, ``training.uniform-early``,
+  ``training.length``, ``training.frequencies``: [A]'s observations, ``open`` (reported, not pinned:
+  they describe one small seeded run, not [A]'s models).
 """
 
 from __future__ import annotations
@@ -239,4 +240,72 @@ def _uniform_early(ctx: CheckContext) -> Outcome:
         ok,
         figures,
         key_figure=f"number_step{shipped_record('number').config.checkpoint_every}_uniform_layers",
+    )
+
+
+@CLAIMS.claim(
+    id="training.length",
+    statement=(
+        "Length generalisation of the shipped small models on the 'distractors' build ({count} inputs per "
+        "length, n in {lengths}): the letter model keeps accuracy >= 0.9 at every n <= 850 ([A]: above 90% "
+        "up to 850 tokens) and the number model is below 0.5 at every n >= 64 ([A]: it fails soon after "
+        "the training length)."
+    ),
+    reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation)",
+    params={"count": Quick(64, 8), "lengths": Quick((17, 32, 64, 128, 256, 512, 850, 1024), (17, 64, 850))},
+    expected="open",
+    meaning="Whether small trained models generalise in length the way [A]'s did.",
+)
+def _length(ctx: CheckContext) -> Outcome:
+    if not HAS_HF:
+        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
+    from ropeproof.verify.training.lengths import last_length_above, length_accuracy
+
+    lengths, count = list(ctx.params["lengths"]), ctx.params["count"]
+    rows = {t: length_accuracy(_shipped(t).model, t, lengths, count=count) for t in ("number", "letter")}
+    letter_ok = all(r["accuracy"] >= 0.9 for r in rows["letter"] if r["n"] <= 850)
+    number_ok = all(r["accuracy"] < 0.5 for r in rows["number"] if r["n"] >= 64)
+    figures = {
+        "letter_last_length_at_0.9": last_length_above(rows["letter"], 0.9),
+        "number_last_length_at_0.9": last_length_above(rows["number"], 0.9),
+        "accuracy": {t: {r["n"]: r["accuracy"] for r in rows[t]} for t in rows},
+    }
+    return Outcome.judge(
+        letter_ok and number_ok, figures, key_figure="letter_last_length_at_0.9", counterexample=figures
+    )
+
+
+@CLAIMS.claim(
+    id="training.frequencies",
+    statement=(
+        "[A] reports Index heads on a high frequency (id 2, theta 0.8660) and Retrieval heads on a very low "
+        "one (id 42, theta 0.0027). In the shipped small models (on {prompts} prompts), the plane with the "
+        "largest logit share in the number model's first layer has theta >= 0.5, and in the letter model's "
+        "last layer theta <= 0.05."
+    ),
+    reference="[A] and [B] as reported (docs/theory.md sections 2, 5 and 6: frequency ids 2 and 42)",
+    params={"prompts": Quick(100, 20)},
+    expected="open",
+    meaning="Whether trained heads use the frequencies [A] found: high for pointer heads, low for lookups.",
+)
+def _frequencies(ctx: CheckContext) -> Outcome:
+    if not HAS_HF:
+        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
+    from ropeproof.verify.training.data import SCORING, TaskEncoder
+    from ropeproof.verify.training.head_theory import dominant_plane, frequency_profile
+
+    figures: dict[str, Any] = {}
+    for task in ("number", "letter"):
+        model = _shipped(task).model
+        ids = TaskEncoder(task).draw(ctx.params["prompts"], shipped_record(task).seed, SCORING, 0).input_ids
+        figures[task] = []
+        for layer in range(model.config.n_layer):
+            top = dominant_plane(frequency_profile(model, ids, layer))
+            figures[task].append(
+                {k: top[k] for k in ("layer", "freq_id", "theta", "share", "S_pos", "S_sym")}
+            )
+    first, last = figures["number"][0]["theta"], figures["letter"][-1]["theta"]
+    figures["number_first_layer_theta"], figures["letter_last_layer_theta"] = first, last
+    return Outcome.judge(
+        first >= 0.5 and last <= 0.05, figures, key_figure="letter_last_layer_theta", counterexample=figures
     )
