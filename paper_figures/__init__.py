@@ -47,6 +47,8 @@ def figures() -> dict[str, FigureFunction]:
         "training_accuracy": training.accuracy_figure,
         "training_ps_paths": training.ps_paths_figure,
         "training_ps_final": training.ps_final_figure,
+        "training_length": training.length_figure,
+        "training_frequencies": training.frequencies_figure,
     }
 
 

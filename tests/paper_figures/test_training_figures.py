@@ -34,3 +34,21 @@ def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
     for result in (acc, paths, final):
         files = save_figure(result, tmp_path)
         assert all(f.stat().st_size > 0 for f in files)
+
+
+def test_length_and_frequency_figures(tmp_path: Path) -> None:
+    from ropeproof.paper_figures.training import frequencies_figure, length_figure
+
+    lengths = length_figure(quick=True)
+    models = {r["model"] for r in lengths.rows}
+    assert models == {"trained small", "compiled checkpoint"}
+    trained = [r for r in lengths.rows if r["model"] == "trained small"]
+    assert {r["n"] for r in trained} == {17, 64, 256, 850}
+    assert all(r["accuracy"] == 1.0 for r in trained if r["n"] == 17)  # the training length
+    freqs = frequencies_figure(quick=True)
+    for task in ("number", "letter"):
+        for layer in range(6):
+            shares = [r["share"] for r in freqs.rows if r["task"] == task and r["layer"] == layer]
+            assert len(shares) == 32 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
+    for result in (lengths, freqs):
+        assert all(f.stat().st_size > 0 for f in save_figure(result, tmp_path))
