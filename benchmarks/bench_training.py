@@ -32,16 +32,16 @@ from ropeproof.verify.runtime.devices import resolve_device
 from ropeproof.verify.training.config import get_config
 from ropeproof.verify.training.data import TRAIN, TaskEncoder
 from ropeproof.verify.training.model import build_model, last_token_logits
-from ropeproof.verify.training.trainer import _new_run, _train_step, train
+from ropeproof.verify.training.trainer import new_run, train_step, train
 
 
 def ours(task: str, config: Any, steps: int, device: torch.device) -> tuple[float, float]:
     """Seconds for ``steps`` steps of the training loop, and the first loss."""
-    run = _new_run(task, config, 0, device)
+    run = new_run(task, config, 0, device)
     start = time.perf_counter()
-    first = _train_step(run)
+    first = train_step(run)
     for _ in range(steps - 1):
-        _train_step(run)
+        train_step(run)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     return time.perf_counter() - start, first

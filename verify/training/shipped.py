@@ -28,8 +28,8 @@ from ropeproof.verify.training.model import quiet_progress
 from ropeproof.verify.training.trainer import (
     RECORD_FILE,
     TrainingRecord,
-    _new_run,
-    _train_step,
+    new_run,
+    train_step,
     load_record,
     save_quietly,
 )
@@ -44,8 +44,8 @@ def first_steps(task: str, config: TrainConfig, seed: int, steps: int = FIRST_ST
     """Train ``steps`` steps in memory on the CPU (the run's seed, data and schedule) and return
     ``{"losses": [...], "param_norms": {name: ||p||_2 in float64}, "sha256": hash of the float32
     weights in state-dict order}``."""
-    run = _new_run(check_task(task), config, seed, torch.device("cpu"))
-    losses = [_train_step(run) for _ in range(steps)]
+    run = new_run(check_task(task), config, seed, torch.device("cpu"))
+    losses = [train_step(run) for _ in range(steps)]
     state = run.model.state_dict()
     digest = hashlib.sha256()
     norms = {}

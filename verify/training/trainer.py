@@ -134,7 +134,9 @@ class Run:
     step: int = 0
 
 
-def _new_run(task: str, config: TrainConfig, seed: int, device: torch.device) -> Run:
+def new_run(task: str, config: TrainConfig, seed: int, device: torch.device) -> Run:
+    """A fresh run: the model initialised from ``seed``, AdamW (weight decay on matrices only), the
+    linear schedule, loss scaling (CUDA mixed precision only), and torch's generator reseeded."""
     tf = require_transformers()
     encoder = TaskEncoder(task)
     model = build_model(config, encoder.vocab_size, seed).to(device)
@@ -204,7 +206,7 @@ def _resume_run(out: Path, task: str, config: TrainConfig, seed: int, device: to
             f"(steps={record.config.steps}), seed={record.seed}; resume needs the same task, config, "
             "steps and seed"
         )
-    run = _new_run(task, config, seed, device)
+    run = new_run(task, config, seed, device)
     latest = _latest_checkpoint(out)
     if latest is None:
         return run
@@ -224,7 +226,8 @@ def _resume_run(out: Path, task: str, config: TrainConfig, seed: int, device: to
     return run
 
 
-def _train_step(run: Run) -> float:
+def train_step(run: Run) -> float:
+    """One optimiser step on training batch ``run.step`` (last-token cross-entropy); the loss."""
     cfg = run.record.config
     batch = run.encoder.draw(cfg.batch_size, run.record.seed, TRAIN, run.step)
     ids, answers = batch.input_ids.to(run.device), batch.answers.to(run.device)
@@ -294,7 +297,7 @@ def train(
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise OutputError(f"--out={out} exists and is not an empty directory; choose a new one")
         out.mkdir(parents=True, exist_ok=True)
-        run = _new_run(task, config, seed, dev)
+        run = new_run(task, config, seed, dev)
         run.record.evaluations.append(_evaluate(run, with_dynamics))  # step 0: the initialised model
         _save_checkpoint(run, out)
         run.record.save(out / RECORD_FILE)
@@ -302,7 +305,7 @@ def train(
     bar = tqdm(total=config.steps, initial=run.step, disable=not progress, desc=f"train {task}", unit="step")
     try:
         while run.step < last:
-            loss = _train_step(run)
+            loss = train_step(run)
             if not math.isfinite(loss):
                 raise InputError(f"the loss became {loss} at step {run.step}; lower the learning rate")
             run.record.losses.append(loss)
