@@ -32,7 +32,7 @@ from ropeproof.verify.runtime.devices import resolve_device
 from ropeproof.verify.training.config import get_config
 from ropeproof.verify.training.data import TRAIN, TaskEncoder
 from ropeproof.verify.training.model import build_model, last_token_logits
-from ropeproof.verify.training.trainer import new_run, train_step, train
+from ropeproof.verify.training.trainer import new_run, train, train_step
 
 
 def ours(task: str, config: Any, steps: int, device: torch.device) -> tuple[float, float]:

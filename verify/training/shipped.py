@@ -28,10 +28,10 @@ from ropeproof.verify.training.model import quiet_progress
 from ropeproof.verify.training.trainer import (
     RECORD_FILE,
     TrainingRecord,
-    new_run,
-    train_step,
     load_record,
+    new_run,
     save_quietly,
+    train_step,
 )
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
