@@ -31,6 +31,9 @@ def test_paper_config_is_the_brief_shape_and_schedule() -> None:
 def test_small_is_smaller_than_paper() -> None:
     assert SMALL.n_layer < PAPER.n_layer and SMALL.n_embd < PAPER.n_embd and SMALL.steps < PAPER.steps
     assert SMALL.n_layer >= 4  # one hop per layer needs at least 4 layers for 4 hops (section 6)
+    # the README states these
+    assert (SMALL.n_layer, SMALL.n_embd, SMALL.steps, SMALL.lr) == (6, 64, 1500, 1e-3)
+    assert SMALL.score_prompts == PAPER.score_prompts == 100
 
 
 def test_round_trip_and_overrides() -> None:
