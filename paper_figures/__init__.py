@@ -49,6 +49,7 @@ def figures() -> dict[str, FigureFunction]:
         "training_ps_final": training.ps_final_figure,
         "training_length": training.length_figure,
         "training_frequencies": training.frequencies_figure,
+        "training_theory": training.theory_figure,
     }
 
 

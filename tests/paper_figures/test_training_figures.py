@@ -52,3 +52,12 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
             assert len(shares) == 32 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
     for result in (lengths, freqs):
         assert all(f.stat().st_size > 0 for f in save_figure(result, tmp_path))
+
+
+def test_theory_figure_quick() -> None:
+    from ropeproof.paper_figures.training import theory_figure
+
+    result = theory_figure(quick=True)
+    assert {(r["task"], r["layer"]) for r in result.rows} == {("number", 0), ("letter", 0)}
+    assert {r["n"] for r in result.rows} == set(range(2, 18))
+    assert all(r["construction_margin_inf"] > 0 for r in result.rows)  # the constructions solve their family

@@ -66,3 +66,81 @@ def frequency_profile(
 def dominant_plane(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The plane with the largest logit share."""
     return max(rows, key=lambda r: r["share"])
+
+
+CONSTRUCTION_OF_TASK = {"number": "index", "letter": "retrieval"}
+"""The single-plane construction whose task family a trained layer is swept over."""
+
+
+def construction_comparison(
+    model: Any, task: str, layer: int, theta: float, max_n: int = 17
+) -> list[dict[str, Any]]:
+    """Exact extremes over the task's construction family (T_Index for the number task, T_Retrieval for
+    the letter task, [A]'s sizes, ``n = 2 .. max_n``; the families cover ``n <= 17``) of
+
+    - the trained head of ``layer`` (over the same inputs, each case split by query token, since a
+      trained head gives every query token its own query vector): its effective logit function with
+      token embeddings through the block's ``ln_1``
+      (:func:`ropeproof.verify.interop.hf.model_head.compiled_from_hf_model`; exact for layer 0, a
+      proxy deeper, where the real inputs also carry earlier layers' writes);
+    - the single-plane construction at frequency ``theta`` (unit vectors, logit scale 1);
+    - Theorem 3.2's reported bound at ``theta`` (``docs/theory.md`` section 5; ``omega = 2 pi / 8``).
+
+    Rows: ``n``, ``trained_gap_sup`` (Delta(n)), ``trained_margin_inf`` (worst target margin),
+    ``construction_gap_sup``, ``construction_margin_inf``, ``bound``. No normalisation of Delta is stated
+    (section 5, open), so the trained head's values are in its own logit units.
+    """
+    import dataclasses
+
+    import numpy as np
+
+    from ropeproof.constructions.compile import compile_construction
+    from ropeproof.constructions.paper import ALPHABET_SIZE, index_construction, retrieval_construction
+    from ropeproof.theory.bounds import index_bound, retrieval_bound
+    from ropeproof.verify.exact.families import family_for
+    from ropeproof.verify.exact.head_sweep import sweep_head
+    from ropeproof.verify.interop.hf.model_head import compiled_from_hf_model
+    from ropeproof.verify.tokenizer import task_vocabulary
+
+    kind = CONSTRUCTION_OF_TASK[task]
+    construction = index_construction(theta=theta) if kind == "index" else retrieval_construction(theta=theta)
+    family = family_for(construction)
+    vocab = task_vocabulary(task)
+    m64 = copy.deepcopy(model).to(torch.float64)
+    trained = compiled_from_hf_model(m64, layer, 0, token_ids=list(range(len(vocab))))
+    trained = dataclasses.replace(trained, tokens=tuple(vocab))  # token id i is vocabulary entry i
+    built = compile_construction(construction)
+    ours = sweep_head(trained, max_n, family=per_query_token(family))
+    ref = sweep_head(built, max_n, family=family)
+    n = np.asarray(ours.columns["n"])
+    if kind == "index":
+        bound = index_bound().evaluate(n, theta)
+    else:
+        bound = retrieval_bound().evaluate(n, theta, 2 * math.pi / ALPHABET_SIZE)
+    return [
+        {
+            "task": task,
+            "layer": layer,
+            "theta": theta,
+            "n": int(n[i]),
+            "trained_gap_sup": float(ours.columns["gap_sup"][i]),
+            "trained_margin_inf": float(ours.columns["margin_inf"][i]),
+            "construction_gap_sup": float(ref.columns["gap_sup"][i]),
+            "construction_margin_inf": float(ref.columns["margin_inf"][i]),
+            "bound": float(bound[i]),
+        }
+        for i in range(len(n))
+    ]
+
+
+def per_query_token(family: Any) -> Any:
+    """``family`` with every case split into one case per query token (same targets and others): the
+    same set of inputs, for heads whose query tokens of one case have different query vectors."""
+    import dataclasses
+
+    cases = tuple(
+        dataclasses.replace(case, label=f"{case.label}/{token}", query_tokens=(token,))
+        for case in family.cases
+        for token in case.query_tokens
+    )
+    return dataclasses.replace(family, name=f"{family.name}, per query token", cases=cases)

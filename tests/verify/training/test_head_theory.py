@@ -43,3 +43,27 @@ def test_length_accuracy_refuses_out_of_vocabulary_builds() -> None:
     with pytest.raises(InputError, match="n_positions"):
         length_accuracy(model, "number", [4096])
     assert last_length_above([{"n": 17, "accuracy": 1.0}, {"n": 30, "accuracy": 0.5}], 0.9) == 17
+
+
+def test_construction_comparison_matches_the_construction_and_the_bound() -> None:
+    import math
+
+    from ropeproof.theory.bounds import index_bound
+    from ropeproof.verify.training.head_theory import construction_comparison, per_query_token
+
+    model = load_shipped("number").model
+    rows = construction_comparison(model, "number", 0, theta=1.0, max_n=8)
+    assert [r["n"] for r in rows] == list(range(2, 9))
+    # T_Index at theta = 1 (unit vectors), n = 2: the row holds the target (distance s = 1, logit
+    # cos(0) = 1) and the query itself (distance 0, logit cos(theta)), so Delta(2) = 1 - cos(theta)
+    assert math.isclose(rows[0]["construction_gap_sup"], 1 - math.cos(1.0), rel_tol=1e-12)
+    assert all(
+        math.isclose(r["bound"], float(index_bound().evaluate([r["n"]], 1.0)[0]), rel_tol=1e-15) for r in rows
+    )
+    assert all(r["trained_gap_sup"] >= 0 and math.isfinite(r["trained_margin_inf"]) for r in rows)
+    from ropeproof.constructions.paper import index_construction
+    from ropeproof.verify.exact.families import family_for
+
+    fam = family_for(index_construction())
+    split = per_query_token(fam)
+    assert len(split.cases) == sum(len(c.query_tokens) for c in fam.cases)
