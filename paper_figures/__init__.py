@@ -20,7 +20,15 @@ FigureFunction = Callable[[bool], FigureResult]
 
 def figures() -> dict[str, FigureFunction]:
     """Every figure function by name, in report order (``quick`` shortens the longest sweeps)."""
-    from ropeproof.paper_figures import accuracy, discrepancy, geometry, many_plane, multihop, ps_plane
+    from ropeproof.paper_figures import (
+        accuracy,
+        discrepancy,
+        geometry,
+        many_plane,
+        multihop,
+        ps_plane,
+        training,
+    )
 
     return {
         "a_theory_bounds": discrepancy.theory_figure,
@@ -36,6 +44,12 @@ def figures() -> dict[str, FigureFunction]:
         "partial_induction": many_plane.partial_induction_figure,
         "multihop_length": multihop.length_figure,
         "multihop_ps_layers": multihop.ps_figure,
+        "training_accuracy": training.accuracy_figure,
+        "training_ps_paths": training.ps_paths_figure,
+        "training_ps_final": training.ps_final_figure,
+        "training_length": training.length_figure,
+        "training_frequencies": training.frequencies_figure,
+        "training_theory": training.theory_figure,
     }
 
 

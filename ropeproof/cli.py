@@ -34,6 +34,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "export",
     "import",
     "export-model",
+    "train",
 )
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
 

@@ -49,6 +49,7 @@ BUILTIN_TOPICS: tuple[str, ...] = (
     "ropeproof.claims.letter_codes",
     "ropeproof.claims.partial_induction",
     "ropeproof.claims.multihop",
+    "ropeproof.claims.training",
 )
 """The topic modules of the built-in claims, in report order."""
 

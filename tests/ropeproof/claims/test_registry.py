@@ -16,6 +16,7 @@ import ropeproof.claims.remark31
 import ropeproof.claims.rope
 import ropeproof.claims.thm31
 import ropeproof.claims.thm32
+import ropeproof.claims.training
 from ropeproof.claims import BUILTIN_TOPICS, USER_CLAIMS, registered_claims
 from ropeproof.claims.outcomes import certified_outcome
 from ropeproof.claims.registry import (
@@ -40,11 +41,12 @@ TOPIC_PREFIX = {
     ropeproof.claims.letter_codes: "letter-codes.",
     ropeproof.claims.partial_induction: "partial-induction.",
     ropeproof.claims.multihop: "multihop.",
+    ropeproof.claims.training: "training.",
 }
 
 
 def test_topics_load_in_the_listed_order_with_their_own_ids() -> None:
-    assert len(BUILTIN_TOPICS) == 9
+    assert len(BUILTIN_TOPICS) == 10
     for module, prefix in TOPIC_PREFIX.items():
         assert module.__name__ in BUILTIN_TOPICS
         ids = [c.id for c in module.CLAIMS]

@@ -1,0 +1,63 @@
+"""The training figures: registered, drawn from the shipped records, with the rows they plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ropeproof.paper_figures import figure_names
+from ropeproof.paper_figures.style import save_figure
+from ropeproof.paper_figures.training import (
+    accuracy_figure,
+    dynamics_rows,
+    ps_final_figure,
+    ps_paths_figure,
+)
+from ropeproof.verify.training.shipped import shipped_path
+from ropeproof.verify.training.trainer import load_record
+
+
+def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
+    assert {"training_accuracy", "training_ps_paths", "training_ps_final"} <= set(figure_names())
+    rows = dynamics_rows()
+    number = load_record(shipped_path("number"))
+    steps = [e["step"] for e in number.evaluations]
+    assert sorted({r["step"] for r in rows if r["task"] == "number"}) == steps
+    acc = accuracy_figure()
+    first = next(r for r in acc.rows if r["task"] == "number" and r["step"] == steps[-1])
+    assert first["accuracy_4hop"] == number.evaluations[-1]["accuracy"]["4"]
+    paths = ps_paths_figure()
+    assert len(paths.rows) == sum(
+        len(load_record(shipped_path(t)).evaluations) * 6 for t in ("number", "letter")
+    )
+    final = ps_final_figure()
+    assert {r["step"] for r in final.rows if r["task"] == "number"} == {number.best_step}
+    for result in (acc, paths, final):
+        files = save_figure(result, tmp_path)
+        assert all(f.stat().st_size > 0 for f in files)
+
+
+def test_length_and_frequency_figures(tmp_path: Path) -> None:
+    from ropeproof.paper_figures.training import frequencies_figure, length_figure
+
+    lengths = length_figure(quick=True)
+    models = {r["model"] for r in lengths.rows}
+    assert models == {"trained small", "compiled checkpoint"}
+    trained = [r for r in lengths.rows if r["model"] == "trained small"]
+    assert {r["n"] for r in trained} == {17, 64, 256, 850}
+    assert all(r["accuracy"] == 1.0 for r in trained if r["n"] == 17)  # the training length
+    freqs = frequencies_figure(quick=True)
+    for task in ("number", "letter"):
+        for layer in range(6):
+            shares = [r["share"] for r in freqs.rows if r["task"] == task and r["layer"] == layer]
+            assert len(shares) == 32 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
+    for result in (lengths, freqs):
+        assert all(f.stat().st_size > 0 for f in save_figure(result, tmp_path))
+
+
+def test_theory_figure_quick() -> None:
+    from ropeproof.paper_figures.training import theory_figure
+
+    result = theory_figure(quick=True)
+    assert {(r["task"], r["layer"]) for r in result.rows} == {("number", 0), ("letter", 0)}
+    assert {r["n"] for r in result.rows} == set(range(2, 18))
+    assert all(r["construction_margin_inf"] > 0 for r in result.rows)  # the constructions solve their family

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import pytest
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.training.config import CONFIGS, PAPER, SMALL, TrainConfig, get_config
+
+
+def test_paper_config_is_the_brief_shape_and_schedule() -> None:
+    # docs/theory.md section 6: 12 layers, one head, n_embd 128, MLP 512, dropout 0.1, eps 1e-5,
+    # n_positions 128; AdamW 1e-4, betas (0.95, 0.999), wd 1e-4, 750 warm-up, batch 64, 6000 steps / 500
+    p = PAPER
+    assert (p.n_layer, p.n_embd, p.n_inner, p.dropout, p.layer_norm_epsilon, p.n_positions) == (
+        12,
+        128,
+        512,
+        0.1,
+        1e-5,
+        128,
+    )
+    assert (p.lr, p.betas, p.weight_decay, p.warmup_steps, p.batch_size) == (
+        1e-4,
+        (0.95, 0.999),
+        1e-4,
+        750,
+        64,
+    )
+    assert (p.steps, p.checkpoint_every, p.mixed_precision) == (6000, 500, True)
+
+
+def test_small_is_smaller_than_paper() -> None:
+    assert SMALL.n_layer < PAPER.n_layer and SMALL.n_embd < PAPER.n_embd and SMALL.steps < PAPER.steps
+    assert SMALL.n_layer >= 4  # one hop per layer needs at least 4 layers for 4 hops (section 6)
+    # the README states these
+    assert (SMALL.n_layer, SMALL.n_embd, SMALL.steps, SMALL.lr) == (6, 64, 1500, 1e-3)
+    assert SMALL.score_prompts == PAPER.score_prompts == 100
+
+
+def test_round_trip_and_overrides() -> None:
+    for cfg in CONFIGS.values():
+        assert TrainConfig.from_json(cfg.to_json()) == cfg
+    short = SMALL.with_overrides(steps=10, score_prompts=0)
+    assert short.steps == 10 and short.warmup_steps == 10 and short.score_prompts == 0
+    assert SMALL.with_overrides() == SMALL
+
+
+def test_bad_values_are_refused() -> None:
+    with pytest.raises(InputError, match="config="):
+        get_config("huge")
+    with pytest.raises(InputError, match="steps="):
+        SMALL.with_overrides(steps=0)
+    with pytest.raises(InputError, match="n_embd"):
+        TrainConfig.from_json({**SMALL.to_json(), "n_embd": 33})

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.training.config import SMALL
+from ropeproof.verify.training.data import TRAIN, TaskEncoder
+from ropeproof.verify.training.dynamics import attention_entropy, layer_dynamics
+from ropeproof.verify.training.evaluation import ablated_accuracy_per_hop, accuracy_per_hop, predictions
+from ropeproof.verify.training.model import build_model
+
+pytest.importorskip("transformers")
+
+CFG = SMALL.with_overrides(steps=1)
+
+
+def _uniform_model() -> torch.nn.Module:
+    # zero queries: every logit is 0, so every attention row is uniform over the visible positions
+    model = build_model(CFG, TaskEncoder("number").vocab_size, seed=0).eval()
+    with torch.no_grad():
+        for block in model.transformer.h:
+            block.attn.q_proj.weight.zero_()
+    return model
+
+
+def test_uniform_attention_has_entropy_one_and_scores_one_one() -> None:
+    ids = TaskEncoder("number").draw(6, 0, TRAIN, 0).input_ids
+    model = _uniform_model()
+    # float32 softmax of equal logits: each a_j = 1/17 to ~1 ulp, so H / log 17 = 1 to ~1e-6
+    assert attention_entropy(model, ids) == pytest.approx([1.0] * CFG.n_layer, abs=1e-5)
+    dyn = layer_dynamics(model, ids)
+    # a uniform row is unchanged by any swap: both cosine similarities are exactly 1 up to float32
+    assert dyn["S_pos"] == pytest.approx([1.0] * CFG.n_layer, abs=1e-5)
+    assert dyn["S_sym"] == pytest.approx([1.0] * CFG.n_layer, abs=1e-5)
+
+
+def test_ablation_equals_a_zero_output_projection() -> None:
+    import copy
+
+    enc = TaskEncoder("letter")
+    model = build_model(CFG, enc.vocab_size, seed=1).eval()
+    with torch.no_grad():  # make the last layer's attention matter for the readout
+        model.transformer.h[-1].attn.out_proj.weight.mul_(100.0)
+    batch = enc.draw(64, 0, TRAIN, 0)
+    full = accuracy_per_hop(model, batch)
+    hooked = ablated_accuracy_per_hop(model, batch, CFG.n_layer - 1)
+    # GPT-J's attention output is out_proj(...) without bias: zeroing its weight is the same ablation
+    zeroed = copy.deepcopy(model)
+    with torch.no_grad():
+        zeroed.transformer.h[-1].attn.out_proj.weight.zero_()
+    assert hooked == accuracy_per_hop(zeroed, batch)
+    assert not predictions(zeroed, batch.input_ids).equal(predictions(model, batch.input_ids))
+    assert accuracy_per_hop(model, batch) == full  # the hook is removed afterwards
+    with pytest.raises(InputError, match="layer="):
+        ablated_accuracy_per_hop(model, batch, CFG.n_layer)

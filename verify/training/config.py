@@ -1,0 +1,147 @@
+"""Named training configurations: ``paper`` ([A]'s shape and schedule, ``docs/theory.md`` section 6)
+and ``small`` (fewer layers, narrower, fewer steps, a larger learning rate; learns on 2 CPU cores).
+
+A configuration fixes the model (HF ``GPTJForCausalLM``: ``n_layer`` blocks of one head each, rotary
+over the whole head, ``n_embd`` = head dimension), the optimiser (AdamW with ``lr``, ``betas``,
+``weight_decay``), the linear schedule (``warmup_steps`` of linear warm-up from 0 to ``lr``, then linear
+decay to 0 at ``steps``), the batch, the checkpoint interval and the evaluation sizes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ropeproof.theory.errors import InputError
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training configuration (module docstring). ``mixed_precision`` applies on CUDA only
+    (float16 autocast with loss scaling); on the CPU training runs in float32."""
+
+    name: str
+    n_layer: int
+    n_embd: int
+    n_inner: int
+    dropout: float
+    layer_norm_epsilon: float
+    n_positions: int
+    lr: float
+    betas: tuple[float, float]
+    weight_decay: float
+    warmup_steps: int
+    steps: int
+    batch_size: int
+    checkpoint_every: int
+    mixed_precision: bool
+    eval_prompts: int
+    score_prompts: int
+
+    def __post_init__(self) -> None:
+        for name in (
+            "n_layer",
+            "n_embd",
+            "n_inner",
+            "n_positions",
+            "steps",
+            "batch_size",
+            "checkpoint_every",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name}={value!r} must be an integer >= 1")
+        if self.n_embd % 2:
+            raise InputError(f"n_embd={self.n_embd} must be even (rotary pairs dims)")
+        if self.warmup_steps < 0 or self.eval_prompts < 4 or self.score_prompts < 0:
+            raise InputError("warmup_steps >= 0, eval_prompts >= 4 (one per hop count), score_prompts >= 0")
+        if not 0.0 <= self.dropout < 1.0 or not self.lr > 0 or self.weight_decay < 0:
+            raise InputError("dropout in [0, 1), lr > 0 and weight_decay >= 0 required")
+
+    def with_overrides(
+        self,
+        steps: int | None = None,
+        checkpoint_every: int | None = None,
+        eval_prompts: int | None = None,
+        score_prompts: int | None = None,
+    ) -> TrainConfig:
+        """This configuration with the given fields replaced (``None``: kept); a shorter run keeps its
+        warm-up no longer than the run."""
+        changes: dict[str, Any] = {}
+        if steps is not None:
+            changes.update(steps=steps, warmup_steps=min(self.warmup_steps, steps))
+        for name, value in (
+            ("checkpoint_every", checkpoint_every),
+            ("eval_prompts", eval_prompts),
+            ("score_prompts", score_prompts),
+        ):
+            if value is not None:
+                changes[name] = value
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["betas"] = list(self.betas)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrainConfig:
+        data = dict(data)
+        data["betas"] = tuple(data["betas"])
+        return cls(**data)
+
+
+PAPER = TrainConfig(
+    name="paper",
+    n_layer=12,
+    n_embd=128,
+    n_inner=512,
+    dropout=0.1,
+    layer_norm_epsilon=1e-5,
+    n_positions=128,
+    lr=1e-4,
+    betas=(0.95, 0.999),
+    weight_decay=1e-4,
+    warmup_steps=750,
+    steps=6000,
+    batch_size=64,
+    checkpoint_every=500,
+    mixed_precision=True,
+    eval_prompts=2400,
+    score_prompts=100,
+)
+"""[A]'s model and schedule (``docs/theory.md`` section 6). [A] draws 432,000 training sequences once;
+here every step draws a fresh balanced batch (6,000 steps x 64 = 384,000 sequences, under one epoch of
+[A]'s split), and validation uses 2,400 held-out prompts, the size of [A]'s validation split."""
+
+SMALL = TrainConfig(
+    name="small",
+    n_layer=6,
+    n_embd=64,
+    n_inner=128,
+    dropout=0.0,
+    layer_norm_epsilon=1e-5,
+    n_positions=2048,
+    lr=1e-3,
+    betas=(0.95, 0.999),
+    weight_decay=1e-4,
+    warmup_steps=100,
+    steps=1500,
+    batch_size=64,
+    checkpoint_every=250,
+    mixed_precision=False,
+    eval_prompts=400,
+    score_prompts=100,
+)
+"""A CPU-sized variant: 6 layers of width 64, no dropout, learning rate 1e-3, 1,500 steps. Its
+``n_positions`` (GPT-J's sin/cos table) is 2,048 so the length study can run it past 1,000 tokens."""
+
+CONFIGS: dict[str, TrainConfig] = {"small": SMALL, "paper": PAPER}
+
+
+def get_config(name: str) -> TrainConfig:
+    """The configuration called ``name`` (``small`` or ``paper``)."""
+    if name not in CONFIGS:
+        raise InputError(f"config={name!r} is unknown; accepted: {sorted(CONFIGS)}")
+    return CONFIGS[name]

@@ -1,0 +1,57 @@
+"""Length generalisation of trained models: accuracy on inputs longer than the 17 tokens they were
+trained on, built by :mod:`ropeproof.verify.task_lengths` (the same generators as the compiled multi-hop
+models' length study, ``docs/theory.md`` section 6).
+
+Only builds whose tokens are in the trained vocabulary are accepted: the number task's ``window`` and
+``both`` builds need integers up to ``n - 1`` (the model knows ``1 .. 16``), so the number task is
+measured on ``distractors`` only; the letter task on any build. GPT-J's rotary table covers
+``n_positions`` tokens, so lengths above it are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.task_lengths import long_task, required_max_int
+from ropeproof.verify.training.data import TaskEncoder
+from ropeproof.verify.training.evaluation import accuracy_per_hop
+
+
+def length_accuracy(
+    model: Any,
+    task: str,
+    lengths: Sequence[int],
+    build: str = "distractors",
+    count: int = 64,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """One row per length: ``{"task", "build", "n", "count", "accuracy", "accuracy_<h>hop"}`` on ``count``
+    balanced inputs of length ``n`` with 1-4 hops (generator seed ``seed``)."""
+    enc = TaskEncoder(task)
+    limit = int(model.config.n_positions)
+    rows = []
+    for n in lengths:
+        if required_max_int(task, n, build) > 16 and task == "number":
+            raise InputError(
+                f"build={build!r} at n={n} needs integers up to {required_max_int(task, n, build)}, outside "
+                "the number model's vocabulary (1..16); use build='distractors'"
+            )
+        if n > limit:
+            raise InputError(f"n={n} exceeds the model's n_positions={limit}")
+        acc = accuracy_per_hop(model, enc.batch(long_task(task, count, n, build=build, seed=seed)))
+        row: dict[str, Any] = {"task": task, "build": build, "n": int(n), "count": count, "accuracy": acc[0]}
+        row.update({f"accuracy_{h}hop": acc[h] for h in (1, 2, 3, 4) if h in acc})
+        rows.append(row)
+    return rows
+
+
+def last_length_above(rows: Sequence[dict[str, Any]], level: float) -> int | None:
+    """The largest ``n`` such that accuracy is ``>= level`` at every measured length up to it."""
+    best = None
+    for row in sorted(rows, key=lambda r: r["n"]):
+        if row["accuracy"] < level:
+            break
+        best = row["n"]
+    return best

@@ -1,0 +1,109 @@
+"""The small trained checkpoints that ship with the package (``shipped/<task>-small/``), so claims about
+trained models run without training.
+
+Each directory holds the best checkpoint of ``ropeproof train TASK --config small --seed 0`` with its
+weights rounded to float16 (``model.safetensors``, about 440 KB; :func:`load_shipped` loads them as
+float32), ``config.json``, the word-level tokenizer, the run record ``training.json`` (config, seed,
+every step's loss, every checkpoint's accuracy per hop and learning dynamics, measured on the float32
+weights during training) and ``first_steps.json``: the losses of the first :data:`FIRST_STEPS` steps
+and the parameters' norms after them, which a test recomputes from the seed (:func:`first_steps`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.interop.hf.architectures import require_transformers
+from ropeproof.verify.training.config import TrainConfig
+from ropeproof.verify.training.data import check_task
+from ropeproof.verify.training.model import quiet_progress
+from ropeproof.verify.training.trainer import (
+    RECORD_FILE,
+    TrainingRecord,
+    load_record,
+    new_run,
+    save_quietly,
+    train_step,
+)
+
+SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
+FIRST_STEPS_FILE = "first_steps.json"
+FIRST_STEPS = 5
+"""Steps the reproducibility record covers (a few seconds to recompute on a CPU)."""
+
+
+def first_steps(task: str, config: TrainConfig, seed: int, steps: int = FIRST_STEPS) -> dict[str, Any]:
+    """Train ``steps`` steps in memory on the CPU (the run's seed, data and schedule) and return
+    ``{"losses": [...], "param_norms": {name: ||p||_2 in float64}, "sha256": hash of the float32
+    weights in state-dict order}``."""
+    run = new_run(check_task(task), config, seed, torch.device("cpu"))
+    losses = [train_step(run) for _ in range(steps)]
+    state = run.model.state_dict()
+    digest = hashlib.sha256()
+    norms = {}
+    for name, p in state.items():
+        digest.update(p.detach().float().contiguous().numpy().tobytes())
+        norms[name] = float(p.detach().double().norm())
+    return {"steps": steps, "losses": losses, "param_norms": norms, "sha256": digest.hexdigest()}
+
+
+def shipped_path(task: str) -> Path:
+    """The shipped small checkpoint of ``task``."""
+    path = SHIPPED_DIR / f"{check_task(task)}-small"
+    if not (path / "model.safetensors").is_file():
+        raise InputError(f"no shipped checkpoint for task={task!r} at {path}")
+    return path
+
+
+@dataclass
+class ShippedModel:
+    """A shipped checkpoint: the float32 model (eval mode, eager attention), its tokenizer, the run
+    record and the first-steps record."""
+
+    task: str
+    path: Path
+    model: Any
+    tokenizer: Any
+    record: TrainingRecord
+    first_steps: dict[str, Any]
+
+
+def load_shipped(task: str, device: Any = "cpu") -> ShippedModel:
+    """Load the shipped small checkpoint of ``task`` (module docstring)."""
+    tf = require_transformers()
+    path = shipped_path(task)
+    with quiet_progress():
+        model = tf.GPTJForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
+    model = model.to(device).eval()
+    tok = tf.AutoTokenizer.from_pretrained(path)
+    first = json.loads((path / FIRST_STEPS_FILE).read_text())
+    return ShippedModel(task, path, model, tok, load_record(path), first)
+
+
+def write_shipped(run_dir: str | Path, dest: str | Path) -> Path:
+    """Package the finished run in ``run_dir`` as a shipped checkpoint in ``dest`` (module docstring)."""
+    tf = require_transformers()
+    run_dir, dest = Path(run_dir), Path(dest)
+    record = load_record(run_dir)
+    if record.best_step is None:
+        raise InputError(f"the run in {run_dir} has not finished (no best_step)")
+    with quiet_progress():
+        model = tf.GPTJForCausalLM.from_pretrained(run_dir, attn_implementation="eager").to(torch.float16)
+    tok = tf.AutoTokenizer.from_pretrained(run_dir)
+    if dest.exists():
+        shutil.rmtree(dest)
+    save_quietly(model, tok, dest)
+    shutil.copy2(run_dir / RECORD_FILE, dest / RECORD_FILE)
+    record_first = first_steps(record.task, record.config, record.seed)
+    (dest / FIRST_STEPS_FILE).write_text(json.dumps(record_first, indent=1))
+    for f in dest.iterdir():
+        f.chmod(0o644)  # package data: readable by everyone
+    return dest

@@ -1,0 +1,323 @@
+"""The training loop: [A]'s set-up (``docs/theory.md`` section 6) on HF ``GPTJForCausalLM``.
+
+Step ``k`` (``k = 1 .. steps``) draws training batch ``k - 1`` (:mod:`ropeproof.verify.training.data`),
+computes the cross-entropy of the **last token's** logits against the answer (the only loss),
+back-propagates, and takes one AdamW step; the learning rate follows the linear schedule (warm-up from
+0 to ``lr`` over ``warmup_steps``, then linear decay to 0 at ``steps``; ``transformers``'
+``get_linear_schedule_with_warmup``). Dropout draws from torch's global generator, seeded with the run
+seed before the first step.
+
+At step 0 (the initialised model), every ``checkpoint_every`` steps and at the end, the run writes
+``checkpoints/step-NNNNNN/`` (the model by ``save_pretrained``, the word-level tokenizer, and
+``training_state.pt`` with the optimiser, scheduler and random-generator states) and appends the
+step's evaluation to ``training.json`` (accuracy per hop on the validation prompts and, when
+``with_dynamics``, the learning-dynamics record of :mod:`ropeproof.verify.training.dynamics`). At the
+end the checkpoint with the best validation accuracy (earliest on ties; [A] keeps the best checkpoint)
+is copied to the run directory itself, so
+``from_pretrained(out)`` loads it.
+
+Resume: :func:`train` with ``resume=True`` on a directory holding a run of the same task, config and
+seed continues from its latest checkpoint; because data depend only on (seed, step) and every state is
+restored, the result equals an uninterrupted run bit for bit on the same machine and thread count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm.auto import tqdm
+
+from ropeproof.theory.errors import InputError, OutputError
+from ropeproof.verify.interop.hf.architectures import require_transformers
+from ropeproof.verify.runtime.devices import resolve_device
+from ropeproof.verify.tokenizer import task_tokenizer
+from ropeproof.verify.training.config import TrainConfig
+from ropeproof.verify.training.data import SCORING, TRAIN, VALIDATION, TaskEncoder, check_task
+from ropeproof.verify.training.evaluation import accuracy_per_hop
+from ropeproof.verify.training.model import build_model, last_token_logits, quiet_progress
+
+RECORD_FILE = "training.json"
+"""The run record: task, config, seed, per-step losses and per-checkpoint evaluations."""
+STATE_FILE = "training_state.pt"
+CHECKPOINTS = "checkpoints"
+RECORD_FORMAT, RECORD_VERSION = "ropeproof-training", 1
+
+
+@dataclass
+class TrainingRecord:
+    """What a run measured. ``losses[k-1]``: the training loss of step ``k``; ``evaluations``: one dict
+    per checkpoint (``step``, ``accuracy`` per hop as ``{"0": all, "1": .., "4": ..}``, and
+    ``dynamics`` when recorded)."""
+
+    task: str
+    config: TrainConfig
+    seed: int
+    losses: list[float] = field(default_factory=list)
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    best_step: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "task": self.task,
+            "config": self.config.to_json(),
+            "seed": self.seed,
+            "losses": self.losses,
+            "evaluations": self.evaluations,
+            "best_step": self.best_step,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrainingRecord:
+        if data.get("format") != RECORD_FORMAT or data.get("version") != RECORD_VERSION:
+            raise InputError(f"not a {RECORD_FORMAT} v{RECORD_VERSION} record")
+        return cls(
+            data["task"],
+            TrainConfig.from_json(data["config"]),
+            int(data["seed"]),
+            [float(x) for x in data["losses"]],
+            list(data["evaluations"]),
+            data.get("best_step"),
+        )
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".json.partial")
+        tmp.write_text(json.dumps(self.to_json(), indent=1))
+        tmp.replace(path)
+
+
+def load_record(path: str | Path) -> TrainingRecord:
+    """The :class:`TrainingRecord` in run directory (or record file) ``path``."""
+    path = Path(path)
+    file = path / RECORD_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise InputError(f"{file} does not exist; it is written by ropeproof train")
+    return TrainingRecord.from_json(json.loads(file.read_text()))
+
+
+def checkpoint_dir(out: Path, step: int) -> Path:
+    return out / CHECKPOINTS / f"step-{step:06d}"
+
+
+def _rng_state() -> dict[str, Any]:
+    state: dict[str, Any] = {"cpu": torch.random.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    torch.random.set_rng_state(state["cpu"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+@dataclass
+class Run:
+    """A training run in progress (model, optimiser, schedule, encoder, record)."""
+
+    model: Any
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    scaler: Any
+    encoder: TaskEncoder
+    tokenizer: Any
+    record: TrainingRecord
+    device: torch.device
+    step: int = 0
+
+
+def new_run(task: str, config: TrainConfig, seed: int, device: torch.device) -> Run:
+    """A fresh run: the model initialised from ``seed``, AdamW (weight decay on matrices only), the
+    linear schedule, loss scaling (CUDA mixed precision only), and torch's generator reseeded."""
+    tf = require_transformers()
+    encoder = TaskEncoder(task)
+    model = build_model(config, encoder.vocab_size, seed).to(device)
+    model.train()
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=config.lr,
+        betas=config.betas,
+    )
+    scheduler = tf.get_linear_schedule_with_warmup(optimizer, config.warmup_steps, config.steps)
+    amp = config.mixed_precision and device.type == "cuda"
+    scaler = torch.amp.GradScaler("cuda", enabled=amp)
+    torch.manual_seed(seed)  # dropout's generator; HF's initialisation above drew from it too
+    return Run(
+        model,
+        optimizer,
+        scheduler,
+        scaler,
+        encoder,
+        task_tokenizer(task),
+        TrainingRecord(task, config, seed),
+        device,
+    )
+
+
+def _save_checkpoint(run: Run, out: Path) -> Path:
+    path = checkpoint_dir(out, run.step)
+    tmp = path.with_name(path.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    save_quietly(run.model, run.tokenizer, tmp)
+    torch.save(
+        {
+            "step": run.step,
+            "optimizer": run.optimizer.state_dict(),
+            "scheduler": run.scheduler.state_dict(),
+            "scaler": run.scaler.state_dict(),
+            "rng": _rng_state(),
+        },
+        tmp / STATE_FILE,
+    )
+    if path.exists():
+        shutil.rmtree(path)
+    tmp.rename(path)
+    return path
+
+
+def save_quietly(model: Any, tokenizer: Any, path: Path) -> None:
+    """``save_pretrained`` of model and tokenizer without transformers' own progress bars."""
+    with quiet_progress():
+        model.save_pretrained(path)
+        tokenizer.save_pretrained(path)
+
+
+def _latest_checkpoint(out: Path) -> Path | None:
+    found = sorted(p for p in (out / CHECKPOINTS).glob("step-*") if not p.name.endswith(".partial"))
+    return found[-1] if found else None
+
+
+def _resume_run(out: Path, task: str, config: TrainConfig, seed: int, device: torch.device) -> Run:
+    record = load_record(out)
+    if (record.task, record.config, record.seed) != (task, config, seed):
+        raise OutputError(
+            f"--out={out} holds a run of task={record.task!r}, config={record.config.name!r} "
+            f"(steps={record.config.steps}), seed={record.seed}; resume needs the same task, config, "
+            "steps and seed"
+        )
+    run = new_run(task, config, seed, device)
+    latest = _latest_checkpoint(out)
+    if latest is None:
+        return run
+    tf = require_transformers()
+    with quiet_progress():
+        loaded = tf.GPTJForCausalLM.from_pretrained(latest, attn_implementation="eager")
+    run.model.load_state_dict(loaded.state_dict())
+    state = torch.load(latest / STATE_FILE, weights_only=False, map_location=device)
+    run.optimizer.load_state_dict(state["optimizer"])
+    run.scheduler.load_state_dict(state["scheduler"])
+    run.scaler.load_state_dict(state["scaler"])
+    _set_rng_state(state["rng"])
+    run.step = int(state["step"])
+    record.losses = record.losses[: run.step]
+    record.evaluations = [e for e in record.evaluations if e["step"] <= run.step]
+    run.record = record
+    return run
+
+
+def train_step(run: Run) -> float:
+    """One optimiser step on training batch ``run.step`` (last-token cross-entropy); the loss."""
+    cfg = run.record.config
+    batch = run.encoder.draw(cfg.batch_size, run.record.seed, TRAIN, run.step)
+    ids, answers = batch.input_ids.to(run.device), batch.answers.to(run.device)
+    amp = run.scaler.is_enabled()
+    with torch.autocast(run.device.type, dtype=torch.float16, enabled=amp):
+        logits = last_token_logits(run.model, ids)
+    loss = torch.nn.functional.cross_entropy(logits.float(), answers)
+    run.optimizer.zero_grad(set_to_none=True)
+    run.scaler.scale(loss).backward()
+    run.scaler.step(run.optimizer)
+    run.scaler.update()
+    run.scheduler.step()
+    run.step += 1
+    return float(loss.detach())
+
+
+def _evaluate(run: Run, with_dynamics: bool) -> dict[str, Any]:
+    cfg = run.record.config
+    val = run.encoder.draw(cfg.eval_prompts, run.record.seed, VALIDATION, 0)
+    acc = accuracy_per_hop(run.model, val)
+    entry: dict[str, Any] = {"step": run.step, "accuracy": {str(k): v for k, v in acc.items()}}
+    if with_dynamics and cfg.score_prompts > 0:
+        from ropeproof.verify.training.dynamics import layer_dynamics
+
+        prompts = run.encoder.draw(cfg.score_prompts, run.record.seed, SCORING, 0)
+        entry["dynamics"] = layer_dynamics(run.model, prompts.input_ids)
+    return entry
+
+
+def _finish(run: Run, out: Path) -> None:
+    evals = run.record.evaluations
+    best = max(evals, key=lambda e: (e["accuracy"]["0"], -e["step"]))
+    run.record.best_step = int(best["step"])
+    src = checkpoint_dir(out, run.record.best_step)
+    for f in src.iterdir():
+        if f.is_file() and f.name != STATE_FILE:
+            shutil.copy2(f, out / f.name)
+
+
+def train(
+    task: str,
+    config: TrainConfig,
+    out: str | Path,
+    *,
+    seed: int = 0,
+    device: Any = "auto",
+    resume: bool = False,
+    progress: bool = True,
+    with_dynamics: bool = True,
+    stop_after: int | None = None,
+) -> TrainingRecord:
+    """Train ``task`` (``number`` or ``letter``) with ``config`` into run directory ``out`` (module
+    docstring) and return the record. ``resume``: continue the run in ``out``; otherwise ``out`` must
+    be absent or empty. ``stop_after``: stop after that step as an interruption would (the last
+    checkpoint is what a resume continues from). ``with_dynamics``: record the per-layer scores and
+    entropies at each checkpoint."""
+    check_task(task)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    out = Path(out)
+    dev = resolve_device(device)
+    if resume:
+        if not (out / RECORD_FILE).is_file():
+            raise OutputError(f"--out={out} holds no {RECORD_FILE}; nothing to resume (drop --resume)")
+        run = _resume_run(out, task, config, seed, dev)
+    else:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise OutputError(f"--out={out} exists and is not an empty directory; choose a new one")
+        out.mkdir(parents=True, exist_ok=True)
+        run = new_run(task, config, seed, dev)
+        run.record.evaluations.append(_evaluate(run, with_dynamics))  # step 0: the initialised model
+        _save_checkpoint(run, out)
+        run.record.save(out / RECORD_FILE)
+    last = config.steps if stop_after is None else min(config.steps, stop_after)
+    bar = tqdm(total=config.steps, initial=run.step, disable=not progress, desc=f"train {task}", unit="step")
+    try:
+        while run.step < last:
+            loss = train_step(run)
+            if not math.isfinite(loss):
+                raise InputError(f"the loss became {loss} at step {run.step}; lower the learning rate")
+            run.record.losses.append(loss)
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss:.3f}")
+            if run.step % config.checkpoint_every == 0 or run.step == config.steps:
+                run.record.evaluations.append(_evaluate(run, with_dynamics))
+                _save_checkpoint(run, out)
+                run.record.save(out / RECORD_FILE)
+    finally:
+        bar.close()
+    if run.step == config.steps:
+        _finish(run, out)
+        run.record.save(out / RECORD_FILE)
+    return run.record
