@@ -90,10 +90,13 @@ def sweep_head(
     family: Family | None = None,
     dtype: DtypeLike = torch.float64,
     device: DeviceLike = "cpu",
+    gap_inf_limit: int = 96,
 ) -> HeadSweep:
-    """Exact extremes of ``head`` over ``family`` (default :func:`head_family`) for ``n = 2 .. max_n``."""
+    """Exact extremes of ``head`` over ``family`` (default :func:`head_family`) for ``n = 2 .. max_n``;
+    ``gap_inf`` is enumerated where the margin is not positive only for ``n <= gap_inf_limit``
+    (:func:`~ropeproof.verify.exact.discrepancy.exact_sweep`; NaN above)."""
     fam = head_family(head) if family is None else family
     dt = resolve_dtype(dtype)
-    result = exact_sweep(build_tables(head, fam, max_n, dt, device), max_n)
+    result = exact_sweep(build_tables(head, fam, max_n, dt, device), max_n, gap_inf_limit)
     cols = {"n": result.n, **{q: getattr(result, q) for q in QUANTITIES}}
     return HeadSweep(head.name, fam, dtype_name(dt), cols, result)
