@@ -12,6 +12,8 @@ import pytest
 from ropeproof import __version__
 from ropeproof.cli import main
 
+pytestmark = pytest.mark.xdist_group("quick_report")  # one worker computes the shared quick report
+
 
 def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:

@@ -14,6 +14,8 @@ from ropeproof.report import readme_findings, render_readme_findings, without_ti
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
+pytestmark = pytest.mark.xdist_group("quick_report")  # one worker computes the shared quick report
+
 
 def test_readme_findings_match_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
     _code, out = quick_report
