@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "holds a complete run or is left as it was (Ctrl-C included)."
         ),
     )
-    p.add_argument("--quick", action="store_true", help="the fast subset (under a minute on 2 cores)")
+    p.add_argument("--quick", action="store_true", help="the fast subset of claims, at smaller sizes")
     add_output(p, Path("ropeproof-report"), "output directory")
     add_device(p)
     add_dtype(p, "dtype of the claims' torch computations")
