@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,13 @@ from typing import Any
 from ropeproof.atomic_output import atomic_directory
 from ropeproof.claims import CheckContext, registered_claims, run_claims
 from ropeproof.claims.loading import claim_source, gather_claims, select_claims
-from ropeproof.commands.arguments import add_command, add_device, add_dtype, add_json, add_output
+from ropeproof.commands.arguments import add_command, add_device, add_dtype, add_json, add_output, int_in
 from ropeproof.report import write_report
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.runtime.devices import resolve_dtype
+
+DEFAULT_JOBS = 2 if (os.cpu_count() or 1) >= 2 else 1
+"""``--jobs`` default: the figures overlap the claims when the machine has a second core."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,6 +71,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--no-figures", action="store_true", help="skip the figures (report only)")
+    p.add_argument(
+        "--jobs",
+        type=int_in(1, 2),
+        default=DEFAULT_JOBS,
+        help="2: draw the figures in a second process while the claims run; 1: one process",
+    )
     p.set_defaults(run=run)
 
 
@@ -114,12 +124,23 @@ def run(args: argparse.Namespace) -> int:
     ctx = CheckContext(args.device, resolve_dtype(args.dtype), quick=args.quick, certified=args.certified)
     selected = [c for c in claims if c.quick or not args.quick]
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any claim runs
-        results = list(run_claims(selected, ctx, progress=not args.no_progress))
         figures: dict[str, list[Path]] = {}
-        if not args.no_figures:
-            from ropeproof.paper_figures import make_all
+        job = None
+        if not args.no_figures and args.jobs > 1:
+            from ropeproof.figure_process import start_figures
 
-            figures = make_all(staging / "figures", quick=args.quick)
+            job = start_figures(staging / "figures", args.quick, getattr(args, "threads", None))
+        try:
+            results = list(run_claims(selected, ctx, progress=not args.no_progress))
+            if job is not None:
+                figures = job.finish()
+            elif not args.no_figures:
+                from ropeproof.paper_figures import make_all
+
+                figures = make_all(staging / "figures", quick=args.quick)
+        finally:
+            if job is not None:
+                job.cancel()
         flags = {"strict": args.strict, "figures": not args.no_figures}
         report = write_report(results, ctx, staging, figures, getattr(args, "argv", None), flags)
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))

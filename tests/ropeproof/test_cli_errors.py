@@ -179,14 +179,15 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
         return make_all
 
     monkeypatch.setattr(paper_figures, "make_all", draw_one_then(None))
-    assert run_cli(["check", "--no-progress", "--out", str(out)], capsys)[0] == 0
+    # --jobs 1: the figures in this process, where the patched make_all is
+    assert run_cli(["check", "--no-progress", "--jobs", "1", "--out", str(out)], capsys)[0] == 0
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert set(map(str, before)) == {"report.md", "report.json", "figures/fig_a.png"}
     (out / "figures" / "fig_a.png").write_bytes(b"png of the old run")
     before[Path("figures/fig_a.png")] = b"png of the old run"
 
     monkeypatch.setattr(paper_figures, "make_all", draw_one_then(KeyboardInterrupt()))
-    code, _, err = run_cli(["check", "--no-progress", "--out", str(out), "--force"], capsys)
+    code, _, err = run_cli(["check", "--no-progress", "--jobs", "1", "--out", str(out), "--force"], capsys)
     assert (
         code == EXIT_INTERRUPTED and err == "ropeproof check: interrupted; no output directory was changed\n"
     )

@@ -49,13 +49,15 @@ SIZE_CAPS = {
     "steps": 3,
     "eval_prompts": 8,
     "score_prompts": 2,
+    "jobs": 1,
 }
 """Largest integer drawn per option (keeps each run fast); other integer options draw up to 8."""
 JUNK = ["", "x", "-1", "0", "nan", "1e400", "--", "1:2:3:4"]
-ALWAYS_GIVEN = {"lengths", "n_inputs", "exclusion_samples", "steps", "eval_prompts", "score_prompts"}
+ALWAYS_GIVEN = {"lengths", "n_inputs", "exclusion_samples", "steps", "eval_prompts", "score_prompts", "jobs"}
 """Options whose defaults are too big for a fuzz run (``sweep``'s default lengths 2:100 take minutes
-for a retrieval sweep whose margin is negative; ``train``'s default run takes minutes): always drawn, so
-their values stay capped."""
+for a retrieval sweep whose margin is negative; ``train``'s default run takes minutes; ``check --jobs 2``
+draws the real figures in a second process, where the patched figure registry does not reach): always
+drawn, so their values stay capped."""
 SKIPPED = {"help", "debug", "version"}
 """Options not fuzzed: --help only prints, --debug asks for tracebacks on purpose."""
 

@@ -1,0 +1,41 @@
+"""check's figures drawn by two processes equal the figures drawn in one, byte for byte."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ropeproof.figure_process import start_figures
+from ropeproof.paper_figures import make_all
+from ropeproof.theory.errors import InputError
+
+NAMES = ["e_geometry", "ps_plane", "a_theory_bounds"]
+
+
+def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
+    job = start_figures(tmp_path / "split", quick=True, threads=1, names=NAMES)
+    split = job.finish()
+    alone = make_all(tmp_path / "alone", quick=True, only=NAMES)
+    assert list(split) == NAMES and set(alone) == set(NAMES)
+    for name in NAMES:
+        for a, b in zip(split[name], alone[name], strict=True):
+            assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
+    assert not job.process.is_alive()
+
+
+def test_an_error_in_the_child_is_raised_in_the_parent(tmp_path: Path) -> None:
+    # the parent takes a name only after the claims; here it finishes at once, so the child may meet
+    # the unknown name first or the parent may: either way the same InputError reaches the caller
+    job = start_figures(tmp_path / "f", quick=True, threads=1, names=["nosuch"])
+    with pytest.raises(InputError, match="unknown figures"):
+        job.finish()
+    job.cancel()
+
+
+def test_cancel_stops_the_child(tmp_path: Path) -> None:
+    job = start_figures(tmp_path / "f", quick=True, threads=1, names=NAMES)
+    start = time.perf_counter()
+    job.cancel()
+    assert not job.process.is_alive() and time.perf_counter() - start < 10
