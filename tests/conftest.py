@@ -42,7 +42,9 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     from ropeproof.cli import main
 
     out = tmp_path_factory.mktemp("quick") / "report"
-    code = main(["check", "--quick", "--strict", "--out", str(out), "--no-progress"])
+    # --jobs 1: under pytest-xdist every core already runs a worker, so a second figure process would
+    # only compete with them (the two-process path has its own test, tests/ropeproof/test_figure_process.py)
+    code = main(["check", "--quick", "--strict", "--jobs", "1", "--out", str(out), "--no-progress"])
     return code, out
 
 
