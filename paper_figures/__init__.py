@@ -9,6 +9,7 @@ name and :func:`make_all` draws and saves them.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,19 +54,29 @@ def figures() -> dict[str, FigureFunction]:
     }
 
 
+NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theory"})
+"""Figures that run the shipped trained checkpoints, so they need ``transformers`` (the ``hf`` extra)."""
+
+
 def figure_names() -> list[str]:
     """The names :func:`make_all` accepts in ``only``."""
     return list(figures())
 
 
+def available_figure_names() -> list[str]:
+    """The figures this installation can draw: all of them with ``transformers`` installed, else all
+    but :data:`NEEDS_HF` (what :func:`make_all` draws when ``only`` is not given)."""
+    has_hf = importlib.util.find_spec("transformers") is not None
+    return [name for name in figure_names() if has_hf or name not in NEEDS_HF]
+
+
 def make_all(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> dict[str, list[Path]]:
-    """Draw and save every figure (or those named in ``only``) under ``out_dir``."""
+    """Draw and save the figures named in ``only`` under ``out_dir`` (default: every figure this
+    installation can draw, :func:`available_figure_names`; a figure named in ``only`` that needs a
+    missing extra raises the error that names the extra)."""
     table = figures()
     unknown = sorted(set(only or []) - set(table))
     if unknown:
         raise InputError(f"unknown figures {unknown}; accepted: {sorted(table)}")
-    return {
-        name: save_figure(draw(quick), Path(out_dir))
-        for name, draw in table.items()
-        if not only or name in only
-    }
+    chosen = set(only) if only else set(available_figure_names())
+    return {name: save_figure(draw(quick), Path(out_dir)) for name, draw in table.items() if name in chosen}

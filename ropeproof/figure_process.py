@@ -102,12 +102,12 @@ class FigureJob:
 def start_figures(
     out_dir: Path, quick: bool, threads: int | None, names: list[str] | None = None
 ) -> FigureJob:
-    """Queue every registered figure (or ``names``) and spawn the process that starts drawing them
-    into ``out_dir`` (see the module docstring)."""
-    from ropeproof.paper_figures import figure_names
+    """Queue every figure this installation can draw (or ``names``) and spawn the process that starts
+    drawing them into ``out_dir`` (see the module docstring)."""
+    from ropeproof.paper_figures import available_figure_names
 
     ctx = multiprocessing.get_context("spawn")
-    order = list(figure_names()) if names is None else list(names)
+    order = available_figure_names() if names is None else list(names)
     todo = ctx.Queue()
     for name in order:
         todo.put(name)
