@@ -53,6 +53,7 @@ from ropeproof.verify.exact.bound_checks import (
     judge_rows,
     min_of_terms,
 )
+from ropeproof.verify.exact.certified import iv_precision
 from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.exact.families import retrieval_family
 from ropeproof.verify.exact.index_sweep import (
@@ -337,7 +338,7 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
         def refine(n_: int, arg=arg, lo=lo) -> tuple[tuple[float, float], tuple[float, float]]:
             # measured <= g(m*) for the attaining offset m*; the lower end stays the float enclosure's
             r = int(np.searchsorted(n, n_))
-            with _iv_bits(REFINE_BITS):
+            with iv_precision(REFINE_BITS):
                 g = 2 * iv.sin(int(arg[r]) * iv.mpf(theta) / 2) ** 2
                 b = iv.pi**2 / (2 * iv.mpf(n_) ** 2)
                 return (float(lo[r]), _iv_hi(g)), (_iv_lo(b), _iv_hi(b))
@@ -345,20 +346,6 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
         second = judge_rows("pi^2/(2n^2)", q, n, meas, m_err, t2, t2_err, None, refine)
         comparisons[q] = min_of_terms("min(terms)", [first, second], meas, bound)
     return bound, {q: comparisons[q] for q in QUANTITIES}
-
-
-class _iv_bits:
-    """``with _iv_bits(bits):`` sets ``mpmath.iv``'s precision and restores it."""
-
-    def __init__(self, bits: int) -> None:
-        self.bits = bits
-
-    def __enter__(self) -> None:
-        self.saved = iv.prec
-        iv.prec = self.bits
-
-    def __exit__(self, *exc: object) -> None:
-        iv.prec = self.saved
 
 
 def _iv_lo(x: Any) -> float:
@@ -446,7 +433,7 @@ def _retrieval_comparisons(
         # margin_inf <= T(d_t) - max(S_hi, the attaining input's strongest competitor), in mpmath.iv
         r = int(np.searchsorted(n, n_))
         d_t, d_c, c_c = int(blk.margin_dt[r]), int(blk.margin_dc[r]), int(blk.margin_cc[r])
-        with _iv_bits(REFINE_BITS):
+        with iv_precision(REFINE_BITS):
             th = iv.mpf(theta)
             omega = 2 * iv.pi / alphabet
             comp = iv.cos(c_hi * omega)
