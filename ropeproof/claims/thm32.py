@@ -26,7 +26,7 @@ from ropeproof.theory.retrieval_margin import (
     product_forms_hold,
     retrieval_margin_closed_form,
 )
-from ropeproof.verify.exact.bound_checks import compare
+from ropeproof.verify.exact.bound_checks import BoundComparison, compare
 from ropeproof.verify.exact.certified import certified_index, certified_retrieval
 from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.exact.families import retrieval_family
@@ -112,6 +112,30 @@ def _terms_at(table: SweepTable, term_index: int | None, n_bound: np.ndarray) ->
     return np.minimum.reduce(values)
 
 
+def _compare_terms(
+    table: SweepTable, term_index: int | None, reading: str, shift: int
+) -> tuple[np.ndarray, BoundComparison]:
+    """``(bound, comparison)`` of ``Delta(L) <= B(L - shift)`` at every length ``L`` of ``table``: the
+    term (``None``: the min of all terms) in float64 with a tolerance of 24 ulps of ``max(1, |B|)``,
+    rows too close to call refined in mpmath at 40 digits (``omega`` exactly ``2 pi / |ALPH|``, as the
+    construction's exact logits use it)."""
+    n = table.columns["n"]
+    bound = _terms_at(table, term_index, n - shift)
+    theta, omega = table.params["theta"], table.params.get("omega", 0.0)
+    terms = table.bound.terms if term_index is None else (table.bound.terms[term_index],)
+    tol = 24 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(bound))
+
+    def refine(n_: int) -> tuple[Any, Any]:
+        with mpmath.workdps(40):
+            a = table.params.get("alphabet_size")
+            w = 2 * mpmath.pi / a if a else mpmath.mpf(omega)
+            b = min(t.mpmath()(n_ - shift, mpmath.mpf(theta), w) for t in terms)
+            return table.mp_measured(n_, reading), b
+
+    name = " and ".join(t.name for t in terms)
+    return bound, compare(name, reading, n, table.columns[reading], bound, tol, refine)
+
+
 def offset_convention(
     table: SweepTable, term_index: int | None, reading: str, length: Outcome | None = None
 ) -> dict[str, Any]:
@@ -129,19 +153,7 @@ def offset_convention(
             "first_violation_n": f.get("first_violation_n"),
             "violating_rows": f.get("violating_rows", 0),
         }
-    theta, omega = table.params["theta"], table.params.get("omega", 0.0)
-    terms = table.bound.terms if term_index is None else (table.bound.terms[term_index],)
-    tol = 24 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(bound))
-
-    def refine(n_: int) -> tuple[Any, Any]:
-        with mpmath.workdps(40):
-            # omega exactly 2 pi / |ALPH|, as the construction's exact logits use it (not its float)
-            a = table.params.get("alphabet_size")
-            w = 2 * mpmath.pi / a if a else mpmath.mpf(omega)
-            b = min(t.mpmath()(n_ - 1, mpmath.mpf(theta), w) for t in terms)
-            return table.mp_measured(n_, reading), b
-
-    cmp = compare("offset convention", reading, n, table.columns[reading], bound, tol, refine)
+    _bound, cmp = _compare_terms(table, term_index, reading, shift=1)
     status = cmp.status
     violated = n[np.isin(status, ("violated", "tight-violated"))]
     undecided = bool((status == "undecided").any())
@@ -183,18 +195,8 @@ def _length_outcome(table: SweepTable, term_index: int | None, reading: str, ctx
         bound, term_name = cols["bound"], "min of terms"
         cmp = table.comparisons[reading]
     else:
-        term = table.bound.terms[term_index]
-        theta, omega = table.params["theta"], table.params.get("omega", 0.0)
-        bound = np.broadcast_to(term.numpy()(n.astype(float), theta, omega), n.shape).astype(float)
-        term_name = term.name
-        measured = cols[reading]
-        tol = 24 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(bound))
-
-        def refine(n_: int) -> tuple[float, float]:
-            with mpmath.workdps(40):
-                return table.mp_measured(n_, reading), term.mpmath()(n_, mpmath.mpf(theta), mpmath.mpf(omega))
-
-        cmp = compare(term.name, reading, n, measured, bound, tol, refine)
+        term_name = table.bound.terms[term_index].name
+        bound, cmp = _compare_terms(table, term_index, reading, shift=0)
     dtype = ctx.dtype
     if dtype != torch.float64 and f"measured_{reading}" in cols:
         # judged on the values the dtype produced; rows the dtype cannot resolve stay undecided
