@@ -21,6 +21,7 @@ import sympy as sp
 from ropeproof.theory.construction import Construction, Token
 from ropeproof.theory.rope_symbolic import Backend, SymbolicRopeSpec, derive_logit, lambdify_expr, raw_logit
 from ropeproof.theory.stable import stabilize
+from ropeproof.theory.trig_identity import vanishes_identically
 
 OFFSET = sp.Symbol("u", integer=True)
 """The offset symbol ``u = j - i`` (key position minus query position)."""
@@ -98,8 +99,7 @@ def _closed_logit(c: Construction, q: Token, k: Token) -> tuple[sp.Expr, sp.Expr
 def prove_equal_at_positions(raw: sp.Expr, closed: sp.Expr) -> bool:
     """Whether sympy proves ``raw(i, j) == closed(u = j - i)`` identically."""
     diff = raw - closed.subs(OFFSET, J_POS - I_POS)
-    diff = sp.expand(sp.expand_trig(sp.expand(diff)))
-    return sp.simplify(diff) == 0
+    return vanishes_identically(diff)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.trig_identity import vanishes_identically
 
 N = sp.Symbol("n", positive=True, integer=True)
 """Sequence length."""
@@ -212,7 +213,7 @@ def _one_minus_cos_increasing() -> bool:
 
 
 def _stable_equals_raw() -> bool:
-    return sp.simplify(sp.expand_trig((1 - sp.cos(2 * sp.pi / Q_SYM)) - 2 * sp.sin(sp.pi / Q_SYM) ** 2)) == 0
+    return vanishes_identically((1 - sp.cos(2 * sp.pi / Q_SYM)) - 2 * sp.sin(sp.pi / Q_SYM) ** 2)
 
 
 def _sin_increasing_quarter() -> bool:
@@ -221,7 +222,7 @@ def _sin_increasing_quarter() -> bool:
 
 def _sin_symmetric() -> bool:
     r = sp.Symbol("r", positive=True)
-    return sp.simplify(sp.sin(sp.pi * (B_SYM - r) / B_SYM) - sp.sin(sp.pi * r / B_SYM)) == 0
+    return vanishes_identically(sp.sin(sp.pi * (B_SYM - r) / B_SYM) - sp.sin(sp.pi * r / B_SYM))
 
 
 def _jordan() -> bool:

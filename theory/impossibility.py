@@ -25,6 +25,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ropeproof.theory.rope_symbolic import rotation
+from ropeproof.theory.trig_identity import disproved_by_witness
 
 
 def _matrix(name: str, rows: int, cols: int) -> sp.Matrix:
@@ -90,9 +91,6 @@ def _is_identically_zero(expr: sp.Expr, witnesses: int = 3) -> bool:
     expr = sp.expand(expr) if expr.is_polynomial() else expr
     if expr == 0:
         return True
-    symbols = sorted(expr.free_symbols, key=str)
-    for seed in range(witnesses):
-        point = {s: sp.Rational(((seed + 1) * 7919 * (i + 3)) % 97 - 48, 29) for i, s in enumerate(symbols)}
-        if abs(sp.N(expr.subs(point), 60)) > sp.Float("1e-40"):
-            return False
+    if disproved_by_witness(expr, witnesses):
+        return False
     return bool(sp.simplify(expr) == 0)

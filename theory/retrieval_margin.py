@@ -31,6 +31,7 @@ import math
 import sympy as sp
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.trig_identity import vanishes_identically
 
 N = sp.Symbol("n", positive=True)
 THETA = sp.Symbol("theta", positive=True)
@@ -43,19 +44,15 @@ F_FAR = 2 * sp.sin((OMEGA + THETA) / 2) * SHARED
 F_NEAR = 2 * sp.sin((OMEGA - THETA) / 2) * SHARED
 
 
-def _zero(expr: sp.Expr) -> bool:
-    return sp.simplify(sp.expand_trig(sp.expand(expr))) == 0 or sp.simplify(sp.trigsimp(expr)) == 0
-
-
 def product_forms_hold() -> bool:
     """Prove ``F_FAR == F_FAR_RAW`` and ``F_NEAR == F_NEAR_RAW`` (sum-to-product)."""
-    return _zero(sp.expand_trig(F_FAR - F_FAR_RAW)) and _zero(sp.expand_trig(F_NEAR - F_NEAR_RAW))
+    return vanishes_identically(F_FAR - F_FAR_RAW) and vanishes_identically(F_NEAR - F_NEAR_RAW)
 
 
 def difference_identity() -> bool:
     """Prove ``f_far - f_near = 4 sin(theta/2) cos(omega/2) sin((omega - (2n-3) theta)/2)``."""
     claimed = 4 * sp.sin(THETA / 2) * sp.cos(OMEGA / 2) * SHARED
-    return _zero(sp.expand_trig(F_FAR - F_NEAR - claimed))
+    return vanishes_identically(F_FAR - F_NEAR - claimed)
 
 
 def switch_length() -> sp.Expr:

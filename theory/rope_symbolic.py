@@ -20,6 +20,7 @@ from typing import Any, Literal
 import sympy as sp
 
 from ropeproof.theory.errors import RopeSpecError
+from ropeproof.theory.trig_identity import vanishes_identically
 
 Backend = Literal["numpy", "torch", "mpmath"]
 Vec2 = sp.Matrix
@@ -189,11 +190,10 @@ def logit_identity_holds(form: LogitForm, qs: Sequence[sp.Matrix], ks: Sequence[
     for q, k, theta in zip(qs, ks, form.freqs, strict=True):
         a, b = plane_logit_coefficients(q, k)
         expanded += a * sp.cos(d * theta) + b * sp.sin(d * theta)
-    diff = sp.expand(sp.expand_trig(sp.expand(form.raw - expanded)))
-    return sp.simplify(diff) == 0
+    return vanishes_identically(form.raw - expanded)
 
 
 def depends_only_on_offset(form: LogitForm) -> bool:
     """Prove ``(d/di + d/dj) raw == 0``: the logit is a function of ``j - i`` alone."""
     total = sp.diff(form.raw, form.i) + sp.diff(form.raw, form.j)
-    return sp.simplify(sp.expand(sp.expand_trig(sp.expand(total)))) == 0
+    return vanishes_identically(total)
