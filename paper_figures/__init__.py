@@ -57,6 +57,12 @@ def figures() -> dict[str, FigureFunction]:
 NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theory"})
 """Figures that run the shipped trained checkpoints, so they need ``transformers`` (the ``hf`` extra)."""
 
+DRAWN_WITH_CLAIMS = NEEDS_HF | frozenset({"multihop_length"})
+"""Figures that ``ropeproof check`` draws in the claims' own process (when it draws the others in a
+second one): their data is what claims also compute, memoised per process (the multi-hop length study,
+:mod:`ropeproof.verify.training.shipped_memo`), and they need ``transformers``, which the training
+claims have already imported there."""
+
 
 def figure_names() -> list[str]:
     """The names :func:`make_all` accepts in ``only``."""

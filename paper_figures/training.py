@@ -139,15 +139,15 @@ def ps_final_figure(quick: bool = False) -> FigureResult:
 def length_figure_rows(quick: bool = False) -> list[dict[str, Any]]:
     """Trained small models (``distractors`` build) and the compiled checkpoints' study rows."""
     from ropeproof.paper_figures.multihop import length_rows
-    from ropeproof.verify.training.lengths import length_accuracy
-    from ropeproof.verify.training.shipped import load_shipped
+    from ropeproof.verify.training.shipped_memo import length_accuracy_row
 
     lengths = (17, 64, 256, 850) if quick else (17, 24, 32, 64, 128, 256, 512, 850, 1024)
     count = 8 if quick else 64
     rows = []
     for task in TASKS:
-        for r in length_accuracy(load_shipped(task).model, task, lengths, count=count):
-            rows.append({**r, "model": "trained small", "certified_horizon": None})
+        for n in lengths:
+            row = length_accuracy_row(task, n, count)
+            rows.append({**row, "model": "trained small", "certified_horizon": None})
     compiled, _summary = length_rows(quick)
     for r in compiled:
         if r["setting"].endswith("-checkpoint") and r["build"] == "distractors":
@@ -204,16 +204,12 @@ def length_figure(quick: bool = False) -> FigureResult:
 
 def frequency_rows(quick: bool = False) -> list[dict[str, Any]]:
     """Per-frequency profile rows of every layer of both shipped models."""
-    from ropeproof.verify.training.data import SCORING, TaskEncoder
-    from ropeproof.verify.training.head_theory import frequency_profile
-    from ropeproof.verify.training.shipped import load_shipped
+    from ropeproof.verify.training.shipped_memo import frequency_profile_rows, shared_shipped
 
     rows = []
     for task in TASKS:
-        shipped = load_shipped(task)
-        ids = TaskEncoder(task).draw(20 if quick else 100, shipped.record.seed, SCORING, 0).input_ids
-        for layer in range(shipped.model.config.n_layer):
-            rows += [{"task": task, **r} for r in frequency_profile(shipped.model, ids, layer)]
+        for layer in range(shared_shipped(task).model.config.n_layer):
+            rows += [{"task": task, **r} for r in frequency_profile_rows(task, 20 if quick else 100, layer)]
     return rows
 
 
@@ -258,22 +254,16 @@ def frequencies_figure(quick: bool = False) -> FigureResult:
 def theory_rows(quick: bool = False) -> list[dict[str, Any]]:
     """:func:`ropeproof.verify.training.head_theory.construction_comparison` of each trained layer (layer
     0 only when ``quick``) at the frequency of its largest logit share."""
-    from ropeproof.verify.training.data import SCORING, TaskEncoder
-    from ropeproof.verify.training.head_theory import (
-        construction_comparison,
-        dominant_plane,
-        frequency_profile,
-    )
-    from ropeproof.verify.training.shipped import load_shipped
+    from ropeproof.verify.training.head_theory import construction_comparison, dominant_plane
+    from ropeproof.verify.training.shipped_memo import frequency_profile_rows, shared_shipped
 
     rows = []
     for task in TASKS:
-        shipped = load_shipped(task)
-        ids = TaskEncoder(task).draw(20, shipped.record.seed, SCORING, 0).input_ids
-        layers = [0] if quick else range(shipped.model.config.n_layer)
+        model = shared_shipped(task).model
+        layers = [0] if quick else range(model.config.n_layer)
         for layer in layers:
-            theta = dominant_plane(frequency_profile(shipped.model, ids, layer))["theta"]
-            rows += construction_comparison(shipped.model, task, layer, theta)
+            theta = dominant_plane(frequency_profile_rows(task, 20, layer))["theta"]
+            rows += construction_comparison(model, task, layer, theta)
     return rows
 
 

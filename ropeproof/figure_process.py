@@ -2,13 +2,16 @@
 
 The figures do not depend on the claims' results, and both phases are single-threaded under the
 thread policy, so on a machine with two or more cores they can overlap. :func:`start_figures` puts
-the figure names on a queue and spawns a fresh interpreter (the ``spawn`` start method: no state is
-inherited) that takes names off the queue and draws each with
-:func:`ropeproof.paper_figures.make_all` into the run's staging directory, under the parent's thread
-policy. When the claims are done, :meth:`FigureJob.finish` draws the names still on the queue in the
-parent too (the two processes share the work, whichever is free takes the next figure), waits for
-the child and returns what ``make_all`` would have returned, in the registry's order; an exception
-in the child is re-raised in the parent, so a bad figure is reported like any other error.
+the figure names on a queue, followed by one stop marker per process, and spawns a fresh interpreter
+(the ``spawn`` start method: no state is inherited) that takes names off the queue and draws each
+with :func:`ropeproof.paper_figures.make_all` into the run's staging directory, under the parent's
+thread policy. The figures named in ``main`` (``check`` passes
+:data:`ropeproof.paper_figures.DRAWN_WITH_CLAIMS`) are not queued: the parent draws them itself,
+reusing what its claims already computed and imported. When the claims are done,
+:meth:`FigureJob.finish` draws those, then the names still on the queue (the two processes share the
+work, whichever is free takes the next figure), waits for the child and returns what ``make_all``
+would have returned, in the registry's order; an exception in the child is re-raised in the parent,
+so a bad figure is reported like any other error.
 :meth:`FigureJob.cancel` stops the child (an error or Ctrl-C in the parent: the staging directory is
 then discarded as a whole).
 """
@@ -17,21 +20,27 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
 QUEUE_WAIT = 1.0
-"""Seconds a process waits on the queue before it concludes that no figure is left."""
+"""Seconds a process waits on an empty queue before it concludes that no figure is left (a fallback:
+each process normally stops at its stop marker, which follows the last name)."""
+
+STOP = ""
+"""The stop marker: no figure has an empty name."""
 
 
 def _take(names: Any) -> str | None:
     try:
-        return names.get(timeout=QUEUE_WAIT)
+        name = names.get(timeout=QUEUE_WAIT)
     except queue.Empty:
         return None
+    return None if name == STOP else name
 
 
 def _draw(out_dir: str, quick: bool, threads: int | None, names: Any, conn: Connection) -> None:
@@ -66,13 +75,19 @@ class FigureJob:
     out_dir: Path
     quick: bool
     order: list[str]
+    main: list[str]
+    drawn_by_child: list[str] = field(default_factory=list)
+    """The names the child drew (set by :meth:`finish`)."""
 
     def finish(self) -> dict[str, list[Path]]:
-        """Draw the figures left on the queue here, wait for the child, and return ``{name: [paths]}``
-        for every figure in the registry's order (the child's exception, if any, re-raised here)."""
+        """Draw the ``main`` figures, then those left on the queue, here; wait for the child; return
+        ``{name: [paths]}`` for every figure in the registry's order (the child's exception, if any,
+        re-raised here)."""
         from ropeproof.paper_figures import make_all
 
         made: dict[str, list[Path]] = {}
+        if self.main:
+            made.update(make_all(self.out_dir, quick=self.quick, only=self.main))
         while (name := _take(self.names)) is not None:
             made.update(make_all(self.out_dir, quick=self.quick, only=[name]))
         try:
@@ -85,6 +100,7 @@ class FigureJob:
         self.process.join()
         if status == "error":
             raise payload
+        self.drawn_by_child = list(payload)
         made.update({name: [Path(p) for p in paths] for name, paths in payload.items()})
         missing = [n for n in self.order if n not in made]
         if missing:
@@ -100,19 +116,27 @@ class FigureJob:
 
 
 def start_figures(
-    out_dir: Path, quick: bool, threads: int | None, names: list[str] | None = None
+    out_dir: Path,
+    quick: bool,
+    threads: int | None,
+    names: list[str] | None = None,
+    main: Collection[str] = (),
 ) -> FigureJob:
-    """Queue every figure this installation can draw (or ``names``) and spawn the process that starts
-    drawing them into ``out_dir`` (see the module docstring)."""
+    """Queue every figure this installation can draw (or ``names``) except those in ``main`` (left to
+    :meth:`FigureJob.finish` in this process) and spawn the process that starts drawing them into
+    ``out_dir`` (see the module docstring)."""
     from ropeproof.paper_figures import available_figure_names
 
     ctx = multiprocessing.get_context("spawn")
     order = available_figure_names() if names is None else list(names)
     todo = ctx.Queue()
     for name in order:
-        todo.put(name)
+        if name not in main:
+            todo.put(name)
+    for _process in range(2):
+        todo.put(STOP)
     receive, send = ctx.Pipe(duplex=False)
     process: Any = ctx.Process(target=_draw, args=(str(out_dir), quick, threads, todo, send), daemon=True)
     process.start()
     send.close()
-    return FigureJob(process, todo, receive, Path(out_dir), quick, order)
+    return FigureJob(process, todo, receive, Path(out_dir), quick, order, [n for n in order if n in main])

@@ -31,7 +31,6 @@ CLAIMS = ClaimSet("training", section="Theory meets training: small trained GPT-
 """The training claims, in report order."""
 
 HAS_HF = importlib.util.find_spec("transformers") is not None
-_LOADED: dict[str, Any] = {}
 
 
 def shipped_record(task: str) -> TrainingRecord:
@@ -42,11 +41,9 @@ def shipped_record(task: str) -> TrainingRecord:
 
 
 def _shipped(task: str) -> Any:
-    from ropeproof.verify.training.shipped import load_shipped
+    from ropeproof.verify.training.shipped_memo import shared_shipped
 
-    if task not in _LOADED:
-        _LOADED[task] = load_shipped(task)
-    return _LOADED[task]
+    return shared_shipped(task)
 
 
 def _validation(task: str, count: int) -> Any:
@@ -259,10 +256,11 @@ def _uniform_early(ctx: CheckContext) -> Outcome:
 def _length(ctx: CheckContext) -> Outcome:
     if not HAS_HF:
         return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    from ropeproof.verify.training.lengths import last_length_above, length_accuracy
+    from ropeproof.verify.training.lengths import last_length_above
+    from ropeproof.verify.training.shipped_memo import length_accuracy_row
 
     lengths, count = list(ctx.params["lengths"]), ctx.params["count"]
-    rows = {t: length_accuracy(_shipped(t).model, t, lengths, count=count) for t in ("number", "letter")}
+    rows = {t: [length_accuracy_row(t, n, count) for n in lengths] for t in ("number", "letter")}
     letter_ok = all(r["accuracy"] >= 0.9 for r in rows["letter"] if r["n"] <= 850)
     number_ok = all(r["accuracy"] < 0.5 for r in rows["number"] if r["n"] >= 64)
     figures = {
@@ -291,16 +289,14 @@ def _length(ctx: CheckContext) -> Outcome:
 def _frequencies(ctx: CheckContext) -> Outcome:
     if not HAS_HF:
         return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    from ropeproof.verify.training.data import SCORING, TaskEncoder
-    from ropeproof.verify.training.head_theory import dominant_plane, frequency_profile
+    from ropeproof.verify.training.head_theory import dominant_plane
+    from ropeproof.verify.training.shipped_memo import frequency_profile_rows
 
     figures: dict[str, Any] = {}
     for task in ("number", "letter"):
-        model = _shipped(task).model
-        ids = TaskEncoder(task).draw(ctx.params["prompts"], shipped_record(task).seed, SCORING, 0).input_ids
         figures[task] = []
-        for layer in range(model.config.n_layer):
-            top = dominant_plane(frequency_profile(model, ids, layer))
+        for layer in range(_shipped(task).model.config.n_layer):
+            top = dominant_plane(frequency_profile_rows(task, ctx.params["prompts"], layer))
             figures[task].append(
                 {k: top[k] for k in ("layer", "freq_id", "theta", "share", "S_pos", "S_sym")}
             )

@@ -75,7 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--jobs",
         type=int_in(1, 2),
         default=DEFAULT_JOBS,
-        help="2: draw the figures in a second process while the claims run; 1: one process",
+        help="2: draw the figures in a second process while the claims run (except those that reuse the "
+        "claims' work: paper_figures.DRAWN_WITH_CLAIMS); 1: one process",
     )
     p.set_defaults(run=run)
 
@@ -128,8 +129,10 @@ def run(args: argparse.Namespace) -> int:
         job = None
         if not args.no_figures and args.jobs > 1:
             from ropeproof.figure_process import start_figures
+            from ropeproof.paper_figures import DRAWN_WITH_CLAIMS
 
-            job = start_figures(staging / "figures", args.quick, getattr(args, "threads", None))
+            threads = getattr(args, "threads", None)
+            job = start_figures(staging / "figures", args.quick, threads, main=DRAWN_WITH_CLAIMS)
         try:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
             if job is not None:
