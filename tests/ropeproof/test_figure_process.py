@@ -14,15 +14,30 @@ from ropeproof.theory.errors import InputError
 NAMES = ["e_geometry", "ps_plane", "a_theory_bounds"]
 
 
-def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
-    job = start_figures(tmp_path / "split", quick=True, threads=1, names=NAMES)
+def test_two_processes_draw_what_one_draws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ropeproof.paper_figures as figures_package
+
+    drawn_here: list[str] = []
+    real = figures_package.make_all
+
+    def spy(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> dict[str, list[Path]]:
+        drawn_here.extend(only or [])
+        return real(out_dir, quick=quick, only=only)
+
+    # the parent's make_all; the spawned child imports its own
+    monkeypatch.setattr(figures_package, "make_all", spy)
+    job = start_figures(tmp_path / "split", quick=True, threads=1, names=NAMES, main=["ps_plane"])
     split = job.finish()
+    monkeypatch.undo()
     alone = make_all(tmp_path / "alone", quick=True, only=NAMES)
     assert list(split) == NAMES and set(alone) == set(NAMES)
     for name in NAMES:
         for a, b in zip(split[name], alone[name], strict=True):
             assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
     assert not job.process.is_alive()
+    # the main figure is drawn by the parent first and never by the child; each figure is drawn once
+    assert drawn_here[0] == "ps_plane" and "ps_plane" not in job.drawn_by_child
+    assert sorted(drawn_here + job.drawn_by_child) == sorted(NAMES)
 
 
 def test_an_error_in_the_child_is_raised_in_the_parent(tmp_path: Path) -> None:
@@ -39,27 +54,6 @@ def test_cancel_stops_the_child(tmp_path: Path) -> None:
     start = time.perf_counter()
     job.cancel()
     assert not job.process.is_alive() and time.perf_counter() - start < 10
-
-
-def test_main_figures_are_drawn_by_the_parent_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ropeproof.paper_figures as figures_package
-
-    drawn_here: list[str] = []
-    real = figures_package.make_all
-
-    def spy(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> dict[str, list[Path]]:
-        drawn_here.extend(only or [])
-        return real(out_dir, quick=quick, only=only)
-
-    # the parent's make_all; the spawned child imports its own
-    monkeypatch.setattr(figures_package, "make_all", spy)
-    job = start_figures(tmp_path / "split", quick=True, threads=1, names=NAMES, main=["ps_plane"])
-    split = job.finish()
-    assert list(split) == NAMES
-    assert drawn_here[0] == "ps_plane"
-    assert "ps_plane" not in job.drawn_by_child
-    assert sorted(set(drawn_here) | set(job.drawn_by_child)) == sorted(NAMES)
-    assert not set(drawn_here) & set(job.drawn_by_child)  # each figure drawn once
 
 
 def test_check_draws_the_figures_that_share_the_claims_work_in_its_own_process() -> None:
