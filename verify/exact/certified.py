@@ -96,23 +96,38 @@ def _floor_to_float(man: int, exp: int) -> float:
         return -math.inf
 
 
+def _floor_exact_to_float(v: arb) -> float:
+    """The largest float64 ``<= v`` for an exact, finite ``flint.arb`` ``v``.
+
+    A first guess is ``float(v)``; it is accepted once Arb's exact comparisons show ``guess <= v`` and
+    ``nextafter(guess, +inf) > v`` (so it is the largest float64 ``<= v`` whatever the guess's own
+    rounding), after at most two one-ulp steps; otherwise the exact integer rounding
+    :func:`_floor_to_float` of ``v``'s mantissa and exponent decides."""
+    f = float(v)
+    for _ in range(3):
+        if arb(f) > v:
+            f = math.nextafter(f, -math.inf)
+        elif f != math.inf and arb(math.nextafter(f, math.inf)) <= v:
+            f = math.nextafter(f, math.inf)
+        else:
+            return f
+    man, exp = v.man_exp()
+    return _floor_to_float(int(man), int(exp))
+
+
 def arb_ends(x: arb) -> tuple[float, float]:
     """Float64 ``(lo, hi)`` enclosing the ball ``x = [mid +- rad]`` (``flint.arb``), rounded outward.
 
     ``lo`` is the largest float64 ``<= x.lower()`` and ``hi`` the smallest float64 ``>= x.upper()``, where
     ``x.lower()``/``x.upper()`` are ``mid - rad``/``mid + rad`` rounded down/up at the working precision.
     At a working precision of at least 53 bits every float64 is one of its numbers, so ``lo``/``hi`` are
-    then the tightest float64 ends of ``[mid - rad, mid + rad]`` itself. The rounding to float64 is
-    exact integer arithmetic on the ends' mantissas and exponents, subnormals included; a ball that is
-    not finite (infinite radius, NaN midpoint) gives ``(-inf, inf)``.
+    then the tightest float64 ends of ``[mid - rad, mid + rad]`` itself. Each end is decided by exact
+    comparisons (:func:`_floor_exact_to_float`), subnormals and the overflow range included; a ball
+    that is not finite (infinite radius, NaN midpoint) gives ``(-inf, inf)``.
     """
     if not x.is_finite():
         return -math.inf, math.inf
-    man, exp = x.lower().man_exp()
-    lo = _floor_to_float(int(man), int(exp))
-    man, exp = x.upper().man_exp()
-    hi = -_floor_to_float(-int(man), int(exp))
-    return lo, hi
+    return _floor_exact_to_float(x.lower()), -_floor_exact_to_float(-x.upper())
 
 
 def _down(x: np.ndarray) -> np.ndarray:

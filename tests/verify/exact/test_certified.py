@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.certified import (
+    _floor_to_float,
     arb_ends,
     arb_precision,
     certified_dirichlet,
@@ -246,6 +247,8 @@ def test_arb_ends_round_outward_to_the_nearest_float64(man, exp, rad_man, rad_ex
     assert rad >= Fraction(rad_man) * Fraction(2) ** (exp + rad_exp_shift)
     assert lo == _largest_float_at_most(mid - rad)
     assert hi == -_largest_float_at_most(-(mid + rad))
+    # the exact integer rounding arb_ends falls back on when float()'s guess is more than 2 ulps off
+    assert _floor_to_float(man, exp) == _largest_float_at_most(Fraction(man) * Fraction(2) ** exp)
 
 
 def test_arb_ends_on_simple_balls() -> None:
