@@ -127,7 +127,8 @@ def arb_ends(x: arb) -> tuple[float, float]:
     """
     if not x.is_finite():
         return -math.inf, math.inf
-    return _floor_exact_to_float(x.lower()), -_floor_exact_to_float(-x.upper())
+    # 0.0 - f negates exactly and turns -0.0 into 0.0
+    return _floor_exact_to_float(x.lower()), 0.0 - _floor_exact_to_float(-x.upper())
 
 
 def _down(x: np.ndarray) -> np.ndarray:

@@ -256,6 +256,8 @@ def test_arb_ends_on_simple_balls() -> None:
         lo, hi = arb_ends(arb(1) / 3)
         assert Fraction(lo) < Fraction(1, 3) < Fraction(hi) and hi == math.nextafter(lo, math.inf)
         assert arb_ends(arb(0.1)) == (0.1, 0.1)  # an exact float64 ball: both ends exact
+        lo, hi = arb_ends(arb(0))
+        assert (lo, hi) == (0.0, 0.0) and math.copysign(1.0, hi) == 1.0  # +0.0, not -0.0 (hex records)
         tiny = arb((1, -1100)) / 3  # below the smallest subnormal: [0, 2^-1074]
         assert arb_ends(tiny) == (0.0, 5e-324) and arb_ends(-tiny) == (-5e-324, 0.0)
         assert arb_ends(arb((1, 1030))) == (sys.float_info.max, math.inf)
