@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import venv
 from pathlib import Path
@@ -53,7 +54,8 @@ def test_every_module_is_imported_by_a_test(package_modules: dict[str, Path]) ->
 @pytest.mark.skipif(sys.platform == "win32", reason="venv layout differs on Windows")
 def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     """Build a wheel, install it into a new venv (torch and the other dependencies come from the
-    base interpreter's site-packages), then import it and run a command from outside the checkout."""
+    base interpreter's site-packages and, when the tests run in a venv, from that venv's), then import
+    it and run a command from outside the checkout."""
     dist = tmp_path / "dist"
     source = tmp_path / "source"  # build from a copy: setuptools writes build/ next to the sources
     skip = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".*cache", "*.pyc")
@@ -69,6 +71,12 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
+    # dependencies installed in the running venv (python-flint, say) are seen after the new venv's own
+    # packages: a .pth line only appends the folder to sys.path (the editable install's own .pth files
+    # there are not processed, so `import ropeproof` still finds the wheel)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    running = sysconfig.get_paths()["purelib"]
+    (env_dir / "lib" / version / "site-packages" / "running_env.pth").write_text(running + "\n")
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
         check=True,

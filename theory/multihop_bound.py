@@ -33,8 +33,8 @@ most ``M_0`` and unembedding vectors of norm at most ``U``. Let ``mu_l(n) > 0`` 
    margin (:func:`ropeproof.theory.multihop.code_margin`). When this is positive every input of the
    family is answered correctly, in exact real arithmetic.
 
-The functions take an ``exp`` so that the same formulas run on floats (``math.exp``) and on
-``mpmath.iv`` intervals (``iv.exp``), as the certified checks do.
+The functions take an ``exp`` so that the same formulas run on floats (``math.exp``), on ``mpmath.iv``
+intervals (``iv.exp``) and on Arb balls (python-flint's ``arb.exp``, which the certified checks use).
 """
 
 from __future__ import annotations

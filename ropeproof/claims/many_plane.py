@@ -157,7 +157,7 @@ def _dirichlet(ctx: CheckContext) -> Outcome:
         counterexample=cex or {"unchecked_steps": [s.name for s in steps if s.passed is not True]},
         certified=ok and proof_ok,
         detail=f"holds (steps {checked}); every row and witness decided from interval enclosures "
-        "(mpmath.iv).",
+        "(Arb ball arithmetic, python-flint).",
     )
 
 

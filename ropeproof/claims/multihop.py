@@ -108,7 +108,7 @@ def _certified(task: str, ctx: CheckContext) -> Outcome:
         counterexample=witness,
         detail=(
             "Leaked attention bounded from each layer's exact margin and the logit scale, propagated "
-            "through the residual stream (theory/multihop_bound.py), enclosed with mpmath.iv; "
+            "through the residual stream (theory/multihop_bound.py), enclosed with Arb balls (python-flint); "
             "'where_the_proof_stops' is the limiting layer's worst-case chain row at the first undecided "
             "length."
         ),

@@ -9,9 +9,11 @@ Theorem D (:mod:`ropeproof.theory.dirichlet`) rests on two steps that sympy cann
 
 For given frequencies and every ``Q`` that a length ``n <= max_n`` uses (``Q = Q_K(M)`` with
 ``M = n - 1`` or ``ceil((n - 1) / 2)``, ``Q >= 2``), :func:`dirichlet_witnesses` exhibits a colliding
-pair (found in float64) and certifies its conclusion with interval arithmetic (``mpmath.iv``): the
-reduced angle ``d theta_k - 2 pi round(d theta_k / 2 pi)`` is enclosed and its absolute value shown
-to be below the enclosure of ``2 pi / Q``. Since ``Q^K <= M``, the witness ``d`` lies in ``1 .. M``.
+pair (found in float64) and certifies its conclusion with ball arithmetic (Arb, ``flint.arb``): the
+reduced angle ``r_k = d theta_k - 2 pi j_k`` (``j_k`` the nearest integer to ``d theta_k / 2 pi`` in
+float64; any integer is valid) is enclosed in a ball and ``|r_k| < 2 pi / Q`` is decided by Arb's
+comparison of balls, which is true only when it holds for every point of both. Since ``Q^K <= M``, the
+witness ``d`` lies in ``1 .. M``.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from mpmath import iv
+from flint import arb
 
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.angles import reduced_angles
-from ropeproof.verify.exact.certified import iv_precision
+from ropeproof.verify.exact.certified import arb_ends, arb_precision
 
 MAX_POINTS = 1 << 22
 """Largest ``Q^K + 1`` point set searched for a collision."""
@@ -72,17 +74,19 @@ def _collisions(freqs: np.ndarray, q: int) -> list[tuple[int, int]]:
 
 
 def _certify(freqs: Sequence[float], d: int, q: int, prec: int) -> tuple[bool, float]:
-    with iv_precision(prec):
-        two_pi = 2 * iv.pi
+    """Whether ``|d theta_k mod 2 pi| < 2 pi / q`` for every ``k`` (certified), and the largest upper end
+    (float64, rounded up) of ``|r_k|`` over the planes looked at."""
+    with arb_precision(prec):
+        two_pi = 2 * arb.pi()
         width = two_pi / q
         worst = 0.0
         for th in freqs:
-            x = iv.mpf(d) * iv.mpf(float(th))
-            k = round(float(x.mid) / (2 * math.pi))
+            x = d * arb(float(th))  # exact: d < 2^22, 53-bit theta
+            k = round(float(x.mid()) / (2 * math.pi))
             r = x - k * two_pi
-            top = max(abs(float(r.a)), abs(float(r.b)))
-            worst = max(worst, top)
-            if not (abs(r.a) < width.a and abs(r.b) < width.a):
+            lo, hi = arb_ends(r)
+            worst = max(worst, -lo, hi)
+            if not abs(r) < width:  # arb: every point of |r| below every point of width
                 return False, worst
         return True, worst
 

@@ -1,10 +1,12 @@
 """Certified bound checks: every margin and bound for every ``n <= N`` enclosed in an interval.
 
-Enclosures come from interval arithmetic (``mpmath.iv`` at ``prec`` bits) for every transcendental
-value; they are rounded outward to float64 (``to_float`` with floor/ceiling rounding), and the rest
-of the computation uses only ``min``/``max`` (exact on floats) and subtractions rounded outward
-(``nextafter`` past the round-to-nearest result). Parameters are the exact binary values of their
-float64s. A row of ``measured(n) <= bound(n)`` is
+Enclosures come from ball arithmetic (Arb, through python-flint's ``flint.arb``, at ``prec`` bits) for
+every transcendental value; each ball ``[mid +- rad]`` is rounded outward to float64 by
+:func:`arb_ends` (its lower end rounded down, its upper end rounded up), and the rest of the
+computation uses only ``min``/``max`` (exact on floats) and subtractions rounded outward (``nextafter``
+past the round-to-nearest result). Parameters are the exact binary values of their float64s.
+:func:`interval_ends` and :class:`iv_precision` do the same for ``mpmath.iv`` intervals, which other
+modules still use for one-off constants. A row of ``measured(n) <= bound(n)`` is
 
 - ``holds``: ``hi(measured) <= lo(bound)``;
 - ``holds-equal``: the intervals overlap, but a witness input's value equals the bound identically
@@ -32,6 +34,7 @@ Enclosed quantities (docs/theory.md section 5; :mod:`ropeproof.verify.exact.inde
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +43,8 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
+from flint import arb
+from flint import ctx as flint_ctx
 from mpmath import iv, libmp
 
 from ropeproof.theory.dirichlet import dirichlet_q
@@ -66,6 +71,66 @@ def interval_ends(x: Any) -> tuple[float, float]:
     return lo, hi
 
 
+def _floor_to_float(man: int, exp: int) -> float:
+    """The largest float64 ``<= man * 2^exp`` (exact integers in; ``-inf`` below ``-DBL_MAX``).
+
+    The float64 of the same size keeps ``keep = min(53, top + 1074)`` significant bits, where
+    ``2^(top-1) <= |v| < 2^top`` (fewer than 53 for subnormals, whose last bit is ``2^-1074``); the
+    mantissa is floored to ``keep`` bits by an arithmetic shift (Python's ``>>`` floors, negatives
+    too), after which ``ldexp`` is exact."""
+    if man == 0:
+        return 0.0
+    bits = abs(man).bit_length()
+    top = bits + exp
+    if top > 1024:  # |v| >= 2^1024 > DBL_MAX
+        return -math.inf if man < 0 else sys.float_info.max
+    keep = min(53, top + 1074)
+    if keep <= 0:  # 0 < |v| < 2^-1074, the smallest subnormal
+        return -math.ldexp(1.0, -1074) if man < 0 else 0.0
+    if bits > keep:
+        man >>= bits - keep
+        exp += bits - keep
+    try:
+        return math.ldexp(man, exp)
+    except OverflowError:  # a negative mantissa floored up to -2^1024
+        return -math.inf
+
+
+def _floor_exact_to_float(v: arb) -> float:
+    """The largest float64 ``<= v`` for an exact, finite ``flint.arb`` ``v``.
+
+    A first guess is ``float(v)``; it is accepted once Arb's exact comparisons show ``guess <= v`` and
+    ``nextafter(guess, +inf) > v`` (so it is the largest float64 ``<= v`` whatever the guess's own
+    rounding), after at most two one-ulp steps; otherwise the exact integer rounding
+    :func:`_floor_to_float` of ``v``'s mantissa and exponent decides."""
+    f = float(v)
+    for _ in range(3):
+        if arb(f) > v:
+            f = math.nextafter(f, -math.inf)
+        elif f != math.inf and arb(math.nextafter(f, math.inf)) <= v:
+            f = math.nextafter(f, math.inf)
+        else:
+            return f
+    man, exp = v.man_exp()
+    return _floor_to_float(int(man), int(exp))
+
+
+def arb_ends(x: arb) -> tuple[float, float]:
+    """Float64 ``(lo, hi)`` enclosing the ball ``x = [mid +- rad]`` (``flint.arb``), rounded outward.
+
+    ``lo`` is the largest float64 ``<= x.lower()`` and ``hi`` the smallest float64 ``>= x.upper()``, where
+    ``x.lower()``/``x.upper()`` are ``mid - rad``/``mid + rad`` rounded down/up at the working precision.
+    At a working precision of at least 53 bits every float64 is one of its numbers, so ``lo``/``hi`` are
+    then the tightest float64 ends of ``[mid - rad, mid + rad]`` itself. Each end is decided by exact
+    comparisons (:func:`_floor_exact_to_float`), subnormals and the overflow range included; a ball
+    that is not finite (infinite radius, NaN midpoint) gives ``(-inf, inf)``.
+    """
+    if not x.is_finite():
+        return -math.inf, math.inf
+    # 0.0 - f negates exactly and turns -0.0 into 0.0
+    return _floor_exact_to_float(x.lower()), 0.0 - _floor_exact_to_float(-x.upper())
+
+
 def _down(x: np.ndarray) -> np.ndarray:
     return np.nextafter(x, -np.inf)
 
@@ -88,6 +153,21 @@ class iv_precision:
         iv.prec = self.saved
 
 
+class arb_precision:
+    """``with arb_precision(bits):`` sets python-flint's working precision (``flint.ctx.prec``, used by
+    every ``flint.arb`` operation) and restores it."""
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+
+    def __enter__(self) -> None:
+        self.saved = flint_ctx.prec
+        flint_ctx.prec = self.bits
+
+    def __exit__(self, *exc: object) -> None:
+        flint_ctx.prec = self.saved
+
+
 def _check_n(max_n: int, limit: int = 10**6) -> int:
     if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= limit:
         raise InputError(f"max_n={max_n!r} must be an integer in 2 .. {limit}")
@@ -108,10 +188,16 @@ def enclose_index_gaps(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Enclosures ``(lo, hi)`` of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = first_m .. max_m``.
 
+    Each ``g(m)`` is one ``flint.arb`` ball: ``h_k = theta_k / 2`` and ``w_k = 2 a_k`` are exact, ``s_k =
+    sin(m h_k)`` is Arb's rigorous sine of the ball ``m h_k`` (exact while ``m h_k`` fits the working
+    precision), and ``g(m) = sum_k w_k s_k s_k``; the ball is rounded outward to float64 by
+    :func:`arb_ends`, and a negative lower end is raised to 0 (``g(m) >= 0`` since ``a_k >= 0``).
+
     For ``max |theta_k| >= 1`` the working precision is ``prec`` plus ``26`` plus the binary exponent of
     ``max |theta_k|``, so every angle ``m theta_k`` (``m < 2^26``) keeps ``prec`` bits after its
-    integer part (large ``|theta|``, docs/theory.md section 7); it depends on the frequencies only, so
-    any split of the offsets encloses each ``g(m)`` identically."""
+    integer part (large ``|theta|``, docs/theory.md section 7); it depends on the frequencies only, and
+    each ``g(m)`` is computed on its own, so any split of the offsets encloses each ``g(m)``
+    identically."""
     f = [float(x) for x in freqs]
     a = [float(x) for x in amps]
     if not f or len(f) != len(a) or any(x < 0 for x in a) or not all(map(math.isfinite, f + a)):
@@ -122,14 +208,16 @@ def enclose_index_gaps(
     lo, hi = np.empty(size), np.empty(size)
     big = max(abs(t) for t in f)
     extra = math.frexp(big)[1] + 26 if big >= 1 else 0
-    with iv_precision(_check_prec(prec) + extra):
-        halves = [iv.mpf(t) / 2 for t in f]
-        weights = [2 * iv.mpf(w) for w in a]
+    with arb_precision(_check_prec(prec) + extra):
+        halves = [arb(t) / 2 for t in f]  # exact: a float64 halved
+        weights = [2 * arb(w) for w in a]  # exact
         for m in range(first_m, max_m + 1):
-            total = iv.mpf(0)
+            total = arb(0)
             for h, w in zip(halves, weights, strict=True):
-                total += w * iv.sin(m * h) ** 2
-            lo[m - first_m], hi[m - first_m] = interval_ends(total)
+                s = (m * h).sin()
+                total += w * (s * s)
+            end_lo, end_hi = arb_ends(total)
+            lo[m - first_m], hi[m - first_m] = max(end_lo, 0.0), end_hi
     return lo, hi
 
 
@@ -150,9 +238,12 @@ def enclose_retrieval_terms(
     """Enclosures of ``T(d) = cos(d theta)`` and ``O(d) = max_c cos(c omega - d theta)`` for
     ``d = 1 .. max_d``, and of ``S = max_c cos(c omega)`` (``c = 1 .. A-1``, ``omega = 2 pi / A``).
 
-    ``cos(d theta)``, ``sin(d theta)``, ``cos(c omega)``, ``sin(c omega)`` are enclosed with
-    ``mpmath.iv``; ``cos(c omega - d theta) = cos(c omega) cos(d theta) + sin(c omega) sin(d theta)``
-    is then formed with outward-rounded float64 interval products and sums.
+    ``cos(d theta)``, ``sin(d theta)``, ``cos(c omega)``, ``sin(c omega)`` are ``flint.arb`` balls at
+    ``prec`` bits (Arb's ``sin_cos`` of the exact ``d theta`` and of ``c omega``, ``omega = 2 pi / A``
+    with Arb's enclosure of ``pi``), each rounded outward to float64 by :func:`arb_ends`;
+    ``cos(c omega - d theta) = cos(c omega) cos(d theta) + sin(c omega) sin(d theta)`` is then formed
+    with outward-rounded float64 interval products and sums. Each ``d`` is enclosed on its own, so any
+    range of ``d`` gives the same enclosures.
     """
     if isinstance(alphabet, bool) or not isinstance(alphabet, int) or alphabet < 2:
         raise InputError(f"alphabet={alphabet!r} must be an integer >= 2")
@@ -162,16 +253,17 @@ def enclose_retrieval_terms(
     sd = np.empty((2, max_d))
     cc = np.empty((2, alphabet - 1))
     sc = np.empty((2, alphabet - 1))
-    with iv_precision(_check_prec(prec)):
-        th = iv.mpf(float(theta))
-        omega = 2 * iv.pi / alphabet
+    with arb_precision(_check_prec(prec)):
+        th = arb(float(theta))
+        omega = 2 * arb.pi() / alphabet
         for c in range(1, alphabet):
-            cc[:, c - 1] = interval_ends(iv.cos(c * omega))
-            sc[:, c - 1] = interval_ends(iv.sin(c * omega))
+            sin_c, cos_c = (c * omega).sin_cos()
+            cc[:, c - 1] = arb_ends(cos_c)
+            sc[:, c - 1] = arb_ends(sin_c)
         for d in range(1, max_d + 1):
-            x = d * th
-            cd[:, d - 1] = interval_ends(iv.cos(x))
-            sd[:, d - 1] = interval_ends(iv.sin(x))
+            sin_d, cos_d = (d * th).sin_cos()
+            cd[:, d - 1] = arb_ends(cos_d)
+            sd[:, d - 1] = arb_ends(sin_d)
     p1 = _mul(cc[0][None, :], cc[1][None, :], cd[0][:, None], cd[1][:, None])
     p2 = _mul(sc[0][None, :], sc[1][None, :], sd[0][:, None], sd[1][:, None])
     o_lo, o_hi = _add(*p1, *p2)
@@ -397,10 +489,15 @@ class CertifiedCheck:
 
 
 def _index_bound_enclosure(theta: float, n: np.ndarray, prec: int) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """Enclosure of ``min(2 sin(theta/2)^2, pi^2 / (2 n^2))`` and of its first term."""
-    with iv_precision(prec):
-        t1 = interval_ends(2 * iv.sin(iv.mpf(float(theta)) / 2) ** 2)
-        pi2 = interval_ends(iv.pi**2 / 2)
+    """Enclosure of ``min(2 sin(theta/2)^2, pi^2 / (2 n^2))`` and of its first term: ``flint.arb`` balls
+    at ``prec`` bits for ``2 sin(theta/2)^2`` and ``pi^2 / 2`` (:func:`arb_ends`), then outward-rounded
+    float64 division by the exact ``n^2``."""
+    with arb_precision(prec):
+        s = (arb(float(theta)) / 2).sin()
+        t1 = arb_ends(2 * (s * s))
+        t1 = (max(t1[0], 0.0), t1[1])  # a square: >= 0
+        pi = arb.pi()
+        pi2 = arb_ends(pi * pi / 2)
     n2 = n.astype(np.float64) ** 2  # exact: n < 2^26
     t2_lo, t2_hi = _down(pi2[0] / n2), _up(pi2[1] / n2)
     return np.minimum(t1[0], t2_lo), np.minimum(t1[1], t2_hi), (t1, (t2_lo, t2_hi))
@@ -493,7 +590,11 @@ def certified_dirichlet(
     freqs: Sequence[float], amps: Sequence[float] | None, max_n: int, prec: int = 80
 ) -> CertifiedCheck:
     """Certify Theorem D, ``margin_inf(n) <= 2 A sin(pi / max(2, Q_K(n-1)))^2``, for ``n = 2 .. max_n``,
-    and ``gap_sup(n) <=`` the same with ``M = ceil((n-1)/2)``."""
+    and ``gap_sup(n) <=`` the same with ``M = ceil((n-1)/2)``.
+
+    ``g(m)`` is enclosed by :func:`enclose_index_gaps`; the bound ``2 A sin(pi / Q)^2`` is one
+    ``flint.arb`` ball per distinct ``Q`` at ``prec`` bits (``A = sum_k a_k`` summed in Arb), rounded
+    outward by :func:`arb_ends`."""
     start = time.perf_counter()
     max_n = _check_n(max_n)
     f = [float(x) for x in freqs]
@@ -506,14 +607,16 @@ def certified_dirichlet(
     for q, ms in (("margin_inf", n - 1), ("gap_sup", (n - 1 + 1) // 2)):
         cache: dict[int, tuple[float, float]] = {}
         b_lo, b_hi = np.empty(n.size), np.empty(n.size)
-        with iv_precision(prec):
-            total = iv.mpf(0)
+        with arb_precision(prec):
+            total = arb(0)
             for w in a:
-                total += iv.mpf(w)
+                total += arb(w)
             for i, m in enumerate(ms.tolist()):
                 qq = max(2, dirichlet_q(int(m), k))
                 if qq not in cache:
-                    cache[qq] = interval_ends(2 * total * iv.sin(iv.pi / qq) ** 2)
+                    s = (arb.pi() / qq).sin()
+                    lo_, hi_ = arb_ends(2 * total * (s * s))
+                    cache[qq] = (max(lo_, 0.0), hi_)  # A >= 0 times a square
                 b_lo[i], b_hi[i] = cache[qq]
         meas = (p_lo[ms - 1], p_hi[ms - 1])
         comparisons[q] = judge("dirichlet", q, n, meas, (b_lo, b_hi))
@@ -532,13 +635,17 @@ def certified_dirichlet(
 def _retrieval_bound_enclosure(
     alphabet: int, theta: float, n: np.ndarray, prec: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Enclosure of ``1 - cos(omega - n theta) = 2 sin((omega - n theta)/2)^2`` for every ``n``."""
+    """Enclosure of ``1 - cos(omega - n theta) = 2 sin((omega - n theta)/2)^2`` for every ``n``: one
+    ``flint.arb`` ball per ``n`` at ``prec`` bits (``omega = 2 pi / A`` from Arb's ``pi``, ``n theta``
+    exact), rounded outward by :func:`arb_ends` (a negative lower end raised to 0: a square)."""
     lo, hi = np.empty(n.size), np.empty(n.size)
-    with iv_precision(prec):
-        th = iv.mpf(float(theta))
-        omega = 2 * iv.pi / alphabet
+    with arb_precision(prec):
+        th = arb(float(theta))
+        omega = 2 * arb.pi() / alphabet
         for i, nn in enumerate(n.tolist()):
-            lo[i], hi[i] = interval_ends(2 * iv.sin((omega - nn * th) / 2) ** 2)
+            s = ((omega - nn * th) / 2).sin()
+            end_lo, end_hi = arb_ends(2 * (s * s))
+            lo[i], hi[i] = max(end_lo, 0.0), end_hi
     return lo, hi
 
 

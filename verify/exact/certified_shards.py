@@ -4,7 +4,7 @@
 ``G(M) = min_{m <= M} g(m)`` (``M = n - 1`` or ``ceil((n-1)/2)``, docs/theory.md section 5). An
 enclosure of a prefix minimum is ``[min_m lo(m), min_m hi(m)]``, and both running minima change only at
 their *records* (offsets where they drop). So one shard encloses ``g(m)`` for its own range of
-``m`` with ``mpmath.iv`` (:func:`enclose_gap_records`, the same enclosures as the unsharded check) and
+``m`` with Arb balls (:func:`enclose_gap_records`, the same enclosures as the unsharded check) and
 keeps only the records of its local running minima: a few numbers whatever the range. Merging the
 shards (:func:`merge_gap_records`) keeps each record that beats every earlier shard's minimum, which is
 exactly the record list of the whole range. :func:`judge_records` then decides every row ``n`` without
@@ -14,6 +14,10 @@ non-increasing in ``n``, so ``holds`` / ``violated`` / ``holds-equal`` (the iden
 binary search. The statuses equal those of the unsharded check before its refinement step (which
 re-encloses a few undecided rows at higher precision; :attr:`CertifiedRecordCheck.undecided_n` lists
 the rows it would see).
+
+Records files written before the port to Arb (``mpmath.iv`` enclosures, the same format) still hold
+rigorous enclosures, so merging them with new ones stays sound; only the bit-for-bit equality with an
+unsharded run needs every shard from the same version.
 """
 
 from __future__ import annotations
@@ -112,7 +116,7 @@ def enclose_gap_records(
     prec: int = 80,
     chunk: int = 1 << 14,
 ) -> GapRecords:
-    """One shard: enclose ``g(m)`` for ``m = m_start .. m_stop`` (``mpmath.iv``, as the unsharded check)
+    """One shard: enclose ``g(m)`` for ``m = m_start .. m_stop`` (Arb balls, as the unsharded check)
     and keep the records of the running minima. Memory ``O(chunk)``."""
     f = [float(x) for x in freqs]
     a = [1.0] * len(f) if amps is None else [float(x) for x in amps]

@@ -1,5 +1,5 @@
 """Certified correctness of a compiled multi-hop model on every input of its task family, by interval
-arithmetic (``mpmath.iv``).
+arithmetic (Arb balls, ``flint.arb``, for the per-length leaks; ``mpmath.iv`` for the one code margin).
 
 The family at length ``n`` with up to ``H`` hops (``docs/theory.md`` sections 3 and 6): every sequence of
 ``n`` tokens whose chain from the last position reaches an answer (a letter; a (letter, integer) pair)
@@ -13,7 +13,9 @@ For each ``n`` the check encloses
 
 - every layer's chain-row margin ``mu_l(n)`` (:mod:`ropeproof.verify.exact.multihop_margins`);
 - the leaked mass ``eps_l(n) <= K e^{-beta mu_l} / (1 + K e^{-beta mu_l})``, ``K = n - 1``, ``beta`` the
-  logit scale (``eps_l = 1`` when the margin is not certified positive);
+  logit scale (``eps_l = 1`` when the margin is not certified positive), as one ``flint.arb`` ball per
+  layer and length (:func:`~ropeproof.theory.multihop_bound.leak_bound` with Arb's ``exp``), rounded
+  outward by :func:`~ropeproof.verify.exact.certified.arb_ends`;
 - the readout margin bound ``R(n) = c gamma - 2^{L+1} sum_l eps_l(n)``
   (:func:`ropeproof.theory.multihop_bound.readout_margin_bound` with unit codes, ``M_0 = U = 1``,
   evaluated in outward-rounded float64 from the interval ends), where ``c = c_L(H)`` is the smallest
@@ -34,12 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from flint import arb
 from mpmath import iv
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop_bound import leak_bound
-from ropeproof.verify.exact.certified import interval_ends, iv_precision
+from ropeproof.verify.exact.certified import arb_ends, arb_precision, interval_ends, iv_precision
 from ropeproof.verify.exact.multihop_margins import (
     distinct_layers,
     layer_margin_enclosure,
@@ -158,16 +161,14 @@ def certify_model(model: CompiledModel, hops: int, max_n: int, prec: int = 80) -
     margins = [layer_margin_enclosure(info, max_n, prec, model.vocab_size)[0] for info in infos]
     n = np.arange(2, max_n + 1)
     eps_lo, eps_hi = np.ones((len(layers), n.size)), np.ones((len(layers), n.size))
-    with iv_precision(prec):
-        beta = iv.mpf(float(model.logit_scale))
-        _g, g_ends = _gamma(model, prec)
+    _g, g_ends = _gamma(model, prec)
+    with arb_precision(prec):
+        beta = arb(float(model.logit_scale))
         for j, mu in enumerate(margins):
             for r, nn in enumerate(n.tolist()):
                 m = float(mu[r])
                 if m > 0:  # the leak bound decreases with the margin: use the margin's lower end
-                    eps_lo[j, r], eps_hi[j, r] = interval_ends(
-                        leak_bound(beta, iv.mpf(m), nn - 1, exp=iv.exp)
-                    )
+                    eps_lo[j, r], eps_hi[j, r] = arb_ends(leak_bound(beta, arb(m), nn - 1, exp=arb.exp))
     # readout_margin_bound(c, gamma, eps) = c gamma - 2^(L+1) sum_l eps_l, in outward-rounded float64
     total_hi, total_lo = np.zeros(n.size), np.zeros(n.size)
     for mult, e_lo, e_hi in zip(multiplicity, eps_lo, eps_hi, strict=True):

@@ -1,5 +1,5 @@
 """Per-layer attention margins of a compiled multi-hop model: exactly (float64, with the attaining input)
-and enclosed in intervals (``mpmath.iv``) from closed forms.
+and enclosed in intervals (Arb balls, ``flint.arb``) from closed forms.
 
 Queries and keys read only the tokens' original content (``docs/theory.md`` section 6), so layer
 ``l``'s logit between two positions depends only on their tokens and their distance, exactly as for
@@ -32,9 +32,9 @@ Chain rows by layer kind:
   ``margin_inf(n) = a (1 - max_{d <= n-1} max_{c=0..V-1} cos(2 pi c / V - d theta))`` (0 at ``theta = 0``:
   a repeated token ties).
 
-The enclosures follow :mod:`ropeproof.verify.exact.certified` (``mpmath.iv`` for every transcendental
-value, outward-rounded float64 after that; :func:`enclose_gaps` is a faster equivalent for ``g``) and are
-at scale 1: multiply by the logit scale.
+The enclosures follow :mod:`ropeproof.verify.exact.certified` (``flint.arb`` balls for every
+transcendental value, outward-rounded float64 after that; :func:`enclose_gaps` is a cached equivalent for
+``g`` built on mpmath's ``mpf_sin``) and are at scale 1: multiply by the logit scale.
 """
 
 from __future__ import annotations
@@ -43,14 +43,15 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+from flint import arb
 from mpmath import libmp
 
 from ropeproof.constructions.multihop_compile import CompiledModel, LayerInfo
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.certified import (
+    arb_ends,
+    arb_precision,
     enclose_retrieval_terms,
-    interval_ends,
-    iv_precision,
     prefix_min_interval,
     retrieval_margin_interval,
 )
@@ -201,15 +202,17 @@ def _one_minus_prefix_max(o_lo: np.ndarray, o_hi: np.ndarray) -> Enclosure:
 
 
 def _orthogonal_terms(theta: float, max_d: int, prec: int) -> tuple[Enclosure, Enclosure]:
-    """Enclosures of ``T(d) = cos(d theta)`` and ``O(d) = |sin(d theta)|`` for ``d = 1 .. max_d``."""
-    from mpmath import iv
-
+    """Enclosures of ``T(d) = cos(d theta)`` and ``O(d) = |sin(d theta)|`` for ``d = 1 .. max_d``: Arb's
+    ``sin_cos`` of the exact ``d theta`` at ``prec`` bits, rounded outward by
+    :func:`~ropeproof.verify.exact.certified.arb_ends`; ``|.|`` of an enclosure ``[lo, hi]`` is
+    ``[lo, hi]``, ``[-hi, -lo]`` or ``[0, max(-lo, hi)]`` by the signs of its ends."""
     t, o = np.empty((2, max_d)), np.empty((2, max_d))
-    with iv_precision(prec):
-        th = iv.mpf(float(theta))
+    with arb_precision(prec):
+        th = arb(float(theta))
         for d in range(1, max_d + 1):
-            t[:, d - 1] = interval_ends(iv.cos(d * th))
-            lo, hi = interval_ends(iv.sin(d * th))
+            sin_d, cos_d = (d * th).sin_cos()
+            t[:, d - 1] = arb_ends(cos_d)
+            lo, hi = arb_ends(sin_d)
             if lo >= 0:
                 o[:, d - 1] = (lo, hi)
             elif hi <= 0:

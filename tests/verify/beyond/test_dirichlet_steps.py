@@ -32,6 +32,17 @@ def test_witnesses_satisfy_the_box_width_step(freqs: list[float], max_n: int) ->
         assert w.certified
 
 
+@given(freqs=st.lists(st.floats(0.01, 6.0), min_size=1, max_size=3), max_n=st.integers(5, 300))
+def test_largest_reduced_angle_encloses_a_200_bit_value(freqs: list[float], max_n: int) -> None:
+    """``max_abs_reduced`` is an upper end of ``max_k |d theta_k mod 2 pi|`` (arb, rounded up) and at most
+    ``2^-40`` relative above it: an 80-bit ball, then one float64 rounding (``2^-52``), with room."""
+    for w in dirichlet_witnesses(freqs, max_n):
+        with mpmath.workprec(200):
+            angles = [w.d * mpmath.mpf(th) for th in freqs]
+            worst = max(abs(x - 2 * mpmath.pi * mpmath.nint(x / (2 * mpmath.pi))) for x in angles)
+            assert worst <= w.max_abs_reduced <= worst * (1 + 2.0**-40)
+
+
 def test_errors() -> None:
     with pytest.raises(InputError, match="max_n"):
         dirichlet_witnesses([0.5], 1)

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
+from flint import arb
+from flint import ctx as flint_ctx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.certified import (
+    _floor_to_float,
+    arb_ends,
+    arb_precision,
     certified_dirichlet,
     certified_index,
     certified_retrieval,
@@ -175,3 +183,201 @@ def test_enclosures_of_values_below_the_float64_range_stay_outward() -> None:
     with mpmath.workdps(50):
         g = mpmath.mpf(1.0) * mpmath.sin(mpmath.mpf(4.144373387410067e-189) / 2) ** 2
         assert mpmath.mpf(lo[0]) <= g <= mpmath.mpf(hi[0])
+
+
+# ------------------------------------------------------------------------------------ arb (python-flint)
+
+REF_BITS = 200
+"""Working precision of the independent mpmath references (``mpmath.workprec``, not ``mpmath.iv``)."""
+
+WIDTH_REL = 2.0**-40
+"""Largest relative width accepted for an ordinary enclosure. The arb balls are ``2^-80`` relative
+(80-bit working precision) and rounding each end outward to float64 adds at most one ulp, ``2^-52``
+relative, per end; the float64 interval products and sums of ``enclose_retrieval_terms`` add a few ulps
+more. So ordinary enclosures are a few times ``2^-52`` wide and ``2^-40`` leaves a factor ``2^10``."""
+
+
+def _exact(x: arb) -> Fraction:
+    """The exact value of an exact arb (its midpoint's mantissa and exponent)."""
+    man, exp = x.man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
+def _largest_float_at_most(v: Fraction) -> float:
+    """Independent oracle: bisection over the ordered float64s (as int64 bit patterns)."""
+
+    def key(f: float) -> int:  # monotone map float64 -> int (sign-magnitude to two's complement order)
+        b = int(np.float64(f).view(np.int64))
+        return b if b >= 0 else -(b & 0x7FFFFFFFFFFFFFFF)
+
+    def unkey(k: int) -> float:
+        return float(np.int64(k if k >= 0 else (-k) | -0x8000000000000000).view(np.float64))
+
+    lo, hi = key(-math.inf), key(math.inf)  # invariant: unkey(lo) <= v < unkey(hi)
+    if v >= Fraction(sys.float_info.max):
+        return sys.float_info.max  # the next float64 is inf > v
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        f = unkey(mid)
+        if Fraction(f) <= v:
+            lo = mid
+        else:
+            hi = mid
+    return unkey(lo)
+
+
+_mantissas = st.integers(-(2**90), 2**90)
+_exponents = st.sampled_from([-1200, -1160, -1140, -1100, -1080, -200, -80, -60, -1, 0, 20, 930, 950, 1000])
+
+
+@given(
+    man=_mantissas,
+    exp=_exponents,
+    rad_man=st.integers(0, 2**40),
+    rad_exp_shift=st.integers(-120, 0),
+    prec=st.sampled_from([53, 64, 80, 200]),
+)
+def test_arb_ends_round_outward_to_the_nearest_float64(man, exp, rad_man, rad_exp_shift, prec) -> None:
+    """Balls whose ends are not float64 numbers (mantissas up to 90 bits, subnormal and overflowing
+    exponents): lo is the largest float64 <= mid - rad and hi the smallest >= mid + rad."""
+    with arb_precision(prec):
+        x = arb((man, exp), (rad_man, exp + rad_exp_shift))
+        lo, hi = arb_ends(x)
+        mid, rad = _exact(x.mid()), _exact(x.rad())  # read back: the radius may be rounded up
+    assert rad >= Fraction(rad_man) * Fraction(2) ** (exp + rad_exp_shift)
+    assert lo == _largest_float_at_most(mid - rad)
+    assert hi == -_largest_float_at_most(-(mid + rad))
+    # the exact integer rounding arb_ends falls back on when float()'s guess is more than 2 ulps off
+    assert _floor_to_float(man, exp) == _largest_float_at_most(Fraction(man) * Fraction(2) ** exp)
+
+
+def test_arb_ends_on_simple_balls() -> None:
+    with arb_precision(80):
+        lo, hi = arb_ends(arb(1) / 3)
+        assert Fraction(lo) < Fraction(1, 3) < Fraction(hi) and hi == math.nextafter(lo, math.inf)
+        assert arb_ends(arb(0.1)) == (0.1, 0.1)  # an exact float64 ball: both ends exact
+        lo, hi = arb_ends(arb(0))
+        assert (lo, hi) == (0.0, 0.0) and math.copysign(1.0, hi) == 1.0  # +0.0, not -0.0 (hex records)
+        tiny = arb((1, -1100)) / 3  # below the smallest subnormal: [0, 2^-1074]
+        assert arb_ends(tiny) == (0.0, 5e-324) and arb_ends(-tiny) == (-5e-324, 0.0)
+        assert arb_ends(arb((1, 1030))) == (sys.float_info.max, math.inf)
+        assert arb_ends(arb("nan")) == (-math.inf, math.inf)
+        assert arb_ends(arb(0, arb("inf"))) == (-math.inf, math.inf)
+
+
+def test_arb_precision_sets_and_restores() -> None:
+    before = flint_ctx.prec
+    with arb_precision(123):
+        assert flint_ctx.prec == 123
+    assert flint_ctx.prec == before
+    with pytest.raises(RuntimeError), arb_precision(99):
+        raise RuntimeError
+    assert flint_ctx.prec == before
+
+
+def _ref_gap(freqs, amps, m: int) -> mpmath.mpf:
+    return mpmath.fsum(
+        2 * mpmath.mpf(float(a)) * mpmath.sin(m * mpmath.mpf(float(t)) / 2) ** 2
+        for t, a in zip(freqs, amps, strict=True)
+    )
+
+
+@given(
+    freqs=st.lists(st.floats(1e-4, 7.0), min_size=1, max_size=8),
+    amp_seed=st.integers(0, 2**16),
+    first_m=st.integers(1, 3000),
+    count=st.integers(1, 40),
+)
+def test_arb_index_gaps_contain_200_bit_values_and_are_narrow(freqs, amp_seed, first_m, count) -> None:
+    amps = np.random.default_rng(amp_seed).uniform(0.01, 2, len(freqs))
+    lo, hi = enclose_index_gaps(freqs, amps, first_m + count - 1, first_m=first_m)
+    with mpmath.workprec(REF_BITS):
+        for i, m in enumerate(range(first_m, first_m + count)):
+            g = _ref_gap(freqs, amps, m)
+            assert mpmath.mpf(lo[i]) <= g <= mpmath.mpf(hi[i])
+            assert hi[i] - lo[i] <= WIDTH_REL * hi[i]  # a sum of non-negative terms: relative width
+
+
+@given(
+    theta=st.one_of(st.floats(1.0, 1e6), st.sampled_from([2.0**40 + 0.5, 1e12, 123456.789])),
+    first_m=st.integers(1, 2**26 - 50),
+)
+def test_arb_index_gaps_at_large_theta_and_offsets(theta, first_m) -> None:
+    """Large |theta| and m: the ``+ 26 + exponent`` precision rule keeps the reduced angle accurate."""
+    lo, hi = enclose_index_gaps([theta], [1.0], first_m + 3, first_m=first_m)
+    bits = REF_BITS + 26 + math.frexp(theta)[1]  # the reference also keeps 200 bits after the integer part
+    with mpmath.workprec(bits):
+        for i in range(4):
+            g = _ref_gap([theta], [1.0], first_m + i)
+            assert mpmath.mpf(lo[i]) <= g <= mpmath.mpf(hi[i])
+            assert hi[i] - lo[i] <= WIDTH_REL * hi[i] or hi[i] < 1e-290  # tiny g: width below the range
+
+
+@settings(max_examples=10)
+@given(
+    freqs=st.lists(st.floats(0.0, 7.0), min_size=1, max_size=4),
+    cuts=st.lists(st.integers(1, 299), max_size=4, unique=True),
+)
+def test_arb_index_gaps_are_identical_for_any_split(freqs, cuts) -> None:
+    """The property the shard merge relies on: splitting the offsets changes no enclosure's bits."""
+    amps = [0.5] * len(freqs)
+    whole = enclose_index_gaps(freqs, amps, 300)
+    edges = [1, *sorted(c + 1 for c in cuts), 301]
+    parts = [enclose_index_gaps(freqs, amps, b - 1, first_m=a) for a, b in itertools.pairwise(edges) if a < b]
+    for k in (0, 1):
+        np.testing.assert_array_equal(np.concatenate([p[k] for p in parts]), whole[k])
+
+
+@given(alphabet=st.integers(2, 12), theta=st.floats(-7.0, 7.0), max_d=st.integers(1, 60))
+def test_arb_retrieval_terms_contain_200_bit_values_and_are_narrow(alphabet, theta, max_d) -> None:
+    (t_lo, t_hi), (o_lo, o_hi), s = enclose_retrieval_terms(alphabet, theta, max_d)
+    # |T|, |O|, |S| <= 1 and they are formed by sums of products of numbers <= 1: widths are absolute
+    assert np.all(t_hi - t_lo <= WIDTH_REL) and np.all(o_hi - o_lo <= WIDTH_REL) and s[1] - s[0] <= WIDTH_REL
+    with mpmath.workprec(REF_BITS):
+        th, om = mpmath.mpf(theta), 2 * mpmath.pi / alphabet
+        assert s[0] <= max(mpmath.cos(c * om) for c in range(1, alphabet)) <= s[1]
+        for d in range(1, max_d + 1):
+            assert t_lo[d - 1] <= mpmath.cos(d * th) <= t_hi[d - 1]
+            o = max(mpmath.cos(c * om - d * th) for c in range(1, alphabet))
+            assert o_lo[d - 1] <= o <= o_hi[d - 1]
+
+
+@settings(max_examples=10)
+@given(alphabet=st.integers(2, 12), theta=st.floats(1e-3, 3.0), max_n=st.integers(2, 80))
+def test_arb_retrieval_bound_contains_200_bit_values(alphabet, theta, max_n) -> None:
+    cmp = certified_retrieval(alphabet, theta, max_n).comparisons["margin_inf"]
+    with mpmath.workprec(REF_BITS):
+        om, th = 2 * mpmath.pi / alphabet, mpmath.mpf(theta)
+        for i, n in enumerate(cmp.n.tolist()):
+            b = 1 - mpmath.cos(om - n * th)
+            assert cmp.bound_lo[i] <= b <= cmp.bound_hi[i]
+            assert cmp.bound_hi[i] - cmp.bound_lo[i] <= WIDTH_REL * cmp.bound_hi[i]
+
+
+@settings(max_examples=10)
+@given(theta=st.floats(1e-3, 6.0), max_n=st.integers(2, 200))
+def test_arb_index_bound_contains_200_bit_values(theta, max_n) -> None:
+    for term in ("min", "one-minus-cos", "pi2-over-2n2"):
+        cmp = certified_index(theta, max_n, readings=("margin_inf",), term=term).comparisons["margin_inf"]
+        with mpmath.workprec(REF_BITS):
+            t1 = 1 - mpmath.cos(mpmath.mpf(theta))
+            for i, n in enumerate(cmp.n.tolist()):
+                t2 = mpmath.pi**2 / (2 * mpmath.mpf(n) ** 2)
+                b = {"min": min(t1, t2), "one-minus-cos": t1, "pi2-over-2n2": t2}[term]
+                assert cmp.bound_lo[i] <= b <= cmp.bound_hi[i]
+                assert cmp.bound_hi[i] - cmp.bound_lo[i] <= WIDTH_REL * cmp.bound_hi[i]
+
+
+@settings(max_examples=8)
+@given(freqs=st.lists(st.floats(1e-3, 3.2), min_size=1, max_size=4), seed=st.integers(0, 999))
+def test_arb_dirichlet_bound_contains_200_bit_values(freqs, seed) -> None:
+    amps = np.random.default_rng(seed).uniform(0.1, 1.0, len(freqs))
+    chk = certified_dirichlet(freqs, amps, 200)
+    with mpmath.workprec(REF_BITS):
+        total = mpmath.fsum(mpmath.mpf(float(a)) for a in amps)
+        for q, cmp in chk.comparisons.items():
+            for i, n in enumerate(cmp.n.tolist()):
+                m = n - 1 if q == "margin_inf" else -(-(n - 1) // 2)
+                b = 2 * total * mpmath.sin(mpmath.pi / max(2, dirichlet_q(m, len(freqs)))) ** 2
+                assert cmp.bound_lo[i] <= b <= cmp.bound_hi[i]
+                assert cmp.bound_hi[i] - cmp.bound_lo[i] <= WIDTH_REL * cmp.bound_hi[i]

@@ -7,6 +7,8 @@ import mpmath
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.multihop_programs import letter_program, number_program
@@ -14,6 +16,7 @@ from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.certified import enclose_index_gaps
 from ropeproof.verify.exact.families import family_input
 from ropeproof.verify.exact.multihop_margins import (
+    _orthogonal_terms,
     distinct_layers,
     enclose_gaps,
     layer_family,
@@ -66,7 +69,7 @@ def test_gap_enclosure_contains_50_digit_values() -> None:
                 for f, a in zip(freqs, amps, strict=True)
             )
             assert lo[m - 1] <= g <= hi[m - 1]
-    ilo, ihi = enclose_index_gaps(freqs, amps, 400)  # mpmath.iv: the intervals overlap
+    ilo, ihi = enclose_index_gaps(freqs, amps, 400)  # arb: the intervals overlap
     assert np.all(np.maximum(lo, ilo) <= np.minimum(hi, ihi))
     lo2, _ = enclose_gaps(freqs, amps, 100)  # cached and sliced
     np.testing.assert_array_equal(lo2, lo[:100])
@@ -134,3 +137,16 @@ def test_errors(models) -> None:
     # a symbolic Reflexive layer at theta = 0.01: a copy 1 back costs 1 - cos(0.01)
     lo, hi = layer_margin_enclosure(m.layer_info[-1], 5, vocab_size=m.vocab_size)
     assert lo[0] <= 1 - np.cos(0.01) <= hi[0]
+
+
+@given(theta=st.floats(-7.0, 7.0), max_d=st.integers(1, 80))
+def test_orthogonal_terms_contain_200_bit_values(theta: float, max_d: int) -> None:
+    """T(d) = cos(d theta) and O(d) = |sin(d theta)| (arb balls, rounded outward) against 200-bit mpmath;
+    each end is one float64 rounding of an 80-bit ball, so widths stay below 2^-40 (values <= 1)."""
+    (t_lo, t_hi), (o_lo, o_hi) = _orthogonal_terms(theta, max_d, 80)
+    assert np.all(t_hi - t_lo <= 2.0**-40) and np.all(o_hi - o_lo <= 2.0**-40) and np.all(o_lo >= 0)
+    with mpmath.workprec(200):
+        for d in range(1, max_d + 1):
+            x = d * mpmath.mpf(theta)
+            assert t_lo[d - 1] <= mpmath.cos(x) <= t_hi[d - 1]
+            assert o_lo[d - 1] <= abs(mpmath.sin(x)) <= o_hi[d - 1]
