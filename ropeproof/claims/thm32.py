@@ -86,11 +86,16 @@ def _table_certified_outcome(table: SweepTable, term_index: int | None, reading:
         cmp = certified_retrieval(table.params["alphabet_size"], theta, big).comparisons[reading]
     else:
         return None
-    return certified_outcome(
+    outcome = certified_outcome(
         {reading: cmp},
         witness=lambda _label, n: _witness(table, n, reading),
         detail=f"certified by interval arithmetic, reading Delta = {reading}",
     )
+    if cmp.violated_n.size:  # the float path's figure name, which the pins use
+        outcome = dataclasses.replace(
+            outcome, figures={**outcome.figures, "violating_rows": int(cmp.violated_n.size)}
+        )
+    return outcome
 
 
 CONVENTIONS = {

@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--certified",
         action="store_true",
-        help="decide the Theorem 3.2 bound claims by interval arithmetic (mpmath.iv) where available",
+        help="decide the Theorem 3.2 bound claims by interval arithmetic (Arb balls) where available",
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--no-figures", action="store_true", help="skip the figures (report only)")

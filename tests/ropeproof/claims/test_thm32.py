@@ -79,3 +79,14 @@ def test_the_convention_claim_lists_what_depends_on_it() -> None:
         f["extent_changes_ids"],
     ).all()
     assert math.isclose(RETRIEVAL_THETA, 0.0027)
+
+
+def test_certified_verdicts_carry_the_pinned_figures(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``check --quick --certified --strict`` on Theorem 3.2: the interval-arithmetic outcomes carry
+    the same pinned figures (violating_rows, first_violation_n) as the float64 ones, so no pin is
+    reported missing."""
+    from ropeproof.cli import main
+
+    out = tmp_path / "r"
+    argv = ["check", "--quick", "--certified", "--strict", "--no-figures", "--no-progress", "--out", str(out)]
+    assert main([*argv, "--only", "thm3.2.*"]) == 0
