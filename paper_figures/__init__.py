@@ -4,7 +4,8 @@ Every figure is a function ``NAME_figure(quick=False) -> FigureResult`` that ret
 :class:`matplotlib.figure.Figure` with the rows it plots and a caption, touching no global state
 (usable from a notebook as is); :func:`~ropeproof.paper_figures.style.save_figure` writes
 ``NAME.png``, ``NAME.pdf``, ``NAME.csv`` and ``NAME.caption.txt``. :func:`figures` lists them by
-name and :func:`make_all` draws and saves them.
+name and :func:`make_all` draws and saves them: PNG and PDF, or only the PNG for ``quick`` figures
+(:func:`default_formats`; the shortened sweeps make previews, the PDFs are for the full figures).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
-from ropeproof.paper_figures.style import FigureResult, save_figure
+from ropeproof.paper_figures.style import FORMATS, FigureResult, check_formats, save_figure
 from ropeproof.theory.errors import InputError
 
 FigureFunction = Callable[[bool], FigureResult]
@@ -76,13 +77,29 @@ def available_figure_names() -> list[str]:
     return [name for name in figure_names() if has_hf or name not in NEEDS_HF]
 
 
-def make_all(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> dict[str, list[Path]]:
+def default_formats(quick: bool) -> tuple[str, ...]:
+    """The image formats :func:`make_all` writes unless told: ``("png",)`` for the ``quick`` figures
+    (previews of shortened sweeps; a PDF costs about as much again as the PNG, in matplotlib's
+    layout and drawing), ``("png", "pdf")`` for the full ones."""
+    return ("png",) if quick else FORMATS
+
+
+def make_all(
+    out_dir: Path,
+    quick: bool = False,
+    only: list[str] | None = None,
+    formats: list[str] | tuple[str, ...] | None = None,
+) -> dict[str, list[Path]]:
     """Draw and save the figures named in ``only`` under ``out_dir`` (default: every figure this
     installation can draw, :func:`available_figure_names`; a figure named in ``only`` that needs a
-    missing extra raises the error that names the extra)."""
+    missing extra raises the error that names the extra), in ``formats`` (default:
+    :func:`default_formats`)."""
     table = figures()
     unknown = sorted(set(only or []) - set(table))
     if unknown:
         raise InputError(f"unknown figures {unknown}; accepted: {sorted(table)}")
     chosen = set(only) if only else set(available_figure_names())
-    return {name: save_figure(draw(quick), Path(out_dir)) for name, draw in table.items() if name in chosen}
+    fmts = default_formats(quick) if formats is None else check_formats(formats)
+    return {
+        name: save_figure(draw(quick), Path(out_dir), fmts) for name, draw in table.items() if name in chosen
+    }

@@ -2,8 +2,9 @@
 
 Every figure function draws inside :func:`styled` (``matplotlib.rc_context`` with
 ``ropeproof.mplstyle``) on a :class:`matplotlib.figure.Figure` made by :func:`subplots` (no pyplot,
-no backend switch) and returns a :class:`FigureResult`. :func:`save_figure` writes it as a PNG, a PDF,
-the CSV of the plotted data and a caption, deterministically (no timestamps or software tags).
+no backend switch) and returns a :class:`FigureResult`. :func:`save_figure` writes it as a PNG and a
+PDF (or the :data:`FORMATS` asked for), the CSV of the plotted data and a caption, deterministically
+(no timestamps or software tags).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any, ParamSpec
 import matplotlib
 from matplotlib.figure import Figure
 
+from ropeproof.theory.errors import InputError
+
 STYLE = Path(__file__).with_name("ropeproof.mplstyle")
 """The style file applied to every figure."""
 
@@ -34,6 +37,20 @@ COLORS = {
 """One colour per construction, shared by every figure."""
 
 P = ParamSpec("P")
+
+FORMATS = ("png", "pdf")
+"""The image formats :func:`save_figure` can write, in the order it writes them."""
+
+
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    """``formats`` in :data:`FORMATS` order, without repeats; :class:`InputError` naming the
+    parameter when one is unknown or none is given."""
+    unknown = sorted(set(formats) - set(FORMATS))
+    if unknown or not formats or isinstance(formats, str):
+        raise InputError(
+            f"formats={formats!r} must be a non-empty list of image formats from {list(FORMATS)}"
+        )
+    return tuple(f for f in FORMATS if f in formats)
 
 
 @dataclass
@@ -100,27 +117,28 @@ def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
             os.unlink(tmp)
 
 
-def save_figure(result: FigureResult, out_dir: Path) -> list[Path]:
-    """Write ``NAME.png``, ``NAME.pdf``, ``NAME.csv`` (the plotted rows) and ``NAME.caption.txt``."""
+_SAVE_OPTIONS: dict[str, dict[str, Any]] = {
+    "png": {"dpi": 150, "metadata": {"Software": None}},
+    "pdf": {"metadata": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}},
+}
+
+
+def save_figure(result: FigureResult, out_dir: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+    """Write ``NAME.png`` and ``NAME.pdf`` (those of them in ``formats``), ``NAME.csv`` (the plotted
+    rows) and ``NAME.caption.txt``; return the paths in that order."""
+    chosen = check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name, fig = result.name, result.figure
-    png, pdf = out_dir / f"{name}.png", out_dir / f"{name}.pdf"
+    images = [out_dir / f"{name}.{fmt}" for fmt in chosen]
     with matplotlib.rc_context(fname=str(STYLE)):
-        _atomic_write(png, lambda p: fig.savefig(p, format="png", dpi=150, metadata={"Software": None}))
-        _atomic_write(
-            pdf,
-            lambda p: fig.savefig(
-                p,
-                format="pdf",
-                metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
-            ),
-        )
+        for fmt, path in zip(chosen, images, strict=True):
+            _atomic_write(path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, **_SAVE_OPTIONS[fmt]))
     csv_path = out_dir / f"{name}.csv"
     _atomic_write(csv_path, lambda p: p.write_text(rows_csv(result.rows)))
     cap = out_dir / f"{name}.caption.txt"
     _atomic_write(cap, lambda p: p.write_text(result.caption.strip() + "\n"))
-    return [png, pdf, csv_path, cap]
+    return [*images, csv_path, cap]
 
 
 def rows_csv(rows: Sequence[dict[str, Any]]) -> str:

@@ -43,7 +43,14 @@ def _take(names: Any) -> str | None:
     return None if name == STOP else name
 
 
-def _draw(out_dir: str, quick: bool, threads: int | None, names: Any, conn: Connection) -> None:
+def _draw(
+    out_dir: str,
+    quick: bool,
+    formats: tuple[str, ...] | None,
+    threads: int | None,
+    names: Any,
+    conn: Connection,
+) -> None:
     """Child process: draw figures from ``names`` into ``out_dir`` until the queue is empty; send
     ``("ok", {name: [paths]})`` or ``("error", exception)`` back through ``conn``."""
     try:
@@ -53,7 +60,7 @@ def _draw(out_dir: str, quick: bool, threads: int | None, names: Any, conn: Conn
         made: dict[str, list[str]] = {}
         with thread_policy(threads):
             while (name := _take(names)) is not None:
-                for key, paths in make_all(Path(out_dir), quick=quick, only=[name]).items():
+                for key, paths in make_all(Path(out_dir), quick=quick, only=[name], formats=formats).items():
                     made[key] = [str(p) for p in paths]
         conn.send(("ok", made))
     except BaseException as exc:
@@ -76,6 +83,7 @@ class FigureJob:
     quick: bool
     order: list[str]
     main: list[str]
+    formats: tuple[str, ...] | None = None
     drawn_by_child: list[str] = field(default_factory=list)
     """The names the child drew (set by :meth:`finish`)."""
 
@@ -87,9 +95,9 @@ class FigureJob:
 
         made: dict[str, list[Path]] = {}
         if self.main:
-            made.update(make_all(self.out_dir, quick=self.quick, only=self.main))
+            made.update(make_all(self.out_dir, quick=self.quick, only=self.main, formats=self.formats))
         while (name := _take(self.names)) is not None:
-            made.update(make_all(self.out_dir, quick=self.quick, only=[name]))
+            made.update(make_all(self.out_dir, quick=self.quick, only=[name], formats=self.formats))
         try:
             status, payload = self.conn.recv()
         except EOFError:
@@ -121,10 +129,11 @@ def start_figures(
     threads: int | None,
     names: list[str] | None = None,
     main: Collection[str] = (),
+    formats: tuple[str, ...] | None = None,
 ) -> FigureJob:
     """Queue every figure this installation can draw (or ``names``) except those in ``main`` (left to
     :meth:`FigureJob.finish` in this process) and spawn the process that starts drawing them into
-    ``out_dir`` (see the module docstring)."""
+    ``out_dir`` in ``formats`` (default: ``make_all``'s) (see the module docstring)."""
     from ropeproof.paper_figures import available_figure_names
 
     ctx = multiprocessing.get_context("spawn")
@@ -136,7 +145,9 @@ def start_figures(
     for _process in range(2):
         todo.put(STOP)
     receive, send = ctx.Pipe(duplex=False)
-    process: Any = ctx.Process(target=_draw, args=(str(out_dir), quick, threads, todo, send), daemon=True)
+    args = (str(out_dir), quick, formats, threads, todo, send)
+    process: Any = ctx.Process(target=_draw, args=args, daemon=True)
     process.start()
     send.close()
-    return FigureJob(process, todo, receive, Path(out_dir), quick, order, [n for n in order if n in main])
+    main_names = [n for n in order if n in main]
+    return FigureJob(process, todo, receive, Path(out_dir), quick, order, main_names, formats)

@@ -146,3 +146,27 @@ def add_output(p: argparse.ArgumentParser, default: Path | None, what: str) -> N
 def add_json(p: argparse.ArgumentParser, what: str) -> None:
     """``--json``: print one JSON object instead of text."""
     p.add_argument("--json", action="store_true", help=f"print {what} as one JSON object instead of text")
+
+
+def image_formats(text: str) -> tuple[str, ...]:
+    """``--formats``: a comma-separated list of image formats from ``png`` and ``pdf``."""
+    from ropeproof.paper_figures.style import FORMATS
+
+    parts = tuple(part.strip() for part in text.split(","))
+    if not text.strip() or any(part not in FORMATS for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of image formats from {','.join(FORMATS)}"
+        )
+    return parts
+
+
+def add_formats(p: argparse.ArgumentParser) -> None:
+    """``--formats png,pdf``: the figures' image formats (default: both, only png with ``--quick``)."""
+    p.add_argument(
+        "--formats",
+        type=image_formats,
+        default=None,
+        metavar="LIST",
+        help="image formats of the figures, comma-separated from png,pdf (default: png,pdf; png only with "
+        "--quick, whose shortened sweeps make previews)",
+    )

@@ -13,7 +13,15 @@ from typing import Any
 from ropeproof.atomic_output import atomic_directory
 from ropeproof.claims import CheckContext, registered_claims, run_claims
 from ropeproof.claims.loading import claim_source, gather_claims, select_claims
-from ropeproof.commands.arguments import add_command, add_device, add_dtype, add_json, add_output, int_in
+from ropeproof.commands.arguments import (
+    add_command,
+    add_device,
+    add_dtype,
+    add_formats,
+    add_json,
+    add_output,
+    int_in,
+)
 from ropeproof.report import write_report
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.runtime.devices import resolve_dtype
@@ -71,6 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--no-figures", action="store_true", help="skip the figures (report only)")
+    add_formats(p)
     p.add_argument(
         "--jobs",
         type=int_in(1, 2),
@@ -132,7 +141,9 @@ def run(args: argparse.Namespace) -> int:
             from ropeproof.paper_figures import DRAWN_WITH_CLAIMS
 
             threads = getattr(args, "threads", None)
-            job = start_figures(staging / "figures", args.quick, threads, main=DRAWN_WITH_CLAIMS)
+            job = start_figures(
+                staging / "figures", args.quick, threads, main=DRAWN_WITH_CLAIMS, formats=args.formats
+            )
         try:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
             if job is not None:
@@ -140,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             elif not args.no_figures:
                 from ropeproof.paper_figures import make_all
 
-                figures = make_all(staging / "figures", quick=args.quick)
+                figures = make_all(staging / "figures", quick=args.quick, formats=args.formats)
         finally:
             if job is not None:
                 job.cancel()

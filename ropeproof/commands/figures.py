@@ -1,4 +1,5 @@
-"""``ropeproof figures [--out DIR] [--quick] [--only NAME ...]``: regenerate the paper figures."""
+"""``ropeproof figures [--out DIR] [--quick] [--only NAME ...] [--formats png,pdf]``: regenerate the
+paper figures."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from pathlib import Path
 
 from ropeproof.atomic_output import atomic_directory
-from ropeproof.commands.arguments import add_command, add_output
+from ropeproof.commands.arguments import add_command, add_formats, add_output
 from ropeproof.paper_figures import figure_names, make_all
 
 
@@ -27,13 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=figure_names(),
         help=f"draw only these figures, a subset of: {', '.join(figure_names())}",
     )
+    add_formats(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with atomic_directory(args.out, args.force) as staging:
-        made = make_all(staging, args.quick, args.only)
+        made = make_all(staging, args.quick, args.only, formats=args.formats)
     for name, paths in made.items():
         print(f"{name}: {', '.join(p.name for p in paths)}")
     print(f"{len(made)} figures in {args.out} ({time.perf_counter() - start:.1f} s)")

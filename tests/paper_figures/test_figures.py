@@ -11,7 +11,7 @@ import matplotlib
 import pytest
 from matplotlib.figure import Figure
 
-from ropeproof.paper_figures import figure_names, figures, make_all
+from ropeproof.paper_figures import default_formats, figure_names, figures, make_all
 from ropeproof.paper_figures.accuracy import accuracy_rows
 from ropeproof.paper_figures.discrepancy import fitted_slope, theory_figure
 from ropeproof.paper_figures.geometry import geometry_figure
@@ -52,10 +52,10 @@ def test_the_style_applies_inside_the_figure() -> None:
 
 
 def test_saving_is_deterministic_and_complete(tmp_path: Path) -> None:
-    a = make_all(tmp_path / "a", quick=True, only=["a_theory_bounds", "e_geometry"])
-    b = make_all(tmp_path / "b", quick=True, only=["a_theory_bounds", "e_geometry"])
+    a = make_all(tmp_path / "a", quick=True, only=["a_theory_bounds", "e_geometry"], formats=["pdf", "png"])
+    b = make_all(tmp_path / "b", quick=True, only=["a_theory_bounds", "e_geometry"], formats=["png", "pdf"])
     for name in a:
-        assert sorted(p.suffix for p in a[name]) == [".csv", ".pdf", ".png", ".txt"]
+        assert [p.suffix for p in a[name]] == [".png", ".pdf", ".csv", ".txt"]
         for pa, pb in zip(a[name], b[name], strict=True):
             assert pa.read_bytes() == pb.read_bytes(), pa.name
     result = geometry_figure()
@@ -99,3 +99,17 @@ def test_figures_needing_transformers_are_left_out_without_it(monkeypatch: pytes
         importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a)
     )
     assert available_figure_names() == [n for n in figure_names() if n not in NEEDS_HF]
+
+
+def test_quick_figures_default_to_png_and_formats_are_checked(tmp_path: Path) -> None:
+    quick = make_all(tmp_path / "q", quick=True, only=["d_softmax_scale"])
+    assert [p.name for p in quick["d_softmax_scale"]] == [
+        "fig_d_softmax_scale.png",
+        "fig_d_softmax_scale.csv",
+        "fig_d_softmax_scale.caption.txt",
+    ]
+    assert default_formats(quick=True) == ("png",) and default_formats(quick=False) == ("png", "pdf")
+    for bad in (["svg"], [], "png"):
+        with pytest.raises(InputError, match="formats="):
+            save_figure(geometry_figure(), tmp_path / "bad", formats=bad)
+    assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())

@@ -63,8 +63,9 @@ def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -
     assert "fig_a_theory_bounds.png" in md
     for name in ("fig_a_theory_bounds", "fig_b_loglog_discrepancy", "fig_c_accuracy", "fig_d_softmax_scale",
                  "fig_e_geometry", "ps_scale"):  # fmt: skip
-        for ext in ("png", "pdf", "csv", "caption.txt"):
+        for ext in ("png", "csv", "caption.txt"):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 0
+        assert not (out / "figures" / f"{name}.pdf").exists()  # quick figures are PNG previews
 
 
 def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

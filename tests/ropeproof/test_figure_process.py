@@ -20,20 +20,23 @@ def test_two_processes_draw_what_one_draws(tmp_path: Path, monkeypatch: pytest.M
     drawn_here: list[str] = []
     real = figures_package.make_all
 
-    def spy(out_dir: Path, quick: bool = False, only: list[str] | None = None) -> dict[str, list[Path]]:
+    def spy(out_dir: Path, quick: bool = False, only: list[str] | None = None, formats=None):  # type: ignore[no-untyped-def]
         drawn_here.extend(only or [])
-        return real(out_dir, quick=quick, only=only)
+        return real(out_dir, quick=quick, only=only, formats=formats)
 
     # the parent's make_all; the spawned child imports its own
     monkeypatch.setattr(figures_package, "make_all", spy)
-    job = start_figures(tmp_path / "split", quick=True, threads=1, names=NAMES, main=["ps_plane"])
+    both = ("png", "pdf")
+    main = ["ps_plane"]
+    job = start_figures(tmp_path / "split", quick=True, threads=1, names=NAMES, main=main, formats=both)
     split = job.finish()
     monkeypatch.undo()
-    alone = make_all(tmp_path / "alone", quick=True, only=NAMES)
+    alone = make_all(tmp_path / "alone", quick=True, only=NAMES, formats=both)
     assert list(split) == NAMES and set(alone) == set(NAMES)
     for name in NAMES:
         for a, b in zip(split[name], alone[name], strict=True):
             assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
+        assert [p.suffix for p in split[name]] == [".png", ".pdf", ".csv", ".txt"]
     assert not job.process.is_alive()
     # the main figure is drawn by the parent first and never by the child; each figure is drawn once
     assert drawn_here[0] == "ps_plane" and "ps_plane" not in job.drawn_by_child
