@@ -9,10 +9,11 @@ monomials. If that expansion is the number ``0``, the identity is proved (every 
 transformation). This takes tens of milliseconds on the toolkit's identities, where
 ``sympy.simplify`` with ``trigsimp`` takes seconds.
 
-**Proof of a non-identity.** ``expr`` evaluated at seeded rational points (positive where the symbol
-is declared positive, integers for integer symbols) with 60-digit arithmetic and found far above that
-precision (``|expr| > 1e-40``) is not identically zero. ``simplify`` can run for minutes or hours
-before giving up on a false identity; the witness answers at once.
+**Proof of a non-identity.** ``expr`` evaluated at seeded rational points (of the declared sign where
+a symbol has one, integers for integer symbols; a point that breaks another assumption is skipped)
+with 60-digit arithmetic and found far above that precision (``|expr| > 1e-40``) is not identically
+zero. ``simplify`` can run for minutes or hours before giving up on a false identity; the witness
+answers at once.
 
 :func:`vanishes_identically` tries the exponential form, then the witnesses, and only then
 ``simplify`` (expressions with ``tan``, ``sqrt``, ``atan2``, ``Abs``, ...).
@@ -37,20 +38,34 @@ def exponential_form_vanishes(expr: sp.Expr) -> bool:
 
 def _witness_value(symbol: sp.Symbol, seed: int, index: int) -> sp.Rational:
     k = ((seed + 1) * 7919 * (index + 3)) % 97
-    if symbol.is_integer:
-        return sp.Integer(k + 1 if symbol.is_positive or symbol.is_nonnegative else k - 48)
     if symbol.is_positive or symbol.is_nonnegative:
-        return sp.Rational(k + 1, 29)
-    return sp.Rational(k - 48, 29)
+        value = k + 1
+    elif symbol.is_negative or symbol.is_nonpositive:
+        value = -(k + 1)
+    else:
+        value = k - 48
+    return sp.Integer(value) if symbol.is_integer else sp.Rational(value, 29)
+
+
+def _admissible(symbol: sp.Symbol, value: sp.Rational) -> bool:
+    """Whether ``value`` satisfies every assumption declared on ``symbol`` (``odd``, ``prime``, ...)."""
+    for name, wanted in symbol.assumptions0.items():
+        got = getattr(value, f"is_{name}", None)
+        if got is not None and got != wanted:
+            return False
+    return True
 
 
 def disproved_by_witness(expr: sp.Expr, witnesses: int = 3) -> bool:
     """``True`` when ``|expr| > 1e-40`` at one of ``witnesses`` seeded rational points, evaluated with
-    60-digit arithmetic (a proof that ``expr`` is not identically zero); ``False`` says nothing."""
+    60-digit arithmetic (a proof that ``expr`` is not identically zero); ``False`` says nothing. A point
+    that breaks a symbol's declared assumptions (an even value for an ``odd`` symbol, say) is skipped."""
     expr = sp.sympify(expr)
     symbols = sorted(expr.free_symbols, key=str)
     for seed in range(witnesses):
         point = {s: _witness_value(s, seed, i) for i, s in enumerate(symbols)}
+        if not all(_admissible(s, v) for s, v in point.items()):
+            continue
         value = sp.N(expr.subs(point), WITNESS_DIGITS)
         if value.is_finite and abs(value) > WITNESS_FLOOR:
             return True

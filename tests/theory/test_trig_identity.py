@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.theory.trig_identity import (
+    _admissible,
     disproved_by_witness,
     exponential_form_vanishes,
     vanishes_identically,
@@ -64,3 +65,10 @@ def test_witness_points_respect_the_symbols_assumptions() -> None:
     k = sp.Symbol("k", integer=True)
     assert not disproved_by_witness(sp.sin(sp.pi * k))  # zero at every integer, not at rationals
     assert disproved_by_witness(sp.sin(sp.pi * sp.Symbol("y", real=True)))
+    # the seeded integer points are odd here, so for an even symbol every point is skipped and nothing is
+    # shown, though m is not identically zero; a plain integer symbol is disproved at the same points
+    assert not disproved_by_witness(sp.Symbol("m", even=True))
+    assert disproved_by_witness(sp.Symbol("m", integer=True))
+    assert disproved_by_witness(sp.sqrt(sp.Symbol("z", negative=True) ** 2) - 1)  # points of the right sign
+    assert not _admissible(sp.Symbol("m", even=True), sp.Integer(41))
+    assert _admissible(sp.Symbol("m", even=True), sp.Integer(40))
