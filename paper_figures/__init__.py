@@ -61,8 +61,8 @@ NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theor
 DRAWN_WITH_CLAIMS = NEEDS_HF | frozenset({"multihop_length"})
 """Figures that ``ropeproof check`` draws in the claims' own process (when it draws the others in a
 second one): their data is what claims also compute, memoised per process (the multi-hop length study,
-:mod:`ropeproof.verify.training.shipped_memo`), and they need ``transformers``, which the training
-claims have already imported there."""
+:mod:`ropeproof.verify.training.shipped_memo`), and those in :data:`NEEDS_HF` need ``transformers``,
+which the training claims have already imported there."""
 
 
 def figure_names() -> list[str]:
