@@ -99,7 +99,7 @@ PAPER = TrainConfig(
     n_inner=512,
     dropout=0.1,
     layer_norm_epsilon=1e-5,
-    n_positions=128,
+    n_positions=2048,
     lr=1e-4,
     betas=(0.95, 0.999),
     weight_decay=1e-4,
@@ -113,7 +113,10 @@ PAPER = TrainConfig(
 )
 """[A]'s model and schedule (``docs/theory.md`` section 6). [A] draws 432,000 training sequences once;
 here every step draws a fresh balanced batch (6,000 steps x 64 = 384,000 sequences, under one epoch of
-[A]'s split), and validation uses 2,400 held-out prompts, the size of [A]'s validation split."""
+[A]'s split), and validation uses 2,400 held-out prompts, the size of [A]'s validation split.
+``n_positions`` (GPT-J's sin/cos table, a buffer, not a weight; [A] does not state it) is 2,048 so the
+length study runs these models at [A]'s 850 tokens and past 1,000; it changes nothing a 17-token
+training input sees."""
 
 SMALL = TrainConfig(
     name="small",
