@@ -13,7 +13,8 @@ Policy (``check``, ``figures``, ``compile`` and ``export`` all follow it):
   as a whole (its old contents are deleted, not merged);
 - the current working directory, a directory that contains it, the home directory and a filesystem
   root are never replaced, not even with ``--force`` or when empty;
-- an existing file, or a place that cannot be written, is refused with an
+- a symbolic link is refused (replacing it would leave its target without the output), and so are
+  an existing file and a place that cannot be written, each with an
   :class:`~ropeproof.theory.errors.OutputError` that names the option and the path.
 
 The swap is two ``os.rename`` calls within one directory: the old directory is renamed aside, the
@@ -51,8 +52,14 @@ def check_output_target(target: Path, force: bool = False, option: str = "--out"
     """Raise :class:`OutputError` unless ``target`` may receive a new output directory (see the
     module docstring for the policy). Touches nothing on disk."""
     target = Path(target)
-    if target.is_symlink() and not target.exists():
-        raise OutputError(f"{option}={target} is a broken symbolic link; remove it or choose another path")
+    if target.is_symlink():
+        # replacing the link would leave its target without the output; writing through it would put
+        # the output somewhere the command line does not name
+        where = os.readlink(target)
+        raise OutputError(
+            f"{option}={target} is a symbolic link (to {where}); "
+            "pass the directory itself, or remove the link"
+        )
     if not target.exists():
         return
     if not target.is_dir():
@@ -95,9 +102,9 @@ def atomic_directory(target: str | Path, force: bool = False, option: str = "--o
     written. On any exception (``KeyboardInterrupt`` included) the staging directory is deleted and
     ``target`` is untouched.
     """
-    target = Path(target)
-    check_output_target(target, force, option)
-    parent = target.absolute().parent
+    check_output_target(Path(target), force, option)
+    target = Path(target).absolute()  # fixed now: the command may change the working directory
+    parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.absolute().name}.partial-", dir=parent))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -50,8 +51,19 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+"""What the parser reads as a negative number rather than an option: ``-1``, ``-0.5``, ``-.5``, ``-1e300``,
+``-2.5E-7``, ``-inf`` (argparse's own pattern misses exponents and ``inf``, so ``--theta -1e300`` was
+taken for an option)."""
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line: ``PROG: error: MESSAGE (see PROG --help)``."""
+    """An argument parser whose errors are one line: ``PROG: error: MESSAGE (see PROG --help)``, and
+    which reads ``-1e300`` as a number (:data:`NEGATIVE_NUMBER`)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
@@ -62,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ropeproof",
         description="Turn theory about RoPE attention heads into explicit weights and check it.",
         epilog="example:\n  ropeproof check --quick --out ropeproof-report\n\n"
-        "exit codes: 0 done, 1 check --strict found a regression, 2 bad input, 3 internal error",
+        "exit codes: 0 done, 1 check --strict found a regression, 2 bad input, 3 internal error,\n"
+        "  130 interrupted (Ctrl-C), 141 stdout closed early (ropeproof check --list | head)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ropeproof {__version__}")

@@ -43,6 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from ropeproof.claims.containment import contained
 from ropeproof.verify.runtime.threads import thread_policy
 
 Verdict = Literal["holds", "violated", "unresolvable", "error"]
@@ -341,13 +342,15 @@ class ClaimResult:
 @thread_policy()
 def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
     """Run one claim with its resolved parameters; an exception becomes an ``error`` verdict
-    carrying the traceback."""
+    carrying the traceback, and so does a check that calls ``sys.exit``/``os._exit`` or leaves the
+    working directory changed (:mod:`ropeproof.claims.containment`)."""
     start = time.perf_counter()
     run_ctx = dataclasses.replace(ctx, params=c.params_for(ctx.quick))
     try:
-        outcome = c.check(run_ctx)
-        if outcome.verdict not in VERDICTS:
-            raise ValueError(f"check returned unknown verdict {outcome.verdict!r}")
+        with contained():
+            outcome = c.check(run_ctx)
+        if not isinstance(outcome, Outcome) or outcome.verdict not in VERDICTS:
+            raise ValueError(f"check returned {outcome!r}, not an Outcome with a verdict in {VERDICTS}")
     except Exception as exc:  # a failing check is reported, never fatal to the run
         outcome = Outcome("error", detail=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     return ClaimResult(c, outcome, time.perf_counter() - start, ctx.quick)

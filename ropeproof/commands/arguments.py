@@ -130,15 +130,20 @@ def add_dtype(p: argparse.ArgumentParser, help: str, choices: tuple[str, ...] = 
     p.add_argument("--dtype", choices=choices, default=choices[0], help=help)
 
 
-def add_output(p: argparse.ArgumentParser, default: Path | None, what: str) -> None:
-    """``--out DIR`` (required when ``default`` is None) and ``--force``."""
+def add_output(
+    p: argparse.ArgumentParser,
+    default: Path | None,
+    what: str,
+    how: str = "written completely or not at all",
+) -> None:
+    """``--out DIR`` (required when ``default`` is None) and ``--force``; ``how`` says how it is written."""
     p.add_argument(
         "--out",
         type=Path,
         default=default,
         required=default is None,
         metavar="DIR",
-        help=f"{what}; must be absent or empty unless --force (written completely or not at all)",
+        help=f"{what}; must be absent or empty unless --force ({how})",
     )
     p.add_argument("--force", action="store_true", help="replace --out if it is a non-empty directory")
 

@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if job is not None:
                 job.cancel()
-        flags = {"strict": args.strict, "figures": not args.no_figures}
+        flags = {"strict": args.strict, "figures": not args.no_figures, "only": args.only, "skip": args.skip}
         report = write_report(results, ctx, staging, figures, getattr(args, "argv", None), flags)
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")

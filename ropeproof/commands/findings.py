@@ -35,12 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     path = args.report / "report.json" if args.report.is_dir() else args.report
     try:
-        body = render_readme_findings(json.loads(path.read_text()))
+        report = json.loads(path.read_text())
+        body = render_readme_findings(report)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:  # not a report.json
         raise InputError(f"{path} is not a ropeproof report.json ({type(exc).__name__}: {exc})") from exc
     if args.update_readme is None:
         print(body, end="")
         return 0
+    _check_complete(report, path)
     text = args.update_readme.read_text()
     try:
         updated = replace_readme_findings(text, body)
@@ -49,3 +51,21 @@ def run(args: argparse.Namespace) -> int:
     args.update_readme.write_text(updated)
     print(f"updated the findings section of {args.update_readme}")
     return 0
+
+
+def _check_complete(report: dict, path: Path) -> None:
+    """Refuse to rewrite the README from a report that is not a whole run of the package's claims: one
+    with none of them (``check --skip '*'`` used to empty the section), or one that selected claims with
+    ``--only``/``--skip``, whose findings would silently drop the rest."""
+    flags = report["run"]["flags"]
+    selected = [f"--{name} {p}" for name in ("only", "skip") for p in flags.get(name) or []]
+    if selected:
+        raise InputError(
+            f"{path} comes from a run that selected claims ({' '.join(selected)}); the README section "
+            "lists every claim, so regenerate it from a whole run (ropeproof check --quick)"
+        )
+    if not any(c["section"] != "Your claims" for c in report["claims"]):
+        raise InputError(
+            f"{path} holds none of the package's claims; the README section would be emptied, so it was "
+            "left as it was"
+        )

@@ -28,7 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("task", choices=TASKS, help="number or letter task")
     p.add_argument("--config", choices=sorted(CONFIGS), default="small", help="named configuration")
-    add_output(p, None, "run directory (checkpoints, record, best model)")
+    add_output(
+        p,
+        None,
+        "run directory (checkpoints, record, best model)",
+        "written as the run goes, each checkpoint and record update atomically, so --resume can continue",
+    )
     p.add_argument("--steps", type=int_in(1), default=None, help="training steps (default: the config's)")
     p.add_argument("--seed", type=int_in(0), default=0, help="seed of initialisation, data and dropout")
     p.add_argument("--checkpoint-every", type=int_in(1), default=None, help="steps between checkpoints")

@@ -67,6 +67,28 @@ def test_existing_file_is_refused(tmp_path: Path) -> None:
     assert target.read_text() == "keep"
 
 
+def test_symbolic_link_is_refused_never_replaced(tmp_path: Path) -> None:
+    # a link to a directory used to be renamed aside and replaced by a real directory: the link's
+    # target never received the report
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "keep.txt").write_text("keep")
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    broken = tmp_path / "broken"
+    broken.symlink_to(tmp_path / "nowhere")
+    for path in (link, broken):
+        for force in (False, True):
+            with (
+                pytest.raises(OutputError, match=r"is a symbolic link \(to .*\); pass the directory itself"),
+                atomic_directory(path, force) as staging,
+            ):
+                (staging / "report.md").write_text("new")
+    assert link.is_symlink() and broken.is_symlink()
+    assert _tree(real) == {"keep.txt": b"keep"}
+    assert _leftovers(tmp_path) == []
+
+
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
 def test_failure_leaves_target_untouched(tmp_path: Path, error: type[BaseException]) -> None:
     target = tmp_path / "out"

@@ -74,3 +74,22 @@ def test_findings_command_rewrites_only_the_marked_section(
     assert text.startswith("# title\n") and text.endswith("<!-- findings:end -->\n\ntail\n")
     assert "STALE-FINDINGS" not in text and "`thm3.2.index.min.gap_sup`" in text
     assert findings.run.__module__ == "ropeproof.commands.findings"
+
+
+def test_findings_refuses_to_rewrite_from_a_partial_report(tmp_path: Path) -> None:
+    """A report with no claims (check --skip '*') used to empty the section and exit 0; a report that
+    selected claims would silently drop the others."""
+    readme = tmp_path / "README.md"
+    original = "# t\n<!-- findings:begin -->\nKEEP\n<!-- findings:end -->\n"
+    readme.write_text(original)
+    for selection, message in ((["--skip", "*"], "--skip"), (["--only", "rope.*"], "--only rope")):
+        out = tmp_path / f"rep{len(message)}"
+        args = ["check", "--quick", "--no-progress", "--no-figures", *selection, "--out", str(out)]
+        assert main(args) == 0
+        assert main(["findings", str(out), "--update-readme", str(readme)]) == 2
+        assert readme.read_text() == original, message
+    empty = json.loads((tmp_path / "rep6" / "report.json").read_text())
+    empty["run"]["flags"]["skip"] = []  # a report with no claims and no recorded selection
+    (tmp_path / "empty.json").write_text(json.dumps(empty))
+    assert main(["findings", str(tmp_path / "empty.json"), "--update-readme", str(readme)]) == 2
+    assert readme.read_text() == original

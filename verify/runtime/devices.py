@@ -22,7 +22,9 @@ def resolve_device(device: DeviceLike = "auto") -> torch.device:
     """Return the torch device for ``device``.
 
     ``"auto"`` picks ``cuda`` when a CUDA device is available and the CPU otherwise. Any other
-    string or ``torch.device`` is passed through after checking that it exists.
+    string or ``torch.device`` is passed through after checking that it exists: only ``cpu`` (no index
+    other than 0) and ``cuda``/``cuda:N`` with ``N`` below the number of CUDA devices are accepted
+    (``meta``, ``mps``, ``cpu:1`` are refused with :class:`InputError`).
     """
     if isinstance(device, torch.device):
         resolved = device
@@ -37,8 +39,20 @@ def resolve_device(device: DeviceLike = "auto") -> torch.device:
             ) from exc
     else:
         raise InputError(f"device must be a str or torch.device, got {type(device).__name__}")
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"device={str(resolved)!r} requested but CUDA is not available; use 'auto'")
+    accepted = "accepted: 'auto', 'cpu', 'cuda', 'cuda:N'"
+    if resolved.type not in ("cpu", "cuda"):
+        raise InputError(f"device={str(resolved)!r} is not supported; {accepted}")
+    if resolved.type == "cpu" and resolved.index not in (None, 0):
+        raise InputError(f"device={str(resolved)!r} is not a device (the CPU has no index); {accepted}")
+    if resolved.type == "cuda":
+        if not torch.cuda.is_available():
+            raise InputError(f"device={str(resolved)!r} requested but CUDA is not available; use 'auto'")
+        count = torch.cuda.device_count()
+        if resolved.index is not None and resolved.index >= count:
+            raise InputError(
+                f"device={str(resolved)!r} does not exist: this machine has {count} CUDA device(s), "
+                f"cuda:0 to cuda:{count - 1}"
+            )
     return resolved
 
 

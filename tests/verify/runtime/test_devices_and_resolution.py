@@ -22,6 +22,12 @@ def test_resolve_device_and_dtype() -> None:
         assert resolve_dtype(name) is dt and dtype_name(dt) == name
     with pytest.raises(InputError, match="accepted: 'auto', 'cpu', 'cuda'"):
         resolve_device("gpu0")
+    for bad in ("meta", "cpu:1", torch.device("meta")):  # torch parses them; the toolkit cannot run there
+        with pytest.raises(InputError, match="accepted: 'auto', 'cpu', 'cuda'"):
+            resolve_device(bad)
+    if torch.cuda.is_available():
+        with pytest.raises(InputError, match="does not exist"):
+            resolve_device(f"cuda:{torch.cuda.device_count()}")
     with pytest.raises(InputError, match=r"dtype='float8' is unknown"):
         resolve_dtype("float8")
     with pytest.raises(InputError, match="not supported"):
