@@ -50,7 +50,7 @@ from typing import Any
 
 import torch
 
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, NonFiniteError
 from ropeproof.verify.ps._rows import (
     Head,
     as_inputs,
@@ -60,6 +60,7 @@ from ropeproof.verify.ps._rows import (
 )
 from ropeproof.verify.ps.row_functions import RowFunction, require_kind
 from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
 
 MAX_EXACT_N = 8
 """Largest length for exact enumeration: ``(n-1)! = 5040`` permutations of ``n - 1 = 7`` keys."""
@@ -190,6 +191,11 @@ def deviations(
         return.delta_sym [batch, P, n-1]
     """
     row, rows = permuted_logit_rows(head, x, perms, chunk_size)
+    if not passes(finite_screen(row, rows), lambda: all_finite(row, rows)):
+        raise NonFiniteError(
+            "the head's logit rows contain NaN or inf although the inputs are finite: its logits overflowed "
+            "in the head's dtype; rescale the inputs or the head's weights"
+        )
     p = torch.as_tensor(perms).to(row.device)
     return row, rows - row[:, None, :], rows - row[:, p]
 
@@ -218,6 +224,13 @@ def _report(
     else:
         count = math.exp(math.lgamma(m + 1)) * m  # m! m as a float (inf beyond m = 170)
         pos_sq, sym_sq = msd_pos * count, msd_sym * count
+
+    if not all_finite(variance, msd_pos, msd_sym, half):
+        raise NonFiniteError(
+            f"the exclusion principle's sums overflowed in float64 (largest |logit| = "
+            f"{float(row.abs().max()):.3g}; squares of deviations must stay below 1.8e308); rescale the "
+            "inputs or the head's weights"
+        )
 
     def cpu(t: torch.Tensor) -> torch.Tensor:
         return t.detach().cpu()

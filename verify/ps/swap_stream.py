@@ -35,7 +35,8 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, NonFiniteError
+from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
 
 DEFAULT_MEMORY_BUDGET = 64 * 2**20
 """Default ``memory_budget``: 64 MiB, so a call gets up to 32 MiB of swapped copies and working
@@ -206,6 +207,21 @@ def _block_gap(d: torch.Tensor, pa: torch.Tensor, pb: torch.Tensor) -> torch.Ten
     return (d[:, :, pa] - d[:, :, pb]).abs().sum(-1)
 
 
+def _finite_rows(rows: torch.Tensor, what: str) -> torch.Tensor:
+    """``rows`` unchanged if every entry is finite; else :class:`NonFiniteError`. The inputs were checked
+    finite on entry, so a NaN or inf here is an overflow of the head's logits in its dtype (a softmax
+    of an infinite logit is NaN), which would otherwise score as plausible zeros.
+
+    Shapes: rows [...]
+    """
+    if not passes(finite_screen(rows), lambda: all_finite(rows)):
+        raise NonFiniteError(
+            f"{what} of the head contain NaN or inf although the inputs are finite: its logits "
+            "overflowed in the head's dtype; rescale the inputs or the head's weights"
+        )
+    return rows
+
+
 def stream_swap_scores(
     source: SwapRowSource,
     plan: BlockPairs,
@@ -236,7 +252,7 @@ def stream_swap_scores(
     if chunk_size is not None:
         chunk = min(chunk, int(chunk_size))
 
-    d = source.base_rows(chunk)  # [batch, H, m] float64
+    d = _finite_rows(source.base_rows(chunk), "the unswapped attention rows")  # [batch, H, m] float64
     dev = d.device
     per_elem = (3 * b + 8) * 8
     elems = max(1, half // per_elem)
@@ -281,7 +297,9 @@ def stream_swap_scores(
     def evaluate(b_idx: torch.Tensor, s_idx: torch.Tensor, w: torch.Tensor) -> None:
         nonlocal calls
         pa, pb = plan.positions(s_idx)
-        rows = source.swapped_rows(b_idx, pa, pb).to(dev)  # [C, H, m]
+        rows = _finite_rows(
+            source.swapped_rows(b_idx, pa, pb).to(dev), "a swapped attention row"
+        )  # [C, H, m]
         calls += 1
         pa, pb, bd = pa.to(dev), pb.to(dev), b_idx.to(dev)
         ia, ib = pa[:, None, :].expand(-1, h, -1), pb[:, None, :].expand(-1, h, -1)

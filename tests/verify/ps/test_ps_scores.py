@@ -456,3 +456,25 @@ def test_cli_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "S_sym = 1" in text and "exclusion principle" in text
     assert _cli(["ps-score", "index", "--tau", "0"]) == 2
     assert "tau" in capsys.readouterr().err
+
+
+def test_overflowing_logits_raise_instead_of_scoring_zero() -> None:
+    """x * 1e160 makes every logit inf in float64 (|q||k| ~ 1e320); the scores used to come out as
+    (0, 0) and the exclusion principle as 'violated' with NaN tightness."""
+    from ropeproof.theory.errors import NonFiniteError
+    from ropeproof.verify.ps.exact import exact_exclusion, sampled_exclusion
+
+    head = _head(RopeSpec(8), 8, seed=0)
+    x = torch.randn(2, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    finite = ps_scores(head, x * 1e20)  # large but representable: scored
+    assert torch.isfinite(finite.s_pos).all() and torch.isfinite(finite.s_sym).all()
+    with pytest.raises(NonFiniteError, match="overflowed"):
+        ps_scores(head, x * 1e160)
+    for row_fn in (attention_row_fn(head), last_row_fn(head)):  # a callable's rows are checked as returned
+        with pytest.raises(InputError, match="overflowed|returned a row with NaN or inf"):
+            ps_scores(row_fn, x * 1e160)
+    with pytest.raises(NonFiniteError, match="overflowed"):
+        exact_exclusion(head, x * 1e160)
+    # logits near 1e200 are finite but their squared deviations are not
+    with pytest.raises(NonFiniteError, match="sums overflowed"):
+        sampled_exclusion(head, x * 1e100, n_samples=10)
