@@ -50,6 +50,7 @@ from ropeproof.verify.runtime.finite import (
 )
 from ropeproof.verify.runtime.rope import (
     Positions,
+    common_origin,
     halves_order,
     positions_error,
     rotate_halves,
@@ -244,7 +245,9 @@ class RopeAttention(nn.Module):
         check: bool = True,
     ) -> AttentionResult:
         """Run the head on ``x`` (``[batch, n, d_model]``) at ``positions`` (default ``0..n-1``;
-        ``[n]`` or ``[batch, n]``). The causal mask is by index: query ``i`` sees keys ``j <= i``.
+        ``[n]`` or ``[batch, n]``; shifted first by a common integer, which changes no logit:
+        :func:`~ropeproof.verify.runtime.rope.common_origin`). The causal mask is by index: query ``i``
+        sees keys ``j <= i``.
 
         ``need_weights=False`` computes only the output, without building logits or pattern (they are
         ``None`` in the result). With ``check`` the result is verified finite (masked logits on and
@@ -256,7 +259,7 @@ class RopeAttention(nn.Module):
             weights); return.pattern [batch, n, n]; return.output [batch, n, d_model]
         """
         x = self._input(x)
-        qk, v = self._rotated_qkv(x, positions)
+        qk, v = self._rotated_qkv(x, common_origin([(positions, x.shape[1])], self.device)[0])
         q, k = qk[..., 0, :], qk[..., 1, :]
         if not need_weights:
             output = self._output_only(q, k, v)

@@ -19,8 +19,9 @@ for the default positions and for positions given as a short Python sequence
 (:func:`rotation_table`).
 
 Inputs. Integer tensors are promoted to float64 (exact for ``|value| < 2**53``); bool and complex
-tensors raise :class:`~ropeproof.theory.errors.InputError`. ``check=True`` (default) verifies that
-the result is finite (:mod:`ropeproof.verify.runtime.finite`).
+tensors raise :class:`~ropeproof.theory.errors.InputError`, and so do positions beyond ``2**53`` in
+magnitude (:data:`EXACT_POSITION_LIMIT`), whose offsets float64 cannot hold. ``check=True``
+(default) verifies that the result is finite (:mod:`ropeproof.verify.runtime.finite`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ def as_real_tensor(x: object, name: str) -> torch.Tensor:
     return x
 
 
+EXACT_POSITION_LIMIT = 2**53
+"""The largest ``|position|`` accepted: float64, in which the angles are formed, holds every integer up to
+``2^53`` exactly (``2^53 + 1`` would become ``2^53``, and its offset to ``2^53`` would read as 0)."""
+
+
 def _positions(positions: Positions, n: int, device: torch.device) -> torch.Tensor:
     """Positions as float64 on ``device``, last dimension ``n`` (finiteness is checked by the caller)."""
     if positions is None:
@@ -92,10 +98,51 @@ def _positions(positions: Positions, n: int, device: torch.device) -> torch.Tens
         raise InputError(f"positions must be a tensor or a sequence of real numbers: {exc}") from None
     if pos.dtype.is_complex or pos.dtype == torch.bool:
         raise InputError(f"positions must be real numbers, got dtype {pos.dtype}")
+    if pos.numel():
+        # float64 holds every integer only up to 2^53: past it, 2^53 + 1 becomes 2^53 and an offset is lost
+        magnitude = pos.abs() if not pos.dtype.is_floating_point else pos.abs().nan_to_num(0.0, 0.0, 0.0)
+        largest = magnitude.max()
+        if bool(largest > EXACT_POSITION_LIMIT):
+            raise InputError(
+                f"positions must satisfy |p| <= 2^53 = {EXACT_POSITION_LIMIT}, got {largest.item():.17g}: "
+                "float64 angles lose offsets past 2^53; subtract a common shift (the logit depends only "
+                "on j - i)"
+            )
     pos = pos.to(torch.float64)
     if pos.ndim == 0 or pos.shape[-1] != n:
         raise InputError(f"positions must have last dimension n={n}, got shape {tuple(pos.shape)}")
     return pos
+
+
+def common_origin(given: Sequence[tuple[Positions, int]], device: torch.device) -> list[Positions]:
+    """The positions of ``given`` (``(positions, n)`` pairs; ``None``: ``0 .. n-1``) all shifted by one
+    integer ``c``, the floor of their smallest finite entry (``0`` when a default is among them).
+
+    Logits depend on positions only through ``j - i`` (``docs/theory.md`` section 1), so a common shift
+    changes no logit, and it is exact: every position is an integer-spaced float64 below ``2^53`` in
+    magnitude (:func:`_positions` refuses larger ones), and subtracting an integer from it is exact. It
+    keeps the angles ``p theta`` small, so positions near ``2^53`` whose offsets are small give the
+    logits of those offsets (``cos(1)`` for ``q_positions=[2^53]``, ``k_positions=[2^53 - 1]``, not the
+    noise of ``cos(9e15)``). When ``c = 0`` the positions are returned as given (so cached tables stay
+    cached).
+
+    Shapes: given[i][0] [..., n_i]; return[i] [..., n_i] (or None)
+    """
+    tensors = [None if p is None else _positions(p, n, device) for p, n in given]
+    lows = [0.0 if t is None else _finite_min(t) for t in tensors]
+    shift = math.floor(min(lows)) if lows else 0
+    if shift == 0:
+        return [p for p, _ in given]
+    return [
+        (torch.arange(n, device=device, dtype=torch.float64) if t is None else t) - shift
+        for t, (_, n) in zip(tensors, given, strict=True)
+    ]
+
+
+def _finite_min(t: torch.Tensor) -> float:
+    """The smallest finite entry of ``t`` (0 when it has none: the finiteness check reports those)."""
+    finite = t[torch.isfinite(t)]
+    return float(finite.min()) if finite.numel() else 0.0
 
 
 def _build_table(
@@ -123,7 +170,10 @@ def _cache_key(positions: Positions, n: int, planes: int) -> int | tuple[float, 
     if positions is None:
         return n
     numbers = isinstance(positions, range | list | tuple) and len(positions) == n
-    if numbers and all(isinstance(p, int | float) and not isinstance(p, bool) for p in positions):
+    if numbers and all(
+        isinstance(p, int | float) and not isinstance(p, bool) and abs(p) <= EXACT_POSITION_LIMIT
+        for p in positions
+    ):  # a larger int would round on the way into the key; the uncached path refuses it
         return tuple(float(p) for p in positions)
     return None
 
@@ -295,7 +345,9 @@ def rope_logits(
     """Pre-softmax logits ``scale * (R_i q_i) . (R_j k_j)``, shape ``[..., n_q, n_k]``, unmasked.
 
     ``q`` is ``[..., n_q, head_dim]`` at positions ``q_positions`` (default ``0 .. n_q-1``); ``k`` is
-    ``[..., n_k, head_dim]`` at ``k_positions`` (default ``0 .. n_k-1``). Integer tensors are promoted
+    ``[..., n_k, head_dim]`` at ``k_positions`` (default ``0 .. n_k-1``). Both sets of positions are
+    first shifted by one common integer (:func:`common_origin`: exact, and no logit changes), so the
+    angles stay as small as the positions' spread allows. Integer tensors are promoted
     to float64; after that ``q`` and ``k`` must share dtype and device. With ``check`` the logits are
     verified finite (one synchronisation), else :class:`InputError` names the bad input or
     :class:`~ropeproof.theory.errors.NonFiniteError` reports an overflow.
@@ -312,8 +364,10 @@ def rope_logits(
         raise InputError(f"scale={scale} must be finite")
     _check_shape(q, spec, "q")
     _check_shape(k, spec, "k")
-    rq = _rotate(q, spec, q_positions)
-    rk = rq if (k is q and k_positions is q_positions) else _rotate(k, spec, k_positions)
+    same = k is q and k_positions is q_positions
+    qp, kp = common_origin([(q_positions, q.shape[-2]), (k_positions, k.shape[-2])], q.device)
+    rq = _rotate(q, spec, qp)
+    rk = rq if same else _rotate(k, spec, kp)
     logits = scale * (rq @ rk.transpose(-1, -2))
     if check and not passes(finite_screen(logits), lambda: all_finite(logits)):
         raise (

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.rope import apply_rope, rope_logits, rotation_cos_sin, rotation_table
 from ropeproof.verify.testing.strategies import rope_specs
 
@@ -275,3 +277,43 @@ def test_non_contiguous_and_expanded_inputs() -> None:
     base = torch.randn(5, 9, dtype=torch.float64)
     for view in (base[:, 1:5], base[:, 5:].T[:4].T, base[:1, :4].expand(5, 4)):
         assert torch.equal(apply_rope(view, spec), apply_rope(view.contiguous(), spec))
+
+
+@settings(max_examples=25)
+@given(
+    base=st.integers(min_value=0, max_value=2**53 - 64),
+    offsets=st.lists(st.integers(min_value=0, max_value=63), min_size=2, max_size=6),
+    theta=st.floats(min_value=1e-3, max_value=3.0),
+)
+def test_logits_at_huge_positions_depend_only_on_the_offset(
+    base: int, offsets: list[int], theta: float
+) -> None:
+    """Positions up to 2^53 give the logits of their offsets (a common shift is exact), checked against
+    mpmath's cos(theta (j - i)); the angle p * theta itself would be noise near 2^53."""
+    spec = RopeSpec(2, freqs=[theta])
+    v = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    q, k = v.expand(len(offsets), 2), v.expand(len(offsets), 2)
+    positions = [base + o for o in offsets]
+    got = rope_logits(q, k, spec, q_positions=positions, k_positions=torch.tensor(positions))
+    want = [[float(mpmath.cos(mpmath.mpf(theta) * (j - i))) for j in offsets] for i in offsets]
+    assert torch.allclose(got, torch.tensor(want, dtype=torch.float64), rtol=0, atol=1e-13)
+    eye = torch.eye(2, dtype=torch.float64)
+    head = RopeAttention(eye, eye, eye, eye, spec)
+    x = v.expand(len(offsets), 2)[None]
+    assert torch.equal(
+        head(x, positions=positions).logits,
+        head(x, positions=[p - base for p in positions]).logits,
+    )
+
+
+def test_positions_past_two_to_the_53_are_refused() -> None:
+    spec = RopeSpec(2, freqs=[1.0])
+    v = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    for bad in ([2**53 + 1], torch.tensor([2**53 + 1]), [-(2.0**60)]):
+        with pytest.raises(InputError, match=r"positions must satisfy \|p\| <= 2\^53"):
+            rope_logits(v, v, spec, q_positions=bad, k_positions=[0])
+        with pytest.raises(InputError, match=r"\|p\| <= 2\^53"):
+            apply_rope(v, spec, bad)
+    assert float(rope_logits(v, v, spec, q_positions=[2**53], k_positions=[2**53 - 1])) == pytest.approx(
+        math.cos(1.0), abs=1e-15
+    )
