@@ -32,6 +32,7 @@ from ropeproof.theory.construction import (
     letter_tokens,
 )
 from ropeproof.theory.errors import ConstructionError
+from ropeproof.theory.validate import integer, real
 
 THETA = sp.Symbol("theta", real=True)
 """The RoPE angle of a construction's main plane."""
@@ -71,11 +72,10 @@ def _planes(extra_planes: ExtraPlanes) -> tuple[Plane, ...]:
     return tuple(planes)
 
 
-def _check_theta(theta: float) -> float:
-    value = float(theta)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ConstructionError(f"theta={theta} must be finite")
-    return value
+def _check_theta(theta: float | sp.Expr) -> float:
+    if isinstance(theta, sp.Expr) and theta.is_number:  # sp.pi / 4 and the like
+        theta = float(theta)
+    return real(theta, "theta", error=ConstructionError)
 
 
 def _zero(_params: Mapping[str, Any], _k: int, _plane: Plane) -> Rotated:
@@ -99,10 +99,8 @@ def index_construction(
     Defaults follow [A]: 120 letters, integers ``1..16``, ``theta = 0.8660`` (frequency id 2 of a
     128-dim rotary head at base 10000). ``value_weight`` must exceed 1.
     """
-    if max_int < 1:
-        raise ConstructionError(f"max_int={max_int} must be >= 1")
-    if not value_weight > 1:
-        raise ConstructionError(f"value_weight={value_weight} must be > 1 (selective value)")
+    integer(max_int, "max_int", low=1, error=ConstructionError)
+    real(value_weight, "value_weight", low=1, low_open=True, error=ConstructionError)  # selective value
     tokens = letter_tokens(letters) + integer_tokens(max_int)
     weight = sp.nsimplify(value_weight)
     return Construction(
@@ -132,10 +130,8 @@ def retrieval_construction(
     Defaults follow [A]: 8 letters, integers ``1..8``. The sign convention is docs/theory.md section 4's
     (queries rotated by ``+phi``); the reported ``-phi`` version fails (see the tests).
     """
-    if alphabet_size < 2:
-        raise ConstructionError(f"alphabet_size={alphabet_size} must be >= 2")
-    if max_int < 1:
-        raise ConstructionError(f"max_int={max_int} must be >= 1")
+    integer(alphabet_size, "alphabet_size", low=2, error=ConstructionError)
+    integer(max_int, "max_int", low=1, error=ConstructionError)
     omega = 2 * sp.pi / alphabet_size
     letters = letter_tokens(alphabet_size)
     tokens: list[Token] = []
@@ -181,8 +177,7 @@ def reflexive_construction(
     extra_planes: ExtraPlanes = (),
 ) -> Construction:
     """Reflexive: every token attends to itself (``cos((j - i) theta)`` peaks at ``j = i``)."""
-    if max_int < 0:
-        raise ConstructionError(f"max_int={max_int} must be >= 0")
+    integer(max_int, "max_int", low=0, error=ConstructionError)
     tokens = letter_tokens(letters) + integer_tokens(max_int)
     return Construction(
         name="reflexive",

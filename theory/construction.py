@@ -17,7 +17,8 @@ vectors ``q_k = rho(beta_q) v`` and ``k_k = rho(beta_k) v`` this is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ import sympy as sp
 
 from ropeproof.theory.errors import ConstructionError
 from ropeproof.theory.rope_symbolic import rotation
+from ropeproof.theory.validate import integer
 
 TokenKind = Literal["letter", "integer", "pair"]
 TOKEN_KINDS: tuple[str, ...] = ("letter", "integer", "pair")
@@ -184,14 +186,15 @@ def letter_tokens(letters: int | Sequence[str], prefix: str = "") -> list[Token]
 
     A count gives names ``A .. Z``, then ``L26, L27, ...``.
     """
-    if isinstance(letters, int):
-        if letters < 1:
-            raise ConstructionError(f"letters={letters} must be >= 1")
-        names = [chr(ord("A") + i) if i < 26 else f"L{i}" for i in range(letters)]
+    if isinstance(letters, numbers.Integral) or not isinstance(letters, Iterable):
+        count = integer(letters, "letters", low=1, error=ConstructionError)
+        names = [chr(ord("A") + i) if i < 26 else f"L{i}" for i in range(count)]
     else:
         names = list(letters)
-        if not names:
-            raise ConstructionError("letters must name at least one letter")
+        if not names or not all(isinstance(name, str) and name for name in names):
+            raise ConstructionError(
+                f"letters={letters!r} must be a count >= 1 or a non-empty sequence of non-empty names"
+            )
     return [Token(prefix + name, "letter", {"phi": i, "letter": name}) for i, name in enumerate(names)]
 
 

@@ -88,7 +88,13 @@ class RopeSpec:
             if not math.isfinite(base) or base <= 0:
                 raise RopeSpecError(f"base={self.base} must be finite and > 0")
             k = np.arange(n_rot, dtype=np.float64)
-            theta = base ** (-2.0 * k / rotary_dim) if n_rot else np.zeros(0)
+            with np.errstate(over="ignore"):
+                theta = base ** (-2.0 * k / rotary_dim) if n_rot else np.zeros(0)
+            if not np.all(np.isfinite(theta)):
+                raise RopeSpecError(
+                    f"base={self.base} gives infinite frequencies base^(-2k/rotary_dim); accepted: a base "
+                    "for which every frequency is finite (any base >= 1e-300 is)"
+                )
         n_pass = (head_dim - rotary_dim) // 2
         object.__setattr__(self, "rotary_dim", int(rotary_dim))
         object.__setattr__(self, "head_dim", int(head_dim))

@@ -141,9 +141,13 @@ def test_construction_errors() -> None:
     )
     with pytest.raises(ConstructionError, match=r"parameters \['free'\] have no value"):
         compile_construction(unbound)
-    with pytest.raises(ConstructionError, match=r"value_weight=1\.0 must be > 1"):
+    with pytest.raises(
+        ConstructionError, match=r"value_weight=1\.0 is out of range; accepted: a finite real number > 1"
+    ):
         index_construction(value_weight=1.0)
-    with pytest.raises(ConstructionError, match="alphabet_size=1 must be >= 2"):
+    with pytest.raises(
+        ConstructionError, match=r"alphabet_size=1 is out of range; accepted: an integer >= 2"
+    ):
         retrieval_construction(1)
     with pytest.raises(ConstructionError, match="theta=nan must be finite"):
         index_construction(theta=float("nan"))

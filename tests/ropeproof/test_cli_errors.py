@@ -67,7 +67,10 @@ CASES = [
     (["ps-score", "random", "--tau", "0"], "argument --tau: '0' must be > 0"),
     (["figures", "--only", "nosuch"], "argument --only: invalid choice: 'nosuch'"),
     (["compile", "index", "--letters", "0", "--out", "x"], "argument --letters: '0' is out of range"),
-    (["compile", "index", "--max-int", "0", "--out", "x"], "max_int=0 must be >= 1"),
+    (
+        ["compile", "index", "--max-int", "0", "--out", "x"],
+        "max_int=0 is out of range; accepted: an integer >= 1",
+    ),
     (["export", "gptj", "index", "--logit-scale", "-1", "--out", "x"], "argument --logit-scale"),
     (["derive", "nosuch"], "argument construction: invalid choice: 'nosuch'"),
     (["nosuch"], "invalid choice: 'nosuch'"),

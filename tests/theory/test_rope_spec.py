@@ -39,3 +39,12 @@ def test_json_round_trip_is_exact(spec: RopeSpec) -> None:
 def test_from_dict_errors(data: object, match: str) -> None:
     with pytest.raises(RopeSpecError, match=match):
         RopeSpec.from_dict(data)
+
+
+def test_base_with_infinite_frequencies_is_refused() -> None:
+    with pytest.raises(RopeSpecError, match=r"base=5e-324 gives infinite frequencies"):
+        RopeSpec(128, base=5e-324)
+    tiny = RopeSpec(128, base=1e-300)  # the message's "any base >= 1e-300 is": its largest frequency
+    assert np.all(np.isfinite(tiny.plane_freqs)) and tiny.plane_freqs.max() <= 1e300
+    for head_dim in (2, 4, 256):
+        assert np.all(np.isfinite(RopeSpec(head_dim, base=1e-300).plane_freqs))

@@ -471,7 +471,7 @@ def test_overflowing_logits_raise_instead_of_scoring_zero() -> None:
     with pytest.raises(NonFiniteError, match="overflowed"):
         ps_scores(head, x * 1e160)
     for row_fn in (attention_row_fn(head), last_row_fn(head)):  # a callable's rows are checked as returned
-        with pytest.raises(InputError, match="overflowed|returned a row with NaN or inf"):
+        with pytest.raises(InputError, match=r"overflowed|returned a row with NaN or inf"):
             ps_scores(row_fn, x * 1e160)
     with pytest.raises(NonFiniteError, match="overflowed"):
         exact_exclusion(head, x * 1e160)

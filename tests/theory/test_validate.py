@@ -1,0 +1,63 @@
+"""The shared scalar checks: the project's error, the parameter's name, the accepted range."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
+from ropeproof.theory.errors import ConstructionError, InputError
+from ropeproof.theory.validate import integer, real
+
+
+def test_integer_accepts_integers_only() -> None:
+    assert integer(3, "n") == 3 and integer(np.int64(4), "n", low=4) == 4 and integer(6, "n", even=True) == 6
+    assert integer(sp.Integer(5), "n") == 5
+    for bad in (1.5, 2.0, "8", True, None, np.float64(3.0)):
+        with pytest.raises(InputError, match=r"n=.* is not an integer; accepted: an integer >= 1"):
+            integer(bad, "n", low=1)
+    with pytest.raises(InputError, match=r"n=0 is out of range; accepted: an integer >= 1 and <= 9"):
+        integer(0, "n", low=1, high=9)
+    with pytest.raises(InputError, match="accepted: an even integer"):
+        integer(3, "n", even=True)
+
+
+def test_real_accepts_finite_reals_in_range() -> None:
+    assert real(1, "x") == 1.0 and real(np.float32(0.5), "x") == 0.5 and real(sp.Float(2), "x") == 2.0
+    assert real(math.inf, "x", finite=False) == math.inf
+    for bad in ("0.5", True, None, 1j):
+        with pytest.raises(InputError, match="is not a number"):
+            real(bad, "x")
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(InputError, match="accepted: a finite real number"):
+            real(bad, "x")
+    with pytest.raises(ConstructionError, match=r"w=1.0 is out of range; accepted: a finite real number > 1"):
+        real(1, "w", low=1, low_open=True, error=ConstructionError)
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (lambda: index_construction(max_int=1.5), r"max_int=1.5 is not an integer"),
+        (lambda: retrieval_construction(alphabet_size="8"), r"alphabet_size='8' is not an integer"),
+        (lambda: retrieval_construction(max_int=0), r"max_int=0 is out of range"),
+        (lambda: reflexive_construction(max_int=-1), r"max_int=-1 is out of range"),
+        (lambda: index_construction(theta="x"), r"theta='x' is not a number"),
+        (lambda: index_construction(theta=math.nan), r"theta=nan"),
+        (lambda: index_construction(letters=1.5), r"letters=1.5 is not an integer"),
+        (lambda: index_construction(letters=True), r"letters=True is not an integer"),
+        (lambda: reflexive_construction(letters=["A", ""]), r"non-empty names"),
+        (lambda: index_construction(value_weight=1.0), r"value_weight=1.0 is out of range"),
+    ],
+)
+def test_constructions_refuse_bad_parameters_with_their_error(build, match: str) -> None:  # type: ignore[no-untyped-def]
+    # these used to be bare TypeErrors (comparison of str with int, range() of a float)
+    with pytest.raises(ConstructionError, match=match):
+        build()
+
+
+def test_constructions_accept_symbolic_numbers() -> None:
+    assert float(next(iter(index_construction(theta=sp.pi / 4).parameters.values()))) == math.pi / 4
