@@ -240,3 +240,36 @@ def test_list_into_a_closed_pipe_ends_quietly() -> None:
     )
     rc, err = res.stdout.splitlines()
     assert (rc, err) == ("141", "''")
+
+
+@pytest.mark.parametrize(
+    ("config", "fragment"),
+    [
+        ('{"hidden_size": 8}', "has model_type=None; accepted: a checkpoint of one of ['gptj', 'llama']"),
+        ("[1, 2]", "has model_type=None"),
+        ('{"model_type": "bert"}', "has model_type='bert'"),
+        ("not json", "is not a JSON file"),
+        ('{"model_type": "gptj"}', "transformers cannot load"),
+    ],
+)
+def test_import_of_a_bad_checkpoint_is_one_line(
+    config: str, fragment: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A config.json without model_type used to be an internal error (exit 3)."""
+    pytest.importorskip("transformers")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text(config)
+    argv = [
+        "import",
+        "hf",
+        str(tmp_path / "model"),
+        "--layer",
+        "0",
+        "--head",
+        "0",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    code, _, err = run_cli(argv, capsys)
+    assert_one_line_error(code, err, "ropeproof import", fragment)
+    assert not (tmp_path / "o").exists()

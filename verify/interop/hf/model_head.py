@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,12 @@ from typing import Any
 import torch
 
 from ropeproof.constructions.head import CompiledHead
-from ropeproof.verify.interop.hf.architectures import HeadImportError, check_arch, require_transformers
+from ropeproof.verify.interop.hf.architectures import (
+    ARCHITECTURES,
+    HeadImportError,
+    check_arch,
+    require_transformers,
+)
 from ropeproof.verify.interop.hf.head_import import import_model_head
 from ropeproof.verify.interop.hf.run import _base_model
 from ropeproof.verify.interop.imported import (
@@ -83,8 +89,22 @@ def load_hf_model(model_dir: str | Path) -> Any:
     """A causal LM from a local checkpoint directory (``config.json`` + weights), in float64;
     ``local_files_only``, so nothing is downloaded."""
     path = Path(model_dir)
-    if not (path / "config.json").is_file():
+    config_file = path / "config.json"
+    if not config_file.is_file():
         raise HeadImportError(f"{path} must be a checkpoint directory with config.json (save_pretrained)")
+    try:
+        config = json.loads(config_file.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise HeadImportError(f"{config_file} is not a JSON file: {exc}") from None
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    if model_type not in ARCHITECTURES:
+        raise HeadImportError(
+            f"{config_file} has model_type={model_type!r}; accepted: a checkpoint of one of "
+            f"{list(ARCHITECTURES)} (written by save_pretrained)"
+        )
     tf = require_transformers()
-    model = tf.AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True)
+    try:
+        model = tf.AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # missing or mismatched weights, bad config
+        raise HeadImportError(f"transformers cannot load {path} as a {model_type} causal LM: {exc}") from None
     return model.to(torch.float64).eval()
