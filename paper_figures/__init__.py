@@ -100,6 +100,14 @@ def make_all(
         raise InputError(f"unknown figures {unknown}; accepted: {sorted(table)}")
     chosen = set(only) if only else set(available_figure_names())
     fmts = default_formats(quick) if formats is None else check_formats(formats)
-    return {
-        name: save_figure(draw(quick), Path(out_dir), fmts) for name, draw in table.items() if name in chosen
-    }
+    return {name: save_figure(_drawn(name, draw, quick), Path(out_dir), fmts) for name, draw in table.items()
+            if name in chosen}  # fmt: skip
+
+
+def _drawn(name: str, draw: FigureFunction, quick: bool) -> FigureResult:
+    """``draw(quick)``, whose files must be named after the figure (``--only per_frequency`` used to write
+    ``ps_per_frequency.*``)."""
+    result = draw(quick)
+    if result.name != name:
+        raise RuntimeError(f"figure {name!r} returned files named {result.name!r}; they must match")
+    return result

@@ -96,4 +96,4 @@ def accuracy_figure(quick: bool = False) -> FigureResult:
         "float32 and bfloat16. Dotted verticals mark the first length where a readout is no longer 100% "
         "correct. T_Index uses selective values (letters weight 2, integers 0); T_Retrieval copies the pair."
     )
-    return FigureResult("fig_c_accuracy", fig, rows, caption)
+    return FigureResult("c_accuracy", fig, rows, caption)

@@ -70,7 +70,7 @@ def theory_figure(quick: bool = False) -> FigureResult:
         "worst target margin. n = 1 has no key besides the query, so only the bounds are drawn there. "
         "y axis symmetric-log (linear below 1e-3)."
     )
-    return FigureResult("fig_a_theory_bounds", fig, rows, caption)
+    return FigureResult("a_theory_bounds", fig, rows, caption)
 
 
 @styled
@@ -139,7 +139,7 @@ def loglog_figure(quick: bool = False) -> FigureResult:
         "theta = 1e-4 the margin falls to zero at its horizon (drawn only while positive). Dotted: the "
         "reported Retrieval bound."
     )
-    return FigureResult("fig_b_loglog_discrepancy", fig, rows, caption)
+    return FigureResult("b_loglog_discrepancy", fig, rows, caption)
 
 
 @styled
@@ -172,4 +172,4 @@ def softmax_scale_figure(quick: bool = False) -> FigureResult:
         f"exact worst-case margins. Retrieval at theta = {RETRIEVAL_THETA} is drawn up to its horizon "
         f"(n = {last_positive})."
     )
-    return FigureResult("fig_d_softmax_scale", fig, rows, caption)
+    return FigureResult("d_softmax_scale", fig, rows, caption)

@@ -100,4 +100,4 @@ def geometry_figure(quick: bool = False) -> FigureResult:
         "Bottom: the logit against the offset u = j - i from the derived closed forms; the dotted "
         f"line marks where a distractor can first overtake the target (first failing length {horizon})."
     )
-    return FigureResult("fig_e_geometry", fig, rows, caption)
+    return FigureResult("e_geometry", fig, rows, caption)

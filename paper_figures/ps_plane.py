@@ -159,7 +159,7 @@ def per_frequency_figure(quick: bool = False) -> FigureResult:
         "(x = 3 mu + eps). Low frequencies are symbolic in both; with a shared component the high "
         "frequencies become positional."
     )
-    return FigureResult("ps_per_frequency", fig, rows, caption)
+    return FigureResult("per_frequency", fig, rows, caption)
 
 
 def ps_scale_rows(n_inputs: int = 100) -> list[dict]:

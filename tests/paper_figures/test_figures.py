@@ -104,9 +104,9 @@ def test_figures_needing_transformers_are_left_out_without_it(monkeypatch: pytes
 def test_quick_figures_default_to_png_and_formats_are_checked(tmp_path: Path) -> None:
     quick = make_all(tmp_path / "q", quick=True, only=["d_softmax_scale"])
     assert [p.name for p in quick["d_softmax_scale"]] == [
-        "fig_d_softmax_scale.png",
-        "fig_d_softmax_scale.csv",
-        "fig_d_softmax_scale.caption.txt",
+        "d_softmax_scale.png",
+        "d_softmax_scale.csv",
+        "d_softmax_scale.caption.txt",
     ]
     assert default_formats(quick=True) == ("png",) and default_formats(quick=False) == ("png", "pdf")
     for bad in (["svg"], [], "png"):

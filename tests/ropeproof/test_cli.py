@@ -60,9 +60,9 @@ def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -
     md = (out / "report.md").read_text()
     assert md.index("## Findings") < md.index("## All claims")
     assert "| claim | statement | reference | expected | verdict | status |" in md
-    assert "fig_a_theory_bounds.png" in md
-    for name in ("fig_a_theory_bounds", "fig_b_loglog_discrepancy", "fig_c_accuracy", "fig_d_softmax_scale",
-                 "fig_e_geometry", "ps_scale"):  # fmt: skip
+    assert "a_theory_bounds.png" in md
+    for name in ("a_theory_bounds", "b_loglog_discrepancy", "c_accuracy", "d_softmax_scale",
+                 "e_geometry", "ps_scale"):  # fmt: skip
         for ext in ("png", "csv", "caption.txt"):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 0
         assert not (out / "figures" / f"{name}.pdf").exists()  # quick figures are PNG previews

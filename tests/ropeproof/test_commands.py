@@ -48,7 +48,7 @@ def test_sweep_json_in_process(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_figures_only_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["figures", "--out", str(tmp_path), "--only", "e_geometry"]) == 0
-    assert (tmp_path / "fig_e_geometry.png").stat().st_size > 0
+    assert (tmp_path / "e_geometry.png").stat().st_size > 0
     assert "1 figures in" in capsys.readouterr().out
 
 

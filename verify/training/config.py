@@ -114,9 +114,10 @@ PAPER = TrainConfig(
 """[A]'s model and schedule (``docs/theory.md`` section 6). [A] draws 432,000 training sequences once;
 here every step draws a fresh balanced batch (6,000 steps x 64 = 384,000 sequences, under one epoch of
 [A]'s split), and validation uses 2,400 held-out prompts, the size of [A]'s validation split.
-``n_positions`` (GPT-J's sin/cos table, a buffer, not a weight; [A] does not state it) is 2,048 so the
-length study runs these models at [A]'s 850 tokens and past 1,000; it changes nothing a 17-token
-training input sees."""
+``n_positions`` is 2,048 where [A]'s is 128 (``docs/theory.md`` section 6): it only sizes GPT-J's sin/cos
+table (a buffer, not a weight), whose rows 0..16, all a 17-token training input reads, are the same in
+both, so training is unchanged (a test compares the two models' losses) and the length study runs these
+models at [A]'s 850 tokens and past 1,000."""
 
 SMALL = TrainConfig(
     name="small",

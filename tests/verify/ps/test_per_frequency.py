@@ -105,5 +105,5 @@ def test_figures(tmp_path: Path) -> None:
     second = save_figure(per_frequency_figure(), tmp_path / "c")
     for p, q in zip(first, second, strict=True):
         assert p.read_bytes() == q.read_bytes(), p.name  # deterministic, PDF and PNG included
-    rows = _rows(tmp_path / "b" / "ps_per_frequency.csv")
+    rows = _rows(tmp_path / "b" / "per_frequency.csv")
     assert len(rows) == 64 and float(rows[0]["theta"]) == 1.0

@@ -8,7 +8,8 @@ from ropeproof.verify.training.config import CONFIGS, PAPER, SMALL, TrainConfig,
 
 def test_paper_config_is_the_brief_shape_and_schedule() -> None:
     # docs/theory.md section 6: 12 layers, one head, n_embd 128, MLP 512, dropout 0.1, eps 1e-5,
-    # n_positions 128; AdamW 1e-4, betas (0.95, 0.999), wd 1e-4, 750 warm-up, batch 64, 6000 steps / 500
+    # AdamW 1e-4, betas (0.95, 0.999), wd 1e-4, 750 warm-up, batch 64, 6000 steps / 500; n_positions 2048
+    # instead of [A]'s 128 (only the sin/cos table: test_n_positions_does_not_change_training)
     p = PAPER
     assert (p.n_layer, p.n_embd, p.n_inner, p.dropout, p.layer_norm_epsilon, p.n_positions) == (
         12,
@@ -16,7 +17,7 @@ def test_paper_config_is_the_brief_shape_and_schedule() -> None:
         512,
         0.1,
         1e-5,
-        128,
+        2048,
     )
     assert (p.lr, p.betas, p.weight_decay, p.warmup_steps, p.batch_size) == (
         1e-4,
@@ -51,3 +52,23 @@ def test_bad_values_are_refused() -> None:
         SMALL.with_overrides(steps=0)
     with pytest.raises(InputError, match="n_embd"):
         TrainConfig.from_json({**SMALL.to_json(), "n_embd": 33})
+
+
+def test_n_positions_does_not_change_training() -> None:
+    """[A]'s n_positions = 128 and the paper configuration's 2048 give the same initialisation and the
+    same first training steps, bit for bit: the table only grows past the 17 positions training reads."""
+    pytest.importorskip("transformers")
+    import dataclasses
+
+    import torch
+
+    from ropeproof.verify.training.trainer import new_run, train_step
+
+    tiny = dataclasses.replace(PAPER, n_layer=2, batch_size=8, score_prompts=0)
+    runs, losses = [], []
+    for n in (128, 2048):  # one after the other: dropout draws from torch's global generator
+        runs.append(new_run("number", dataclasses.replace(tiny, n_positions=n), 0, torch.device("cpu")))
+        losses.append([train_step(runs[-1]) for _ in range(3)])
+    assert losses[0] == losses[1]
+    a, b = (run.model.state_dict() for run in runs)
+    assert all(torch.equal(a[k], b[k]) for k in a if "embed_positions" not in k)
