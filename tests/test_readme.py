@@ -22,3 +22,11 @@ def test_readme_python_blocks_run() -> None:
     finally:  # the README registers an example claim; keep the registry clean
         if "my.index-margin-positive" in claims.USER_CLAIMS:
             claims.USER_CLAIMS.remove("my.index-margin-positive")
+
+
+def test_readme_lists_every_sweep_status() -> None:
+    from ropeproof.verify.exact.bound_checks import STATUSES
+
+    text = README.read_text()
+    missing = [s for s in STATUSES if f"`{s}`" not in text]
+    assert not missing, f"README's sweep section does not name the statuses {missing}"
