@@ -90,15 +90,15 @@ def make_all(
     only: list[str] | None = None,
     formats: list[str] | tuple[str, ...] | None = None,
 ) -> dict[str, list[Path]]:
-    """Draw and save the figures named in ``only`` under ``out_dir`` (default: every figure this
-    installation can draw, :func:`available_figure_names`; a figure named in ``only`` that needs a
-    missing extra raises the error that names the extra), in ``formats`` (default:
+    """Draw and save the figures named in ``only`` under ``out_dir`` (an empty list draws none; default:
+    every figure this installation can draw, :func:`available_figure_names`; a figure named in ``only``
+    that needs a missing extra raises the error that names the extra), in ``formats`` (default:
     :func:`default_formats`)."""
     table = figures()
     unknown = sorted(set(only or []) - set(table))
     if unknown:
         raise InputError(f"unknown figures {unknown}; accepted: {sorted(table)}")
-    chosen = set(only) if only else set(available_figure_names())
+    chosen = set(only) if only is not None else set(available_figure_names())
     fmts = default_formats(quick) if formats is None else check_formats(formats)
     return {name: save_figure(_drawn(name, draw, quick), Path(out_dir), fmts) for name, draw in table.items()
             if name in chosen}  # fmt: skip

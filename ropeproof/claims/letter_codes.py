@@ -15,7 +15,11 @@ from ropeproof.verify.beyond.letter_codes import (
 )
 from ropeproof.verify.exact.certified import certified_retrieval
 
-CLAIMS = ClaimSet("letter-codes", section="Past the papers: letter codes")
+CLAIMS = ClaimSet(
+    "letter-codes",
+    section="Past the papers: letter codes",
+    report_figures=("letter_codes",),
+)
 """The letter-codes claims, in report order."""
 
 

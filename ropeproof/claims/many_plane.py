@@ -34,7 +34,11 @@ from ropeproof.verify.beyond.many_plane import (
 from ropeproof.verify.exact.certified import certified_dirichlet
 from ropeproof.verify.exact.index_sweep import direct_index_extremes, index_sweep
 
-CLAIMS = ClaimSet("many-plane", section="Past the papers: many planes")
+CLAIMS = ClaimSet(
+    "many-plane",
+    section="Past the papers: many planes",
+    report_figures=("many_plane_margin",),
+)
 """The many-plane claims, in report order."""
 
 

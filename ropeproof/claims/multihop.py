@@ -30,7 +30,11 @@ from ropeproof.verify.layer_scores import layer_ps_scores
 from ropeproof.verify.runtime.multilayer import model_module
 from ropeproof.verify.tasks import letter_task, number_task
 
-CLAIMS = ClaimSet("multihop", section="Past the papers: compiled multi-hop models ([A]'s decomposition)")
+CLAIMS = ClaimSet(
+    "multihop",
+    section="Past the papers: compiled multi-hop models ([A]'s decomposition)",
+    report_figures=("multihop_length", "multihop_ps_layers"),
+)
 """The multi-hop claims, in report order."""
 
 HOPS, LAYERS = 4, 12

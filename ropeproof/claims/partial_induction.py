@@ -18,7 +18,11 @@ from ropeproof.verify.beyond.partial_induction import (
     zero_frequency_tie,
 )
 
-CLAIMS = ClaimSet("partial-induction", section="Past the papers: partial induction ([B])")
+CLAIMS = ClaimSet(
+    "partial-induction",
+    section="Past the papers: partial induction ([B])",
+    report_figures=("partial_induction",),
+)
 """The partial-induction claims, in report order."""
 
 

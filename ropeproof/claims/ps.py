@@ -29,7 +29,11 @@ from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.subjects import index_subject, retrieval_subject
 from ropeproof.verify.testing.random_heads import random_head
 
-CLAIMS = ClaimSet("ps", section="Positional and symbolic heads ([B], [A])")
+CLAIMS = ClaimSet(
+    "ps",
+    section="Positional and symbolic heads ([B], [A])",
+    report_figures=("ps_plane", "per_frequency", "ps_scale"),
+)
 """The ps claims, in report order."""
 
 

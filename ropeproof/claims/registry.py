@@ -36,7 +36,7 @@ import dataclasses
 import math
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -157,6 +157,9 @@ class Claim:
     pins: dict[str, Any] = field(default_factory=dict)
     section: str = ""
     meaning: str = ""
+    report_figures: tuple[str, ...] = ()
+    """The report figures that illustrate this claim (its topic's, :class:`ClaimSet`): ``check`` draws
+    a figure only when a claim that names it runs."""
 
     def __post_init__(self) -> None:
         if self.expected not in EXPECTATIONS:
@@ -198,9 +201,12 @@ class ClaimSet:
     unique within a set, and :func:`ropeproof.claims.registered_claims` checks them across sets.
     """
 
-    def __init__(self, topic: str, section: str = "") -> None:
+    def __init__(self, topic: str, section: str = "", report_figures: Sequence[str] = ()) -> None:
         self.topic = topic
         self.section = section
+        self.report_figures = tuple(report_figures)
+        """The report figures of this topic (names of :func:`ropeproof.paper_figures.figures`); every claim
+        added gets them unless it names its own."""
         self._claims: dict[str, Claim] = {}
 
     def __iter__(self) -> Iterator[Claim]:
@@ -221,6 +227,8 @@ class ClaimSet:
             raise ValueError(f"claim id {c.id!r} is already registered in {self.topic!r}")
         if not c.section and self.section:
             c = dataclasses.replace(c, section=self.section)
+        if not c.report_figures and self.report_figures:
+            c = dataclasses.replace(c, report_figures=self.report_figures)
         c.statement_for(False)
         c.statement_for(True)
         self._claims[c.id] = c

@@ -23,7 +23,11 @@ from ropeproof.verify.runtime.compiled import answer
 from ropeproof.verify.runtime.resolution import gap_resolution
 from ropeproof.verify.tasks import letter_task, number_task
 
-CLAIMS = ClaimSet("thm3.1", section="Theorem 3.1 ([A]): the constructions work up to their horizon")
+CLAIMS = ClaimSet(
+    "thm3.1",
+    section="Theorem 3.1 ([A]): the constructions work up to their horizon",
+    report_figures=("c_accuracy", "e_geometry"),
+)
 """The thm3.1 claims, in report order."""
 
 

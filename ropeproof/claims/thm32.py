@@ -36,7 +36,11 @@ from ropeproof.verify.exact.sweep import SweepTable, sweep_index, sweep_retrieva
 from ropeproof.verify.runtime.devices import dtype_name
 from ropeproof.verify.runtime.resolution import gap_resolution
 
-CLAIMS = ClaimSet("thm3.2", section="Theorem 3.2 ([A]): the reported discrepancy bounds")
+CLAIMS = ClaimSet(
+    "thm3.2",
+    section="Theorem 3.2 ([A]): the reported discrepancy bounds",
+    report_figures=("a_theory_bounds", "b_loglog_discrepancy", "d_softmax_scale"),
+)
 """The thm3.2 claims, in report order."""
 
 

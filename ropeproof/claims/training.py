@@ -27,7 +27,18 @@ from ropeproof.verify.training.observations import (
 )
 from ropeproof.verify.training.trainer import TrainingRecord, load_record
 
-CLAIMS = ClaimSet("training", section="Theory meets training: small trained GPT-J models ([A]'s set-up)")
+CLAIMS = ClaimSet(
+    "training",
+    section="Theory meets training: small trained GPT-J models ([A]'s set-up)",
+    report_figures=(
+        "training_accuracy",
+        "training_ps_paths",
+        "training_ps_final",
+        "training_length",
+        "training_frequencies",
+        "training_theory",
+    ),
+)
 """The training claims, in report order."""
 
 HAS_HF = importlib.util.find_spec("transformers") is not None

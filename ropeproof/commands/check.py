@@ -124,6 +124,23 @@ def _list(claims: list, args: argparse.Namespace) -> int:
     return 0
 
 
+def figures_of(claims: list, whole: bool) -> list[str] | None:
+    """The figures a run of ``claims`` draws: ``None`` (every figure this installation can draw) for a
+    whole run (no ``--only``/``--skip``), else the figures the selected claims name that this
+    installation can draw
+    (:attr:`~ropeproof.claims.registry.Claim.report_figures`), which may be none: ``check --claims
+    FILE --only 'mine.*'`` draws no paper figure."""
+    if whole:
+        return None
+    from ropeproof.paper_figures import available_figure_names
+
+    available = available_figure_names()  # without the hf extra, the trained models' figures are left out
+    names: list[str] = []
+    for c in claims:
+        names += [name for name in c.report_figures if name not in names and name in available]
+    return names
+
+
 def run(args: argparse.Namespace) -> int:
     claims = gather_claims(registered_claims(), args.claims, entry_points=not args.no_plugins)
     claims = select_claims(claims, args.only, args.skip)
@@ -133,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--json applies to --list only; a run writes its JSON to DIR/report.json")
     ctx = CheckContext(args.device, resolve_dtype(args.dtype), quick=args.quick, certified=args.certified)
     selected = [c for c in claims if c.quick or not args.quick]
+    drawn = figures_of(selected, whole=not (args.only or args.skip))
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any claim runs
         figures: dict[str, list[Path]] = {}
         job = None
@@ -142,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
 
             threads = getattr(args, "threads", None)
             job = start_figures(
-                staging / "figures", args.quick, threads, main=DRAWN_WITH_CLAIMS, formats=args.formats
+                staging / "figures", args.quick, threads, drawn, main=DRAWN_WITH_CLAIMS, formats=args.formats
             )
         try:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
@@ -151,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             elif not args.no_figures:
                 from ropeproof.paper_figures import make_all
 
-                figures = make_all(staging / "figures", quick=args.quick, formats=args.formats)
+                figures = make_all(staging / "figures", quick=args.quick, only=drawn, formats=args.formats)
         finally:
             if job is not None:
                 job.cancel()

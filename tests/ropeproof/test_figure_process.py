@@ -63,3 +63,34 @@ def test_check_draws_the_figures_that_share_the_claims_work_in_its_own_process()
     from ropeproof.paper_figures import DRAWN_WITH_CLAIMS, NEEDS_HF, figure_names
 
     assert NEEDS_HF <= DRAWN_WITH_CLAIMS <= set(figure_names())
+
+
+def test_a_selection_draws_only_its_claims_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check --claims FILE --only 'mine.*' used to draw every paper figure (146 s for two 1-second
+    claims); a selection draws the figures its claims name, and every built-in topic names real figures."""
+    from ropeproof.claims import registered_claims
+    from ropeproof.cli import main
+    from ropeproof.commands.check import figures_of
+    from ropeproof.paper_figures import figure_names
+
+    claims = registered_claims()
+    named = {name for c in claims for name in c.report_figures}
+    assert named <= set(figure_names())
+    assert named == set(figure_names())  # every figure illustrates some claim
+    thm32 = [c for c in claims if c.id.startswith("thm3.2.")]
+    assert figures_of(thm32, whole=False) == ["a_theory_bounds", "b_loglog_discrepancy", "d_softmax_scale"]
+    assert figures_of(thm32, whole=True) is None
+    claims_file = tmp_path / "mine.py"
+    claims_file.write_text(
+        "from ropeproof.claims import ClaimSet, Outcome\nCLAIMS = ClaimSet('mine')\n"
+        "@CLAIMS.claim(id='mine.one', statement='s', reference='r')\n"
+        "def _(ctx):\n    return Outcome.judge(ok=True, figures={})\n"
+    )
+    out = tmp_path / "rep"
+    args = ["check", "--claims", str(claims_file), "--only", "mine.*", "--no-progress", "--out", str(out)]
+    assert main([*args, "--jobs", "1"]) == 0
+    assert not (out / "figures").exists() or list((out / "figures").iterdir()) == []
+    out2 = tmp_path / "rep2"
+    assert main(["check", "--quick", "--only", "rope.*", "--only", "thm3.1.index", "--no-progress",
+                 "--jobs", "1", "--out", str(out2)]) == 0  # fmt: skip
+    assert sorted(p.stem for p in (out2 / "figures").glob("*.png")) == ["c_accuracy", "e_geometry"]
