@@ -288,6 +288,10 @@ class ClaimResult:
     outcome: Outcome
     seconds: float
     quick: bool = False
+    dtype: str = "float64"
+    """The dtype of the claim's torch computations (``check --dtype``). Pins are float64 facts: in
+    another dtype a pin that differs, or a verdict the dtype cannot decide (``unresolvable``), is a
+    :attr:`dtype_difference`, not a regression; a verdict that flips (holds <-> violated) still is."""
 
     @property
     def pin_mismatches(self) -> dict[str, tuple[Any, Any]]:
@@ -310,13 +314,33 @@ class ClaimResult:
         verdict = self.outcome.verdict
         if verdict == "error":
             return "the check raised an error"
-        if not self.claim.pinned:
+        if not self.claim.pinned or self.dtype_difference is not None:
             return None
         if verdict != self.claim.expected:
             return f"expected {self.claim.expected}, got {verdict}"
         mismatched = self.pin_mismatches
         if mismatched:
             return "; ".join(f"{k} pinned at {v[0]}, got {v[1]}" for k, v in mismatched.items())
+        return None
+
+    @property
+    def dtype_difference(self) -> str | None:
+        """In a dtype other than float64, how a pinned claim's result differs from its float64 pins
+        without contradicting them (the dtype could not decide the verdict, or a pinned figure moved),
+        else ``None``. A verdict that flips between ``holds`` and ``violated`` is not such a difference:
+        it is a :attr:`regression` in every dtype."""
+        if self.dtype == "float64" or not self.claim.pinned:
+            return None
+        verdict = self.outcome.verdict
+        if verdict == "error" or (verdict != self.claim.expected and verdict != "unresolvable"):
+            return None
+        if verdict == "unresolvable" and self.claim.expected != "unresolvable":
+            return f"{self.dtype} cannot decide it (expected {self.claim.expected} in float64)"
+        mismatched = self.pin_mismatches
+        if mismatched:
+            return "; ".join(
+                f"{k} is {v[1]} in {self.dtype}, pinned at {v[0]} in float64" for k, v in mismatched.items()
+            )
         return None
 
     @property
@@ -330,6 +354,8 @@ class ClaimResult:
         confirmed (pinned ``holds``) or reported (``open``)."""
         if self.regression is not None:
             return "REGRESSION: " + self.regression
+        if self.dtype_difference is not None:
+            return f"differs from the float64 pins (not a regression): {self.dtype_difference}"
         if self.claim.expected == "violated":
             return "finding about the paper (pinned)"
         if self.claim.expected == "holds":
@@ -361,7 +387,9 @@ def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
             raise ValueError(f"check returned {outcome!r}, not an Outcome with a verdict in {VERDICTS}")
     except Exception as exc:  # a failing check is reported, never fatal to the run
         outcome = Outcome("error", detail=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-    return ClaimResult(c, outcome, time.perf_counter() - start, ctx.quick)
+    return ClaimResult(
+        c, outcome, time.perf_counter() - start, ctx.quick, str(ctx.dtype).removeprefix("torch.")
+    )
 
 
 def run_claims(claims: list[Claim], ctx: CheckContext, progress: bool = True) -> Iterator[ClaimResult]:

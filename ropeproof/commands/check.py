@@ -45,7 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="the fast subset of claims, at smaller sizes")
     add_output(p, Path("ropeproof-report"), "output directory")
     add_device(p)
-    add_dtype(p, "dtype of the claims' torch computations")
+    add_dtype(
+        p,
+        "dtype of the claims' torch computations; pins are float64 facts, so in another dtype a moved pin "
+        "or an undecidable verdict is reported as a difference, and only errors and flipped verdicts fail "
+        "--strict",
+    )
     p.add_argument(
         "--strict",
         action="store_true",

@@ -111,9 +111,33 @@ def test_certified_outcome_aggregates_comparisons() -> None:
     assert bad.counterexample["check"] == "b" and bad.counterexample["input"] == {"label": "b", "n": 6}
 
 
-def _result(expected: str, verdict: str, figures: dict, pins: dict | None = None) -> ClaimResult:
+def _result(
+    expected: str, verdict: str, figures: dict, pins: dict | None = None, dtype: str = "float64"
+) -> ClaimResult:
     c = Claim("t.x", "S.", "here", {}, lambda ctx: Outcome(verdict), expected, pins=pins or {})  # type: ignore[arg-type]
-    return ClaimResult(c, Outcome(verdict, figures), 0.0)  # type: ignore[arg-type]
+    return ClaimResult(c, Outcome(verdict, figures), 0.0, dtype=dtype)  # type: ignore[arg-type]
+
+
+def test_pins_are_float64_facts_and_other_dtypes_report_differences() -> None:
+    """check --quick --dtype float16 used to report 34 regressions: float64 pins compared at rel 1e-9,
+    and rows float16 cannot resolve counted against the pin."""
+    half = {"dtype": "float16"}
+    unresolved = _result("holds", "unresolvable", {}, **half)
+    assert unresolved.regression is None
+    assert unresolved.dtype_difference == "float16 cannot decide it (expected holds in float64)"
+    moved = _result("violated", "violated", {"rows": 50}, {"rows": 53}, **half)
+    assert (
+        moved.regression is None
+        and moved.dtype_difference == "rows is 50 in float16, pinned at 53 in float64"
+    )
+    assert moved.status.startswith("differs from the float64 pins (not a regression)")
+    assert _result("violated", "violated", {"rows": 53}, {"rows": 53}, **half).dtype_difference is None
+    # a flipped verdict contradicts the float64 fact in any dtype, and an error is always one
+    assert _result("holds", "violated", {}, **half).regression == "expected holds, got violated"
+    assert _result("violated", "holds", {}, **half).regression == "expected violated, got holds"
+    assert _result("holds", "error", {}, **half).regression == "the check raised an error"
+    assert _result("open", "unresolvable", {}, **half).dtype_difference is None
+    assert _result("holds", "unresolvable", {}).dtype_difference is None  # float64: a regression
 
 
 def test_regressions_follow_the_expectation_and_the_pins() -> None:
