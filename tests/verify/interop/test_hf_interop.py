@@ -619,3 +619,17 @@ def test_cli_json_describes_what_was_written(tmp_path, capsys) -> None:
     assert doc["path"] == str(out) and doc["arch"] == "llama" and doc["construction"] == "reflexive"
     placement = load_export_info(out).placement
     assert doc["planes"] == [list(p) for p in placement.planes]
+
+
+@pytest.mark.parametrize("arch", ["gptj", "llama"])
+def test_weights_that_overflow_the_export_dtype_are_refused(arch: str, tmp_path) -> None:
+    """logit_scale=1e300 used to write inf q_proj weights (every prompt then gives NaN logits)."""
+    head = compiled("retrieval0")
+    with pytest.raises(
+        ExportError, match=r"q_proj.weight is not finite in float32 .*lower logit_scale=1e\+300"
+    ):
+        export_head(head, arch, logit_scale=1e300, max_positions=POSITIONS)
+    big = export_head(head, arch, dtype="float64", logit_scale=1e300, max_positions=POSITIONS)  # fits float64
+    assert all(bool(torch.isfinite(p).all()) for p in big.model.parameters())
+    ok = exported("retrieval0", arch, "float32", 1e30)  # 1e30 still fits float32
+    assert all(bool(torch.isfinite(p).all()) for p in ok.model.parameters())

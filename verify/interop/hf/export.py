@@ -16,6 +16,7 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.interop.finite_weights import finite_weights
 from ropeproof.verify.interop.hf.architectures import (
     EXPORT_INFO_FILE,
     NORM_EPS,
@@ -344,9 +345,10 @@ def export_head(
             "model.norm.weight": gain,
             "lm_head.weight": lm,
         }
+    new = finite_weights(new, dt, f"lower logit_scale={logit_scale:g} or export in float64")
     state = model.state_dict()
     for key, value in state.items():  # everything else (MLP, norm biases) is zero
-        state[key] = torch.as_tensor(new[key], dtype=dt) if key in new else torch.zeros_like(value)
+        state[key] = new[key] if key in new else torch.zeros_like(value)
     missing = set(new) - set(state)
     if missing:  # pragma: no cover - guards against a transformers rename
         raise ExportError(f"this transformers version has no parameters {sorted(missing)}")

@@ -28,6 +28,7 @@ import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.rope_spec import Layout, RopeSpec
+from ropeproof.verify.interop.finite_weights import finite_weights
 from ropeproof.verify.interop.hf.architectures import EXPORT_INFO_FILE, ExportError, HeadImportError
 from ropeproof.verify.interop.hf.export import ExportInfo
 from ropeproof.verify.interop.tl.checkpoint import save_hooked_transformer
@@ -198,13 +199,14 @@ def export_hooked_transformer(
         "blocks.0.attn.W_O": w_o[None],
         "unembed.W_U": w_u,
     }
+    new = finite_weights(new, dt, f"lower logit_scale={logit_scale:g} or export in float64")
     state = model.state_dict()
     missing = set(new) - set(state)
     if missing:  # pragma: no cover - guards against a TransformerLens rename
         raise ExportError(f"this TransformerLens version has no parameters {sorted(missing)}")
     for key, value in state.items():  # biases are zero; buffers (rotary tables, mask) are kept
         if key in new:
-            state[key] = torch.as_tensor(new[key], dtype=dt)
+            state[key] = new[key]
         elif key.split(".")[-1].startswith(("b_", "_b_")):
             state[key] = torch.zeros_like(value)
     model.load_state_dict(state)

@@ -485,3 +485,9 @@ def test_float32_parity_fails_at_long_positions_and_the_angle_table_explains_it(
     report("float32 at position 2047", direct=direct, after_tl_angles=residual)
     assert direct > 1e-5  # the failure is real
     assert residual < 1e-5  # and it is all in the angle table (the rest is float32 dot products)
+
+
+def test_tl_weights_that_overflow_float32_are_refused() -> None:
+    head = compile_construction(index_construction(theta=0.866))
+    with pytest.raises(ExportError, match=r"W_Q is not finite in float32 .*lower logit_scale=1e\+300"):
+        export_hooked_transformer(head, logit_scale=1e300, n_ctx=16)
