@@ -126,6 +126,8 @@ def ps_figure(quick: bool = False) -> FigureResult:
         "8): for each layer the hidden states entering the block are swapped at two non-query positions "
         "(position ids fixed), only that block is re-run and the last token's attention row is scored "
         f"(tau = 1e-4), mean over {rows[0]['inputs']} inputs of 17 tokens with 1-4 hops. Shaded: Index "
-        "(number) or Retrieval (letter) layers; then Reflexive layers, positional (left) or symbolic (right)."
+        "(number) or Retrieval (letter) layers; then Reflexive layers, positional (left) or symbolic "
+        "(right). A missing point is a layer whose scores float64 does not resolve: its row sits on the "
+        "query, so most swapped attention entries underflow to 0."
     )
     return FigureResult("multihop_ps_layers", fig, rows, caption)

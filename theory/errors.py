@@ -31,6 +31,11 @@ class NonFiniteError(InputError):
     """A result came out NaN or inf from finite inputs: the computation overflowed in its dtype."""
 
 
+class UnderflowError(InputError):
+    """A result depends on numbers that underflow in the dtype (below its smallest normal number), so it
+    is not resolved there: reported, never passed off as a value."""
+
+
 class MemoryBudgetError(RopeproofError):
     """A computation would need more memory than the limit allows (estimated before allocating)."""
 

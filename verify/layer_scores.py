@@ -6,12 +6,15 @@ non-query positions ``i < j`` (position ids unchanged), re-run only block ``l`` 
 attention row with [A]'s score (``tau = 1e-4``): :func:`~ropeproof.verify.ps.scores.ps_scores` with the
 block as a callable. Queries and keys read the content, which moves with the swap: an Index layer's keys are
 all ``v`` (its row cannot move: positional), a Retrieval layer's row follows the keys' left letters
-(symbolic). A Reflexive layer's row sits on the query itself, which is never swapped, so every swapped
-entry is (nearly) zero and the score says little (both scores near 1).
+(symbolic). A Reflexive layer's row sits on the query itself, which is never swapped, so most swapped
+entries underflow to zero in float64 and the score is not resolved
+(:data:`~ropeproof.verify.ps.swap_stream.MAX_UNRESOLVED_WEIGHT`): such a layer is reported with NaN
+scores and the label ``unresolved`` (it used to read about (1, 1), the ``0/0`` convention of the cosine).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +22,7 @@ from typing import Any
 import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, UnderflowError
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike
 from ropeproof.verify.runtime.multilayer import model_module
@@ -44,7 +47,10 @@ class LayerScore:
 
     @property
     def label(self) -> str:
-        """``positional``, ``symbolic`` or ``mixed`` (:data:`CLASS_THRESHOLD`)."""
+        """``positional``, ``symbolic`` or ``mixed`` (:data:`CLASS_THRESHOLD`), or ``unresolved`` when the
+        dtype could not resolve the scores (NaN)."""
+        if math.isnan(self.S_pos) or math.isnan(self.S_sym):
+            return "unresolved"
         if self.S_pos > CLASS_THRESHOLD > self.S_sym:
             return "positional"
         if self.S_sym > CLASS_THRESHOLD > self.S_pos:
@@ -79,7 +85,11 @@ def layer_ps_scores(
             with torch.no_grad():
                 return _block(x).pattern[:, -1, :]
 
-        sc = ps_scores(row, res.residual[layer], tau=tau)
+        try:
+            sc = ps_scores(row, res.residual[layer], tau=tau)
+        except UnderflowError:  # the row sits on the query: every swapped entry underflows
+            out.append(LayerScore(layer, model.layer_info[layer].label, *[math.nan] * 6))
+            continue
         out.append(
             LayerScore(
                 layer,

@@ -54,10 +54,22 @@ def test_hop_layers_score_as_predicted(task: str) -> None:
     hop = [s for s in scores if s.kind in ("index", "retrieval")]
     want = "positional" if task == "number" else "symbolic"
     assert [s.label for s in hop] == [want]
-    for s in scores:
+    for s in hop:
         slow = _slow_scores(model, insts, s.layer)
         assert s.S_pos == pytest.approx(slow[0], abs=1e-9) and s.S_sym == pytest.approx(slow[1], abs=1e-9)
-    assert scores[-1].kind == "reflexive-positional"
+    reflexive = scores[-1]
+    assert reflexive.kind == "reflexive-positional"
+    # its row sits on the query: most key entries underflow to 0, and the swap weights, nearly uniform over
+    # entries of at most 1e-17, fall mostly on pairs of two such zeros (0/0, which the slow loop reads as 1)
+    module = model_module(model, device="cpu")
+    row = module.layers[4](module.run([i.tokens for i in insts]).residual[4]).pattern[:, -1, :-1]
+    assert float(row.max()) < 1e-17
+    zero = row < torch.finfo(torch.float64).tiny
+    pairs = (zero[:, :, None] & zero[:, None, :]).triu(1).sum((1, 2))
+    m = row.shape[1]
+    # gaps |d_i - d_j| / tau below 1e-12 make the weights uniform, so these pairs carry over 40% of them
+    assert float(row.max()) / 1e-4 < 1e-12 and bool((pairs > 0.4 * m * (m - 1) / 2).all())
+    assert reflexive.label == "unresolved" and np.isnan(reflexive.S_pos) and np.isnan(reflexive.S_sym)
 
 
 def test_labels_and_errors() -> None:

@@ -45,6 +45,7 @@ class CallableSource:
         self.heads_axis = None if spec is None else spec.n_heads
         self.n_heads = 1 if self.heads_axis is None else int(self.heads_axis)
         self.softmax_dtype = None if spec is None else spec.softmax_dtype
+        self.row_dtype = self.softmax_dtype  # where its rows underflow (None: float64's range)
         self.declared = None if spec is None else spec.bytes_per_sequence
         self.name = "the head" if spec is None else f"the head ({spec.name})"
 
@@ -84,6 +85,7 @@ class TableSource:
 
     def __init__(self, head: RopeAttention, x: torch.Tensor) -> None:
         self.head = head
+        self.row_dtype = head.dtype  # its rows are computed in the head's dtype
         self.batch, self.n = int(x.shape[0]), int(x.shape[1])
         self.n_heads = 1
         x = x.to(device=head.device, dtype=head.dtype)

@@ -35,7 +35,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from ropeproof.theory.errors import InputError, NonFiniteError
+from ropeproof.theory.errors import InputError, NonFiniteError, UnderflowError
 from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
 
 DEFAULT_MEMORY_BUDGET = 64 * 2**20
@@ -207,6 +207,14 @@ def _block_gap(d: torch.Tensor, pa: torch.Tensor, pb: torch.Tensor) -> torch.Ten
     return (d[:, :, pa] - d[:, :, pb]).abs().sum(-1)
 
 
+MAX_UNRESOLVED_WEIGHT = 1e-12
+"""The largest swap weight (per input and head) allowed on swaps whose attention entries all underflowed
+(both vectors of the cosine similarity below the smallest normal number): their cosine is of lost digits
+(``0/0`` read as 1), so a score moves by at most twice this weight; above it, the scores are refused
+with :class:`UnderflowError` rather than reported (a row that put all its weight on the query used to
+score a plausible ``(1, 1)``)."""
+
+
 def _finite_rows(rows: torch.Tensor, what: str) -> torch.Tensor:
     """``rows`` unchanged if every entry is finite; else :class:`NonFiniteError`. The inputs were checked
     finite on entry, so a NaN or inf here is an overflow of the head's logits in its dtype (a softmax
@@ -285,6 +293,8 @@ def stream_swap_scores(
     s_pos = torch.zeros(batch, h, dtype=torch.float64, device=dev)
     s_sym = torch.zeros_like(s_pos)
     skipped = torch.zeros_like(s_pos)
+    unresolved = torch.zeros_like(s_pos)  # swap weight on pairs whose entries all underflowed
+    tiny = torch.finfo(getattr(source, "row_dtype", None) or torch.float64).tiny
     n_eval = torch.zeros(batch, dtype=torch.int64, device=dev)
     pos_all = sym_all = w_all = mask_all = None
     if per_swap:
@@ -306,8 +316,11 @@ def stream_swap_scores(
         base = d[bd]
         d_a, d_b = base.gather(2, ia), base.gather(2, ib)
         new = torch.cat([rows.gather(2, ia), rows.gather(2, ib)], -1)
-        pos = cos_sim(new, torch.cat([d_a, d_b], -1))  # [C, H]
+        old = torch.cat([d_a, d_b], -1)
+        pos = cos_sim(new, old)  # [C, H]
         sym = cos_sim(new, torch.cat([d_b, d_a], -1))
+        lost = (new.abs().amax(-1) < tiny) | (old.abs().amax(-1) < tiny)  # [C, H]: cos_sim of lost digits
+        unresolved.index_add_(0, bd, w * lost)
         s_pos.index_add_(0, bd, w * pos)
         s_sym.index_add_(0, bd, w * sym)
         n_eval.index_add_(0, bd, torch.ones_like(bd))
@@ -345,4 +358,12 @@ def stream_swap_scores(
     if count:
         bi, sj, wk = (torch.cat(t) for t in zip(*pending, strict=True))
         evaluate(bi, sj, wk)
+    worst = float(unresolved.max()) if unresolved.numel() else 0.0
+    if worst > MAX_UNRESOLVED_WEIGHT:
+        raise UnderflowError(
+            f"the scores are not resolved: up to {worst:.3g} of an input's swap weight lies on swaps whose "
+            f"attention entries all underflow (below {tiny:.3g}, the smallest normal number of the rows' "
+            "dtype), where the cosine similarities are of lost digits (logit gaps of about 745 in float64, "
+            "87 in float32); lower the logit scale or rescale the inputs"
+        )
     return StreamedScores(s_pos, s_sym, skipped, n_eval, pos_all, sym_all, w_all, mask_all, calls, chunk)

@@ -461,13 +461,16 @@ def test_cli_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
 def test_overflowing_logits_raise_instead_of_scoring_zero() -> None:
     """x * 1e160 makes every logit inf in float64 (|q||k| ~ 1e320); the scores used to come out as
     (0, 0) and the exclusion principle as 'violated' with NaN tightness."""
-    from ropeproof.theory.errors import NonFiniteError
+    from ropeproof.theory.errors import NonFiniteError, UnderflowError
     from ropeproof.verify.ps.exact import exact_exclusion, sampled_exclusion
 
     head = _head(RopeSpec(8), 8, seed=0)
     x = torch.randn(2, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    finite = ps_scores(head, x * 1e20)  # large but representable: scored
+    finite = ps_scores(head, x)
     assert torch.isfinite(finite.s_pos).all() and torch.isfinite(finite.s_sym).all()
+    # logits near 1e40 are finite, but every non-query attention entry underflows to 0: not resolved
+    with pytest.raises(UnderflowError, match="not resolved"):
+        ps_scores(head, x * 1e20)
     with pytest.raises(NonFiniteError, match="overflowed"):
         ps_scores(head, x * 1e160)
     for row_fn in (attention_row_fn(head), last_row_fn(head)):  # a callable's rows are checked as returned
