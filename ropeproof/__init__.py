@@ -6,7 +6,9 @@ The package is one namespace built from the repository's folders, in pipeline or
 (``ropeproof.cli``, ``ropeproof.claims``).
 
 The names below are the curated public API, re-exported here on purpose and loaded on first use (so
-``import ropeproof.theory`` stays free of torch)::
+``import ropeproof.theory`` stays free of torch and of the command line). :data:`_EXPORTS` is the one
+list; ``__all__`` is made from it, and a test checks that the static ``TYPE_CHECKING`` imports name the
+same things::
 
     from ropeproof import RopeSpec, RopeAttention, index_construction, compile_construction
 """
@@ -61,44 +63,9 @@ _EXPORTS: dict[str, str] = {
     "check_construction": "ropeproof.verify.testing.properties",
 }
 
-__all__ = [
-    "CompiledHead",
-    "Construction",
-    "ConstructionError",
-    "InputError",
-    "Plane",
-    "RopeAttention",
-    "RopeSpec",
-    "RopeSpecError",
-    "RopeproofError",
-    "Rotated",
-    "Token",
-    "WeightError",
-    "__version__",
-    "answer",
-    "apply_rope",
-    "check_construction",
-    "compile_construction",
-    "derive",
-    "derive_logit",
-    "exact_exclusion",
-    "family_for",
-    "index_bound",
-    "index_construction",
-    "letter_task",
-    "load_head",
-    "number_task",
-    "per_frequency_scores",
-    "ps_scores",
-    "reflexive_construction",
-    "retrieval_bound",
-    "retrieval_construction",
-    "rope_logits",
-    "sweep_index",
-    "sweep_retrieval",
-]
+__all__ = ["__version__", *_EXPORTS]
 
-if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports
+if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/test_packaging.py: the same)
     from ropeproof.constructions.compile import compile_construction
     from ropeproof.constructions.head import CompiledHead, load_head
     from ropeproof.constructions.paper import (

@@ -16,6 +16,7 @@ torch thread unless ``ROPEPROOF_THREADS`` says otherwise), like ``ropeproof chec
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,13 +28,13 @@ from ropeproof.verify.runtime.threads import thread_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_FOLDERS = {
-    "ropeproof": "ropeproof",
-    "theory": "ropeproof.theory",
-    "constructions": "ropeproof.constructions",
-    "verify": "ropeproof.verify",
-    "paper_figures": "ropeproof.paper_figures",
+    folder: package
+    for package, folder in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"
+    ].items()
 }
-"""Repository folder -> installed package name (pyproject's ``package-dir``)."""
+"""Repository folder -> installed package name, read from pyproject's ``package-dir`` (the one place the
+map is written)."""
 
 
 @pytest.fixture(scope="session")

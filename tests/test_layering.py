@@ -7,20 +7,47 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = {  # folder -> (installed package, layer); conftest.PACKAGE_FOLDERS lists the same folders
-    "theory": ("ropeproof.theory", 0),
-    "constructions": ("ropeproof.constructions", 1),
-    "verify": ("ropeproof.verify", 2),
-    "paper_figures": ("ropeproof.paper_figures", 3),
-    "ropeproof": ("ropeproof", 4),
+LAYER_ORDER = [
+    "ropeproof.theory",
+    "ropeproof.constructions",
+    "ropeproof.verify",
+    "ropeproof.paper_figures",
+    "ropeproof",
+]
+"""The installed packages from the bottom layer to the top; their folders come from pyproject's
+``package-dir``, the one place the map is written."""
+FOLDERS = {
+    folder: (package, LAYER_ORDER.index(package))
+    for package, folder in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"
+    ].items()
 }
 LAYER_NAMES = ["theory", "constructions", "verify", "paper_figures", "CLI and claims"]
+VERIFY_LAYERS = {  # inside verify/: a module may import only modules of its own layer or lower ones
+    "runtime": 0,  # the torch kernel, devices, dtypes, rounding bounds, random heads
+    "display": 0,  # notebook display of tables
+    "tasks": 1,  # [A]'s tasks, long task inputs, the task tokenizer
+    "task_lengths": 1,
+    "tokenizer": 1,
+    "subjects": 2,  # the heads the positional/symbolic checks score
+    "exact": 3,  # exact and certified sweeps
+    "ps": 4,  # positional/symbolic scores
+    "beyond": 5,  # results past the papers
+    "layer_scores": 5,
+    "interop": 6,  # HF and TransformerLens
+    "training": 7,  # training [A]'s models
+    "llm_eval": 8,  # the LLM harness
+    "testing": 9,  # hypothesis strategies and the property battery: for tests and the CLI only
+}
+"""The order inside ``verify/`` (the README's layout section states it); every module of ``verify`` belongs
+to one entry, by its first name below ``ropeproof.verify``."""
 BARE = ("theory", "constructions", "verify", "paper_figures")
 
 
@@ -79,6 +106,53 @@ def test_every_import_runs_left_to_right(package_modules: dict[str, Path]) -> No
                 where = f"{path.relative_to(ROOT)}:{line}"
                 backwards.append(f"{where} ({LAYER_NAMES[src]}) imports {name} ({LAYER_NAMES[dst]})")
     assert not backwards, "imports that run right-to-left:\n" + "\n".join(backwards)
+
+
+def verify_layer_of(module: str) -> int | None:
+    """The layer inside ``verify/`` of a ``ropeproof.verify.X...`` module (``None`` for other modules and
+    for ``ropeproof.verify`` itself); ``KeyError`` for a part of ``verify`` that has no layer."""
+    parts = module.split(".")
+    if parts[:2] != ["ropeproof", "verify"] or len(parts) < 3:
+        return None
+    return VERIFY_LAYERS[parts[2]]
+
+
+def verify_backward_edges(mods: Mapping[str, Path], extra: Mapping[str, Path] | None = None) -> list[str]:
+    """Imports inside ``verify/`` that run from a lower layer to a higher one, and imports of
+    ``verify.testing`` from production code below the command line (nested imports included)."""
+    out = []
+    for module, path in {**mods, **(extra or {})}.items():
+        src = verify_layer_of(module)
+        for name, line in imported_names(path, module, mods):
+            dst = verify_layer_of(name) if name in mods else None
+            where = f"{path}:{line}"
+            if src is not None and dst is not None and dst > src:
+                out.append(f"{where} ({module.split('.')[2]}) imports {name} (a higher layer)")
+            elif dst == VERIFY_LAYERS["testing"] and src is None and (layer_of(module) or 0) < 4:
+                out.append(f"{where} imports {name}: verify.testing is for tests and the CLI only")
+    return out
+
+
+def test_verify_layers_run_in_order(package_modules: dict[str, Path]) -> None:
+    unplaced = sorted(
+        {m.split(".")[2] for m in package_modules if m.startswith("ropeproof.verify.")} - set(VERIFY_LAYERS)
+    )
+    assert not unplaced, f"verify parts without a layer in VERIFY_LAYERS: {unplaced}"
+    bad = verify_backward_edges(package_modules)
+    assert not bad, "imports inside verify/ that run against its order:\n" + "\n".join(bad)
+
+
+def test_the_verify_checker_sees_a_planted_edge(tmp_path: Path, package_modules: dict[str, Path]) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("def f():\n    from ropeproof.verify.exact.sweep import sweep_index\n")
+    bad = verify_backward_edges(package_modules, {"ropeproof.verify.runtime.planted": planted})
+    assert len(bad) == 1 and "(runtime) imports ropeproof.verify.exact.sweep" in bad[0]
+    test_tool = tmp_path / "uses_testing.py"
+    test_tool.write_text("from ropeproof.verify.testing.strategies import rope_specs\n")
+    bad = verify_backward_edges(package_modules, {"ropeproof.paper_figures.uses_testing": test_tool})
+    assert len(bad) == 1 and "for tests and the CLI only" in bad[0]
+    ok = verify_backward_edges(package_modules, {"ropeproof.commands.uses_testing": test_tool})
+    assert ok == []
 
 
 def test_no_import_cycles_between_files(package_modules: dict[str, Path]) -> None:

@@ -24,13 +24,15 @@ def test_package_list_matches_the_folders(package_modules: dict[str, Path]) -> N
     on_disk = {m for m, path in package_modules.items() if path.name == "__init__.py"}
     assert listed == on_disk
     mapping = config["tool"]["setuptools"]["package-dir"]
-    assert mapping == {
+    # the user's top-level folders, each installed under the one namespace
+    assert {folder: package.split(".")[-1] for package, folder in mapping.items()} == {
         "ropeproof": "ropeproof",
-        "ropeproof.theory": "theory",
-        "ropeproof.constructions": "constructions",
-        "ropeproof.verify": "verify",
-        "ropeproof.paper_figures": "paper_figures",
+        "theory": "theory",
+        "constructions": "constructions",
+        "verify": "verify",
+        "paper_figures": "paper_figures",
     }
+    assert all(p == "ropeproof" or p.startswith("ropeproof.") for p in mapping)
 
 
 def test_every_module_is_imported_by_a_test(package_modules: dict[str, Path]) -> None:
@@ -105,3 +107,30 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     )
     assert cmd.returncode == 0, cmd.stderr
     assert "query integer vs key letter: cos(s_q*theta + theta*u)" in cmd.stdout
+
+
+def test_the_lazy_api_lists_agree() -> None:
+    """ropeproof's public names: _EXPORTS, __all__ (made from it) and the static TYPE_CHECKING imports name
+    the same things, each from the module that defines it."""
+    import ropeproof
+
+    tree = ast.parse((ROOT / "ropeproof" / "__init__.py").read_text())
+    static: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module
+                static |= {alias.name: imp.module for alias in imp.names}
+    assert static == ropeproof._EXPORTS
+    assert set(ropeproof.__all__) == {"__version__", *ropeproof._EXPORTS}
+    for name in ropeproof.__all__:
+        assert getattr(ropeproof, name) is not None
+
+
+def test_importing_a_lower_layer_loads_no_application() -> None:
+    code = (
+        "import ropeproof.theory, ropeproof.verify.runtime.rope, sys; print(sorted(m for m in sys.modules "
+        "if m.startswith(('ropeproof.cli', 'ropeproof.claims', 'ropeproof.commands', 'ropeproof.report'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    assert out.stdout.strip() == "[]"

@@ -4,7 +4,7 @@ Used by the ``ps.*`` claims, ``ropeproof ps-score``, the figures, the benchmarks
 
 - :func:`index_subject`: compiled T_Index ([A] Thm 3.1) on number-task inputs of 17 tokens;
 - :func:`retrieval_subject`: compiled T_Retrieval on letter-task inputs of 17 pairs;
-- :func:`random_subject`: :func:`~ropeproof.verify.testing.random_heads.random_head` (``init="fan_in"``)
+- :func:`random_subject`: :func:`~ropeproof.verify.runtime.random_heads.random_head` (``init="fan_in"``)
   on :func:`random_inputs`.
 
 The construction heads have one RoPE plane, one-hot tokens and ``scale = 1``, so logits lie in
@@ -33,8 +33,8 @@ from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.compiled import head_module
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_dtype
+from ropeproof.verify.runtime.random_heads import random_head
 from ropeproof.verify.tasks import encode_tasks, letter_task, number_task
-from ropeproof.verify.testing.random_heads import random_head
 
 SUBJECT_LETTERS = 8
 """Letter vocabulary of the T_Index subject (a smaller vocabulary than [A]'s 120 keeps inputs light;

@@ -26,8 +26,8 @@ from ropeproof.verify.ps.exact import ExclusionReport, exact_exclusion
 from ropeproof.verify.ps.scale_sweep import scores_over_scales, working_scale
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.random_heads import random_head
 from ropeproof.verify.subjects import index_subject, retrieval_subject
-from ropeproof.verify.testing.random_heads import random_head
 
 CLAIMS = ClaimSet(
     "ps",

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.rope_spec import LAYOUTS, RopeSpec
 from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.testing.random_heads import random_head
+from ropeproof.verify.runtime.random_heads import random_head
 
 
 @st.composite

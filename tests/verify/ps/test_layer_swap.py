@@ -10,7 +10,7 @@ from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.ps.layer_swap import LayerSwapAdapter, LayerSwapScores, layer_swap_scores
 from ropeproof.verify.ps.scores import last_row_fn, ps_scores
-from ropeproof.verify.testing.random_heads import random_head
+from ropeproof.verify.runtime.random_heads import random_head
 
 TOL = 1e-12  # the same rows by the same arithmetic; only batch composition and summation order differ
 

@@ -18,7 +18,7 @@ from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.ps.per_frequency import per_frequency_scores, split_planes
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.testing.random_heads import random_head as _head
+from ropeproof.verify.runtime.random_heads import random_head as _head
 from ropeproof.verify.testing.strategies import rope_specs
 
 

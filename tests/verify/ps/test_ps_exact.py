@@ -27,8 +27,8 @@ from ropeproof.verify.ps.exact import (
     sampled_exclusion,
 )
 from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.random_heads import random_head as _head
 from ropeproof.verify.subjects import index_subject, retrieval_subject
-from ropeproof.verify.testing.random_heads import random_head as _head
 from ropeproof.verify.testing.strategies import rope_specs
 
 # Tolerances. Logits here are O(1..10) sums of a few float64 products, so two routes to the same

@@ -31,8 +31,8 @@ from ropeproof.verify.ps.scores import (
 from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
 from ropeproof.verify.ps.swap_stream import BlockPairs, stream_swap_scores
 from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.random_heads import random_head as _head
 from ropeproof.verify.subjects import index_subject, random_subject, retrieval_subject
-from ropeproof.verify.testing.random_heads import random_head as _head
 from ropeproof.verify.testing.strategies import rope_specs
 
 # Two routes to the same attention row (logit table vs. forward pass) agree to ~1e-15; a score is a

@@ -20,7 +20,7 @@ from ropeproof.verify.ps.row_functions import (
     softmax_tolerance,
 )
 from ropeproof.verify.ps.scores import attention_row_fn, last_row_fn
-from ropeproof.verify.testing.random_heads import random_head
+from ropeproof.verify.runtime.random_heads import random_head
 
 FORMATS = [
     (torch.float64, torch.float64),

@@ -21,7 +21,7 @@ from ropeproof.verify.ps.swap_stream import (
     per_swap_bytes,
     stream_swap_scores,
 )
-from ropeproof.verify.testing.random_heads import random_head
+from ropeproof.verify.runtime.random_heads import random_head
 
 
 @given(n=st.integers(3, 60), b=st.integers(1, 6))

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.random_heads import random_head
 from ropeproof.verify.runtime.resolution import logit_error_bound, unit_roundoff
 from ropeproof.verify.runtime.rope import rope_logits
-from ropeproof.verify.testing.random_heads import random_head
 from ropeproof.verify.testing.strategies import rope_heads
 
 

@@ -16,7 +16,6 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.interop.finite_weights import finite_weights
 from ropeproof.verify.interop.hf.architectures import (
     EXPORT_INFO_FILE,
     NORM_EPS,
@@ -25,6 +24,7 @@ from ropeproof.verify.interop.hf.architectures import (
     HeadImportError,
     require_transformers,
 )
+from ropeproof.verify.interop.hf.finite_weights import finite_weights
 from ropeproof.verify.interop.hf.placement import Placement, place_head
 from ropeproof.verify.interop.hf.run import attention_module
 from ropeproof.verify.runtime.attention import RopeAttention

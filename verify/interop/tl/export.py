@@ -28,9 +28,9 @@ import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.rope_spec import Layout, RopeSpec
-from ropeproof.verify.interop.finite_weights import finite_weights
 from ropeproof.verify.interop.hf.architectures import EXPORT_INFO_FILE, ExportError, HeadImportError
 from ropeproof.verify.interop.hf.export import ExportInfo
+from ropeproof.verify.interop.hf.finite_weights import finite_weights
 from ropeproof.verify.interop.tl.checkpoint import save_hooked_transformer
 from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
 from ropeproof.verify.interop.tl.placement import TLPlacement, place_tl
