@@ -33,6 +33,7 @@ LAYER_NAMES = ["theory", "constructions", "verify", "paper_figures", "CLI and cl
 VERIFY_LAYERS = {  # inside verify/: a module may import only modules of its own layer or lower ones
     "runtime": 0,  # the torch kernel, devices, dtypes, rounding bounds, random heads
     "display": 0,  # notebook display of tables
+    "statistics": 0,  # confidence intervals of sampled numbers
     "tasks": 1,  # [A]'s tasks, long task inputs, the task tokenizer
     "task_lengths": 1,
     "tokenizer": 1,

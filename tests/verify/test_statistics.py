@@ -1,0 +1,93 @@
+"""Confidence intervals of sampled numbers against independent references, and threshold decisions."""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.statistics import (
+    Estimate,
+    accuracy_estimate,
+    decide,
+    mean_interval,
+    proportion_interval,
+)
+
+
+def _wilson(k: int, n: int, level: float) -> tuple[float, float]:
+    """The Wilson score interval from its closed form, in mpmath."""
+    with mpmath.workdps(40):
+        z = mpmath.sqrt(2) * mpmath.erfinv(mpmath.mpf(level))
+        p = mpmath.mpf(k) / n
+        centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+        half = z * mpmath.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+        return float(centre - half), float(centre + half)
+
+
+def _binom_tail(k: int, n: int, p: mpmath.mpf, upper: bool) -> mpmath.mpf:
+    ks = range(k, n + 1) if upper else range(k + 1)
+    return mpmath.fsum(mpmath.binomial(n, j) * p**j * (1 - p) ** (n - j) for j in ks)
+
+
+@given(n=st.integers(1, 400), data=st.data(), level=st.sampled_from([0.9, 0.95, 0.99]))
+def test_wilson_matches_its_closed_form(n: int, data: st.DataObject, level: float) -> None:
+    k = data.draw(st.integers(0, n))
+    got = proportion_interval(k, n, level)
+    low, high = _wilson(k, n, level)
+    assert got.low == pytest.approx(low, abs=1e-12) and got.high == pytest.approx(high, abs=1e-12)
+    assert got.value == k / n and got.n == n and got.method == "Wilson"
+
+
+@given(n=st.integers(1, 60), data=st.data())
+def test_clopper_pearson_ends_have_tail_probability_alpha_over_two(n: int, data: st.DataObject) -> None:
+    k = data.draw(st.integers(0, n))
+    got = proportion_interval(k, n, 0.95, method="exact")
+    with mpmath.workdps(30):
+        if k > 0:  # P(X >= k | p = low) = 0.025
+            assert float(_binom_tail(k, n, mpmath.mpf(got.low), upper=True)) == pytest.approx(0.025, abs=1e-9)
+        else:
+            assert got.low == 0.0
+        if k < n:  # P(X <= k | p = high) = 0.025
+            assert float(_binom_tail(k, n, mpmath.mpf(got.high), upper=False)) == pytest.approx(
+                0.025, abs=1e-9
+            )
+        else:
+            assert got.high == 1.0
+
+
+def test_the_unresolved_length_study_row() -> None:
+    """0.875 measured on 64 prompts (56 right): the 95% interval straddles 0.9, so 'at or above 0.9' is
+    not decided there; on 2400 prompts the same fraction is decided below."""
+    small = accuracy_estimate([True] * 56 + [False] * 8)
+    assert (round(small.low, 4), round(small.high, 4)) == (0.7723, 0.9353)
+    assert decide(small, 0.9) == "undecided"
+    assert proportion_interval(2100, 2400).decide(0.9) == "below"
+    assert proportion_interval(64, 64).decide(0.9) == "above"  # Wilson low end 0.9434 for 64/64
+
+
+def test_bootstrap_interval_of_a_mean() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.3, 0.1, 400)
+    est = mean_interval(x)
+    se = x.std(ddof=1) / np.sqrt(x.size)
+    assert est.low < x.mean() < est.high
+    assert est.high - est.low == pytest.approx(2 * 1.96 * se, rel=0.15)  # close to the normal interval
+    assert mean_interval(x) == est  # seeded: reproducible
+    assert mean_interval([0.7, 0.7]) == Estimate(0.7, 0.7, 0.7, 2, 0.95, "bootstrap (constant sample)")
+
+
+def test_bad_input() -> None:
+    with pytest.raises(InputError, match="successes=5 is out of range"):
+        proportion_interval(5, 4)
+    with pytest.raises(InputError, match="trials=0 is out of range"):
+        proportion_interval(0, 0)
+    with pytest.raises(InputError, match="correct is empty"):
+        accuracy_estimate([])
+    with pytest.raises(InputError, match="finite"):
+        mean_interval([1.0, float("nan")])
+    with pytest.raises(InputError, match="method="):
+        proportion_interval(1, 2, method="wald")  # type: ignore[arg-type]
