@@ -29,14 +29,20 @@ def predictions(model: Any, input_ids: torch.Tensor, chunk: int = 512) -> torch.
     return torch.cat(out)
 
 
-def accuracy_per_hop(model: Any, batch: Batch) -> dict[int, float]:
-    """``{hops: fraction of instances with that hop count answered correctly}`` plus key ``0``: all."""
+def counts_per_hop(model: Any, batch: Batch) -> dict[int, tuple[int, int]]:
+    """``{hops: (answered correctly, instances)}`` per hop count, plus key ``0``: all instances (the
+    counts a confidence interval needs, :func:`ropeproof.verify.statistics.proportion_interval`)."""
     right = predictions(model, batch.input_ids) == batch.answers
-    out = {0: float(right.double().mean())}
+    out = {0: (int(right.sum()), int(right.numel()))}
     for h in sorted(set(batch.hops.tolist())):
         sel = batch.hops == h
-        out[int(h)] = float(right[sel].double().mean())
+        out[int(h)] = (int(right[sel].sum()), int(sel.sum()))
     return out
+
+
+def accuracy_per_hop(model: Any, batch: Batch) -> dict[int, float]:
+    """``{hops: fraction of instances with that hop count answered correctly}`` plus key ``0``: all."""
+    return {h: k / n for h, (k, n) in counts_per_hop(model, batch).items()}
 
 
 def ablated_accuracy_per_hop(model: Any, batch: Batch, layer: int) -> dict[int, float]:

@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from ropeproof.theory.errors import InputError
+from ropeproof.verify.statistics import Estimate, decide, proportion_interval
 from ropeproof.verify.training.trainer import TrainingRecord
 
 HOPS = (1, 2, 3, 4)
@@ -74,3 +75,166 @@ def layer_labels(evaluation: dict[str, Any], uniform_level: float = 0.9) -> list
     if dyn is None:
         raise InputError(f"checkpoint {evaluation['step']} has no dynamics record")
     return [head_label(p, s, uniform_level) for p, s in zip(dyn["S_pos"], dyn["S_sym"], strict=True)]
+
+
+# --- decisions under uncertainty (verify/statistics.py): every sampled number with its 95% interval ---
+
+Finding = str
+"""How one run bears on one of [A]'s observations: ``"shows"``, ``"contradicts"`` or ``"undecided"``
+(an interval straddles a threshold the observation depends on)."""
+SHOWS, CONTRADICTS, UNDECIDED = "shows", "contradicts", "undecided"
+
+
+def accuracy_at(evaluation: dict[str, Any], hop: int) -> Estimate:
+    """The validation accuracy of one checkpoint at ``hop`` hops (0: all) with its Wilson interval, from
+    the recorded counts."""
+    counts = evaluation.get("counts")
+    if counts is None:
+        raise InputError(
+            f"checkpoint {evaluation['step']} records no counts; rescore the run "
+            "(ropeproof.verify.training.rescore.rescore_run) to get intervals"
+        )
+    k, n = counts[str(hop)]
+    return proportion_interval(int(k), int(n))
+
+
+def learned_window(record: TrainingRecord, threshold: float) -> dict[int, tuple[int | None, int | None]]:
+    """Per hop count, ``(earliest, latest)``: the first checkpoint whose accuracy is not decided below
+    ``threshold`` (it may have been reached there) and the first whose accuracy is decided at or above it
+    (it surely was; ``None`` if no checkpoint is). The first-learned step lies in this window."""
+    out: dict[int, tuple[int | None, int | None]] = {}
+    for h in HOPS:
+        sides = [(e["step"], decide(accuracy_at(e, h), threshold)) for e in record.evaluations]
+        earliest = next((s for s, side in sides if side != "below"), None)
+        latest = next((s for s, side in sides if side == "above"), None)
+        out[h] = (earliest, latest)
+    return out
+
+
+def _before(a: tuple[int | None, int | None], b: tuple[int | None, int | None], strict: bool) -> Finding:
+    """Whether the first-learned step in window ``a`` is before (``strict``) or no later than the one in
+    ``b``."""
+    a_lo, a_hi = a
+    b_lo, b_hi = b
+    if a_hi is not None and b_lo is not None and (a_hi < b_lo if strict else a_hi <= b_lo):
+        return SHOWS
+    if b_lo is None:  # b never even possibly reached: a came first if a did
+        return SHOWS if a_hi is not None else UNDECIDED
+    if a_lo is None or (b_hi is not None and (b_hi <= a_lo if strict else b_hi < a_lo)):
+        return CONTRADICTS
+    return UNDECIDED
+
+
+def combine(findings: list[Finding]) -> Finding:
+    """All of ``findings`` must show: one contradiction contradicts, else one undecided leaves it open."""
+    if CONTRADICTS in findings:
+        return CONTRADICTS
+    return UNDECIDED if UNDECIDED in findings else SHOWS
+
+
+def hop_by_hop(record: TrainingRecord, threshold: float) -> Finding:
+    """[A]'s number-task order: ``h + 1`` hops first learned no earlier than ``h`` hops (h = 1..3), and 4
+    hops strictly after 1 hop, on the learned windows (:func:`learned_window`)."""
+    w = learned_window(record, threshold)
+    return combine([*(_before(w[h], w[h + 1], strict=False) for h in (1, 2, 3)), _before(w[1], w[4], True)])
+
+
+def simultaneous(record: TrainingRecord, threshold: float) -> Finding:
+    """[A]'s letter-task observation: every hop count first learned at the same checkpoint."""
+    w = list(learned_window(record, threshold).values())
+    if all(lo is not None and lo == hi for lo, hi in w) and len({lo for lo, _ in w}) == 1:
+        return SHOWS
+    if any(hi is None and lo is None for lo, hi in w):
+        return UNDECIDED
+    for _, a_hi in w:
+        for b_lo, _ in w:
+            if a_hi is not None and b_lo is not None and a_hi < b_lo:
+                return CONTRADICTS  # one hop count surely learned before another could have been
+    return UNDECIDED
+
+
+def interval_label(pos: list[float] | None, sym: list[float] | None) -> str:
+    """A layer's label from the 95% intervals of its scores: ``positional`` (``S_pos > 0.5 > S_sym`` for the
+    whole intervals), ``symbolic`` (the reverse), ``mixed`` (decidedly neither), ``undecided`` (an interval
+    straddles 0.5 so that either could hold), ``unresolved`` (the scores were not resolved)."""
+    if pos is None or sym is None:
+        return "unresolved"
+    findings = {label: is_label(pos, sym, label) for label in ("positional", "symbolic")}
+    for label, finding in findings.items():
+        if finding == SHOWS:
+            return label
+    return "mixed" if all(f == CONTRADICTS for f in findings.values()) else "undecided"
+
+
+def is_label(pos: list[float] | None, sym: list[float] | None, label: str) -> Finding:
+    """Whether the layer is decidedly ``label`` (``positional`` or ``symbolic``), decidedly not, or open."""
+    if pos is None or sym is None:
+        return UNDECIDED
+    high, low = (pos, sym) if label == "positional" else (sym, pos)
+    if high[0] > 0.5 > low[1]:
+        return SHOWS
+    if high[1] <= 0.5 or low[0] >= 0.5:
+        return CONTRADICTS
+    return UNDECIDED
+
+
+def any_of(findings: list[Finding]) -> Finding:
+    """At least one of ``findings`` shows: one that shows suffices; all contradicting contradicts."""
+    if SHOWS in findings:
+        return SHOWS
+    return UNDECIDED if UNDECIDED in findings else CONTRADICTS
+
+
+def layer_roles(number: TrainingRecord, letter: TrainingRecord) -> Finding:
+    """[A]'s layer roles on one seed's pair of runs (best checkpoints): some middle layer of the number
+    model positional, some deep layer symbolic, and no layer of the letter model positional."""
+    dyn = best_evaluation(number)["dynamics"]
+    groups = layer_depth_groups(number.config.n_layer)
+    ci = list(zip(dyn["S_pos_ci"], dyn["S_sym_ci"], strict=True))
+    middle = any_of([is_label(*ci[i], "positional") for i in groups["middle"]])
+    deep = any_of([is_label(*ci[i], "symbolic") for i in groups["deep"]])
+    letter_dyn = best_evaluation(letter)["dynamics"]
+    letter_ci = zip(letter_dyn["S_pos_ci"], letter_dyn["S_sym_ci"], strict=True)
+    no_positional = combine([_negate(is_label(p, s, "positional")) for p, s in letter_ci])
+    return combine([middle, deep, no_positional])
+
+
+def _negate(finding: Finding) -> Finding:
+    return {SHOWS: CONTRADICTS, CONTRADICTS: SHOWS}.get(finding, UNDECIDED)
+
+
+def pure(pos: list[float] | None, sym: list[float] | None, min_gap: float) -> Finding:
+    """Whether ``|S_pos - S_sym| >= min_gap`` for a layer, on the conservative interval of the difference
+    ``[pos_low - sym_high, pos_high - sym_low]`` (it contains the difference of means whenever both
+    intervals contain theirs)."""
+    if pos is None or sym is None:
+        return UNDECIDED
+    low, high = pos[0] - sym[1], pos[1] - sym[0]
+    if low >= min_gap or high <= -min_gap:
+        return SHOWS
+    if -min_gap < low and high < min_gap:
+        return CONTRADICTS
+    return UNDECIDED
+
+
+def pure_heads(record: TrainingRecord, min_gap: float) -> Finding:
+    """Every layer of the best checkpoint pure (:func:`pure`)."""
+    dyn = best_evaluation(record)["dynamics"]
+    return combine([pure(p, s, min_gap) for p, s in zip(dyn["S_pos_ci"], dyn["S_sym_ci"], strict=True)])
+
+
+def uniform_early(record: TrainingRecord, level: float, entropy: float) -> Finding:
+    """At step 0 and at the first checkpoint after it, every layer with ``S_pos >= level``, ``S_sym >=
+    level`` and normalised entropy ``>= entropy``, each decided on its interval."""
+    findings = []
+    for step in (0, record.config.checkpoint_every):
+        dyn = evaluation_at(record, step)["dynamics"]
+        for key, threshold in (("S_pos_ci", level), ("S_sym_ci", level), ("entropy_ci", entropy)):
+            for ci in dyn[key]:
+                if ci is None:
+                    findings.append(UNDECIDED)
+                else:
+                    findings.append(
+                        SHOWS if ci[0] >= threshold else CONTRADICTS if ci[1] < threshold else UNDECIDED
+                    )
+    return combine(findings)

@@ -1,12 +1,15 @@
-"""The small trained checkpoints that ship with the package (``shipped/<task>-small/``), so claims about
-trained models run without training.
+"""The trained checkpoints that ship with the package, so claims about trained models run without
+training: ``shipped/<task>-<config>/`` (seed 0) and ``shipped/<task>-<config>-seed<k>/``
+(:func:`shipped_name`), for the ``small`` and ``paper`` configurations.
 
-Each directory holds the best checkpoint of ``ropeproof train TASK --config small --seed 0`` with its
-weights rounded to float16 (``model.safetensors``, about 440 KB; :func:`load_shipped` loads them as
-float32), ``config.json``, the word-level tokenizer, the run record ``training.json`` (config, seed,
-every step's loss, every checkpoint's accuracy per hop and learning dynamics, measured on the float32
-weights during training) and ``first_steps.json``: the losses of the first :data:`FIRST_STEPS` steps
-and the parameters' norms after them, which a test recomputes from the seed (:func:`first_steps`).
+Each directory holds the best checkpoint of ``ropeproof train TASK --config CONFIG --seed K`` with its
+weights rounded to float16 (``model.safetensors``: about 440 KB for ``small``, 5 MB for ``paper``;
+:func:`load_shipped` loads them as float32), ``config.json``, the word-level tokenizer, the run record
+``training.json`` (config, seed, every step's loss, every checkpoint's accuracy and counts per hop and
+learning dynamics with intervals, measured on the float32 weights during training or by
+:func:`~ropeproof.verify.training.rescore.rescore_run`) and ``first_steps.json``: the losses of the
+first :data:`FIRST_STEPS` steps and the parameters' norms after them, which a test recomputes from the
+seed (:func:`first_steps`).
 """
 
 from __future__ import annotations
@@ -55,12 +58,29 @@ def first_steps(task: str, config: TrainConfig, seed: int, steps: int = FIRST_ST
     return {"steps": steps, "losses": losses, "param_norms": norms, "sha256": digest.hexdigest()}
 
 
-def shipped_path(task: str) -> Path:
-    """The shipped small checkpoint of ``task``."""
-    path = SHIPPED_DIR / f"{check_task(task)}-small"
+def shipped_name(task: str, config: str = "small", seed: int = 0) -> str:
+    """The directory name of a shipped run: ``TASK-CONFIG`` for seed 0, ``TASK-CONFIG-seedK`` else."""
+    return f"{check_task(task)}-{config}" + (f"-seed{seed}" if seed else "")
+
+
+def shipped_path(task: str, config: str = "small", seed: int = 0) -> Path:
+    """The shipped checkpoint of ``task`` trained with ``config`` and ``seed`` (default: small, seed 0)."""
+    path = SHIPPED_DIR / shipped_name(task, config, seed)
     if not (path / "model.safetensors").is_file():
-        raise InputError(f"no shipped checkpoint for task={task!r} at {path}")
+        raise InputError(f"no shipped checkpoint for task={task!r}, config={config!r}, seed={seed} at {path}")
     return path
+
+
+def shipped_seeds(task: str, config: str) -> list[int]:
+    """The seeds of the shipped runs of ``task`` with ``config``, in order (empty when none ships)."""
+    seeds = []
+    for path in SHIPPED_DIR.glob(f"{check_task(task)}-{config}*"):
+        rest = path.name.removeprefix(f"{task}-{config}")
+        if (path / "model.safetensors").is_file() and (
+            rest == "" or (rest.startswith("-seed") and rest[5:].isdigit())
+        ):
+            seeds.append(int(rest[5:]) if rest else 0)
+    return sorted(seeds)
 
 
 @dataclass
@@ -76,10 +96,10 @@ class ShippedModel:
     first_steps: dict[str, Any]
 
 
-def load_shipped(task: str, device: Any = "cpu") -> ShippedModel:
-    """Load the shipped small checkpoint of ``task`` (module docstring)."""
+def load_shipped(task: str, device: Any = "cpu", config: str = "small", seed: int = 0) -> ShippedModel:
+    """Load the shipped checkpoint of ``task`` (default: small, seed 0; module docstring)."""
     tf = require_transformers()
-    path = shipped_path(task)
+    path = shipped_path(task, config, seed)
     with quiet_progress():
         model = tf.GPTJForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
     model = model.to(device).eval()

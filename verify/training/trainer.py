@@ -39,7 +39,7 @@ from ropeproof.verify.runtime.devices import resolve_device
 from ropeproof.verify.tokenizer import task_tokenizer
 from ropeproof.verify.training.config import TrainConfig
 from ropeproof.verify.training.data import SCORING, TRAIN, VALIDATION, TaskEncoder, check_task
-from ropeproof.verify.training.evaluation import accuracy_per_hop
+from ropeproof.verify.training.evaluation import counts_per_hop
 from ropeproof.verify.training.model import build_model, last_token_logits, quiet_progress
 
 RECORD_FILE = "training.json"
@@ -244,17 +244,32 @@ def train_step(run: Run) -> float:
     return float(loss.detach())
 
 
-def _evaluate(run: Run, with_dynamics: bool) -> dict[str, Any]:
-    cfg = run.record.config
-    val = run.encoder.draw(cfg.eval_prompts, run.record.seed, VALIDATION, 0)
-    acc = accuracy_per_hop(run.model, val)
-    entry: dict[str, Any] = {"step": run.step, "accuracy": {str(k): v for k, v in acc.items()}}
-    if with_dynamics and cfg.score_prompts > 0:
+def evaluate_checkpoint(
+    model: Any, encoder: TaskEncoder, config: TrainConfig, seed: int, step: int, with_dynamics: bool
+) -> dict[str, Any]:
+    """One checkpoint's record entry: ``step``; ``accuracy`` per hop (key ``"0"``: all) and ``counts``
+    per hop (``[correct, instances]``, for intervals) on the run's validation prompts; with
+    ``with_dynamics``, the learning-dynamics record
+    (:func:`~ropeproof.verify.training.dynamics.layer_dynamics`) on its scoring prompts."""
+    val = encoder.draw(config.eval_prompts, seed, VALIDATION, 0)
+    counts = counts_per_hop(model, val)
+    entry: dict[str, Any] = {
+        "step": step,
+        "accuracy": {str(h): k / n for h, (k, n) in counts.items()},
+        "counts": {str(h): [k, n] for h, (k, n) in counts.items()},
+    }
+    if with_dynamics and config.score_prompts > 0:
         from ropeproof.verify.training.dynamics import layer_dynamics
 
-        prompts = run.encoder.draw(cfg.score_prompts, run.record.seed, SCORING, 0)
-        entry["dynamics"] = layer_dynamics(run.model, prompts.input_ids)
+        prompts = encoder.draw(config.score_prompts, seed, SCORING, 0)
+        entry["dynamics"] = layer_dynamics(model, prompts.input_ids)
     return entry
+
+
+def _evaluate(run: Run, with_dynamics: bool) -> dict[str, Any]:
+    return evaluate_checkpoint(
+        run.model, run.encoder, run.record.config, run.record.seed, run.step, with_dynamics
+    )
 
 
 def _finish(run: Run, out: Path) -> None:
