@@ -1,6 +1,8 @@
-"""Figures of the shipped small trained models' learning dynamics (``docs/theory.md`` section 6): accuracy
-per hop count against step, each layer's path through the positional-symbolic plane over training, and
-the final per-layer scores. All read the shipped run records (no training, no model runs)."""
+"""Figures of the shipped trained models' learning dynamics (``docs/theory.md`` section 6), for the
+``paper`` configuration ([A]'s shape and schedule) and the ``small`` one, seed 0 of each: accuracy per hop
+count against step with 95% Wilson intervals, each layer's path through the positional-symbolic plane
+over training, and the final per-layer scores with 95% bootstrap intervals. All read the shipped run
+records (no training, no model runs); a configuration that does not ship is left out."""
 
 from __future__ import annotations
 
@@ -10,31 +12,53 @@ import numpy as np
 from matplotlib import colormaps
 
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
+from ropeproof.verify.statistics import proportion_interval
 from ropeproof.verify.training.observations import HOPS
-from ropeproof.verify.training.shipped import shipped_path
+from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
 from ropeproof.verify.training.trainer import TrainingRecord, load_record
 
 TASKS = ("number", "letter")
+CONFIGS = ("paper", "small")
 HOP_COLORS = {1: "#1f77b4", 2: "#ff7f0e", 3: "#2ca02c", 4: "#d62728"}
 
 
-def _records() -> dict[str, TrainingRecord]:
-    return {task: load_record(shipped_path(task)) for task in TASKS}
+def _records() -> dict[tuple[str, str], TrainingRecord]:
+    """``{(config, task): record}`` of seed 0 of every configuration that ships for both tasks."""
+    return {
+        (config, task): load_record(shipped_path(task, config, 0))
+        for config in CONFIGS
+        if all(0 in shipped_seeds(t, config) for t in TASKS)
+        for task in TASKS
+    }
+
+
+def _ci(pair: list[float] | None) -> tuple[float, float]:
+    return (float("nan"), float("nan")) if pair is None else (float(pair[0]), float(pair[1]))
+
+
+def _num(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def dynamics_rows() -> list[dict[str, Any]]:
-    """One row per task, checkpoint and layer: step, accuracy per hop, S_pos, S_sym, entropy."""
+    """One row per configuration, task, checkpoint and layer: step, accuracy per hop with its Wilson
+    interval (when the record has counts), S_pos, S_sym, entropy with their bootstrap intervals."""
     rows = []
-    for task, record in _records().items():
+    for (config, task), record in _records().items():
         for e in record.evaluations:
             dyn = e.get("dynamics") or {}
             for layer in range(record.config.n_layer):
-                row: dict[str, Any] = {"task": task, "step": e["step"], "layer": layer}
-                row.update({f"accuracy_{h}hop": e["accuracy"][str(h)] for h in HOPS})
+                row: dict[str, Any] = {"config": config, "task": task, "step": e["step"], "layer": layer}
+                for h in HOPS:
+                    row[f"accuracy_{h}hop"] = e["accuracy"][str(h)]
+                    if "counts" in e:
+                        est = proportion_interval(*e["counts"][str(h)])
+                        row[f"accuracy_{h}hop_ci_low"], row[f"accuracy_{h}hop_ci_high"] = est.low, est.high
                 if dyn:
-                    row.update(
-                        S_pos=dyn["S_pos"][layer], S_sym=dyn["S_sym"][layer], entropy=dyn["entropy"][layer]
-                    )
+                    for key in ("S_pos", "S_sym", "entropy"):
+                        row[key] = _num(dyn[key][layer])
+                        if f"{key}_ci" in dyn:
+                            row[f"{key}_ci_low"], row[f"{key}_ci_high"] = _ci(dyn[f"{key}_ci"][layer])
                 row["best"] = e["step"] == record.best_step
                 rows.append(row)
     return rows
@@ -43,95 +67,139 @@ def dynamics_rows() -> list[dict[str, Any]]:
 def _setup(record: TrainingRecord) -> str:
     c = record.config
     return (
-        f"GPT-J, {c.n_layer} layers of one head, n_embd {c.n_embd}, MLP {c.n_inner}; AdamW lr {c.lr:g}, "
-        f"{c.warmup_steps} warm-up steps, {c.steps} steps of batch {c.batch_size}, seed {record.seed}"
+        f"{c.name}: GPT-J, {c.n_layer} layers of one head, n_embd {c.n_embd}, MLP {c.n_inner}; AdamW lr "
+        f"{c.lr:g}, {c.warmup_steps} warm-up steps, {c.steps} steps of batch {c.batch_size}, "
+        f"seed {record.seed}"
     )
+
+
+def _panels(records: dict[tuple[str, str], TrainingRecord], height: float = 2.6) -> tuple[Any, Any, list]:
+    """A grid with one row per shipped configuration and one column per task."""
+    configs = sorted({c for c, _ in records}, key=CONFIGS.index)
+    fig, axes = subplots(
+        len(configs), 2, figsize=(7.2, height * len(configs)), squeeze=False, layout="constrained"
+    )
+    return fig, axes, configs
 
 
 @styled
 def accuracy_figure(quick: bool = False) -> FigureResult:
-    """Validation accuracy per hop count against training step, both tasks."""
+    """Validation accuracy per hop count against training step, both tasks, both configurations."""
     records = _records()
     rows = [r for r in dynamics_rows() if r["layer"] == 0]
-    fig, axes = subplots(1, 2, figsize=(7.2, 2.8), sharey=True, layout="constrained")
-    for ax, task in zip(axes, TASKS, strict=True):
-        sel = [r for r in rows if r["task"] == task]
-        steps = [r["step"] for r in sel]
-        for h in HOPS:
-            ax.plot(
-                steps, [r[f"accuracy_{h}hop"] for r in sel], "o-", ms=3, color=HOP_COLORS[h], label=f"{h} hop"
-            )
-        ax.set_title(f"{task} task", fontsize=8)
-        ax.set_xlabel("training step")
-        ax.set_ylim(-0.03, 1.03)
-    axes[0].set_ylabel("validation accuracy")
-    axes[0].legend(loc="lower right", fontsize=6)
+    fig, axes, configs = _panels(records)
+    for i, config in enumerate(configs):
+        for j, task in enumerate(TASKS):
+            ax = axes[i, j]
+            sel = [r for r in rows if r["task"] == task and r["config"] == config]
+            steps = np.array([r["step"] for r in sel])
+            for h in HOPS:
+                acc = np.array([r[f"accuracy_{h}hop"] for r in sel])
+                ax.plot(steps, acc, "o-", ms=3, color=HOP_COLORS[h], label=f"{h} hop")
+                if sel and f"accuracy_{h}hop_ci_low" in sel[0]:
+                    low = np.array([r[f"accuracy_{h}hop_ci_low"] for r in sel])
+                    high = np.array([r[f"accuracy_{h}hop_ci_high"] for r in sel])
+                    ax.fill_between(steps, low, high, color=HOP_COLORS[h], alpha=0.2, lw=0)
+            ax.set_title(f"{task} task, {config} configuration", fontsize=8)
+            ax.set_ylim(-0.03, 1.03)
+            if i == len(configs) - 1:
+                ax.set_xlabel("training step")
+            if j == 0:
+                ax.set_ylabel("validation accuracy")
+    axes[0, 0].legend(loc="lower right", fontsize=6)
+    setups = "; ".join(_setup(records[(c, "number")]) for c in configs)
     caption = (
-        "Validation accuracy per hop count against training step for the shipped small runs "
-        f"({_setup(records['number'])}); {records['number'].config.eval_prompts} held-out balanced 17-token "
-        "prompts per checkpoint, greedy last-token answer. [A] reports hop-by-hop learning on the number "
-        "task and simultaneous learning on the letter task (claims training.hop-by-hop, "
-        "training.letter-simultaneous)."
+        f"Validation accuracy per hop count against training step for the shipped runs ({setups}); each "
+        "configuration's held-out balanced 17-token prompts per checkpoint, greedy last-token answer, with "
+        "95% Wilson intervals (bands). [A] reports hop-by-hop learning on the number task and simultaneous "
+        "learning on the letter task (claims training.hop-by-hop, training.letter-simultaneous)."
     )
     return FigureResult("training_accuracy", fig, rows, caption)
 
 
 @styled
 def ps_paths_figure(quick: bool = False) -> FigureResult:
-    """Each layer's path through the (S_pos, S_sym) plane over training, both tasks."""
+    """Each layer's path through the (S_pos, S_sym) plane over training, both tasks and configurations."""
     records = _records()
     rows = [r for r in dynamics_rows() if "S_pos" in r]
-    fig, axes = subplots(1, 2, figsize=(7.2, 3.4), sharex=True, sharey=True, layout="constrained")
+    fig, axes, configs = _panels(records, 3.2)
     cmap = colormaps["viridis"]
-    for ax, task in zip(axes, TASKS, strict=True):
-        n_layer = records[task].config.n_layer
-        for layer in range(n_layer):
-            sel = sorted(
-                (r for r in rows if r["task"] == task and r["layer"] == layer), key=lambda r: r["step"]
-            )
-            x, y = np.array([r["S_pos"] for r in sel]), np.array([r["S_sym"] for r in sel])
-            color = cmap(layer / max(1, n_layer - 1))
-            ax.plot(x, y, "-", lw=0.9, color=color, alpha=0.8)
-            ax.plot(x[:1], y[:1], "o", ms=3, mfc="none", color=color)
-            ax.plot(x[-1:], y[-1:], "o", ms=5, color=color, label=f"layer {layer}")
-        ax.plot([0.5, 0.5], [-0.05, 1.05], ":", color=COLORS["bound"], lw=0.6)
-        ax.plot([-0.05, 1.05], [0.5, 0.5], ":", color=COLORS["bound"], lw=0.6)
-        ax.set_title(f"{task} task", fontsize=8)
-        ax.set_xlabel("S_pos")
-        ax.set_xlim(-0.05, 1.05)
-        ax.set_ylim(-0.05, 1.05)
-    axes[0].set_ylabel("S_sym")
-    axes[1].legend(loc="lower left", fontsize=6)
+    for i, config in enumerate(configs):
+        for j, task in enumerate(TASKS):
+            ax = axes[i, j]
+            n_layer = records[(config, task)].config.n_layer
+            for layer in range(n_layer):
+                sel = sorted(
+                    (r for r in rows if r["task"] == task and r["config"] == config and r["layer"] == layer),
+                    key=lambda r: r["step"],
+                )
+                x, y = np.array([r["S_pos"] for r in sel]), np.array([r["S_sym"] for r in sel])
+                color = cmap(layer / max(1, n_layer - 1))
+                ax.plot(x, y, "-", lw=0.9, color=color, alpha=0.8)
+                ax.plot(x[:1], y[:1], "o", ms=3, mfc="none", color=color)
+                ax.plot(x[-1:], y[-1:], "o", ms=5, color=color, label=f"layer {layer}")
+            ax.plot([0.5, 0.5], [-0.05, 1.05], ":", color=COLORS["bound"], lw=0.6)
+            ax.plot([-0.05, 1.05], [0.5, 0.5], ":", color=COLORS["bound"], lw=0.6)
+            ax.set_title(f"{task} task, {config} configuration", fontsize=8)
+            ax.set_xlim(-0.05, 1.05)
+            ax.set_ylim(-0.05, 1.05)
+            if i == len(configs) - 1:
+                ax.set_xlabel("S_pos")
+            if j == 0:
+                ax.set_ylabel("S_sym")
+        axes[i, 1].legend(loc="lower left", fontsize=5, ncol=2)
+    prompts = records[(configs[0], "number")].config.score_prompts
     caption = (
         "Each layer's path through [A]'s positional-symbolic plane over training (open circle: step 0; "
         "filled: the last checkpoint), from the layer-input swap scores (tau = 1e-4) on "
-        f"{records['number'].config.score_prompts} prompts per checkpoint. Uniform attention scores (1, 1); "
-        "positional heads sit bottom right, symbolic heads top left."
+        f"{prompts} prompts per checkpoint (means; their 95% bootstrap intervals are in the CSV and in "
+        "training_ps_final). Uniform attention scores (1, 1); positional heads sit bottom right, symbolic "
+        "heads top left. A layer whose rows underflow (not resolved) has no point."
     )
     return FigureResult("training_ps_paths", fig, rows, caption)
 
 
 @styled
 def ps_final_figure(quick: bool = False) -> FigureResult:
-    """S_pos, S_sym and attention entropy per layer at each run's best checkpoint."""
+    """S_pos, S_sym and attention entropy per layer at each run's best checkpoint, with intervals."""
     records = _records()
     rows = [r for r in dynamics_rows() if r["best"] and "S_pos" in r]
-    fig, axes = subplots(1, 2, figsize=(7.2, 2.8), sharey=True, layout="constrained")
-    for ax, task in zip(axes, TASKS, strict=True):
-        sel = sorted((r for r in rows if r["task"] == task), key=lambda r: r["layer"])
-        layer = np.array([r["layer"] for r in sel])
-        ax.plot(layer, [r["S_pos"] for r in sel], "o-", ms=4, color=COLORS["index"], label="S_pos")
-        ax.plot(layer, [r["S_sym"] for r in sel], "s-", ms=4, color=COLORS["retrieval"], label="S_sym")
-        ax.plot(layer, [r["entropy"] for r in sel], "^--", ms=3, color=COLORS["random"], label="entropy")
-        ax.set_title(f"{task} task, step {records[task].best_step}", fontsize=8)
-        ax.set_xlabel("layer")
-        ax.set_ylim(-0.05, 1.05)
-    axes[0].set_ylabel("score / normalised entropy")
-    axes[0].legend(loc="center left", fontsize=6)
+    fig, axes, configs = _panels(records)
+    styles = {
+        "S_pos": ("o-", COLORS["index"]),
+        "S_sym": ("s-", COLORS["retrieval"]),
+        "entropy": ("^--", COLORS["random"]),
+    }
+    for i, config in enumerate(configs):
+        for j, task in enumerate(TASKS):
+            ax = axes[i, j]
+            sel = sorted(
+                (r for r in rows if r["task"] == task and r["config"] == config), key=lambda r: r["layer"]
+            )
+            layer = np.array([r["layer"] for r in sel])
+            for key, (marker, color) in styles.items():
+                value = np.array([r[key] for r in sel])
+                if sel and f"{key}_ci_low" in sel[0]:
+                    err = np.abs(
+                        np.array([[r[f"{key}_ci_low"] for r in sel], [r[f"{key}_ci_high"] for r in sel]])
+                        - value
+                    )
+                    ax.errorbar(
+                        layer, value, yerr=err, fmt=marker, ms=3, color=color, capsize=2, lw=0.8, label=key
+                    )
+                else:
+                    ax.plot(layer, value, marker, ms=3, color=color, label=key)
+            ax.set_title(f"{task} task, {config}, step {records[(config, task)].best_step}", fontsize=8)
+            ax.set_ylim(-0.05, 1.05)
+            if i == len(configs) - 1:
+                ax.set_xlabel("layer")
+            if j == 0:
+                ax.set_ylabel("score / normalised entropy")
+    axes[0, 0].legend(loc="center left", fontsize=6)
     caption = (
-        "The final per-layer picture of the shipped small runs (best checkpoint by validation accuracy): "
-        "[A]'s layer-swap scores S_pos and S_sym and the normalised entropy of the last token's attention "
-        "row (1: uniform), means over the scoring prompts."
+        "The final per-layer picture of the shipped runs (best checkpoint by validation accuracy): [A]'s "
+        "layer-swap scores S_pos and S_sym and the normalised entropy of the last token's attention row (1: "
+        "uniform), means over the scoring prompts with 95% bootstrap intervals over the prompts (bars)."
     )
     return FigureResult("training_ps_final", fig, rows, caption)
 
@@ -202,14 +270,21 @@ def length_figure(quick: bool = False) -> FigureResult:
     return FigureResult("training_length", fig, rows, caption)
 
 
+def _shipped_configs() -> list[str]:
+    return sorted({config for config, _ in _records()}, key=CONFIGS.index)
+
+
 def frequency_rows(quick: bool = False) -> list[dict[str, Any]]:
-    """Per-frequency profile rows of every layer of both shipped models."""
+    """Per-frequency profile rows of every layer of both tasks' seed-0 models, every shipped configuration
+    (only the first configuration under ``quick``)."""
     from ropeproof.verify.training.shipped_memo import frequency_profile_rows, shared_shipped
 
     rows = []
-    for task in TASKS:
-        for layer in range(shared_shipped(task).model.config.n_layer):
-            rows += [{"task": task, **r} for r in frequency_profile_rows(task, 20 if quick else 100, layer)]
+    for config in _shipped_configs()[:1] if quick else _shipped_configs():
+        for task in TASKS:
+            for layer in range(shared_shipped(task, config).model.config.n_layer):
+                profile = frequency_profile_rows(task, 20 if quick else 100, layer, config)
+                rows += [{"config": config, "task": task, **r} for r in profile]
     return rows
 
 
@@ -219,12 +294,16 @@ def frequencies_figure(quick: bool = False) -> FigureResult:
     from ropeproof.constructions.paper import INDEX_THETA, RETRIEVAL_THETA
 
     rows = frequency_rows(quick)
-    fig, axes = subplots(1, 2, figsize=(7.2, 2.8), sharey=True, layout="constrained")
+    configs = sorted({r["config"] for r in rows}, key=CONFIGS.index)
+    fig, axes = subplots(
+        len(configs), 2, figsize=(7.2, 2.6 * len(configs)), squeeze=False, layout="constrained"
+    )
     cmap = colormaps["viridis"]
-    for ax, task in zip(axes, TASKS, strict=True):
-        layers = sorted({r["layer"] for r in rows if r["task"] == task})
+    for (i, config), (j, task) in ((a, b) for a in enumerate(configs) for b in enumerate(TASKS)):
+        ax = axes[i, j]
+        layers = sorted({r["layer"] for r in rows if r["task"] == task and r["config"] == config})
         for layer in layers:
-            sel = [r for r in rows if r["task"] == task and r["layer"] == layer]
+            sel = [r for r in rows if r["task"] == task and r["config"] == config and r["layer"] == layer]
             color = cmap(layer / max(1, len(layers) - 1))
             ax.semilogx(
                 [r["theta"] for r in sel],
@@ -237,13 +316,13 @@ def frequencies_figure(quick: bool = False) -> FigureResult:
             )
         ax.axvline(INDEX_THETA, color=COLORS["index"], ls=":", lw=1.0, label="[A] Index, 0.8660")
         ax.axvline(RETRIEVAL_THETA, color=COLORS["retrieval"], ls=":", lw=1.0, label="[A] Retrieval, 0.0027")
-        ax.set_title(f"{task} task", fontsize=8)
+        ax.set_title(f"{task} task, {config} configuration", fontsize=8)
         ax.set_xlabel("plane frequency theta (rad / position)")
-    axes[0].set_ylabel("share of the last-token logit spread")
-    axes[1].legend(loc="upper left", fontsize=5)
+        ax.set_ylabel("share of the last-token logit spread")
+    axes[0, 1].legend(loc="upper left", fontsize=5, ncol=2)
     caption = (
         "Which RoPE frequencies move each trained layer's logits: for every rotary plane of each layer of "
-        "the shipped small models (GPT-J rotary, base 10000), the standard deviation of that plane's "
+        "the shipped seed-0 models (GPT-J rotary, base 10000), the standard deviation of that plane's "
         "last-token logit row on the layer's real inputs, as a share of the sum over planes "
         "(ropeproof.verify.training.head_theory). Dotted: the frequencies [A] reports for Index (0.8660) "
         "and Retrieval (0.0027) heads."
@@ -252,18 +331,20 @@ def frequencies_figure(quick: bool = False) -> FigureResult:
 
 
 def theory_rows(quick: bool = False) -> list[dict[str, Any]]:
-    """:func:`ropeproof.verify.training.head_theory.construction_comparison` of each trained layer (layer
-    0 only when ``quick``) at the frequency of its largest logit share."""
+    """:func:`ropeproof.verify.training.head_theory.construction_comparison` of each trained layer of the
+    first shipped configuration's seed-0 models (layer 0 only when ``quick``) at the frequency of its
+    largest logit share."""
     from ropeproof.verify.training.head_theory import construction_comparison, dominant_plane
     from ropeproof.verify.training.shipped_memo import frequency_profile_rows, shared_shipped
 
+    config = _shipped_configs()[0]
     rows = []
     for task in TASKS:
-        model = shared_shipped(task).model
+        model = shared_shipped(task, config).model
         layers = [0] if quick else range(model.config.n_layer)
         for layer in layers:
-            theta = dominant_plane(frequency_profile_rows(task, 20, layer))["theta"]
-            rows += construction_comparison(model, task, layer, theta)
+            theta = dominant_plane(frequency_profile_rows(task, 20, layer, config))["theta"]
+            rows += [{"config": config, **r} for r in construction_comparison(model, task, layer, theta)]
     return rows
 
 
@@ -306,8 +387,9 @@ def theory_figure(quick: bool = False) -> FigureResult:
     caption = (
         "Trained heads against the theory, over the construction's task family ([A]'s sizes, n <= 17): "
         "exact Delta(n) (largest minus second-largest logit, maximised over inputs) and the worst target "
-        "margin of each shipped small model's layer (its logit function with token embeddings through the "
-        "layer's ln_1: exact for layer 0, a proxy deeper), of the single-plane construction at the "
+        f"margin of each layer of the {rows[0]['config']} configuration's seed-0 models (its logit function "
+        "with token embeddings through the layer's ln_1: exact for layer 0, a proxy deeper), of the "
+        "single-plane construction at the "
         "frequency carrying most of that layer's logit spread (unit vectors), and Theorem 3.2's reported "
         "bound at that frequency. No normalisation of Delta is stated, so trained values are in their own "
         "units; a negative margin means some input of the family is answered wrongly by that head alone."

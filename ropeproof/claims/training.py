@@ -1,35 +1,43 @@
-"""Claims about trained models: the shipped ``small`` checkpoints (``ropeproof train TASK --config small
---seed 0``) and [A]'s reported observations on training (``docs/theory.md`` section 6), with verdicts
-computed from the shipped run records and weights.
+"""Claims about trained models: [A]'s observations on training (``docs/theory.md`` section 6), judged on
+the shipped checkpoints of the ``paper`` configuration ([A]'s 12-layer shape and schedule) and, as a
+second setting, of ``small``, every seed that ships, with every sampled number decided on its 95%
+interval (:mod:`ropeproof.verify.statistics`, :mod:`ropeproof.verify.training.observations`).
 
-- ``training.small-accuracy``: the shipped checkpoints answer the held-out prompts (pinned where the
-  ``hf`` extra is installed);
-- ``training.hop-by-hop``, ``training.letter-simultaneous``, ``training.layer-roles``,
-  ``training.letter-last-layer``, ``training.pure-heads``, ``training.uniform-early``,
-  ``training.length``, ``training.frequencies``: [A]'s observations, ``open`` (reported, not pinned:
-  they describe one small seeded run, not [A]'s models).
+Each observation claim states "in every shipped paper-configuration seed": ``holds`` when every seed
+shows it, ``violated`` when some seed contradicts it, ``unresolvable`` when an interval leaves some seed
+undecided (or no paper model ships). The figures give, per setting, how many seeds show, contradict and
+leave open the observation. The observations are ``open`` (reported, not pinned): they describe our
+trained models, not the papers. The accuracy claims are pinned where the ``hf`` extra is installed.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import itertools
+from collections.abc import Callable
 from typing import Any
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.verify.training.observations import (
+    CONTRADICTS,
     HOPS,
-    best_evaluation,
-    evaluation_at,
-    first_learned_steps,
-    layer_depth_groups,
-    layer_labels,
+    SHOWS,
+    UNDECIDED,
+    Finding,
+    combine,
+    hop_by_hop,
+    layer_roles,
+    pure_heads,
+    seed_summary,
+    simultaneous,
+    uniform_early,
+    verdict_over_seeds,
 )
+from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
 from ropeproof.verify.training.trainer import TrainingRecord, load_record
 
 CLAIMS = ClaimSet(
     "training",
-    section="Theory meets training: small trained GPT-J models ([A]'s set-up)",
+    section="Theory meets training: [A]'s trained GPT-J models (paper configuration) and small ones",
     report_figures=(
         "training_accuracy",
         "training_ps_paths",
@@ -42,277 +50,379 @@ CLAIMS = ClaimSet(
 """The training claims, in report order."""
 
 HAS_HF = importlib.util.find_spec("transformers") is not None
+SETTINGS = ("paper", "small")
+"""The configurations judged: [A]'s, then the CPU-sized second setting."""
 
 
-def shipped_record(task: str) -> TrainingRecord:
-    """The run record of the shipped small checkpoint of ``task`` (needs no transformers)."""
-    from ropeproof.verify.training.shipped import shipped_path
-
-    return load_record(shipped_path(task))
+def shipped_record(task: str, config: str = "small", seed: int = 0) -> TrainingRecord:
+    """The run record of a shipped checkpoint (needs no transformers)."""
+    return load_record(shipped_path(task, config, seed))
 
 
-def _shipped(task: str) -> Any:
+def seeds_of(config: str, quick: bool = False) -> list[int]:
+    """The seeds shipped for both tasks with ``config`` (only the first under ``--quick`` when the claim
+    runs the models)."""
+    seeds = sorted(set(shipped_seeds("number", config)) & set(shipped_seeds("letter", config)))
+    return seeds[:1] if quick else seeds
+
+
+def _model(task: str, config: str, seed: int) -> Any:
     from ropeproof.verify.training.shipped_memo import shared_shipped
 
-    return shared_shipped(task)
+    return shared_shipped(task, config, seed).model
 
 
-def _validation(task: str, count: int) -> Any:
-    from ropeproof.verify.training.data import VALIDATION, TaskEncoder
+def _judged(observe: Callable[[str, int], Finding], quick_models: bool | None = None) -> Outcome:
+    """Per setting and seed, ``observe(config, seed)``; the verdict over the paper seeds."""
+    figures: dict[str, Any] = {}
+    paper: dict[int, Finding] = {}
+    for config in SETTINGS:
+        found = {seed: observe(config, seed) for seed in seeds_of(config, bool(quick_models))}
+        figures[config] = seed_summary(found)
+        if config == "paper":
+            paper = found
+    figures["paper_seeds_showing"] = f"{figures['paper'][SHOWS]} of {figures['paper']['seeds']}"
+    verdict = verdict_over_seeds(paper)
+    detail = "" if paper else "no paper-configuration checkpoint ships"
+    return Outcome(verdict, figures, key_figure="paper_seeds_showing", detail=detail)
 
-    record = shipped_record(task)
-    return TaskEncoder(task).draw(count, record.seed, VALIDATION, 0)
+
+def _needs_hf() -> Outcome | None:
+    return None if HAS_HF else Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
+
+
+@CLAIMS.claim(
+    id="training.paper-accuracy",
+    statement=(
+        "Every shipped paper-configuration checkpoint (number and letter task, every seed, weights stored "
+        "in float16) answers held-out balanced 17-token prompts at every hop count 1-4 with accuracy whose "
+        "95% Wilson interval lies at or above {min_accuracy} (from {start} prompts, doubled until decided, "
+        "at most {cap})."
+    ),
+    reference="docs/theory.md section 6 ([A]'s set-up); ropeproof train --config paper",
+    params={"min_accuracy": 0.95, "start": 400, "cap": 2400},
+    expected="holds" if HAS_HF else "open",
+    meaning=(
+        "[A]'s configuration, trained here on CPUs, learns both tasks, and the shipped weights show it "
+        "(lowest lower end of a 95% interval over seeds, tasks and hop counts: {worst_ci_low})."
+    ),
+)
+def _paper_accuracy(ctx: CheckContext) -> Outcome:
+    return _accuracy("paper", ctx)
 
 
 @CLAIMS.claim(
     id="training.small-accuracy",
     statement=(
-        "The shipped small checkpoints (number and letter task, weights stored in float16) answer at least "
-        "{min_accuracy} of {prompts} held-out balanced 17-token prompts correctly for each hop count 1-4."
+        "Every shipped small checkpoint (number and letter task, every seed) answers held-out balanced "
+        "17-token prompts at every hop count 1-4 with accuracy whose 95% Wilson interval lies at or above "
+        "{min_accuracy} (from {start} prompts, doubled until decided, at most {cap})."
     ),
     reference="docs/theory.md section 6 ([A]'s set-up); ropeproof train --config small",
-    params={"prompts": Quick(400, 100), "min_accuracy": 0.95},
+    params={"min_accuracy": 0.95, "start": 400, "cap": 2400},
     expected="holds" if HAS_HF else "open",
-    meaning="The small configuration really learns both tasks on a CPU, and the shipped weights show it.",
+    meaning=(
+        "The small configuration really learns both tasks on a CPU, and the shipped weights show it "
+        "(lowest lower end of a 95% interval over seeds, tasks and hop counts: {worst_ci_low})."
+    ),
 )
 def _small_accuracy(ctx: CheckContext) -> Outcome:
-    if not HAS_HF:
-        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    from ropeproof.verify.training.evaluation import accuracy_per_hop
+    return _accuracy("small", ctx)
 
+
+def _accuracy(config: str, ctx: CheckContext) -> Outcome:
+    if (missing := _needs_hf()) is not None:
+        return missing
+    from ropeproof.verify.training.evaluation import decided_accuracy_per_hop
+
+    p = ctx.params
     figures: dict[str, Any] = {}
-    for task in ("number", "letter"):
-        acc = accuracy_per_hop(_shipped(task).model, _validation(task, ctx.params["prompts"]))
-        figures[task] = {str(h): acc[h] for h in HOPS}
-    worst = min(v for t in ("number", "letter") for v in figures[t].values())
-    figures["min_accuracy_per_hop"] = worst
-    return Outcome.judge(
-        worst >= ctx.params["min_accuracy"],
-        figures,
-        key_figure="min_accuracy_per_hop",
-        counterexample=figures,
+    sides = []
+    for seed in seeds_of(config):
+        for task in ("number", "letter"):
+            record = shipped_record(task, config, seed)
+            rows = decided_accuracy_per_hop(
+                _model(task, config, seed), task, record.seed, p["min_accuracy"], p["start"], p["cap"]
+            )
+            figures[f"{task}-seed{seed}"] = rows
+            sides += [r["side"] for r in rows.values()]
+    if not sides:
+        return Outcome("unresolvable", figures, detail=f"no {config} checkpoint ships")
+    figures["worst_ci_low"] = min(r["ci_low"] for k, v in figures.items() for r in v.values())
+    verdict = "violated" if "below" in sides else "unresolvable" if "undecided" in sides else "holds"
+    return Outcome(
+        verdict, figures, key_figure="worst_ci_low", counterexample=figures if verdict != "holds" else None
     )
 
 
 @CLAIMS.claim(
     id="training.hop-by-hop",
     statement=(
-        "On the number task, hop counts are learned in order: the first checkpoint reaching validation "
-        "accuracy {threshold} is no earlier for h + 1 hops than for h hops (h = 1..3), and 4 hops comes "
-        "strictly after 1 hop, in the shipped small run."
+        "In every shipped paper-configuration seed, number-task hop counts are learned in order: the first "
+        "checkpoint at validation accuracy {threshold} (decided on 95% Wilson intervals) is no earlier for "
+        "h + 1 hops than for h hops (h = 1..3), and 4 hops comes strictly after 1 hop."
     ),
     reference="[A] as reported (docs/theory.md section 6: number-task accuracy rises hop by hop)",
     params={"threshold": 0.9},
     expected="open",
-    meaning="Whether the small model learns the number task one hop count at a time, as [A] reports.",
+    meaning=(
+        "Whether [A]'s models learn the number task one hop count at a time, as [A] reports. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _hop_by_hop(ctx: CheckContext) -> Outcome:
-    first = first_learned_steps(shipped_record("number"), ctx.params["threshold"])
-    steps = [first[h] for h in HOPS]
-    ok = None not in steps and all(a <= b for a, b in itertools.pairwise(steps)) and steps[0] < steps[-1]
-    return Outcome.judge(
-        bool(ok), {"first_learned_step": first}, key_figure="first_learned_step", counterexample=first
+    return _judged(
+        lambda config, seed: hop_by_hop(shipped_record("number", config, seed), ctx.params["threshold"])
     )
 
 
 @CLAIMS.claim(
     id="training.letter-simultaneous",
     statement=(
-        "On the letter task, all hop counts 1-4 first reach validation accuracy {threshold} at the same "
-        "checkpoint of the shipped small run."
+        "In every shipped paper-configuration seed, all letter-task hop counts 1-4 first reach validation "
+        "accuracy {threshold} (decided on 95% Wilson intervals) at the same checkpoint."
     ),
     reference="[A] as reported (docs/theory.md section 6: letter-task hop counts rise together)",
     params={"threshold": 0.9},
     expected="open",
-    meaning="Whether the small model learns all letter-task hop counts together, as [A] reports.",
+    meaning=(
+        "Whether [A]'s models learn all letter-task hop counts together, as [A] reports. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _letter_simultaneous(ctx: CheckContext) -> Outcome:
-    first = first_learned_steps(shipped_record("letter"), ctx.params["threshold"])
-    ok = None not in first.values() and len(set(first.values())) == 1
-    return Outcome.judge(
-        ok, {"first_learned_step": first}, key_figure="first_learned_step", counterexample=first
+    return _judged(
+        lambda config, seed: simultaneous(shipped_record("letter", config, seed), ctx.params["threshold"])
     )
 
 
 @CLAIMS.claim(
     id="training.layer-roles",
     statement=(
-        "In the shipped small number model's best checkpoint, some middle layer is positional and some deep "
-        "layer is symbolic by [A]'s layer-swap scores on 100 prompts (positional: S_pos > 0.5 > S_sym; "
-        "symbolic: S_sym > 0.5 > S_pos; middle and deep: [A]'s layers 3-6 and 9-11 of 12 mapped by "
-        "relative depth), and no layer of the letter model is positional."
+        "In every shipped paper-configuration seed's best checkpoints, some middle layer of the number model "
+        "is positional and some deep layer symbolic by [A]'s layer-swap scores on 100 prompts (positional: "
+        "S_pos > 0.5 > S_sym for the whole 95% bootstrap intervals; symbolic: the reverse; middle and deep: "
+        "[A]'s layers 3-6 and 9-11 of 12, mapped by relative depth), and no layer of the letter model is "
+        "positional."
     ),
     reference="[A] as reported (docs/theory.md section 6: positional middle layers, symbolic deep layers)",
     expected="open",
-    meaning="Whether the small models split into positional and symbolic layers where [A] found them.",
+    meaning=(
+        "Whether [A]'s models split into positional and symbolic layers where [A] found them. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _layer_roles(ctx: CheckContext) -> Outcome:
-    number, letter = shipped_record("number"), shipped_record("letter")
-    labels = layer_labels(best_evaluation(number))
-    groups = layer_depth_groups(number.config.n_layer)
-    letter_labels = layer_labels(best_evaluation(letter))
-    ok = (
-        any(labels[i] == "positional" for i in groups["middle"])
-        and any(labels[i] == "symbolic" for i in groups["deep"])
-        and "positional" not in letter_labels
+    return _judged(
+        lambda config, seed: layer_roles(
+            shipped_record("number", config, seed), shipped_record("letter", config, seed)
+        )
     )
-    figures = {
-        "number_labels": labels,
-        "letter_labels": letter_labels,
-        "groups": groups,
-        "number_S_pos": best_evaluation(number)["dynamics"]["S_pos"],
-        "number_S_sym": best_evaluation(number)["dynamics"]["S_sym"],
-    }
-    return Outcome.judge(ok, figures, key_figure="number_labels", counterexample=figures)
 
 
 @CLAIMS.claim(
     id="training.letter-last-layer",
     statement=(
-        "Zeroing the last layer's attention output of the shipped small letter model drops its accuracy "
-        "below {max_accuracy} for every hop count 1-4 ({prompts} held-out prompts)."
+        "Zeroing the last layer's attention output of every shipped paper-configuration letter model drops "
+        "its accuracy below {max_accuracy} at every hop count 1-4 (95% Wilson intervals, from {start} "
+        "held-out prompts, doubled until decided, at most {cap})."
     ),
     reference="[A] as reported (docs/theory.md section 6: the last head is needed for every hop count)",
-    params={"prompts": Quick(400, 100), "max_accuracy": 0.5},
+    params={"max_accuracy": 0.5, "start": Quick(400, 200), "cap": Quick(2400, 800)},
     expected="open",
-    meaning="Whether the small letter model, like [A]'s, needs its last head for every hop count.",
+    meaning=(
+        "Whether [A]'s letter models need their last head for every hop count, as [A] reports. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _letter_last_layer(ctx: CheckContext) -> Outcome:
-    if not HAS_HF:
-        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    from ropeproof.verify.training.evaluation import ablated_accuracy_per_hop
+    if (missing := _needs_hf()) is not None:
+        return missing
+    from ropeproof.verify.training.evaluation import decided_accuracy_per_hop
 
-    shipped = _shipped("letter")
-    layer = shipped.model.config.n_layer - 1
-    acc = ablated_accuracy_per_hop(shipped.model, _validation("letter", ctx.params["prompts"]), layer)
-    per_hop = {str(h): acc[h] for h in HOPS}
-    worst = max(per_hop.values())
-    figures = {"ablated_accuracy": per_hop, "max_ablated_accuracy": worst, "layer": layer}
-    return Outcome.judge(worst < ctx.params["max_accuracy"], figures, key_figure="max_ablated_accuracy")
+    p = ctx.params
+    detail: dict[str, Any] = {}
+
+    def observe(config: str, seed: int) -> Finding:
+        model = _model("letter", config, seed)
+        layer = model.config.n_layer - 1
+        record = shipped_record("letter", config, seed)
+        rows = decided_accuracy_per_hop(
+            model, "letter", record.seed, p["max_accuracy"], p["start"], p["cap"], ablate=layer
+        )
+        detail[f"{config}-seed{seed}"] = rows
+        sides = [r["side"] for r in rows.values()]
+        return CONTRADICTS if "above" in sides else UNDECIDED if "undecided" in sides else SHOWS
+
+    outcome = _judged(observe, quick_models=ctx.quick)
+    outcome.figures["ablated_accuracy"] = detail
+    return outcome
 
 
 @CLAIMS.claim(
     id="training.pure-heads",
     statement=(
-        "Every layer of the shipped small number and letter models' best checkpoints is pure: "
-        "|S_pos - S_sym| >= {min_gap} by [A]'s layer-swap scores on 100 prompts."
+        "Every layer of every shipped paper-configuration seed's best number and letter checkpoints is pure: "
+        "|S_pos - S_sym| >= {min_gap} by [A]'s layer-swap scores on 100 prompts, decided on the interval "
+        "[S_pos low - S_sym high, S_pos high - S_sym low] of the 95% bootstrap intervals."
     ),
     reference="[A] as reported (docs/theory.md section 6: the best models have pure heads)",
     params={"min_gap": 0.5},
     expected="open",
-    meaning="Whether the trained heads are clearly positional or clearly symbolic, as in [A]'s best models.",
+    meaning=(
+        "Whether the trained heads are clearly positional or clearly symbolic, as in [A]'s best models. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _pure_heads(ctx: CheckContext) -> Outcome:
-    gaps: dict[str, list[float]] = {}
-    for task in ("number", "letter"):
-        dyn = best_evaluation(shipped_record(task))["dynamics"]
-        gaps[task] = [abs(p - s) for p, s in zip(dyn["S_pos"], dyn["S_sym"], strict=True)]
-    smallest = min(min(g) for g in gaps.values())
-    return Outcome.judge(
-        smallest >= ctx.params["min_gap"],
-        {"gaps": gaps, "min_gap": smallest},
-        key_figure="min_gap",
-        counterexample=gaps,
+    return _judged(
+        lambda config, seed: combine(
+            [pure_heads(shipped_record(t, config, seed), ctx.params["min_gap"]) for t in ("number", "letter")]
+        )
     )
 
 
 @CLAIMS.claim(
     id="training.uniform-early",
     statement=(
-        "Early in training heads are near-uniform: at the first checkpoint after training starts, every "
-        "layer of both shipped small runs scores S_pos >= {level} and S_sym >= {level} (at step 0 too), "
-        "with normalised attention entropy >= {entropy}."
+        "Early in training heads are near-uniform: at step 0 and at the first checkpoint after it, every "
+        "layer of every shipped paper-configuration seed (both tasks) scores S_pos >= {level} and S_sym >= "
+        "{level} with normalised attention entropy >= {entropy}, each on its 95% bootstrap interval."
     ),
     reference="[A] as reported (docs/theory.md section 6: early heads score high on both scores)",
     params={"level": 0.9, "entropy": 0.9},
     expected="open",
-    meaning="Whether the small models pass through [A]'s near-uniform phase at the start of training.",
+    meaning=(
+        "Whether [A]'s models pass through a near-uniform phase at the start of training. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _uniform_early(ctx: CheckContext) -> Outcome:
-    level, ent = ctx.params["level"], ctx.params["entropy"]
-    figures: dict[str, Any] = {}
-    ok = True
-    for task in ("number", "letter"):
-        record = shipped_record(task)
-        for step in (0, record.config.checkpoint_every):
-            dyn = evaluation_at(record, step)["dynamics"]
-            good = [
-                p >= level and s >= level and e >= ent
-                for p, s, e in zip(dyn["S_pos"], dyn["S_sym"], dyn["entropy"], strict=True)
+    p = ctx.params
+    return _judged(
+        lambda config, seed: combine(
+            [
+                uniform_early(shipped_record(t, config, seed), p["level"], p["entropy"])
+                for t in ("number", "letter")
             ]
-            figures[f"{task}_step{step}_uniform_layers"] = sum(good)
-            figures[f"{task}_step{step}"] = dyn
-            ok &= all(good)
-    figures["n_layers"] = shipped_record("number").config.n_layer
-    return Outcome.judge(
-        ok,
-        figures,
-        key_figure=f"number_step{shipped_record('number').config.checkpoint_every}_uniform_layers",
+        )
     )
 
 
 @CLAIMS.claim(
     id="training.length",
     statement=(
-        "Length generalisation of the shipped small models on the 'distractors' build ({count} inputs per "
-        "length, n in {lengths}): the letter model keeps accuracy >= 0.9 at every n <= 850 ([A]: above 90% "
-        "up to 850 tokens) and the number model is below 0.5 at every n >= 64 ([A]: it fails soon after "
-        "the training length)."
+        "Length generalisation of every shipped paper-configuration seed on the 'distractors' build (n in "
+        "{lengths}; 95% Wilson intervals from {start} inputs per length, doubled until decided, at most "
+        "{cap}): the letter model keeps accuracy >= 0.9 at every n <= 850 ([A]: above 90% up to 850 tokens) "
+        "and the number model is below 0.5 at every n >= 64 ([A]: it fails soon after the training length)."
     ),
     reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation)",
-    params={"count": Quick(64, 8), "lengths": Quick((17, 32, 64, 128, 256, 512, 850, 1024), (17, 64, 850))},
+    params={
+        "lengths": Quick((17, 32, 64, 128, 256, 512, 850, 1024), (17, 64, 256)),
+        "start": Quick(64, 16),
+        "cap": Quick(512, 64),
+    },
     expected="open",
-    meaning="Whether small trained models generalise in length the way [A]'s did.",
+    meaning=(
+        "Whether [A]'s models generalise in length the way [A] reports. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _length(ctx: CheckContext) -> Outcome:
-    if not HAS_HF:
-        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    from ropeproof.verify.training.lengths import last_length_above
-    from ropeproof.verify.training.shipped_memo import length_accuracy_row
+    if (missing := _needs_hf()) is not None:
+        return missing
+    from ropeproof.verify.training.shipped_memo import decided_length_row
 
-    lengths, count = list(ctx.params["lengths"]), ctx.params["count"]
-    rows = {t: [length_accuracy_row(t, n, count) for n in lengths] for t in ("number", "letter")}
-    letter_ok = all(r["accuracy"] >= 0.9 for r in rows["letter"] if r["n"] <= 850)
-    number_ok = all(r["accuracy"] < 0.5 for r in rows["number"] if r["n"] >= 64)
-    figures = {
-        "letter_last_length_at_0.9": last_length_above(rows["letter"], 0.9),
-        "number_last_length_at_0.9": last_length_above(rows["number"], 0.9),
-        "accuracy": {t: {r["n"]: r["accuracy"] for r in rows[t]} for t in rows},
-    }
-    return Outcome.judge(
-        letter_ok and number_ok, figures, key_figure="letter_last_length_at_0.9", counterexample=figures
-    )
+    p = ctx.params
+    rows: dict[str, Any] = {}
+
+    def observe(config: str, seed: int) -> Finding:
+        found = []
+        for task, threshold, judged in (
+            ("letter", 0.9, lambda n: n <= 850),
+            ("number", 0.5, lambda n: n >= 64),
+        ):
+            for n in p["lengths"]:
+                row = decided_length_row(task, config, seed, n, threshold, p["start"], p["cap"])
+                rows.setdefault(f"{config}-seed{seed}", []).append(row)
+                if judged(n):
+                    want = "above" if task == "letter" else "below"
+                    found.append(
+                        SHOWS
+                        if row["side"] == want
+                        else UNDECIDED
+                        if row["side"] == "undecided"
+                        else CONTRADICTS
+                    )
+        return combine(found)
+
+    outcome = _judged(observe, quick_models=ctx.quick)
+    outcome.figures["rows"] = rows
+    return outcome
 
 
 @CLAIMS.claim(
     id="training.frequencies",
     statement=(
         "[A] reports Index heads on a high frequency (id 2, theta 0.8660) and Retrieval heads on a very low "
-        "one (id 42, theta 0.0027). In the shipped small models (on {prompts} prompts), the plane with the "
-        "largest logit share in the number model's first layer has theta >= 0.5, and in the letter model's "
-        "last layer theta <= 0.05."
+        "one (id 42, theta 0.0027). In every shipped paper-configuration seed (on {prompts} prompts), the "
+        "plane with the largest logit share in the number model's first layer has theta >= 0.5, and in the "
+        "letter model's last layer theta <= 0.05; a plane counts as largest when it stays largest in at "
+        "least 95% of bootstrap resamples of the prompts."
     ),
     reference="[A] and [B] as reported (docs/theory.md sections 2, 5 and 6: frequency ids 2 and 42)",
     params={"prompts": Quick(100, 20)},
     expected="open",
-    meaning="Whether trained heads use the frequencies [A] found: high for pointer heads, low for lookups.",
+    meaning=(
+        "Whether trained heads use the frequencies [A] found: high for pointer heads, low for lookups. "
+        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+        "{small[undecided]} of {small[seeds]}."
+    ),
 )
 def _frequencies(ctx: CheckContext) -> Outcome:
-    if not HAS_HF:
-        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
+    if (missing := _needs_hf()) is not None:
+        return missing
     from ropeproof.verify.training.head_theory import dominant_plane
     from ropeproof.verify.training.shipped_memo import frequency_profile_rows
 
-    figures: dict[str, Any] = {}
-    for task in ("number", "letter"):
-        figures[task] = []
-        for layer in range(_shipped(task).model.config.n_layer):
-            top = dominant_plane(frequency_profile_rows(task, ctx.params["prompts"], layer))
-            figures[task].append(
-                {k: top[k] for k in ("layer", "freq_id", "theta", "share", "S_pos", "S_sym")}
-            )
-    first, last = figures["number"][0]["theta"], figures["letter"][-1]["theta"]
-    figures["number_first_layer_theta"], figures["letter_last_layer_theta"] = first, last
-    return Outcome.judge(
-        first >= 0.5 and last <= 0.05, figures, key_figure="letter_last_layer_theta", counterexample=figures
-    )
+    tops: dict[str, Any] = {}
+
+    def observe(config: str, seed: int) -> Finding:
+        found = []
+        for task, layer_of, want in (
+            ("number", lambda n: 0, lambda t: t >= 0.5),
+            ("letter", lambda n: n - 1, lambda t: t <= 0.05),
+        ):
+            layer = layer_of(_model(task, config, seed).config.n_layer)
+            top = dominant_plane(frequency_profile_rows(task, ctx.params["prompts"], layer, config, seed))
+            tops[f"{config}-seed{seed}-{task}"] = {
+                k: top[k] for k in ("layer", "freq_id", "theta", "share", "dominant_stability")
+            }
+            if top["dominant_stability"] < 0.95:
+                found.append(UNDECIDED)
+            else:
+                found.append(SHOWS if want(top["theta"]) else CONTRADICTS)
+        return combine(found)
+
+    outcome = _judged(observe, quick_models=ctx.quick)
+    outcome.figures["dominant_planes"] = tops
+    return outcome
+
+
+__all__ = ["CLAIMS", "HOPS", "SETTINGS", "seeds_of", "shipped_record"]

@@ -52,13 +52,73 @@ def ablated_accuracy_per_hop(model: Any, batch: Batch, layer: int) -> dict[int, 
     if not 0 <= layer < len(blocks):
         raise InputError(f"layer={layer} is out of range; the model has layers 0..{len(blocks) - 1}")
 
-    def zero(module: Any, args: Any, output: Any) -> Any:
-        if isinstance(output, tuple):
-            return (torch.zeros_like(output[0]), *output[1:])
-        return torch.zeros_like(output)
-
-    handle = blocks[layer].attn.register_forward_hook(zero)
+    handle = blocks[layer].attn.register_forward_hook(_zero_output)
     try:
         return accuracy_per_hop(model, batch)
     finally:
         handle.remove()
+
+
+def decided_accuracy_per_hop(
+    model: Any,
+    task: str,
+    seed: int,
+    threshold: float,
+    start: int = 400,
+    cap: int = 2400,
+    ablate: int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Per hop count, the accuracy on the run's validation prompts measured until its 95% Wilson interval
+    decides ``threshold``: the first ``start`` of ``cap`` prompts (``TaskEncoder(task).draw(cap, seed,
+    VALIDATION, 0)``), then twice as many, up to ``cap``. With ``ablate``, block ``ablate``'s attention
+    output is zeroed (:func:`ablated_accuracy_per_hop`'s hook).
+
+    Returns ``{"1": row, .., "4": row}``, each row ``{"count", "correct", "accuracy", "ci_low",
+    "ci_high", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the cap).
+    """
+    from ropeproof.verify.statistics import decide, proportion_interval
+    from ropeproof.verify.training.data import VALIDATION, TaskEncoder
+
+    if not 1 <= start <= cap:
+        raise InputError(f"start={start} and cap={cap} must satisfy 1 <= start <= cap")
+    batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0)
+    handle = None
+    if ablate is not None:
+        blocks = model.transformer.h
+        if not 0 <= ablate < len(blocks):
+            raise InputError(f"ablate={ablate} is out of range; the model has layers 0..{len(blocks) - 1}")
+        handle = blocks[ablate].attn.register_forward_hook(_zero_output)
+    try:
+        right = torch.zeros(0, dtype=torch.bool)
+        count = start
+        while True:
+            done = right.numel()
+            right = torch.cat(
+                [right, predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]]
+            )
+            hops = batch.hops[:count]
+            rows = {}
+            for h in (1, 2, 3, 4):
+                sel = hops == h
+                est = proportion_interval(int(right[sel].sum()), int(sel.sum()))
+                rows[str(h)] = {
+                    "count": est.n,
+                    "correct": int(right[sel].sum()),
+                    "accuracy": est.value,
+                    "ci_low": est.low,
+                    "ci_high": est.high,
+                    "side": decide(est, threshold),
+                }
+            if all(r["side"] != "undecided" for r in rows.values()) or count >= cap:
+                return rows
+            count = min(cap, 2 * count)
+    finally:
+        if handle is not None:
+            handle.remove()
+
+
+def _zero_output(module: Any, args: Any, output: Any) -> Any:
+    """A forward hook that replaces a module's output (or the first element of a tuple) by zeros."""
+    if isinstance(output, tuple):
+        return (torch.zeros_like(output[0]), *output[1:])
+    return torch.zeros_like(output)

@@ -11,7 +11,9 @@ so that id 2 of a 128-dim head is ``0.8660`` and id 42 is ``0.0027``):
 
 - ``spread_k``: the standard deviation of the plane's last-token logit row over the positions it sees,
   averaged over prompts; ``share_k = spread_k / sum_j spread_j`` (which planes move the logits);
-- ``S_pos_k``, ``S_sym_k``: [A]'s swap scores of the plane on its own (``tau = 1e-4``).
+- ``S_pos_k``, ``S_sym_k``: [A]'s swap scores of the plane on its own (``tau = 1e-4``);
+- ``dominant_stability``: how often the plane with the largest share keeps it when the prompts are
+  resampled (:func:`dominant_stability`; the same for every row of a layer).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import copy
 import math
 from typing import Any
 
+import numpy as np
 import torch
 
 from ropeproof.verify.interop.hf.head_import import import_model_head
@@ -43,11 +46,14 @@ def frequency_profile(
     head = import_model_head(model, layer=layer, device="cpu", dtype=torch.float64)
     x = layer_head_inputs(model, input_ids, layer)
     profile = per_frequency_scores(head, x, tau=tau)
-    spreads = []
+    per_prompt = []
     with torch.no_grad():
         for plane in split_planes(head):
             row = plane.head(x).logits[:, -1, :]
-            spreads.append(float(row.std(dim=-1).mean()))
+            per_prompt.append(row.std(dim=-1).numpy())
+    spread_table = np.stack(per_prompt, axis=1)  # [prompts, planes]
+    spreads = [float(v) for v in spread_table.mean(0)]
+    stability = dominant_stability(spread_table)
     total = sum(spreads)
     return [
         {
@@ -58,9 +64,23 @@ def frequency_profile(
             "share": spreads[k] / total if total > 0 else math.nan,
             "S_pos": float(profile.S_pos[k]),
             "S_sym": float(profile.S_sym[k]),
+            "dominant_stability": stability,
         }
         for k in range(len(spreads))
     ]
+
+
+def dominant_stability(spreads: np.ndarray, resamples: int = 2000, seed: int = 0) -> float:
+    """How often the plane with the largest share stays the largest when the prompts are resampled with
+    replacement (``resamples`` bootstrap draws, seeded): a dominant plane is taken as decided at ``>= 0.95``.
+
+    Shapes: spreads [prompts, planes]
+    """
+    top = int(np.argmax(spreads.mean(0)))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, spreads.shape[0], size=(resamples, spreads.shape[0]))
+    means = spreads[draws].mean(1)  # [resamples, planes]
+    return float((means.argmax(1) == top).mean())
 
 
 def dominant_plane(rows: list[dict[str, Any]]) -> dict[str, Any]:

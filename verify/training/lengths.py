@@ -14,9 +14,72 @@ from collections.abc import Sequence
 from typing import Any
 
 from ropeproof.theory.errors import InputError
+from ropeproof.verify.statistics import Side, accuracy_estimate, decide
 from ropeproof.verify.task_lengths import long_task, required_max_int
 from ropeproof.verify.training.data import TaskEncoder
-from ropeproof.verify.training.evaluation import accuracy_per_hop
+from ropeproof.verify.training.evaluation import accuracy_per_hop, predictions
+
+
+def _check_build(model: Any, task: str, n: int, build: str) -> None:
+    if task == "number" and required_max_int(task, n, build) > 16:
+        raise InputError(
+            f"build={build!r} at n={n} needs integers up to {required_max_int(task, n, build)}, outside "
+            "the number model's vocabulary (1..16); use build='distractors'"
+        )
+    limit = int(model.config.n_positions)
+    if n > limit:
+        raise InputError(f"n={n} exceeds the model's n_positions={limit}")
+
+
+def decided_accuracy(
+    model: Any,
+    task: str,
+    n: int,
+    threshold: float,
+    start: int = 64,
+    cap: int = 1024,
+    build: str = "distractors",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Accuracy at length ``n`` measured until its 95% Wilson interval decides ``threshold``: ``start``
+    balanced inputs first, then twice as many (the first ones kept, the rest new), and so on up to
+    ``cap`` inputs; the row says where it stopped.
+
+    Returns ``{"task", "build", "n", "count", "correct", "accuracy", "ci_low", "ci_high", "threshold",
+    "side"}`` with ``side`` ``"above"`` (the interval is at or above ``threshold``), ``"below"``, or
+    ``"undecided"`` when even ``cap`` inputs leave the interval straddling it. The inputs are the first
+    ``count`` of ``long_task(task, cap, n, build=build, seed=seed)``, so a larger cap never changes the
+    inputs a smaller one used.
+    """
+    _check_build(model, task, n, build)
+    if not 1 <= start <= cap:
+        raise InputError(f"start={start} and cap={cap} must satisfy 1 <= start <= cap")
+    enc = TaskEncoder(task)
+    batch = enc.batch(long_task(task, cap, n, build=build, seed=seed))
+    right = []
+    count = start
+    side: Side = "undecided"
+    while True:
+        done = len(right)
+        got = predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]
+        right += got.tolist()
+        est = accuracy_estimate(right)
+        side = decide(est, threshold)
+        if side != "undecided" or count >= cap:
+            break
+        count = min(cap, 2 * count)
+    return {
+        "task": task,
+        "build": build,
+        "n": int(n),
+        "count": est.n,
+        "correct": int(sum(right)),
+        "accuracy": est.value,
+        "ci_low": est.low,
+        "ci_high": est.high,
+        "threshold": threshold,
+        "side": side,
+    }
 
 
 def length_accuracy(
@@ -30,16 +93,9 @@ def length_accuracy(
     """One row per length: ``{"task", "build", "n", "count", "accuracy", "accuracy_<h>hop"}`` on ``count``
     balanced inputs of length ``n`` with 1-4 hops (generator seed ``seed``)."""
     enc = TaskEncoder(task)
-    limit = int(model.config.n_positions)
     rows = []
     for n in lengths:
-        if required_max_int(task, n, build) > 16 and task == "number":
-            raise InputError(
-                f"build={build!r} at n={n} needs integers up to {required_max_int(task, n, build)}, outside "
-                "the number model's vocabulary (1..16); use build='distractors'"
-            )
-        if n > limit:
-            raise InputError(f"n={n} exceeds the model's n_positions={limit}")
+        _check_build(model, task, n, build)
         acc = accuracy_per_hop(model, enc.batch(long_task(task, count, n, build=build, seed=seed)))
         row: dict[str, Any] = {"task": task, "build": build, "n": int(n), "count": count, "accuracy": acc[0]}
         row.update({f"accuracy_{h}hop": acc[h] for h in (1, 2, 3, 4) if h in acc})

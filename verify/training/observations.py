@@ -238,3 +238,23 @@ def uniform_early(record: TrainingRecord, level: float, entropy: float) -> Findi
                         SHOWS if ci[0] >= threshold else CONTRADICTS if ci[1] < threshold else UNDECIDED
                     )
     return combine(findings)
+
+
+def seed_summary(findings: dict[int, Finding]) -> dict[str, Any]:
+    """How many seeds show, contradict or leave open an observation, with the finding of each seed."""
+    return {
+        "seeds": len(findings),
+        SHOWS: sum(f == SHOWS for f in findings.values()),
+        CONTRADICTS: sum(f == CONTRADICTS for f in findings.values()),
+        UNDECIDED: sum(f == UNDECIDED for f in findings.values()),
+        "per_seed": {str(seed): f for seed, f in sorted(findings.items())},
+    }
+
+
+def verdict_over_seeds(findings: dict[int, Finding]) -> str:
+    """The verdict of "the observation holds in every seed": ``holds`` when every seed shows it,
+    ``violated`` when some seed contradicts it, else ``unresolvable`` (some seed undecided, or none)."""
+    if not findings:
+        return "unresolvable"
+    summary = combine(list(findings.values()))
+    return {SHOWS: "holds", CONTRADICTS: "violated"}.get(summary, "unresolvable")

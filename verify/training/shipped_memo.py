@@ -27,26 +27,28 @@ from ropeproof.verify.training.shipped import ShippedModel, load_shipped
 
 
 @functools.cache
-def shared_shipped(task: str) -> ShippedModel:
-    """The shipped checkpoint of ``task``, loaded once per process (read-only: do not train it, move it
-    or leave hooks on it)."""
-    return load_shipped(task)
+def shared_shipped(task: str, config: str = "small", seed: int = 0) -> ShippedModel:
+    """The shipped checkpoint of ``task`` (``config``, ``seed``), loaded once per process (read-only: do not
+    train it, move it or leave hooks on it)."""
+    return load_shipped(task, config=config, seed=seed)
 
 
 @functools.cache
-def _profile(task: str, prompts: int, layer: int) -> tuple[dict[str, Any], ...]:
+def _profile(task: str, prompts: int, layer: int, config: str, seed: int) -> tuple[dict[str, Any], ...]:
     from ropeproof.verify.training.data import SCORING, TaskEncoder
     from ropeproof.verify.training.head_theory import frequency_profile
 
-    shipped = shared_shipped(task)
+    shipped = shared_shipped(task, config, seed)
     ids = TaskEncoder(task).draw(prompts, shipped.record.seed, SCORING, 0).input_ids
     return tuple(frequency_profile(shipped.model, ids, layer))
 
 
-def frequency_profile_rows(task: str, prompts: int, layer: int) -> list[dict[str, Any]]:
-    """``frequency_profile(model, ids, layer)`` of the shipped ``task`` model, ``ids`` the first ``prompts``
+def frequency_profile_rows(
+    task: str, prompts: int, layer: int, config: str = "small", seed: int = 0
+) -> list[dict[str, Any]]:
+    """``frequency_profile(model, ids, layer)`` of a shipped ``task`` model, ``ids`` the first ``prompts``
     scoring prompts of the run's seed (``TaskEncoder(task).draw(prompts, seed, SCORING, 0)``)."""
-    return copy.deepcopy(list(_profile(task, prompts, layer)))
+    return copy.deepcopy(list(_profile(task, prompts, layer, config, seed)))
 
 
 @functools.cache
@@ -58,6 +60,27 @@ def _length_row(task: str, n: int, count: int) -> dict[str, Any]:
 
 
 def length_accuracy_row(task: str, n: int, count: int) -> dict[str, Any]:
-    """``length_accuracy(model, task, [n], count=count)[0]`` of the shipped ``task`` model (the
+    """``length_accuracy(model, task, [n], count=count)[0]`` of the shipped small ``task`` model (the
     ``distractors`` build, generator seed 0)."""
     return copy.deepcopy(_length_row(task, n, count))
+
+
+@functools.cache
+def _decided_row(
+    task: str, config: str, seed: int, n: int, threshold: float, start: int, cap: int
+) -> dict[str, Any]:
+    from ropeproof.verify.training.lengths import decided_accuracy
+
+    return decided_accuracy(shared_shipped(task, config, seed).model, task, n, threshold, start, cap)
+
+
+def decided_length_row(
+    task: str, config: str, seed: int, n: int, threshold: float, start: int, cap: int
+) -> dict[str, Any]:
+    """``decided_accuracy(model, task, n, threshold, start, cap)`` of a shipped model (the ``distractors``
+    build, generator seed 0), with ``config`` and ``seed`` added to the row."""
+    return {
+        **copy.deepcopy(_decided_row(task, config, seed, n, threshold, start, cap)),
+        "config": config,
+        "seed": seed,
+    }
