@@ -24,14 +24,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ropeproof.claims.registry import Approx, CheckContext, NoCorrection, Quick, pin_matches
+from ropeproof.claims.registry import Approx, CheckContext, Claim, NoCorrection, Quick, pin_matches
 from ropeproof.verify.errata.correction_data import CorrectionData
 from ropeproof.verify.runtime.threads import thread_policy
 
 Status = Literal["proved", "certified", "conjectured"]
 STATUSES: tuple[str, ...] = ("proved", "certified", "conjectured")
 REFERENCE = "docs/theory.md section 9"
-__all__ = ["STATUSES", "Correction", "CorrectionResult", "NoCorrection", "corrections_for", "run_correction"]
+__all__ = [
+    "STATUSES",
+    "Correction",
+    "CorrectionResult",
+    "NoCorrection",
+    "corrections_for",
+    "is_paper_finding",
+    "run_correction",
+    "uncorrected_findings",
+]
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,21 @@ def run_correction(c: Correction, ctx: CheckContext) -> CorrectionResult:
     except Exception as exc:  # a failing correction is reported, never fatal to the run
         detail = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
         return CorrectionResult(c, None, {}, time.perf_counter() - start, ctx.quick, error=detail)
+
+
+def is_paper_finding(claim: Claim) -> bool:
+    """Whether ``claim`` is a pinned ``violated`` finding about a statement of [A] or [B] (its reference
+    names the paper), the kind of claim that needs a correction or an explicit "no correction yet"."""
+    return claim.expected == "violated" and ("[A]" in claim.reference or "[B]" in claim.reference)
+
+
+def uncorrected_findings(
+    claims: list[Claim], corrections: list[Correction], no_corrections: list[NoCorrection]
+) -> list[str]:
+    """Ids of the paper findings among ``claims`` (:func:`is_paper_finding`) that have neither a
+    correction nor an explicit "no correction yet" (an empty list when every finding is answered)."""
+    answered = {cid for c in corrections for cid in c.corrects} | {nc.claim for nc in no_corrections}
+    return [c.id for c in claims if is_paper_finding(c) and c.id not in answered]
 
 
 def corrections_for(
