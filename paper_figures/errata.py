@@ -24,7 +24,7 @@ SERIES_STYLES = ("-", "--")
 
 
 def _draw(
-    data: CorrectionData, stem: str, title: str, caption: str, log: bool, ylabel: str, colour: str
+    data: CorrectionData, stem: str, title: str, caption: str, yscale: str, ylabel: str, colour: str
 ) -> FigureResult:
     """Top: the exact quantity, the reported statement (both readings of n) and the corrected one. Bottom:
     each statement minus the exact value, so a statement fails exactly where its curve is below 0."""
@@ -35,11 +35,14 @@ def _draw(
     for i, s in enumerate(data.series):
         ls = SERIES_STYLES[i % len(SERIES_STYLES)]
         tag = f" ({s.label})" if len(data.series) > 1 else ""
-        mask = s.exact > 0 if log else np.ones(s.n.size, dtype=bool)
+        mask = s.exact > 0 if yscale == "log" else np.ones(s.n.size, dtype=bool)
         ax.plot(s.n[mask], s.exact[mask], color=colour, ls=ls, lw=1.6, label=f"exact{tag}")
-        ax.plot(s.n, s.reported, color=COLORS["bound"], ls=ls, lw=1.0, label=f"as reported{tag}")
-        diff.plot(s.n, s.reported - s.exact, color=COLORS["bound"], ls=ls, lw=1.0)
-        if not np.array_equal(s.reported, s.reported_offset):
+        marker = "o" if np.isfinite(s.reported).sum() < 3 else None  # a statement about one length
+        ax.plot(
+            s.n, s.reported, color=COLORS["bound"], ls=ls, lw=1.0, marker=marker, label=f"as reported{tag}"
+        )
+        diff.plot(s.n, s.reported - s.exact, color=COLORS["bound"], ls=ls, lw=1.0, marker=marker)
+        if not np.array_equal(s.reported, s.reported_offset, equal_nan=True):
             ax.plot(
                 s.n,
                 s.reported_offset,
@@ -56,14 +59,16 @@ def _draw(
                 "series": s.label,
                 "n": int(n),
                 "exact": float(e),
-                "reported": float(r),
-                "reported_offset": float(ro),
+                "reported": float(r) if np.isfinite(r) else None,
+                "reported_offset": float(ro) if np.isfinite(ro) else None,
                 "corrected": float(c),
             }
             for n, e, r, ro, c in zip(s.n, s.exact, s.reported, s.reported_offset, s.corrected, strict=True)
         ]
-    if log:
-        ax.set_yscale("log")
+    if yscale == "symlog":
+        ax.set_yscale("symlog", linthresh=1e-3)
+    else:
+        ax.set_yscale(yscale)
     diff.axhline(0.0, color=COLORS["random"], lw=0.8)
     diff.set_yscale("symlog", linthresh=1e-4)
     diff.set_xlabel("sequence length n (tokens)")
@@ -93,7 +98,7 @@ def index_fixed_theta_figure(quick: bool = False) -> FigureResult:
     cap = _caption(
         d, "Theorem 3.2 corrected for T_Index at a fixed angle (worst-case margin = smallest gap)."
     )
-    return _draw(d, "fig_errata_index_fixed_theta", "T_Index at theta = 0.866: worst margin", cap, True,
+    return _draw(d, "fig_errata_index_fixed_theta", "T_Index at theta = 0.866: worst margin", cap, "log",
                  "worst-case margin (logit units)", COLORS["index"])  # fmt: skip
 
 
@@ -103,7 +108,7 @@ def index_best_theta_figure(quick: bool = False) -> FigureResult:
     d = index_best_theta()
     cap = _caption(d, "Theorem 3.2's pi^2/(2n^2) corrected: the best worst-case margin over every angle, "
                    "attained at theta = 2 pi/n, is 2 sin(pi/n)^2, about four times the term.")  # fmt: skip
-    return _draw(d, "fig_errata_index_best_theta", "T_Index, best angle at each length", cap, True,
+    return _draw(d, "fig_errata_index_best_theta", "T_Index, best angle at each length", cap, "log",
                  "best worst-case margin (logit units)", COLORS["index"])  # fmt: skip
 
 
@@ -113,7 +118,7 @@ def index_largest_gap_figure(quick: bool = False) -> FigureResult:
     d = index_largest_gap()
     cap = _caption(d, "Theorem 3.2 for T_Index read literally (the largest gap, the target in the middle): "
                    "min(1 - cos theta, 2 sin(pi/(ceil((n-1)/2) + 1))^2).")  # fmt: skip
-    return _draw(d, "fig_errata_index_largest_gap", "T_Index at theta = 0.866: largest gap", cap, True,
+    return _draw(d, "fig_errata_index_largest_gap", "T_Index at theta = 0.866: largest gap", cap, "log",
                  "largest top-1 minus top-2 gap (logit units)", COLORS["index"])  # fmt: skip
 
 
@@ -124,7 +129,7 @@ def retrieval_margin_figure(quick: bool = False) -> FigureResult:
     cap = _caption(d, "Theorem 3.2 corrected for T_Retrieval (|ALPH| = 8) at theta = 0.0027 (solid) and "
                    "theta = 0 (dashed, where exact and both bounds coincide): 1 - cos(omega - (n - 1) theta) "
                    "holds at every length n >= 3.")  # fmt: skip
-    return _draw(d, "fig_errata_retrieval_margin", "T_Retrieval: worst margin", cap, False,
+    return _draw(d, "fig_errata_retrieval_margin", "T_Retrieval: worst margin", cap, "linear",
                  "worst-case margin (logit units)", COLORS["retrieval"])  # fmt: skip
 
 
@@ -135,7 +140,7 @@ def retrieval_largest_gap_figure(quick: bool = False) -> FigureResult:
     cap = _caption(d, "Theorem 3.2 for T_Retrieval read literally: the largest gap is cos theta + "
                    "cos((n - 1) theta), near 2, far above any bound of [A]'s shape; theta = 0.0027 (solid) "
                    "and 0 (dashed).")  # fmt: skip
-    return _draw(d, "fig_errata_retrieval_largest_gap", "T_Retrieval: largest gap", cap, False,
+    return _draw(d, "fig_errata_retrieval_largest_gap", "T_Retrieval: largest gap", cap, "linear",
                  "largest top-1 minus top-2 gap (logit units)", COLORS["retrieval"])  # fmt: skip
 
 
@@ -151,7 +156,7 @@ def readout_figure(quick: bool = False) -> FigureResult:
         "the remark says no positional head can be right (0)."
     )
     cap = _caption(d, what)
-    return _draw(d, "fig_errata_remark31_readout", "Positional head, Retrieval readout", cap, False,
+    return _draw(d, "fig_errata_remark31_readout", "Positional head, Retrieval readout", cap, "linear",
                  "worst readout margin", COLORS["retrieval0"])  # fmt: skip
 
 
@@ -162,7 +167,7 @@ def partial_induction_figure(quick: bool = False) -> FigureResult:
     cap = _caption(d, "[B]'s one-plane partial-induction statement, reading (a), corrected: the letter code "
                    "at theta = omega/32 (|ALPH| = 4) solves every input up to its horizon, with the closed-"
                    "form margin; [B]'s statement would put it at or below 0.")  # fmt: skip
-    return _draw(d, "fig_errata_partial_induction", "One plane on partial induction", cap, False,
+    return _draw(d, "fig_errata_partial_induction", "One plane on partial induction", cap, "symlog",
                  "worst-case margin (logit units)", COLORS["reflexive"])  # fmt: skip
 
 

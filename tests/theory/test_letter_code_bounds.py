@@ -103,16 +103,17 @@ def test_the_largest_gap_has_the_closed_form(theta: float) -> None:
             assert float(gap) > 2 * math.sin(math.pi / ALPHABET) ** 2  # above 1 - cos(omega)
 
 
-def test_the_letter_code_solves_partial_induction_up_to_its_horizon() -> None:
-    omega = 2 * math.pi / ALPHABET
+@pytest.mark.parametrize("alphabet", [2, 3, 4])
+def test_the_letter_code_solves_partial_induction_up_to_its_horizon(alphabet: int) -> None:
+    omega = 2 * math.pi / alphabet
     theta = omega / (2 * 4)  # designed for n0 = 4: the horizon is 5
-    assert code_horizon(theta, ALPHABET) == 5
+    assert code_horizon(theta, alphabet) == 5
     with mpmath.workdps(30):
         for n in (2, 3, 4, 5):
-            exact = _partial_induction_margin(n, theta)
-            assert float(exact) == pytest.approx(code_partial_induction_margin(n, theta, ALPHABET), abs=1e-14)
+            exact = _partial_induction_margin(n, theta, alphabet)
+            assert float(exact) == pytest.approx(code_partial_induction_margin(n, theta, alphabet), abs=1e-14)
             assert exact > 0
-        assert _partial_induction_margin(6, theta) <= 0  # the next length fails
+        assert _partial_induction_margin(6, theta, alphabet) <= 0  # the next length fails
 
 
 def test_horizon_edges_and_bad_input() -> None:

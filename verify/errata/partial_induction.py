@@ -44,8 +44,9 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
     margins = head.margins(top + 1, cyclic=True)  # n = 2 .. top + 1
     n = np.arange(2, top + 1)
     closed = np.array([code_partial_induction_margin(int(k), theta, alphabet) for k in n])
-    zeros = np.zeros(n.size)
-    s = Series(f"|ALPH| = {alphabet}, theta = omega/{2 * length}", n, margins[:-1], zeros, zeros, closed)
+    # [B]'s reading (a) speaks of the one length only: no one-plane head has a positive margin there
+    said = np.where(n == length, 0.0, np.nan)
+    s = Series(f"|ALPH| = {alphabet}, theta = omega/{2 * length}", n, margins[:-1], said, said, closed)
     lo, hi = certified_one_plane_margin(head, length)
     witness = {
         "head": head.as_dict(),
