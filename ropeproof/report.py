@@ -32,8 +32,9 @@ from ropeproof.errata_report import (
 )
 from ropeproof.json_values import jsonable
 
-REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 2
-"""Name and version of ``report.json`` (version 2: run metadata, status and pins per claim)."""
+REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 3
+"""Name and version of ``report.json`` (version 2: run metadata, status and pins per claim; version 3:
+the corrections, ``corrections`` and ``no_correction``)."""
 
 CELL_LIMIT = 160
 """Longest table cell in ``report.md``; longer values are cut with a pointer to the full value."""

@@ -17,7 +17,7 @@ def test_report_carries_format_and_version(tmp_path: Path) -> None:
     c = Claim("t.ok", "Holds.", "here", {"n": 3}, lambda ctx: Outcome.judge(True, {"v": 1.5}, "v"))
     results = [run_claim(c, ctx)]
     doc = report_dict(results, ctx)
-    assert (doc["format"], doc["version"]) == (REPORT_FORMAT, REPORT_VERSION) == ("ropeproof-report", 2)
+    assert (doc["format"], doc["version"]) == (REPORT_FORMAT, REPORT_VERSION) == ("ropeproof-report", 3)
     write_report(results, ctx, tmp_path)
     on_disk = json.loads((tmp_path / "report.json").read_text())
     assert on_disk["claims"][0]["id"] == "t.ok" and on_disk["counts"] == {"holds": 1}
