@@ -25,6 +25,7 @@ def figures() -> dict[str, FigureFunction]:
     from ropeproof.paper_figures import (
         accuracy,
         discrepancy,
+        errata,
         geometry,
         many_plane,
         multihop,
@@ -52,6 +53,7 @@ def figures() -> dict[str, FigureFunction]:
         "training_length": training.length_figure,
         "training_frequencies": training.frequencies_figure,
         "training_theory": training.theory_figure,
+        **errata.FIGURES,
     }
 
 

@@ -27,6 +27,7 @@ from ropeproof.verify.runtime.threads import THREADS_ENV, parse_threads, thread_
 SUBCOMMANDS: tuple[str, ...] = (
     "check",
     "findings",
+    "errata",
     "derive",
     "compile",
     "sweep",

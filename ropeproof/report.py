@@ -3,7 +3,9 @@
 ``report.json`` (format ``ropeproof-report``) identifies its run (command line, UTC time, git commit
 when run from a checkout, package versions, flags) and holds one entry per claim: the statement as
 run, expectation, verdict, status (finding, regression, ...), figures and counterexample.
-``report.md`` leads with the findings, one section per paper result, then the full table.
+``report.md`` leads with the findings, one section per paper result, then the corrections of the
+refuted statements (:mod:`ropeproof.errata_report`; ``report.json``'s ``corrections`` and
+``no_correction``), then the full table.
 Everything but the ``run.created`` time and the per-claim ``seconds`` is reproducible between runs
 (the searches are seeded).
 """
@@ -13,7 +15,6 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import json
-import math
 import platform
 import subprocess
 from collections.abc import Sequence
@@ -21,33 +22,25 @@ from pathlib import Path
 from typing import Any
 
 from ropeproof import __version__
-from ropeproof.claims import CheckContext, ClaimResult
+from ropeproof.claims import CheckContext, ClaimResult, NoCorrection
+from ropeproof.claims.corrections import CorrectionResult
+from ropeproof.errata_report import (
+    correction_entry,
+    corrections_section,
+    no_correction_entry,
+    readme_correction_lines,
+)
+from ropeproof.json_values import jsonable
 
-REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 2
-"""Name and version of ``report.json`` (version 2: run metadata, status and pins per claim)."""
+REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 3
+"""Name and version of ``report.json`` (version 2: run metadata, status and pins per claim; version 3:
+the corrections, ``corrections`` and ``no_correction``)."""
 
 CELL_LIMIT = 160
 """Longest table cell in ``report.md``; longer values are cut with a pointer to the full value."""
 
 PACKAGES = ("torch", "numpy", "sympy", "mpmath", "hypothesis", "matplotlib", "safetensors", "transformers")
 """Package versions recorded in the report (``null`` when not installed)."""
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` as JSON-ready data (numpy scalars and arrays to Python, non-finite floats to text)."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, int | str | bool) or value is None:
-        return value
-    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
-        return jsonable(value.item())
-    if hasattr(value, "tolist"):
-        return jsonable(value.tolist())
-    return str(value)
 
 
 def _git_commit() -> str | None:
@@ -132,8 +125,12 @@ def report_dict(
     figures: dict[str, list[Path]] | None = None,
     argv: Sequence[str] | None = None,
     flags: dict[str, Any] | None = None,
+    corrections: Sequence[CorrectionResult] = (),
+    no_correction: Sequence[NoCorrection] = (),
 ) -> dict[str, Any]:
-    """The machine-readable report: the run, counts per verdict and status, one entry per claim."""
+    """The machine-readable report: the run, counts per verdict and status, one entry per claim, and
+    the corrections of the refuted statements among them (``corrections``, and ``no_correction`` for
+    those that have none yet). ``regressions`` lists claims and then corrections that fail ``--strict``."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
@@ -142,9 +139,12 @@ def report_dict(
         "version": REPORT_VERSION,
         "run": run_metadata(ctx, argv, flags),
         "counts": counts,
-        "regressions": [r.claim.id for r in results if r.regression is not None],
+        "regressions": [r.claim.id for r in results if r.regression is not None]
+        + [r.correction.id for r in corrections if r.regression is not None],
         "figures": {name: [p.name for p in paths] for name, paths in (figures or {}).items()},
         "claims": [_claim_entry(r) for r in results],
+        "corrections": [correction_entry(r) for r in corrections],
+        "no_correction": [no_correction_entry(nc) for nc in no_correction],
     }
 
 
@@ -164,6 +164,8 @@ def without_timings(report: dict[str, Any]) -> dict[str, Any]:
     out = json.loads(json.dumps(report))
     out["run"].pop("created", None)
     out["claims"] = _drop_timings(out["claims"])
+    if "corrections" in out:
+        out["corrections"] = _drop_timings(out["corrections"])
     return out
 
 
@@ -253,6 +255,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["", f"### {name}", ""]
         for c in claims:
             lines += _finding_line(c)
+    corrections = corrections_section(report)
+    if corrections:
+        lines += ["", *corrections]
     lines += [
         "",
         "## All claims",
@@ -307,10 +312,12 @@ def write_report(
     figures: dict[str, list[Path]] | None = None,
     argv: Sequence[str] | None = None,
     flags: dict[str, Any] | None = None,
+    corrections: Sequence[CorrectionResult] = (),
+    no_correction: Sequence[NoCorrection] = (),
 ) -> dict[str, Any]:
     """Write ``out/report.json`` and ``out/report.md``; return the report dict."""
     out.mkdir(parents=True, exist_ok=True)
-    report = report_dict(results, ctx, figures, argv, flags)
+    report = report_dict(results, ctx, figures, argv, flags, corrections, no_correction)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))
     return report
@@ -323,10 +330,11 @@ README_END = "<!-- findings:end -->"
 
 
 def render_readme_findings(report: dict[str, Any]) -> str:
-    """The README's findings section body: per paper result, each claim's verdict and meaning.
+    """The README's findings section body: per paper result, each claim's verdict and meaning, and under
+    each refuted statement its corrected statement (or why it has none yet).
 
     Generated from a report (``ropeproof findings REPORT``); every number in it comes from the
-    report's parameters or from figures that the claim pins.
+    report's parameters or from figures that the claim or correction pins.
     """
     run = report["run"]
     flags = run["flags"]
@@ -334,8 +342,10 @@ def render_readme_findings(report: dict[str, Any]) -> str:
         f"Generated by `ropeproof findings` from `ropeproof check{' --quick' if flags.get('quick') else ''}` "
         f"(dtype {flags['dtype']}); `tests/ropeproof/test_findings.py` fails when this section and a fresh "
         "report disagree. *Finding* marks a pinned `violated`: a statement of the papers that fails under "
-        "the reading given.",
+        "the reading given; *corrected* gives what is true instead, with its status (docs/theory.md "
+        "section 9; `ropeproof errata` writes them as an erratum).",
     ]
+    corrected = readme_correction_lines(report)
     sections: dict[str, list[dict[str, Any]]] = {}
     for c in report["claims"]:
         if c["section"] == "Your claims":
@@ -352,6 +362,7 @@ def render_readme_findings(report: dict[str, Any]) -> str:
             if c["regression"]:
                 mark += " (REGRESSION)"
             lines.append(f"- {mark} (`{c['id']}`): {c['meaning'] or c['statement']}")
+            lines += corrected.get(c["id"], [])
     return "\n".join(lines) + "\n"
 
 

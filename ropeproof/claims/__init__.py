@@ -3,6 +3,8 @@
 - :mod:`ropeproof.claims.registry`: what a claim is (:class:`Claim`, :class:`Outcome`,
   :class:`CheckContext`), :class:`ClaimSet`, and running claims;
 - :mod:`ropeproof.claims.outcomes`: outcomes built from the library's verdict objects;
+- :mod:`ropeproof.claims.corrections`: corrected statements of the claims that refute a paper's
+  statement, kept next to those claims (:func:`registered_corrections`);
 - one module per topic, each with its own ``CLAIMS`` set, loaded from :data:`BUILTIN_TOPICS` in
   report order.
 
@@ -32,6 +34,7 @@ from ropeproof.claims.registry import (
     Claim,
     ClaimResult,
     ClaimSet,
+    NoCorrection,
     Outcome,
     Quick,
     claim,
@@ -72,6 +75,25 @@ def registered_claims() -> list[Claim]:
     return out
 
 
+def registered_corrections() -> list:
+    """Every correction (:class:`ropeproof.claims.corrections.Correction`) of the built-in topics, then of
+    :data:`USER_CLAIMS`, in order. Ids are unique."""
+    out = []
+    seen: set[str] = set()
+    for claim_set in [*builtin_claim_sets(), USER_CLAIMS]:
+        for c in claim_set.corrections:
+            if c.id in seen:
+                raise ValueError(f"correction id {c.id!r} is registered twice")
+            seen.add(c.id)
+            out.append(c)
+    return out
+
+
+def registered_no_corrections() -> list[NoCorrection]:
+    """Every explicit "no correction yet" of the built-in topics and of :data:`USER_CLAIMS`."""
+    return [nc for claim_set in [*builtin_claim_sets(), USER_CLAIMS] for nc in claim_set.no_corrections]
+
+
 __all__ = [
     "BUILTIN_TOPICS",
     "ENTRY_POINT_GROUP",
@@ -82,6 +104,7 @@ __all__ = [
     "ClaimLoadError",
     "ClaimResult",
     "ClaimSet",
+    "NoCorrection",
     "Outcome",
     "Quick",
     "builtin_claim_sets",
@@ -91,6 +114,8 @@ __all__ = [
     "gather_claims",
     "load_claims",
     "registered_claims",
+    "registered_corrections",
+    "registered_no_corrections",
     "run_claim",
     "run_claims",
     "select_claims",

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
+from ropeproof.claims.corrections import Correction
+from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.verify.beyond.partial_induction import (
     design_two_plane,
     one_plane_code_horizon,
@@ -17,11 +18,12 @@ from ropeproof.verify.beyond.partial_induction import (
     two_plane_margins,
     zero_frequency_tie,
 )
+from ropeproof.verify.errata.partial_induction import partial_induction_correction
 
 CLAIMS = ClaimSet(
     "partial-induction",
     section="Past the papers: partial induction ([B])",
-    report_figures=("partial_induction",),
+    report_figures=("partial_induction", "errata_partial_induction"),
 )
 """The partial-induction claims, in report order."""
 
@@ -155,3 +157,43 @@ def _one_plane_uniform(ctx: CheckContext) -> Outcome:
             rows.append({"theta": theta, "alphabet": a, "one_plane": one, "two_plane": two})
             ok &= one == want_one and two == want_two
     return Outcome.judge(ok, {"horizons": rows}, key_figure="horizons", counterexample=rows)
+
+
+CLAIMS.add_correction(
+    Correction(
+        id="partial-induction.one-plane",
+        corrects=("partial-induction.one-plane.fixed-length",),
+        reading="(a): for a fixed |ALPH| and length, no one-plane head solves every input; (b): no one-plane "
+        "head has a horizon uniform in |ALPH|",
+        statement="Under reading (a) the opposite holds: for every |ALPH| >= 2 and every length n0 >= 3, one "
+        "rotating plane solves partial induction at every length up to n0 + 1: [A]'s letter code at theta = "
+        "omega/(2 n0) (any theta with (2n - 3) theta < omega = 2 pi/|ALPH|) has worst margin exactly "
+        "min(2 sin(theta/2) sin(3 theta/2), margin_Retrieval(n)) > 0 there and fails at the next length. "
+        "What "
+        "one plane lacks is reading (b), a horizon that does not shrink as |ALPH| grows at a fixed theta: "
+        "the "
+        "letter code's horizon is the largest n with (2n - 3) theta < 2 pi/|ALPH|; whether every one-plane "
+        "head is so limited is open.",
+        latex=r"\operatorname{margin}_{\inf}(n)=\min\left(2\sin\tfrac{\theta}{2}\sin\tfrac{3\theta}{2},\ "
+        r"\operatorname{margin}^{\mathrm{Retrieval}}_{\inf}(n)\right)>0\quad\text{for }(2n-3)\theta<"
+        r"\frac{2\pi}{|\mathrm{ALPH}|}",
+        offset_statement="With n the largest offset the horizon reads (2n - 1) theta < omega.",
+        status="proved",
+        range="every |ALPH| >= 2, theta > 0 and length n with (2n - 3) theta <= omega; rows: |ALPH| = "
+        "{alphabet}, theta = omega/{twice_length}, n = 2..{horizon}",
+        tightness="Equality at every length up to the horizon {horizon}: the target one position back "
+        "against "
+        "a later Y next to it, or the Retrieval witness; the margin at n = {length} ({margin_at_length}) is "
+        "also certified positive by interval arithmetic, and the next length fails.",
+        sketch="Each position is chosen independently, so the worst margin is the least target logit minus "
+        "one competitor: a later Y at d + 1 (cos(d theta) - cos((d + 1) theta) = 2 sin((2d + 1) theta/2) "
+        "sin(theta/2), least at d = 1) or another letter, bounded by the competitor lemma as for Retrieval.",
+        compute=lambda ctx: partial_induction_correction(ctx.params["alphabet"], ctx.params["length"]),
+        params={"alphabet": 4, "length": 16, "twice_length": 32},
+        pins={
+            "horizon": 17,
+            "rows": 16,
+            "margin_at_length": Approx(0.0036107295329754763, rel=1e-9),
+        },
+    )
+)

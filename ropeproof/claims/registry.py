@@ -194,6 +194,15 @@ class Claim:
             return self.meaning
 
 
+@dataclass(frozen=True)
+class NoCorrection:
+    """An explicit "no correction yet" for a pinned ``violated`` claim, with the reason
+    (:meth:`ClaimSet.no_correction`; corrections themselves: :mod:`ropeproof.claims.corrections`)."""
+
+    claim: str
+    reason: str
+
+
 class ClaimSet:
     """An ordered collection of claims; :meth:`claim` is a decorator adding one.
 
@@ -208,6 +217,10 @@ class ClaimSet:
         """The report figures of this topic (names of :func:`ropeproof.paper_figures.figures`); every claim
         added gets them unless it names its own."""
         self._claims: dict[str, Claim] = {}
+        self.corrections: list[Any] = []
+        """The corrections of this set's claims (:class:`ropeproof.claims.corrections.Correction`)."""
+        self.no_corrections: list[Any] = []
+        """Explicit "no correction yet" entries (:class:`NoCorrection`)."""
 
     def __iter__(self) -> Iterator[Claim]:
         return iter(list(self._claims.values()))
@@ -237,6 +250,25 @@ class ClaimSet:
     def remove(self, claim_id: str) -> None:
         """Drop the claim ``claim_id`` (``KeyError`` if absent)."""
         del self._claims[claim_id]
+
+    def add_correction(self, correction: Any) -> Any:
+        """Add a :class:`~ropeproof.claims.corrections.Correction` of claims of this set; ``ValueError``
+        if its id is taken or it corrects a claim that is not (yet) in the set."""
+        if any(c.id == correction.id for c in self.corrections):
+            raise ValueError(f"correction id {correction.id!r} is already registered in {self.topic!r}")
+        unknown = [cid for cid in correction.corrects if cid not in self._claims]
+        if unknown:
+            raise ValueError(f"correction {correction.id!r} corrects claims not in {self.topic!r}: {unknown}")
+        self.corrections.append(correction)
+        return correction
+
+    def no_correction(self, claim_id: str, reason: str) -> None:
+        """Record that the claim ``claim_id`` of this set has no correction yet, and why."""
+        if claim_id not in self._claims:
+            raise ValueError(f"no_correction: claim {claim_id!r} is not in {self.topic!r}")
+        if not reason.strip():
+            raise ValueError(f"no_correction: claim {claim_id!r} needs a reason")
+        self.no_corrections.append(NoCorrection(claim_id, reason))
 
     def claim(
         self,

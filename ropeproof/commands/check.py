@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from ropeproof.atomic_output import atomic_directory
-from ropeproof.claims import CheckContext, registered_claims, run_claims
+from ropeproof.claims import (
+    CheckContext,
+    registered_claims,
+    registered_corrections,
+    registered_no_corrections,
+    run_claims,
+)
+from ropeproof.claims.corrections import corrections_for, run_correction
 from ropeproof.claims.loading import claim_source, gather_claims, select_claims
 from ropeproof.commands.arguments import (
     add_command,
@@ -37,7 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="verify every registered claim; write report.md/json and figures",
         example="ropeproof check --quick --out ropeproof-report --force",
         description=(
-            "Verify every registered claim and write DIR/report.md, DIR/report.json and DIR/figures/.\n"
+            "Verify every registered claim and write DIR/report.md, DIR/report.json and DIR/figures/;\n"
+            "then compute the corrections of the refuted statements among the claims run (report.md's\n"
+            "Corrections section, report.json's 'corrections'; ropeproof errata writes them alone).\n"
             "The report is written into a temporary directory and moved into place at the end, so DIR\n"
             "holds a complete run or is left as it was (Ctrl-C included)."
         ),
@@ -54,8 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="exit 1 on any regression: a pinned verdict or witness that changed, an error, or an "
-        "unresolvable verdict of a pinned claim",
+        help="exit 1 on any regression: a pinned verdict or witness that changed, an error, an "
+        "unresolvable verdict of a pinned claim, or a correction whose status or pinned values changed",
     )
     p.add_argument(
         "--list", action="store_true", help="list the claims (id, source module, statement) and exit"
@@ -169,6 +178,9 @@ def run(args: argparse.Namespace) -> int:
             )
         try:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
+            ids = {c.id for c in selected}
+            corrections = [run_correction(c, ctx) for c in corrections_for(registered_corrections(), ids)]
+            missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
             if job is not None:
                 figures = job.finish()
             elif not args.no_figures:
@@ -179,10 +191,14 @@ def run(args: argparse.Namespace) -> int:
             if job is not None:
                 job.cancel()
         flags = {"strict": args.strict, "figures": not args.no_figures, "only": args.only, "skip": args.skip}
-        report = write_report(results, ctx, staging, figures, getattr(args, "argv", None), flags)
+        report = write_report(
+            results, ctx, staging, figures, getattr(args, "argv", None), flags, corrections, missing
+        )
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
-    print(f"{len(results)} claims checked ({counts}); report in {args.out}/report.md")
-    regressions = [r for r in results if r.regression is not None]
-    for r in regressions:
-        print(f"regression: {r.claim.id}: {r.regression}", file=sys.stderr)
+    fixed = f", {len(corrections)} corrections" if corrections else ""
+    print(f"{len(results)} claims checked ({counts}){fixed}; report in {args.out}/report.md")
+    regressions = [(r.claim.id, r.regression) for r in results if r.regression is not None]
+    regressions += [(f"correction {r.correction.id}", r.regression) for r in corrections if r.regression]
+    for name, why in regressions:
+        print(f"regression: {name}: {why}", file=sys.stderr)
     return 1 if args.strict and regressions else 0

@@ -20,18 +20,21 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ropeproof import claims as registry
 from ropeproof import paper_figures
+from ropeproof.claims.corrections import Correction
 from ropeproof.cli import build_parser, main
-from ropeproof.commands import check
+from ropeproof.commands import check, errata
 from ropeproof.commands.arguments import device, finite_float, nonnegative_float, positive_float
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
 from ropeproof.paper_figures.style import FigureResult, subplots
+from ropeproof.verify.errata.correction_data import CorrectionData, Series
 
 SIZE_CAPS = {
     "n_inputs": 6,
@@ -164,6 +167,22 @@ def _tiny_figure(quick: bool = False) -> FigureResult:
     return FigureResult("tiny", fig, [{"x": 0, "y": 0}, {"x": 1, "y": 1}], "A tiny figure.")
 
 
+def _trivial_correction() -> Correction:
+    """A correction that computes a two-row table (the real ones take seconds each)."""
+
+    def compute(ctx: registry.CheckContext) -> CorrectionData:
+        n = np.array([2, 3])
+        series = Series("tiny", n, np.zeros(2), np.zeros(2), np.zeros(2), np.ones(2))
+        return CorrectionData(
+            "q", "reported", "corrected", "bound", [series], {"n": 3}, [], basis="numerical"
+        )
+
+    return Correction(
+        "fuzz.correction", ("fuzz.trivial",), "any", "It holds.", "x", "Same.", "conjectured",
+        "n = 2..3", "none", "none", compute,
+    )  # fmt: skip
+
+
 def run_main(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -178,6 +197,7 @@ def run_main(argv: list[str]) -> tuple[int, str, str]:
 def test_random_argument_vectors(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     claim = registry.Claim("fuzz.trivial", "A claim that holds.", "test", {}, _trivial_claim)
     monkeypatch.setattr(check, "registered_claims", lambda: [claim])
+    monkeypatch.setattr(errata, "registered_corrections", lambda: [_trivial_correction()])
     monkeypatch.setattr(paper_figures, "figures", lambda: {"tiny": _tiny_figure})
     parser = subparsers()[name]
     tmp_root = Path(tempfile.mkdtemp(prefix="ropeproof-fuzz-"))

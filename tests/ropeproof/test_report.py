@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 
 from ropeproof.claims.registry import CheckContext, Claim, Outcome, run_claim
+from ropeproof.json_values import jsonable
 from ropeproof.report import REPORT_FORMAT, REPORT_VERSION, report_dict, write_report
 
 
@@ -16,7 +17,7 @@ def test_report_carries_format_and_version(tmp_path: Path) -> None:
     c = Claim("t.ok", "Holds.", "here", {"n": 3}, lambda ctx: Outcome.judge(True, {"v": 1.5}, "v"))
     results = [run_claim(c, ctx)]
     doc = report_dict(results, ctx)
-    assert (doc["format"], doc["version"]) == (REPORT_FORMAT, REPORT_VERSION) == ("ropeproof-report", 2)
+    assert (doc["format"], doc["version"]) == (REPORT_FORMAT, REPORT_VERSION) == ("ropeproof-report", 3)
     write_report(results, ctx, tmp_path)
     on_disk = json.loads((tmp_path / "report.json").read_text())
     assert on_disk["claims"][0]["id"] == "t.ok" and on_disk["counts"] == {"holds": 1}
@@ -44,3 +45,11 @@ def test_long_cells_are_cut_with_a_pointer_to_the_full_value(tmp_path: Path) -> 
     kept, pointer = cell.strip().split(" ... ")
     assert len(kept) <= CELL_LIMIT and pointer == "(full counterexample: [below](#full-t-long))"
     assert '<a id="full-t-long"></a>' in md and '"token79"' in md  # the full value, below the table
+
+
+def test_values_become_json_data() -> None:
+    import numpy as np
+
+    value = {1: (np.float64(0.5), np.arange(2)), "x": [float("nan"), np.bool_(True), None]}
+    assert jsonable(value) == {"1": [0.5, [0, 1]], "x": ["nan", True, None]}
+    assert json.loads(json.dumps(jsonable(value))) == jsonable(value)

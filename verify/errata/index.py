@@ -1,0 +1,261 @@
+"""Corrections of [A]'s Theorem 3.2 for T_Index, computed and checked (docs/theory.md section 9).
+
+- :func:`index_fixed_theta`: the worst margin (and smallest gap) at a fixed angle against
+  ``min(1 - cos theta, 2 sin(pi/n)^2)``, the bound that replaces ``min(1 - cos theta, pi^2/(2 n^2))``;
+- :func:`index_best_theta`: the best margin over every angle, ``2 sin(pi/n)^2``, attained at
+  ``theta = 2 pi / n``;
+- :func:`index_largest_gap`: the largest gap (the literal Delta) against
+  ``min(1 - cos theta, 2 sin(pi / (ceil((n-1)/2) + 1))^2)``.
+
+The exact quantities come from the one-pass sweep (:func:`ropeproof.verify.exact.index_sweep.index_sweep`);
+the statements and their proof from :mod:`ropeproof.theory.one_plane_optimum`.
+:func:`best_value_bruteforce` maximises over the angle independently of the proof, in mpmath, over a
+finite set of angles that provably contains every maximiser.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import cache
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from ropeproof.constructions.paper import INDEX_THETA, index_construction
+from ropeproof.theory.dirichlet import ProofStep
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.one_plane_optimum import (
+    attaining_angles,
+    best_value,
+    competing_offsets,
+    optimum_proof,
+)
+from ropeproof.theory.trig_identity import vanishes_identically
+from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
+from ropeproof.verify.exact.index_sweep import IndexSweep, index_gap_expression, index_sweep
+
+LENGTHS = 100
+"""[A]'s theory figure: lengths up to 100."""
+BRUTEFORCE_UP_TO = 8
+"""The corrections re-derive the best value by brute force over the angle for ``M <= BRUTEFORCE_UP_TO``."""
+
+
+def _check_max_n(max_n: int) -> None:
+    if isinstance(max_n, bool) or not isinstance(max_n, int) or not 3 <= max_n <= 10**6:
+        raise InputError(f"max_n={max_n!r} must be an integer in 3 .. 10^6")
+
+
+@cache
+def construction_gap_matches() -> bool:
+    """Whether sympy proves that T_Index's gap ``m`` positions off the target, derived from the
+    construction's closed form (:func:`index_gap_expression`), is ``2 sin(m theta / 2)^2``."""
+    gap = index_gap_expression(index_construction(theta=0.5, max_int=1, letters=1))
+    m = next(s for s in gap.free_symbols if s.name == "m")
+    theta = next(s for s in gap.free_symbols if s.name == "theta")
+    return vanishes_identically(gap - 2 * sp.sin(m * theta / 2) ** 2)
+
+
+def index_proof() -> list[ProofStep]:
+    """:func:`ropeproof.theory.one_plane_optimum.optimum_proof` preceded by the link to the construction."""
+    return [
+        ProofStep(
+            "construction-gap",
+            "T_Index's logit m positions off the target is 2 sin(m theta / 2)^2 below the target's (sympy, "
+            "from "
+            "the construction's derived closed form)",
+            "sympy",
+            construction_gap_matches,
+        ),
+        ProofStep(
+            "readings",
+            "every key is the same vector, so margin_inf(n) = gap_inf(n) = min_{m <= n-1} g(m) (query s = n "
+            "- 1) "
+            "and gap_sup(n) = min_{m <= ceil((n-1)/2)} g(m) (the target in the middle)",
+            "definition",
+        ),
+        *optimum_proof(),
+    ]
+
+
+def index_witness_tokens(n: int, s: int, competitor_offset: int = 1) -> list[str]:
+    """A T_Index input: query integer ``s`` last, letter ``A`` at the target ``n - 1 - s``, ``B``
+    ``competitor_offset`` after it, ``C`` elsewhere (every key is the same vector, so only positions
+    matter)."""
+    tokens = ["C"] * n
+    target = n - 1 - s
+    tokens[target] = "A"
+    if competitor_offset > 0 and target + competitor_offset < n - 1:
+        tokens[target + competitor_offset] = "B"
+    tokens[-1] = str(s)
+    return tokens
+
+
+def _best_angle_witness(n: int, reading: str) -> dict[str, object]:
+    """At length ``n``: the angle ``2 pi / (M + 1)``, the input that attains the best value there, and the
+    value from the sweep."""
+    big_m = competing_offsets(n, reading)
+    q = big_m + 1
+    theta = 2 * math.pi / q
+    sw = index_sweep([theta], [1.0], n)
+    value = float(sw.gap_sup[-1] if reading == "gap_sup" else sw.margin_inf[-1])
+    s = big_m if reading == "gap_sup" else n - 1
+    return {
+        "n": n,
+        "reading": reading,
+        "theta": f"2 pi / {q}",
+        "theta_value": theta,
+        "attaining_angles": f"2 pi k / {q}, gcd(k, {q}) = 1 ({len(attaining_angles(n, reading))} angles in "
+        "(0, 2 pi))",
+        "s": s,
+        "target_position": n - 1 - s,
+        "tokens": index_witness_tokens(n, s),
+        "value": value,
+        "bound": best_value(n, reading),
+    }
+
+
+def _series(theta: float, max_n: int, reading: str) -> tuple[Series, IndexSweep]:
+    sw = index_sweep([theta], [1.0], max_n)
+    n = sw.n
+    exact = sw.gap_sup if reading == "gap_sup" else sw.margin_inf
+    one_minus_cos = 2 * math.sin(theta / 2) ** 2
+    term = math.pi**2 / (2 * n.astype(float) ** 2)
+    term_offset = math.pi**2 / (2 * (n.astype(float) - 1) ** 2)
+    best = np.array([best_value(int(k), reading) for k in n])
+    series = Series(
+        f"theta = {theta:g}",
+        n,
+        exact,
+        np.minimum(one_minus_cos, term),
+        np.minimum(one_minus_cos, term_offset),
+        np.minimum(one_minus_cos, best),
+    )
+    return series, sw
+
+
+def _sweep_input(sw: IndexSweep, reading: str) -> Callable[[int], dict[str, object]]:
+    def describe(n: int) -> dict[str, object]:
+        w = sw.witness(n, "gap_sup" if reading == "gap_sup" else "margin_inf")
+        s, m = int(w["s"]), int(w["competitor_offset"])
+        tokens = index_witness_tokens(n, s, m)
+        return {"s": s, "target_position": n - 1 - s, "competitor_offset": m, "tokens": tokens}
+
+    return describe
+
+
+def _fixed_theta(theta: float, max_n: int, reading: str) -> CorrectionData:
+    _check_max_n(max_n)
+    s, sw = _series(theta, max_n, reading)
+    witness = _best_angle_witness(max_n, reading)
+    attained = s.n[np.abs(s.exact - s.corrected) <= tolerance(s.corrected)]
+    figures = {
+        "theta": theta,
+        "attained_at_theta_lengths": int(attained.size),
+        "attained_at_theta_up_to_n": int(attained.max()) if attained.size else None,
+        "ratio_to_reported_at_max_n": float(s.corrected[-1] / s.reported[-1]),
+    }
+    label = "margin_inf (= gap_inf)" if reading != "gap_sup" else "gap_sup (largest gap)"
+    denominator = "n" if reading != "gap_sup" else "ceil((n - 1)/2) + 1"
+    return CorrectionData(
+        quantity=f"T_Index {label} at theta = {theta:g}",
+        reported_label="[A]: min(1 - cos theta, pi^2/(2 n^2))",
+        corrected_label=f"min(1 - cos theta, 2 sin(pi/({denominator}))^2)",
+        kind="bound",
+        series=[s],
+        witness=witness,
+        proof=index_proof(),
+        checks={
+            "the witness attains the bound": bool(
+                abs(witness["value"] - witness["bound"]) <= tolerance(np.array(witness["bound"]))
+            ),
+        },
+        figures=figures,
+        failure=first_failure(s, _sweep_input(sw, reading)),
+    )
+
+
+def index_fixed_theta(theta: float = INDEX_THETA, max_n: int = LENGTHS) -> CorrectionData:
+    """The worst-case margin (= smallest gap) of T_Index at ``theta``, lengths ``2 .. max_n``, against
+    [A]'s ``min(1 - cos theta, pi^2/(2 n^2))`` and the corrected ``min(1 - cos theta, 2 sin(pi/n)^2)``."""
+    return _fixed_theta(theta, max_n, "margin_inf")
+
+
+def index_largest_gap(theta: float = INDEX_THETA, max_n: int = LENGTHS) -> CorrectionData:
+    """The largest gap (``gap_sup``, the literal Delta) of T_Index at ``theta`` against [A]'s bound and
+    the corrected ``min(1 - cos theta, 2 sin(pi / (ceil((n-1)/2) + 1))^2)``."""
+    return _fixed_theta(theta, max_n, "gap_sup")
+
+
+def best_value_bruteforce(big_m: int, dps: int = 30) -> tuple[mpmath.mpf, list[str]]:
+    """``max_theta min_{1 <= m <= M} (1 - cos(m theta))`` by exhaustion, in mpmath at ``dps`` digits, and the
+    maximisers in ``(0, 2 pi)`` as ``"2 pi j/q"`` strings.
+
+    Independent of the proof: ``F = min_m h_m`` (``h_m = 1 - cos(m theta)``) is continuous, so its maximum
+    is a local maximum; there either two active ``h_a = h_b`` cross (``cos(a theta) = cos(b theta)``, so
+    ``theta = 2 pi j / (a -+ b)``) or one active ``h_m`` has a local maximum (``m theta = pi`` mod ``2 pi``).
+    Every such angle is evaluated."""
+    if isinstance(big_m, bool) or not isinstance(big_m, int) or not 1 <= big_m <= 64:
+        raise InputError(f"big_m={big_m!r} must be an integer in 1 .. 64")
+    candidates: dict[tuple[int, int], None] = {}
+    for q in range(1, 2 * big_m + 1):
+        for j in range(2 * q):  # theta = pi j / q: crossings (j even) and peaks (odd multiples of pi / m)
+            g = math.gcd(j, q)
+            candidates[(j // g, q // g)] = None
+    with mpmath.workdps(dps):
+
+        def value(j: int, q: int) -> mpmath.mpf:
+            theta = mpmath.pi * j / q
+            return min(1 - mpmath.cos(m * theta) for m in range(1, big_m + 1))
+
+        scored = [(value(j, q), j, q) for j, q in candidates if 0 < j < 2 * q]
+        best = max(v for v, _j, _q in scored)
+        floor = best - mpmath.mpf(10) ** (-(dps - 5))
+        angles = sorted({(j, q) for v, j, q in scored if v >= floor}, key=lambda t: t[0] / t[1])
+    return best, [f"2 pi {j}/{2 * q}" if j % 2 else f"2 pi {j // 2}/{q}" for j, q in angles]
+
+
+def index_best_theta(max_n: int = LENGTHS) -> CorrectionData:
+    """The best worst-case margin over every angle at each length ``2 .. max_n``: exactly
+    ``2 sin(pi/n)^2``, attained at ``theta = 2 pi / n`` (the sweep there), against [A]'s ``pi^2/(2 n^2)``."""
+    _check_max_n(max_n)
+    n = np.arange(2, max_n + 1)
+    exact = np.array([index_sweep([2 * math.pi / k], [1.0], int(k)).margin_inf[-1] for k in n])
+    best = np.array([best_value(int(k)) for k in n])
+    term = math.pi**2 / (2 * n.astype(float) ** 2)
+    term_offset = math.pi**2 / (2 * (n.astype(float) - 1) ** 2)
+    s = Series("theta = 2 pi / n at each n", n, exact, term, term_offset, best)
+    brute = {}
+    for big_m in range(1, BRUTEFORCE_UP_TO + 1):
+        value, angles = best_value_bruteforce(big_m)
+        want = attaining_angles(big_m + 1)
+        brute[big_m + 1] = bool(
+            abs(float(value) - best_value(big_m + 1)) <= 1e-25 + 1e-15 * float(value)
+        ) and (len(angles) == len(want))
+    witness = _best_angle_witness(max_n, "margin_inf")
+    ratios = best / term
+    ratios_offset = best / term_offset
+    return CorrectionData(
+        quantity="the best worst-case margin of one-plane T_Index over every angle",
+        reported_label="[A]: pi^2/(2 n^2)",
+        corrected_label="2 sin(pi/n)^2 = 1 - cos(2 pi/n)",
+        kind="equality",
+        series=[s],
+        witness=witness,
+        proof=index_proof(),
+        checks={
+            f"brute force over the angle agrees (value, maximisers), n <= {BRUTEFORCE_UP_TO + 1}": all(
+                brute.values()
+            ),
+            "the ratio to pi^2/(2 n^2) increases with n": bool(np.all(np.diff(ratios) > 0)),
+        },
+        figures={
+            "ratio_at_max_n": float(ratios[-1]),
+            "ratio_at_max_n_offset": float(ratios_offset[-1]),
+            "ratio_limit": 4,
+            "min_ratio": float(ratios.min()),
+            "bruteforce_lengths": len(brute),
+        },
+        failure=first_failure(s, lambda k: _best_angle_witness(k, "margin_inf")),
+    )
