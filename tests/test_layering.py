@@ -34,6 +34,7 @@ VERIFY_LAYERS = {  # inside verify/: a module may import only modules of its own
     "runtime": 0,  # the torch kernel, devices, dtypes, rounding bounds, random heads
     "display": 0,  # notebook display of tables
     "statistics": 0,  # confidence intervals of sampled numbers
+    "outcome": 0,  # what a check finds: a verdict and its figures
     "tasks": 1,  # [A]'s tasks, long task inputs, the task tokenizer
     "task_lengths": 1,
     "tokenizer": 1,

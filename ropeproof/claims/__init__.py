@@ -1,11 +1,13 @@
 """The claim registry and the claims ``ropeproof check`` verifies.
 
-- :mod:`ropeproof.claims.registry`: what a claim is (:class:`Claim`, :class:`Outcome`,
-  :class:`CheckContext`), :class:`ClaimSet`, and running claims;
-- :mod:`ropeproof.claims.outcomes`: outcomes built from the library's verdict objects;
+- :mod:`ropeproof.claims.registry`: what a claim is (:class:`Claim`, :class:`CheckContext`; the
+  :class:`Outcome` a check returns comes from :mod:`ropeproof.verify.outcome`), :class:`ClaimSet`, and
+  running claims;
+- :mod:`ropeproof.claims.containment`: a check cannot end or move the run around it;
 - :mod:`ropeproof.claims.corrections`: corrected statements of the claims that refute a paper's
   statement, kept next to those claims (:func:`registered_corrections`);
-- one module per topic, each with its own ``CLAIMS`` set, loaded from :data:`BUILTIN_TOPICS` in
+- one module per topic, each with its own ``CLAIMS`` set: a claim states what is checked and calls
+  one judging function of :mod:`ropeproof.verify` (no tolerance, refinement or convention logic here), loaded from :data:`BUILTIN_TOPICS` in
   report order.
 
 Your own claims use the module-level :func:`claim` decorator (they land in

@@ -44,10 +44,9 @@ import numpy as np
 import torch
 
 from ropeproof.claims.containment import contained
+from ropeproof.verify.outcome import VERDICTS, Outcome
 from ropeproof.verify.runtime.threads import thread_policy
 
-Verdict = Literal["holds", "violated", "unresolvable", "error"]
-VERDICTS: tuple[str, ...] = ("holds", "violated", "unresolvable", "error")
 Expectation = Literal["holds", "violated", "open"]
 EXPECTATIONS: tuple[str, ...] = ("holds", "violated", "open")
 
@@ -105,37 +104,6 @@ class CheckContext:
     certified: bool = False
     """Decide bound claims by interval arithmetic where a certified check exists."""
     params: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Outcome:
-    """A check's result: a verdict, the figures measured, and for a violation a counterexample.
-
-    ``key_figure`` names the entry of ``figures`` shown in the report table. ``certified`` is true
-    when every number behind the verdict came from exact or interval arithmetic.
-    """
-
-    verdict: Verdict
-    figures: dict[str, Any] = field(default_factory=dict)
-    key_figure: str | None = None
-    counterexample: Any = None
-    detail: str = ""
-    certified: bool = False
-
-    @classmethod
-    def judge(
-        cls,
-        ok: bool,
-        figures: dict[str, Any],
-        key_figure: str | None = None,
-        counterexample: Any = None,
-        resolvable: bool = True,
-        detail: str = "",
-        certified: bool = False,
-    ) -> Outcome:
-        """``holds``/``violated`` from ``ok``, or ``unresolvable`` when the dtype cannot decide."""
-        verdict: Verdict = ("holds" if ok else "violated") if resolvable else "unresolvable"
-        return cls(verdict, figures, key_figure, None if ok else counterexample, detail, certified)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ import ropeproof.claims.thm31
 import ropeproof.claims.thm32
 import ropeproof.claims.training
 from ropeproof.claims import BUILTIN_TOPICS, USER_CLAIMS, registered_claims
-from ropeproof.claims.outcomes import certified_outcome
 from ropeproof.claims.registry import (
     Approx,
     CheckContext,
@@ -30,6 +29,7 @@ from ropeproof.claims.registry import (
     claim,
     run_claim,
 )
+from ropeproof.verify.exact.bound_judging import certified_outcome
 from ropeproof.verify.exact.certified import CertifiedComparison
 
 TOPIC_PREFIX = {
