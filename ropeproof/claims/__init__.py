@@ -6,9 +6,9 @@
 - :mod:`ropeproof.claims.containment`: a check cannot end or move the run around it;
 - :mod:`ropeproof.claims.corrections`: corrected statements of the claims that refute a paper's
   statement, kept next to those claims (:func:`registered_corrections`);
-- one module per topic, each with its own ``CLAIMS`` set: a claim states what is checked and calls
-  one judging function of :mod:`ropeproof.verify` (no tolerance, refinement or convention logic here), loaded from :data:`BUILTIN_TOPICS` in
-  report order.
+- one module per topic, each with its own ``CLAIMS`` set, loaded from :data:`BUILTIN_TOPICS` in
+  report order: a claim states what is checked and calls the judging functions of
+  :mod:`ropeproof.verify` (tolerances, refinements and conventions live there).
 
 Your own claims use the module-level :func:`claim` decorator (they land in
 :data:`~ropeproof.claims.registry.USER_CLAIMS` and run after the built-in ones);
