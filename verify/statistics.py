@@ -16,7 +16,7 @@ Levels are 95% unless stated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -122,3 +122,19 @@ def decide(estimate: Estimate, threshold: float) -> Side:
     if estimate.high < t:
         return "below"
     return "undecided"
+
+
+def grow_until_decided(
+    start: int, cap: int, measure: Callable[[int, int], None], decided: Callable[[], bool]
+) -> int:
+    """Grow a sample until it decides: ``measure(done, count)`` adds items ``done .. count - 1`` to the
+    caller's sample, first ``count = start``, then twice as many each round up to ``cap``; stop as soon
+    as ``decided()`` or at ``cap``. Returns the final size."""
+    start = integer(start, "start", low=1)
+    cap = integer(cap, "cap", low=start)
+    done, count = 0, start
+    while True:
+        measure(done, count)
+        if decided() or count >= cap:
+            return count
+        done, count = count, min(cap, 2 * count)

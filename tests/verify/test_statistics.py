@@ -91,3 +91,23 @@ def test_bad_input() -> None:
         mean_interval([1.0, float("nan")])
     with pytest.raises(InputError, match="method="):
         proportion_interval(1, 2, method="wald")  # type: ignore[arg-type]
+
+
+def test_samples_grow_by_doubling_until_decided_or_capped() -> None:
+    from ropeproof.verify.statistics import grow_until_decided
+
+    seen: list[tuple[int, int]] = []
+    sample: list[bool] = []
+
+    def measure(done: int, count: int) -> None:
+        seen.append((done, count))
+        sample.extend([True] * (count - done))  # every answer right
+
+    final = grow_until_decided(10, 200, measure, lambda: decide(accuracy_estimate(sample), 0.95) == "above")
+    # 10/10, 20/20, 40/40 have Wilson low ends 0.722, 0.839, 0.912; 80/80 gives 0.954 >= 0.95
+    assert seen == [(0, 10), (10, 20), (20, 40), (40, 80)] and final == 80 and len(sample) == 80
+    seen.clear()
+    assert grow_until_decided(10, 30, lambda d, c: seen.append((d, c)), lambda: False) == 30
+    assert seen == [(0, 10), (10, 20), (20, 30)]  # the cap, not a power of two
+    with pytest.raises(InputError, match="cap=5 is out of range"):
+        grow_until_decided(10, 5, lambda d, c: None, lambda: True)

@@ -76,11 +76,9 @@ def decided_accuracy_per_hop(
     Returns ``{"1": row, .., "4": row}``, each row ``{"count", "correct", "accuracy", "ci_low",
     "ci_high", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the cap).
     """
-    from ropeproof.verify.statistics import decide, proportion_interval
+    from ropeproof.verify.statistics import decide, grow_until_decided, proportion_interval
     from ropeproof.verify.training.data import VALIDATION, TaskEncoder
 
-    if not 1 <= start <= cap:
-        raise InputError(f"start={start} and cap={cap} must satisfy 1 <= start <= cap")
     batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0)
     handle = None
     if ablate is not None:
@@ -88,33 +86,30 @@ def decided_accuracy_per_hop(
         if not 0 <= ablate < len(blocks):
             raise InputError(f"ablate={ablate} is out of range; the model has layers 0..{len(blocks) - 1}")
         handle = blocks[ablate].attn.register_forward_hook(_zero_output)
+    right: list[bool] = []
+    rows: dict[str, dict[str, Any]] = {}
+
+    def measure(done: int, count: int) -> None:
+        right.extend((predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]).tolist())
+        got, hops = torch.tensor(right), batch.hops[: len(right)]
+        for h in (1, 2, 3, 4):
+            sel = hops == h
+            est = proportion_interval(int(got[sel].sum()), int(sel.sum()))
+            rows[str(h)] = {
+                "count": est.n,
+                "correct": int(got[sel].sum()),
+                "accuracy": est.value,
+                "ci_low": est.low,
+                "ci_high": est.high,
+                "side": decide(est, threshold),
+            }
+
     try:
-        right = torch.zeros(0, dtype=torch.bool)
-        count = start
-        while True:
-            done = right.numel()
-            right = torch.cat(
-                [right, predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]]
-            )
-            hops = batch.hops[:count]
-            rows = {}
-            for h in (1, 2, 3, 4):
-                sel = hops == h
-                est = proportion_interval(int(right[sel].sum()), int(sel.sum()))
-                rows[str(h)] = {
-                    "count": est.n,
-                    "correct": int(right[sel].sum()),
-                    "accuracy": est.value,
-                    "ci_low": est.low,
-                    "ci_high": est.high,
-                    "side": decide(est, threshold),
-                }
-            if all(r["side"] != "undecided" for r in rows.values()) or count >= cap:
-                return rows
-            count = min(cap, 2 * count)
+        grow_until_decided(start, cap, measure, lambda: all(r["side"] != "undecided" for r in rows.values()))
     finally:
         if handle is not None:
             handle.remove()
+    return rows
 
 
 def _zero_output(module: Any, args: Any, output: Any) -> Any:

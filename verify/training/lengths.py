@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.statistics import Side, accuracy_estimate, decide
+from ropeproof.verify.statistics import Side, accuracy_estimate, decide, grow_until_decided
 from ropeproof.verify.task_lengths import long_task, required_max_int
 from ropeproof.verify.training.data import TaskEncoder
 from ropeproof.verify.training.evaluation import accuracy_per_hop, predictions
@@ -52,22 +52,17 @@ def decided_accuracy(
     inputs a smaller one used.
     """
     _check_build(model, task, n, build)
-    if not 1 <= start <= cap:
-        raise InputError(f"start={start} and cap={cap} must satisfy 1 <= start <= cap")
-    enc = TaskEncoder(task)
-    batch = enc.batch(long_task(task, cap, n, build=build, seed=seed))
-    right = []
-    count = start
-    side: Side = "undecided"
-    while True:
-        done = len(right)
-        got = predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]
-        right += got.tolist()
-        est = accuracy_estimate(right)
-        side = decide(est, threshold)
-        if side != "undecided" or count >= cap:
-            break
-        count = min(cap, 2 * count)
+    batch = TaskEncoder(task).batch(long_task(task, cap, n, build=build, seed=seed))
+    right: list[bool] = []
+
+    def measure(done: int, count: int) -> None:
+        right.extend((predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]).tolist())
+
+    grow_until_decided(
+        start, cap, measure, lambda: decide(accuracy_estimate(right), threshold) != "undecided"
+    )
+    est = accuracy_estimate(right)
+    side: Side = decide(est, threshold)
     return {
         "task": task,
         "build": build,

@@ -54,3 +54,20 @@ def test_ablation_equals_a_zero_output_projection() -> None:
     assert accuracy_per_hop(model, batch) == full  # the hook is removed afterwards
     with pytest.raises(InputError, match="layer="):
         ablated_accuracy_per_hop(model, batch, CFG.n_layer)
+
+
+def test_decided_accuracies_grow_until_the_interval_decides() -> None:
+    from ropeproof.verify.statistics import proportion_interval
+    from ropeproof.verify.training.evaluation import decided_accuracy_per_hop
+
+    model = _uniform_model()  # uniform attention on a random model: nowhere near 0.95, nor its ablation
+    rows = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=64)
+    for row in rows.values():
+        est = proportion_interval(row["correct"], row["count"])
+        assert (row["ci_low"], row["ci_high"]) == (est.low, est.high)
+        assert row["side"] == ("below" if est.high < 0.95 else "undecided")
+    assert sum(r["count"] for r in rows.values()) in (8, 16, 32, 64)
+    ablated = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=CFG.n_layer - 1)
+    assert sum(r["count"] for r in ablated.values()) == 8
+    with pytest.raises(InputError, match="ablate="):
+        decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=CFG.n_layer)
