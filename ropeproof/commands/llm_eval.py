@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ropeproof.atomic_output import atomic_directory, check_output_target
 from ropeproof.commands.arguments import (
@@ -87,15 +87,21 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
+class _PlotParser(argparse.ArgumentParser):
+    """``llm-eval plot``'s parser: its errors are one line under the command's name, like every other
+    error of ``ropeproof llm-eval``."""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(message.split())
+        self.exit(2, f"ropeproof llm-eval: error: {text} (see '{self.prog} --help')\n")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "llm-eval",
         help="run [A]'s frontier-LLM 1-hop protocol on a model (endpoint, Anthropic, HF directory, callable)",
-        example=(
-            "ropeproof llm-eval --provider openai --model gpt-4o-mini --task both --out runs/gpt-4o-mini\n"
-            "  ropeproof llm-eval plot runs/gpt-4o-mini runs/claude --out figures/llm-eval"
-        ),
+        example="ropeproof llm-eval --provider openai --model gpt-4o-mini --out runs/gpt-4o-mini",
         description=(
             "Ask a model [A]'s 1-hop number and letter prompts at several lengths, zero-shot, temperature\n"
             "0, and report accuracy per length (mean and std over dataset draws, 95% Clopper-Pearson\n"
@@ -106,7 +112,13 @@ def register(sub: argparse._SubParsersAction) -> None:
             "by the server, 130 interrupted."
         ),
     )
-    actions = p.add_subparsers(dest="action", metavar="{plot}", required=False)
+    actions = p.add_subparsers(
+        dest="action",
+        metavar="{plot}",
+        required=False,
+        parser_class=_PlotParser,
+        help="plot DIR... --out FIGDIR: draw [A]'s figure from run directories instead of running a model",
+    )
     plot = actions.add_parser(
         "plot",
         help="draw [A]'s figure from one or more run directories",

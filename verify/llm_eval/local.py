@@ -60,16 +60,18 @@ def load_callable(spec: str) -> Callable[[str], Any]:
 
 
 class PythonCallable(Provider):
-    """A Python function ``fn(prompt_text) -> reply_text``. An exception it raises, or a reply that is
-    not a string, is recorded as that prompt's error (the run continues)."""
+    """A Python function ``fn(prompt_text) -> reply_text``, given as a callable or as
+    ``module:function`` / ``file.py:function``; ``name`` is the model name in the run's settings
+    (default: that spelling). An exception it raises, or a reply that is not a string, is recorded as
+    that prompt's error (the run continues)."""
 
     name = "python"
 
-    def __init__(self, fn: str | Callable[[str], Any], label: str | None = None) -> None:
+    def __init__(self, fn: str | Callable[[str], Any], name: str | None = None) -> None:
         if isinstance(fn, str):
-            self.spec, self.fn = fn, load_callable(fn)
+            self.spec, self.fn = name or fn, load_callable(fn)
         elif callable(fn):
-            self.spec = label or f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+            self.spec = name or f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
             self.fn = fn
         else:
             raise InputError(f"fn={fn!r} must be a callable or a 'module:function' string")

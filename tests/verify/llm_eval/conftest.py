@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 for the llm-eval tests: it speaks the OpenAI chat-completions API
 (``POST /v1/chat/completions``) and the Anthropic messages API (``POST /v1/messages``), answers with a
 scripted policy, counts every request per prompt, and can fail on purpose (429, 500, a timeout, a
-broken JSON body, a 401 that echoes the key it was sent).
+broken JSON body, a 401 that echoes the key it was sent; ``echo_key`` repeats the key in every reply).
 
 The policy solves the tasks with its own reading of the sequence (written here, independent of the
 library's answer rules), so the tests compare the harness's accuracies with what the server answered.
@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
 
 import pytest
 
 Fault = str | None
 """``None`` (answer), ``"429"``, ``"500"``, ``"timeout"`` (answer after :attr:`ChatServer.stall` s) or
 ``"broken"`` (HTTP 200 with a truncated JSON body)."""
+
+
+def prompt_hash(prompt: str) -> int:
+    """A deterministic number per prompt (Python's ``hash`` of a string changes between processes)."""
+    return sum(map(ord, prompt)) * 2654435761 % 2**32
 
 
 def sequence_of(prompt: str) -> list[str]:
@@ -40,15 +47,18 @@ def server_solution(prompt: str) -> str:
     return hit
 
 
+def answers_right(prompt: str) -> bool:
+    """Whether :func:`scripted_policy` answers ``prompt`` right: every letter prompt, and number prompts
+    that count back at most 7."""
+    last = sequence_of(prompt)[-1]
+    return not re.fullmatch(r"[0-9]+", last) or int(last) <= 7
+
+
 def scripted_policy(prompt: str) -> str:
-    """Right on letter prompts; on number prompts right when the count back is at most 7; the reply
-    decorated in ways the parser must tolerate, chosen by the sequence's length."""
-    tokens = sequence_of(prompt)
-    right = server_solution(prompt)
-    is_number = re.fullmatch(r"[0-9]+", tokens[-1]) is not None
-    reply = right if not is_number or int(tokens[-1]) <= 7 else "zz"
-    style = len(tokens) % 4
-    return [reply, f" {reply}\n", f'"{reply}".', f"'{reply}'"][style]
+    """The right answer or ``"none"`` (:func:`answers_right`), decorated in one of the ways the parser
+    must tolerate (chosen by the prompt's characters)."""
+    reply = server_solution(prompt) if answers_right(prompt) else "none"
+    return [reply, f" {reply}\n", f'"{reply}".', f"'{reply}'"][prompt_hash(prompt) % 4]
 
 
 class ChatServer:
@@ -64,8 +74,10 @@ class ChatServer:
         delay: float = 0.0,
         stall: float = 1.0,
         on_request: Callable[[int], None] | None = None,
+        echo_key: bool = False,
     ) -> None:
         self.policy, self.key, self.faults, self.delay, self.stall = policy, key, faults, delay, stall
+        self.echo_key = echo_key
         self.on_request = on_request
         self.requests: Counter[str] = Counter()
         self.replies: dict[str, str] = {}
@@ -109,10 +121,9 @@ class ChatServer:
 
     def handle(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
         anthropic = handler.path.endswith("/messages")
-        sent_key = (
-            handler.headers.get("x-api-key")
-            if anthropic
-            else (handler.headers.get("Authorization", "").removeprefix("Bearer "))
+        # Anthropic's clients send x-api-key (older) or a bearer token (newer); OpenAI's a bearer token
+        sent_key = handler.headers.get("x-api-key") or handler.headers.get("Authorization", "").removeprefix(
+            "Bearer "
         )
         content = body["messages"][-1]["content"]
         prompt = content if isinstance(content, str) else "".join(b["text"] for b in content)
@@ -143,7 +154,7 @@ class ChatServer:
             time.sleep(self.stall)
         if self.delay:
             time.sleep(self.delay)
-        reply = self.policy(prompt)
+        reply = self.policy(prompt) + (f" (key {sent_key})" if self.echo_key else "")
         with self.lock:
             self.replies[prompt] = reply
         if fault == "broken":
@@ -200,3 +211,10 @@ def chat_server() -> Iterator[Callable[..., ChatServer]]:
     yield start
     for server in started:
         server.__exit__()
+
+
+@pytest.fixture
+def helpers() -> ModuleType:
+    """This module: the server's own reading of prompts (``sequence_of``, ``server_solution``,
+    ``answers_right``, ``prompt_hash``) for the tests to compare against."""
+    return sys.modules[__name__]
