@@ -4,8 +4,10 @@ checkpoints, each on the task it was trained or compiled for, in that task's raw
 (:mod:`ropeproof.verify.llm_eval.local_models`).
 
 - ``llm-eval.local-ordering``: whether they show [A]'s ordering, letter accuracy above number accuracy
-  at every length, and where they stand against [A]'s reported levels. ``open``: [A]'s statement is
-  about frontier LLMs, these are small controlled models.
+  at every length, and where they stand against [A]'s reported levels: ``holds`` when every model
+  shows it, ``violated`` when some model has letter below number at some length (95% intervals
+  disjoint), else ``unresolvable`` (intervals overlap). ``open``: [A]'s statement is about frontier
+  LLMs, these are small controlled models.
 """
 
 from __future__ import annotations
@@ -64,5 +66,7 @@ def _local_ordering(ctx: CheckContext) -> Outcome:
                 for t in threshold_checks(s.results)
             },
         }
-    ok = all(v == "shown" for v in figures["orderings"].values())
-    return Outcome.judge(ok, figures, key_figure="orderings", counterexample=figures["orderings"])
+    verdicts = set(figures["orderings"].values())
+    ok = verdicts == {"shown"}
+    resolvable = ok or bool(verdicts - {"shown", "unresolved"})  # overlapping intervals decide nothing
+    return Outcome.judge(ok, figures, "orderings", figures["orderings"], resolvable=resolvable)

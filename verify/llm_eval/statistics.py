@@ -177,7 +177,10 @@ class Ordering:
             return "shows [A]'s ordering: letter above number at every length (95% intervals disjoint)"
         if self.verdict == "not shown":
             return f"does not show [A]'s ordering: letter below number at length {_lengths(where['below'])}"
-        return f"ordering unresolved: the 95% intervals overlap at length {_lengths(where['unresolved'])}"
+        above = f"letter above number at length {_lengths(where['above'])}; " if where["above"] else ""
+        return (
+            f"ordering unresolved: {above}the 95% intervals overlap at length {_lengths(where['unresolved'])}"
+        )
 
 
 def _lengths(values: list[int]) -> str:

@@ -105,6 +105,9 @@ def test_the_ordering_reading_can_come_out_each_way() -> None:
     overlap = [*shown, _result("letter", 32, 0.4, 0.7), _result("number", 32, 0.5, 0.9)]
     assert ordering(overlap).verdict == "unresolved"
     assert ordering(overlap).per_length == {8: "above", 32: "unresolved"}
+    assert ordering(overlap).line() == (
+        "ordering unresolved: letter above number at length 8; the 95% intervals overlap at length 32"
+    )
     assert ordering(shown[:1]).verdict == "not measured"
 
 
