@@ -72,8 +72,8 @@ def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -
         assert "8 prompts x 2 draws" in caption and "trained small: " in caption
         local = by_id["llm-eval.local-ordering"]
         assert set(local["figures"]["orderings"]) == {"trained small", "compiled 12-layer"}
-        orderings = set(local["figures"]["orderings"].values())
-        verdict = "holds" if orderings == {"shown"} else "violated" if "not shown" in orderings else "unresolvable"
+        seen = set(local["figures"]["orderings"].values())
+        verdict = "holds" if seen == {"shown"} else "violated" if "not shown" in seen else "unresolvable"
         assert local["verdict"] == verdict and local["expected"] == "open"
 
 
