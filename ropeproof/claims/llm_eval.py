@@ -40,7 +40,10 @@ HAS_HF = importlib.util.find_spec("transformers") is not None
         "draws": Quick(FULL_SIZES["draws"], QUICK_SIZES["draws"]),
     },
     expected="open",
-    meaning="Whether models on this machine show the letter > number gap [A] reports for frontier LLMs.",
+    meaning=(
+        "Whether models on this machine show the letter > number gap [A] reports for frontier LLMs "
+        "({prompts} prompts x {draws} draws per task and length): {reading}."
+    ),
 )
 def _local_ordering(ctx: CheckContext) -> Outcome:
     if not HAS_HF:
@@ -66,6 +69,7 @@ def _local_ordering(ctx: CheckContext) -> Outcome:
                 for t in threshold_checks(s.results)
             },
         }
+    figures["reading"] = "; ".join(f"{s.label}: {s.ordering().line()}" for s in summaries)
     verdicts = set(figures["orderings"].values())
     ok = verdicts == {"shown"}
     resolvable = ok or bool(verdicts - {"shown", "unresolved"})  # overlapping intervals decide nothing

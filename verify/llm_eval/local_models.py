@@ -36,16 +36,23 @@ Loader = Callable[[], tuple[Any, Any]]
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """How to load a checkpoint, and what it is."""
+
+    load: Loader
+    description: str
+
+
+@dataclass(frozen=True)
 class LocalModel:
     """A checkpoint, the task it answers, and the line (``label``) it belongs to."""
 
     label: str
     task: str
-    load: Loader
-    source: str
+    checkpoint: Checkpoint
 
 
-def shipped(task: str) -> tuple[Loader, str]:
+def shipped(task: str) -> Checkpoint:
     """The shipped small trained checkpoint of ``task`` (loaded once per process, read-only)."""
     check_task(task)
 
@@ -55,10 +62,10 @@ def shipped(task: str) -> tuple[Loader, str]:
         s = shared_shipped(task)
         return s.model, s.tokenizer
 
-    return load, f"shipped {task}-small"
+    return Checkpoint(load, f"shipped {task}-small")
 
 
-def compiled(task: str, hops: int = 4, layers: int = 12) -> tuple[Loader, str]:
+def compiled(task: str, hops: int = 4, layers: int = 12) -> Checkpoint:
     """The compiled ``hops``-hop, ``layers``-layer model of ``task`` exported as a GPT-J checkpoint."""
     check_task(task)
 
@@ -70,28 +77,24 @@ def compiled(task: str, hops: int = 4, layers: int = 12) -> tuple[Loader, str]:
         exported = export_model(compile_program(checkpoint_program(task, hops, layers)), "gptj")
         return exported.model, exported.tokenizer
 
-    return load, f"export-model gptj {task} --hops {hops} --layers {layers}"
+    return Checkpoint(load, f"export-model gptj {task} --hops {hops} --layers {layers}")
 
 
-def directory(path: str | Path) -> tuple[Loader, str]:
+def directory(path: str | Path) -> Checkpoint:
     """A checkpoint directory that ``from_pretrained`` loads (float32, CPU)."""
 
     def load() -> tuple[Any, Any]:
         provider = HFCausalLM.from_directory(path, fmt="task")
         return provider.model, provider.tokenizer
 
-    return load, str(path)
-
-
-def _model(label: str, task: str, made: tuple[Loader, str]) -> LocalModel:
-    return LocalModel(label, task, made[0], made[1])
+    return Checkpoint(load, str(path))
 
 
 LOCAL_MODELS: tuple[LocalModel, ...] = (
-    _model("trained small", "number", shipped("number")),
-    _model("trained small", "letter", shipped("letter")),
-    _model("compiled 12-layer", "number", compiled("number")),
-    _model("compiled 12-layer", "letter", compiled("letter")),
+    LocalModel("trained small", "number", shipped("number")),
+    LocalModel("trained small", "letter", shipped("letter")),
+    LocalModel("compiled 12-layer", "number", compiled("number")),
+    LocalModel("compiled 12-layer", "letter", compiled("letter")),
 )
 """The local models of the report, in figure order (module docstring)."""
 
@@ -118,10 +121,10 @@ def evaluate_local(
         raise InputError("models is empty")
     runs = []
     for m in models:
-        model, tokenizer = m.load()
-        provider = HFCausalLM(model, tokenizer, "task", source=m.source)
+        model, tokenizer = m.checkpoint.load()
+        provider = HFCausalLM(model, tokenizer, "task", source=m.checkpoint.description)
         if provider.task != m.task:
-            raise InputError(f"{m.source}: its tokenizer is not the {m.task} task's")
+            raise InputError(f"{m.checkpoint.description}: its tokenizer is not the {m.task} task's")
         run = evaluate(provider, [m.task], lengths, prompts, draws, seed, "task", label=m.label)
         runs.append(run)
     return merge_by_label(runs)

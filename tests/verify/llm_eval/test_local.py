@@ -134,8 +134,9 @@ def test_compiled_exports_answer_as_the_export_reads_them() -> None:
     from ropeproof.constructions.multihop_programs import checkpoint_program
     from ropeproof.verify.interop.hf.model_export import export_model
 
-    load, source = compiled("letter")
-    (summary,) = evaluate_local([LocalModel("compiled", "letter", load, source)], [8, 24], prompts=8, draws=1)
+    (summary,) = evaluate_local(
+        [LocalModel("compiled", "letter", compiled("letter"))], [8, 24], prompts=8, draws=1
+    )
     export = export_model(compile_program(checkpoint_program("letter", 4, 12)), "gptj")
     name_of = {word(t): t for t in task_vocabulary("letter")}
     for result in summary.results:
