@@ -23,7 +23,7 @@ from typing import Any
 from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.verify.llm_eval.parsing import parse_reply
 from ropeproof.verify.llm_eval.plan import Prompt
-from ropeproof.verify.llm_eval.providers import Provider, ProviderError, Redactor, Reply
+from ropeproof.verify.llm_eval.providers import Provider, Redactor, Reply
 from ropeproof.verify.llm_eval.run_log import RunLog
 
 MAX_FAILURES = 10
@@ -173,42 +173,49 @@ def _equal_length_chunks(prompts: Sequence[Prompt], size: int) -> list[list[Prom
 def _run_threads(todo: Sequence[Prompt], provider: Provider, finish: Any, workers: int) -> None:
     """``workers`` daemon threads take prompts from a queue; the first run-stopping error (or Ctrl-C in
     the calling thread) stops the others taking new ones. Daemon threads, so a second Ctrl-C can leave
-    without waiting for requests in flight."""
+    without waiting for requests in flight. The calling thread waits on an event the last worker sets
+    (not on ``Thread.join``, whose lock state a ``KeyboardInterrupt`` can leave wrong before Python
+    3.13)."""
     jobs: queue.SimpleQueue[Prompt] = queue.SimpleQueue()
     for p in todo:
         jobs.put(p)
-    stop = threading.Event()
+    stop, done = threading.Event(), threading.Event()
     errors: list[BaseException] = []
+    count = min(workers, len(todo))
+    running = [count]
+    lock = threading.Lock()
 
     def work() -> None:
-        while not stop.is_set():
-            try:
-                p = jobs.get_nowait()
-            except queue.Empty:
-                return
-            try:
+        try:
+            while not stop.is_set():
+                try:
+                    p = jobs.get_nowait()
+                except queue.Empty:
+                    return
                 finish([p], [provider.ask(p)])
-            except (ProviderError, FailureStreakError) as exc:
-                errors.append(exc)
-                stop.set()
-            except BaseException as exc:  # a bug: stop and report it in the calling thread
-                errors.append(exc)
-                stop.set()
+        except BaseException as exc:  # a refusal, a failure streak or a bug: stop, report in the caller
+            errors.append(exc)
+            stop.set()
+        finally:
+            with lock:
+                running[0] -= 1
+                if running[0] == 0:
+                    done.set()
 
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(workers, len(todo)))]
-    for t in threads:
-        t.start()
+    if count == 0:
+        return
     try:
-        _join(threads)
+        for _ in range(count):
+            threading.Thread(target=work, daemon=True).start()
+        _wait(done)
     except KeyboardInterrupt:
         stop.set()
-        _join(threads)  # the requests in flight; a second Ctrl-C abandons them
+        _wait(done)  # the requests in flight; a second Ctrl-C abandons them
         raise
     if errors:
         raise errors[0]
 
 
-def _join(threads: Sequence[threading.Thread]) -> None:
-    for t in threads:
-        while t.is_alive():
-            t.join(0.05)
+def _wait(event: threading.Event) -> None:
+    while not event.wait(0.05):
+        pass

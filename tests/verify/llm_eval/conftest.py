@@ -1,29 +1,20 @@
-"""A real HTTP server on 127.0.0.1 for the llm-eval tests: it speaks the OpenAI chat-completions API
-(``POST /v1/chat/completions``) and the Anthropic messages API (``POST /v1/messages``), answers with a
-scripted policy, counts every request per prompt, and can fail on purpose (429, 500, a timeout, a
-broken JSON body, a 401 that echoes the key it was sent; ``echo_key`` repeats the key in every reply).
-
-The policy solves the tasks with its own reading of the sequence (written here, independent of the
-library's answer rules), so the tests compare the harness's accuracies with what the server answered.
+"""The llm-eval tests' server: :class:`ropeproof.verify.testing.chat_server.ChatServer` (a real HTTP
+server on 127.0.0.1 speaking the OpenAI and Anthropic APIs, with faults on purpose) answering with a
+scripted policy that solves the tasks with its own reading of the sequence (written here, independent
+of the library's answer rules), so the tests compare the harness's accuracies with what the server
+answered.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 
 import pytest
 
-Fault = str | None
-"""``None`` (answer), ``"429"``, ``"500"``, ``"timeout"`` (answer after :attr:`ChatServer.stall` s) or
-``"broken"`` (HTTP 200 with a truncated JSON body)."""
+from ropeproof.verify.testing.chat_server import ChatServer
 
 
 def prompt_hash(prompt: str) -> int:
@@ -61,149 +52,14 @@ def scripted_policy(prompt: str) -> str:
     return [reply, f" {reply}\n", f'"{reply}".', f"'{reply}'"][prompt_hash(prompt) % 4]
 
 
-class ChatServer:
-    """The server (module docstring). ``requests`` counts requests per prompt text, ``replies`` keeps the
-    last reply sent per prompt; ``faults(prompt, attempt)`` decides each request's fault (``attempt``
-    counts from 1 per prompt); ``on_request(total)`` runs after every request is counted."""
-
-    def __init__(
-        self,
-        policy: Callable[[str], str] = scripted_policy,
-        key: str | None = None,
-        faults: Callable[[str, int], Fault] | None = None,
-        delay: float = 0.0,
-        stall: float = 1.0,
-        on_request: Callable[[int], None] | None = None,
-        echo_key: bool = False,
-    ) -> None:
-        self.policy, self.key, self.faults, self.delay, self.stall = policy, key, faults, delay, stall
-        self.echo_key = echo_key
-        self.on_request = on_request
-        self.requests: Counter[str] = Counter()
-        self.replies: dict[str, str] = {}
-        self.faults_sent: Counter[str] = Counter()
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:  # quiet
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.handle(self, body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    @property
-    def total(self) -> int:
-        return sum(self.requests.values())
-
-    def _send(
-        self, handler: BaseHTTPRequestHandler, code: int, body: bytes, headers: dict | None = None
-    ) -> None:
-        try:
-            handler.send_response(code)
-            handler.send_header("Content-Type", "application/json")
-            for k, v in (headers or {}).items():
-                handler.send_header(k, v)
-            handler.send_header("Content-Length", str(len(body)))
-            handler.end_headers()
-            handler.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-            pass
-
-    def handle(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
-        anthropic = handler.path.endswith("/messages")
-        # Anthropic's clients send x-api-key (older) or a bearer token (newer); OpenAI's a bearer token
-        sent_key = handler.headers.get("x-api-key") or handler.headers.get("Authorization", "").removeprefix(
-            "Bearer "
-        )
-        content = body["messages"][-1]["content"]
-        prompt = content if isinstance(content, str) else "".join(b["text"] for b in content)
-        with self.lock:
-            self.requests[prompt] += 1
-            attempt = self.requests[prompt]
-            total = self.total
-        if self.on_request is not None:
-            self.on_request(total)
-        if self.key is not None and sent_key != self.key:
-            msg = {
-                "error": {
-                    "type": "authentication_error",
-                    "message": f"Incorrect API key provided: {sent_key}",
-                }
-            }
-            self._send(handler, 401, json.dumps(msg).encode())
-            return
-        fault = self.faults(prompt, attempt) if self.faults else None
-        if fault is not None:
-            with self.lock:
-                self.faults_sent[fault] += 1
-        if fault in ("429", "500"):
-            msg = {"error": {"message": "slow down" if fault == "429" else "internal error"}}
-            self._send(handler, int(fault), json.dumps(msg).encode(), {"retry-after-ms": "5"})
-            return
-        if fault == "timeout":
-            time.sleep(self.stall)
-        if self.delay:
-            time.sleep(self.delay)
-        reply = self.policy(prompt) + (f" (key {sent_key})" if self.echo_key else "")
-        with self.lock:
-            self.replies[prompt] = reply
-        if fault == "broken":
-            self._send(handler, 200, b'{"id": "x", "choices": [{"message": {"content": "a')
-            return
-        usage_in, usage_out = len(prompt.split()), 1
-        if anthropic:
-            doc = {
-                "id": f"msg_{attempt}",
-                "type": "message",
-                "role": "assistant",
-                "model": body["model"],
-                "content": [{"type": "text", "text": reply}],
-                "stop_reason": "end_turn",
-                "stop_sequence": None,
-                "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
-            }
-        else:
-            doc = {
-                "id": f"chatcmpl-{attempt}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
-                ],
-                "usage": {
-                    "prompt_tokens": usage_in,
-                    "completion_tokens": usage_out,
-                    "total_tokens": usage_in + 1,
-                },
-            }
-        self._send(handler, 200, json.dumps(doc).encode())
-
-    def __enter__(self) -> ChatServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def chat_server() -> Iterator[Callable[..., ChatServer]]:
-    """Start servers with ``chat_server(**ChatServer kwargs)``; all are stopped after the test."""
+    """Start servers with ``chat_server(**ChatServer kwargs)`` (the policy defaults to
+    :func:`scripted_policy`); all are stopped after the test."""
     started: list[ChatServer] = []
 
     def start(**kwargs: object) -> ChatServer:
+        kwargs.setdefault("policy", scripted_policy)
         server = ChatServer(**kwargs).__enter__()  # type: ignore[arg-type]
         started.append(server)
         return server
