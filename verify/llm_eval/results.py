@@ -60,7 +60,7 @@ class RunSummary:
             "complete": self.complete,
             "missing": self.missing,
             "interval": INTERVAL,
-            "accuracy_std": STD,
+            "spread": STD,
             "results": [r.to_json() for r in self.results],
             "ordering": {
                 "verdict": order.verdict,
