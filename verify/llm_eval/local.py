@@ -155,7 +155,7 @@ class HFCausalLM(Provider):
             model = tf.AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
         if fmt == "auto":
             fmt = "task" if task_of_tokenizer(tokenizer) else "chat"
-        return cls(model.to(device), tokenizer, fmt, max_tokens, source=str(path), dtype=dtype)
+        return cls(model.to(device), tokenizer, fmt, max_tokens, source=str(path.resolve()), dtype=dtype)
 
     def identity(self) -> dict[str, Any]:
         out = {"provider": self.name, "model": self.source, "format": self.format, "dtype": self.dtype}
@@ -167,6 +167,25 @@ class HFCausalLM(Provider):
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    @property
+    def max_positions(self) -> int | None:
+        """The longest input the model's position table covers (``n_positions`` or
+        ``max_position_embeddings`` of its config), if it states one."""
+        config = getattr(self.model, "config", None)
+        for name in ("n_positions", "max_position_embeddings"):
+            value = getattr(config, name, None)
+            if isinstance(value, int):
+                return value
+        return None
+
+    def _check_fits(self, tokens: int, new: int) -> None:
+        limit = self.max_positions
+        if limit is not None and tokens + new > limit:
+            raise InputError(
+                f"a prompt of {tokens} tokens (+ {new} to generate) exceeds the model's {limit} positions; "
+                "use shorter --lengths"
+            )
+
     def ask(self, prompt: Prompt) -> Reply:
         return self.ask_batch([prompt])[0]
 
@@ -177,6 +196,7 @@ class HFCausalLM(Provider):
         ids = [self.tokenizer(p.text)["input_ids"] for p in prompts]
         if len({len(i) for i in ids}) > 1:  # not one length: one forward pass each
             return [self.ask_batch([p])[0] for p in prompts]
+        self._check_fits(len(ids[0]), 0)
         with torch.no_grad():
             batch = torch.tensor(ids, dtype=torch.long, device=self.device)
             top = self.model(input_ids=batch, use_cache=False).logits[:, -1].argmax(-1).tolist()
@@ -197,6 +217,7 @@ class HFCausalLM(Provider):
     def _generate(self, prompt: Prompt) -> Reply:
         start = time.perf_counter()
         ids = self._chat_ids(prompt.text).to(self.device)
+        self._check_fits(int(ids.shape[1]), self.max_tokens)
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0

@@ -95,6 +95,10 @@ def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() 
         assert result.n_prompts == 32 and result.accuracy_mean == pytest.approx(right / 32, abs=1e-15)
     with pytest.raises(InputError, match="tokenizer is the number task's"):
         evaluate(provider, ["number", "letter"], [8], 2, 1, fmt="task")
+    with pytest.raises(
+        InputError, match="a prompt of 4096 tokens \\(\\+ 0 to generate\\) exceeds the model's 2048"
+    ):
+        evaluate(provider, ["number"], [4096], 1, 1, fmt="task")
 
 
 def test_the_chat_format_runs_greedy_generation() -> None:
@@ -121,6 +125,7 @@ def test_the_hf_provider_on_the_command_line_picks_the_task_format(tmp_path: Pat
     code, out, _ = run_cli([*argv, "--out", str(tmp_path / "run"), "--json"], capsys)
     doc = json.loads(out)
     assert code == 0 and doc["format"] == "task" and doc["label"] == "letter-small"
+    assert doc["model"] == str(path.resolve())
     assert [(r["task"], r["length"], r["n_prompts"]) for r in doc["results"]] == [
         ("letter", 8, 6),
         ("letter", 17, 6),
