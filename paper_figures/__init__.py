@@ -27,6 +27,7 @@ def figures() -> dict[str, FigureFunction]:
         discrepancy,
         errata,
         geometry,
+        llm_eval,
         many_plane,
         multihop,
         ps_plane,
@@ -54,17 +55,18 @@ def figures() -> dict[str, FigureFunction]:
         "training_frequencies": training.frequencies_figure,
         "training_theory": training.theory_figure,
         **errata.FIGURES,
+        "llm_eval_local": llm_eval.local_figure,
     }
 
 
-NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theory"})
+NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theory", "llm_eval_local"})
 """Figures that run the shipped trained checkpoints, so they need ``transformers`` (the ``hf`` extra)."""
 
 DRAWN_WITH_CLAIMS = NEEDS_HF | frozenset({"multihop_length"})
 """Figures that ``ropeproof check`` draws in the claims' own process (when it draws the others in a
 second one): their data is what claims also compute, memoised per process (the multi-hop length study,
-:mod:`ropeproof.verify.training.shipped_memo`), and those in :data:`NEEDS_HF` need ``transformers``,
-which the training claims have already imported there."""
+:mod:`ropeproof.verify.training.shipped_memo`, :mod:`ropeproof.verify.llm_eval.local_models`), and
+those in :data:`NEEDS_HF` need ``transformers``, which the training claims have already imported there."""
 
 
 def figure_names() -> list[str]:

@@ -3,7 +3,8 @@
 Errors are reported in one place, :func:`main`, as one line on stderr,
 ``ropeproof SUBCOMMAND: error: MESSAGE``; tracebacks only with ``--debug``. Exit codes:
 
-- ``0``: done; ``1``: ``check --strict`` found a regression;
+- ``0``: done; ``1``: ``check --strict`` found a regression, or ``llm-eval`` ended with prompts that
+  have no reply;
 - ``2``: bad input: a bad argument, a :class:`~ropeproof.theory.errors.RopeproofError` (bad value,
   refused output directory, a size over the memory limit) or an operating-system error on a path;
 - ``3``: an internal error (a bug: please report it with the ``--debug`` traceback);
@@ -37,6 +38,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "import",
     "export-model",
     "train",
+    "llm-eval",
 )
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
 
@@ -75,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ropeproof",
         description="Turn theory about RoPE attention heads into explicit weights and check it.",
         epilog="example:\n  ropeproof check --quick --out ropeproof-report\n\n"
-        "exit codes: 0 done, 1 check --strict found a regression, 2 bad input, 3 internal error,\n"
-        "  130 interrupted (Ctrl-C), 141 stdout closed early (ropeproof check --list | head)",
+        "exit codes: 0 done, 1 check --strict found a regression (llm-eval: prompts without a reply), "
+        "2 bad input,\n  3 internal error, 130 interrupted (Ctrl-C), 141 stdout closed early "
+        "(ropeproof check --list | head)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ropeproof {__version__}")

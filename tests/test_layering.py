@@ -43,10 +43,11 @@ VERIFY_LAYERS = {  # inside verify/: a module may import only modules of its own
     "ps": 4,  # positional/symbolic scores
     "beyond": 5,  # results past the papers
     "layer_scores": 5,
-    "interop": 6,  # HF and TransformerLens
-    "training": 7,  # training [A]'s models
-    "llm_eval": 8,  # the LLM harness
-    "testing": 9,  # hypothesis strategies and the property battery: for tests and the CLI only
+    "errata": 6,  # corrected statements: exact quantities, brute force, witnesses
+    "interop": 7,  # HF and TransformerLens
+    "training": 8,  # training [A]'s models
+    "llm_eval": 9,  # the LLM harness
+    "testing": 10,  # hypothesis strategies, the property battery, a chat server: for tests and the CLI
 }
 """The order inside ``verify/`` (the README's layout section states it); every module of ``verify`` belongs
 to one entry, by its first name below ``ropeproof.verify``."""

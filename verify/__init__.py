@@ -10,7 +10,9 @@ Subpackages, one job each:
 - :mod:`~ropeproof.verify.beyond`: results past the papers (many planes, search, letter codes,
   partial induction, Remark 3.1's impossibilities);
 - :mod:`~ropeproof.verify.interop`: exchange with HF ``transformers``;
-- :mod:`~ropeproof.verify.testing`: hypothesis strategies and the property battery (for tests).
+- :mod:`~ropeproof.verify.testing`: hypothesis strategies, the property battery and a loopback chat
+  server (for tests and the command line);
+- :mod:`~ropeproof.verify.llm_eval`: [A]'s frontier-LLM 1-hop protocol as a harness for any model.
 
 Top-level modules: :mod:`~ropeproof.verify.tasks` ([A]'s number and letter tasks),
 :mod:`~ropeproof.verify.subjects` (the heads the positional/symbolic checks score),

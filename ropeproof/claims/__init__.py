@@ -55,6 +55,7 @@ BUILTIN_TOPICS: tuple[str, ...] = (
     "ropeproof.claims.partial_induction",
     "ropeproof.claims.multihop",
     "ropeproof.claims.training",
+    "ropeproof.claims.llm_eval",
 )
 """The topic modules of the built-in claims, in report order."""
 

@@ -11,6 +11,7 @@ import pytest
 
 from ropeproof import __version__
 from ropeproof.cli import main
+from ropeproof.paper_figures import available_figure_names
 
 pytestmark = pytest.mark.xdist_group("quick_report")  # one worker computes the shared quick report
 
@@ -66,6 +67,14 @@ def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -
         for ext in ("png", "csv", "caption.txt"):
             assert (out / "figures" / f"{name}.{ext}").stat().st_size > 0
         assert not (out / "figures" / f"{name}.pdf").exists()  # quick figures are PNG previews
+    if "llm_eval_local" in available_figure_names():  # [A]'s frontier protocol on the local models
+        caption = (out / "figures" / "llm_eval_local.caption.txt").read_text()
+        assert "8 prompts x 2 draws" in caption and "trained small: " in caption
+        local = by_id["llm-eval.local-ordering"]
+        assert set(local["figures"]["orderings"]) == {"trained small", "compiled 12-layer"}
+        seen = set(local["figures"]["orderings"].values())
+        verdict = "holds" if seen == {"shown"} else "violated" if "not shown" in seen else "unresolvable"
+        assert local["verdict"] == verdict and local["expected"] == "open"
 
 
 def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,6 +74,17 @@ CASES = [
     (["export", "gptj", "index", "--logit-scale", "-1", "--out", "x"], "argument --logit-scale"),
     (["derive", "nosuch"], "argument construction: invalid choice: 'nosuch'"),
     (["nosuch"], "invalid choice: 'nosuch'"),
+    (["llm-eval", "--model", "m", "--out", "x"], "--provider is required"),
+    (["llm-eval", "--provider", "hf", "--model", "m", "--lengths", "1,8", "--out", "x"], "'1,8' is out of"),
+    (["llm-eval", "--provider", "hf", "--model", "m", "--lengths", "8:4", "--out", "x"], "not a list of"),
+    (["llm-eval", "--provider", "hf", "--model", "nosuch-dir", "--out", "x"], "is not a model directory"),
+    (["llm-eval", "--provider", "python", "--model", "m", "--out", "x"], "must look like module:function"),
+    (
+        ["llm-eval", "--provider", "openai", "--model", "m", "--base-url", "ftp://h", "--out", "x"],
+        "base_url='ftp://h' must be an http:// or https:// URL",
+    ),
+    (["llm-eval", "--provider", "openai", "--model", "m", "--extra-body", "[1]", "--out", "x"], "a JSON"),
+    (["llm-eval", "plot", "--out", "x"], "the following arguments are required: DIR"),
 ]
 
 

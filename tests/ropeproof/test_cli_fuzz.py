@@ -199,6 +199,8 @@ def test_random_argument_vectors(name: str, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(check, "registered_claims", lambda: [claim])
     monkeypatch.setattr(errata, "registered_corrections", lambda: [_trivial_correction()])
     monkeypatch.setattr(paper_figures, "figures", lambda: {"tiny": _tiny_figure})
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)  # llm-eval: no key, so no request can leave the machine
     parser = subparsers()[name]
     tmp_root = Path(tempfile.mkdtemp(prefix="ropeproof-fuzz-"))
     compile_construction(index_construction(letters=2, max_int=3)).save(tmp_root / "head")

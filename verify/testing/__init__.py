@@ -1,4 +1,5 @@
-"""Tools for property-testing heads and constructions: hypothesis strategies (:mod:`.strategies`) and the
-standard property battery ``check_construction`` (:mod:`.properties`). Only tests and the command line's
-property-test entry points import this package (the random heads that production code scores live in
+"""Tools for property-testing heads and constructions: hypothesis strategies (:mod:`.strategies`), the
+standard property battery ``check_construction`` (:mod:`.properties`), and a loopback chat server speaking
+the OpenAI and Anthropic APIs, with faults on purpose (:mod:`.chat_server`). Only tests, benchmarks and the
+command line import this package (the random heads that production code scores live in
 :mod:`ropeproof.verify.runtime.random_heads`)."""

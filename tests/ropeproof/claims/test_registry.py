@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import ropeproof.claims.letter_codes
+import ropeproof.claims.llm_eval
 import ropeproof.claims.many_plane
 import ropeproof.claims.multihop
 import ropeproof.claims.partial_induction
@@ -42,11 +43,12 @@ TOPIC_PREFIX = {
     ropeproof.claims.partial_induction: "partial-induction.",
     ropeproof.claims.multihop: "multihop.",
     ropeproof.claims.training: "training.",
+    ropeproof.claims.llm_eval: "llm-eval.",
 }
 
 
 def test_topics_load_in_the_listed_order_with_their_own_ids() -> None:
-    assert len(BUILTIN_TOPICS) == 10
+    assert len(BUILTIN_TOPICS) == 11
     for module, prefix in TOPIC_PREFIX.items():
         assert module.__name__ in BUILTIN_TOPICS
         ids = [c.id for c in module.CLAIMS]

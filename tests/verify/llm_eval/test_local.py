@@ -1,0 +1,160 @@
+"""Local providers: Python callables (as callables and by name on the command line) and HF causal LMs
+(the shipped trained checkpoints and the compiled exports), checked against the toolkit's own
+evaluation paths."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from ropeproof.cli import main
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.llm_eval.choose_provider import make_provider
+from ropeproof.verify.llm_eval.harness import evaluate
+from ropeproof.verify.llm_eval.local import HFCausalLM, load_callable, task_of_tokenizer
+from ropeproof.verify.llm_eval.local_models import LocalModel, compiled, evaluate_local, local_results
+from ropeproof.verify.llm_eval.plan import build_plan
+from ropeproof.verify.tokenizer import task_vocabulary, word
+
+pytest.importorskip("transformers")
+
+SOLVER = textwrap.dedent(
+    """
+    def solve(text):
+        tokens = text.splitlines()[-1].removeprefix("Sequence: ").split()
+        if tokens[-1].isdigit():
+            return tokens[-1 - int(tokens[-1])] if int(tokens[-1]) < 5 else "?"
+        return next(t for t in tokens[:-1] if t[0] == tokens[-1][1]) + "."
+
+
+    def broken(text):
+        return 3
+    """
+)
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_python_function_named_on_the_command_line(tmp_path: Path, capsys) -> None:
+    module = tmp_path / "my_model.py"
+    module.write_text(SOLVER)
+    argv = ["llm-eval", "--provider", "python", "--model", f"{module}:solve", "--lengths", "6,12",
+            "--prompts", "5", "--draws", "2", "--no-progress"]  # fmt: skip
+    code, out, _ = run_cli([*argv, "--out", str(tmp_path / "run"), "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["model"] == f"{module}:solve"
+    acc = {(r["task"], r["length"]): r["accuracy_mean"] for r in doc["results"]}
+    expected = {}  # the solver is right on every letter prompt and on number prompts counting back < 5
+    for key in acc:
+        plan = build_plan([key[0]], [key[1]], 5, 2)
+        expected[key] = sum(p.task == "letter" or int(p.tokens[-1]) < 5 for p in plan) / 10
+    assert acc == pytest.approx(expected, abs=1e-15)
+    assert expected[("number", 6)] == 4 / 5 and expected[("letter", 12)] == 1.0  # balanced: counts 1..5 once
+    argv[4] = f"{module}:broken"
+    code, out, err = run_cli([*argv, "--out", str(tmp_path / "broken"), "--max-failures", "3"], capsys)
+    assert code == 2 and "3 requests in a row got no reply (last: the callable returned int, not str)" in err
+
+
+def test_callables_that_cannot_be_loaded_are_named(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="must look like module:function"):
+        load_callable("nofunction")
+    with pytest.raises(InputError, match="cannot import no_such_module_xyz"):
+        load_callable("no_such_module_xyz:f")
+    with pytest.raises(InputError, match="has no callable 'nope'"):
+        load_callable("json:nope")
+    assert load_callable("json:dumps") is json.dumps
+    with pytest.raises(InputError, match="--base-url applies to the openai and anthropic providers"):
+        make_provider("python", "json:dumps", base_url="http://127.0.0.1:1/v1")
+
+
+def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() -> None:
+    from ropeproof.verify.training.data import TaskEncoder
+    from ropeproof.verify.training.evaluation import predictions
+    from ropeproof.verify.training.shipped_memo import shared_shipped
+
+    shipped = shared_shipped("number")
+    provider = HFCausalLM(shipped.model, shipped.tokenizer, "task", source="number-small")
+    assert provider.task == "number" and task_of_tokenizer(shipped.tokenizer) == "number"
+    summary = evaluate(provider, ["number"], [8, 40], prompts=16, draws=2, fmt="task")
+    plan = build_plan(["number"], [8, 40], 16, 2, 0, "task")
+    enc = TaskEncoder("number")
+    name_of = {word(t): t for t in task_vocabulary("number")}
+    for result in summary.results:
+        group = [p for p in plan if p.length == result.length]
+        ids = torch.tensor([[enc.index[name_of[w]] for w in p.tokens] for p in group])
+        top = predictions(shipped.model, ids).tolist()
+        right = sum(word(enc.tokens[t]) == p.answer for t, p in zip(top, group, strict=True))
+        assert result.n_prompts == 32 and result.accuracy_mean == pytest.approx(right / 32, abs=1e-15)
+    with pytest.raises(InputError, match="tokenizer is the number task's"):
+        evaluate(provider, ["number", "letter"], [8], 2, 1, fmt="task")
+    with pytest.raises(
+        InputError, match="a prompt of 4096 tokens \\(\\+ 0 to generate\\) exceeds the model's 2048"
+    ):
+        evaluate(provider, ["number"], [4096], 1, 1, fmt="task")
+
+
+def test_the_chat_format_runs_greedy_generation() -> None:
+    from ropeproof.verify.training.shipped_memo import shared_shipped
+
+    shipped = shared_shipped("letter")
+    provider = HFCausalLM(shipped.model, shipped.tokenizer, "chat", max_tokens=3)
+    (prompt,) = build_plan(["letter"], [6], 1, 1)
+    reply = provider.ask(prompt)
+    ids = shipped.tokenizer(prompt.text, return_tensors="pt")["input_ids"]
+    with torch.no_grad():  # the greedy loop by hand
+        for _ in range(3):
+            ids = torch.cat([ids, shipped.model(input_ids=ids).logits[:, -1:].argmax(-1)], dim=1)
+    expected = shipped.tokenizer.decode(ids[0, -3:], skip_special_tokens=True)
+    assert reply.text == expected and reply.completion_tokens == 3 and reply.finish_reason == "length"
+
+
+def test_the_hf_provider_on_the_command_line_picks_the_task_format(tmp_path: Path, capsys) -> None:
+    from ropeproof.verify.training.shipped import shipped_path
+
+    path = shipped_path("letter")
+    argv = ["llm-eval", "--provider", "hf", "--model", str(path), "--lengths", "8,17", "--prompts", "6",
+            "--draws", "1", "--no-progress"]  # fmt: skip
+    code, out, _ = run_cli([*argv, "--out", str(tmp_path / "run"), "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["format"] == "task" and doc["label"] == "letter-small"
+    assert doc["model"] == str(path.resolve())
+    assert [(r["task"], r["length"], r["n_prompts"]) for r in doc["results"]] == [
+        ("letter", 8, 6),
+        ("letter", 17, 6),
+    ]
+    code, _, err = run_cli([*argv, "--out", str(tmp_path / "other"), "--task", "number"], capsys)
+    assert code == 2 and "tokenizer is the letter task's" in err
+
+
+def test_compiled_exports_answer_as_the_export_reads_them() -> None:
+    from ropeproof.constructions.multihop_compile import compile_program
+    from ropeproof.constructions.multihop_programs import checkpoint_program
+    from ropeproof.verify.interop.hf.model_export import export_model
+
+    (summary,) = evaluate_local(
+        [LocalModel("compiled", "letter", compiled("letter"))], [8, 24], prompts=8, draws=1
+    )
+    export = export_model(compile_program(checkpoint_program("letter", 4, 12)), "gptj")
+    name_of = {word(t): t for t in task_vocabulary("letter")}
+    for result in summary.results:
+        group = [p for p in build_plan(["letter"], [result.length], 8, 1, 0, "task")]
+        names = export.answer([[name_of[w] for w in p.tokens] for p in group])
+        right = sum(word(n) == p.answer for n, p in zip(names, group, strict=True))
+        assert result.accuracy_mean == pytest.approx(right / 8, abs=1e-15)
+    assert summary.label == "compiled" and {r.task for r in summary.results} == {"letter"}
+
+
+def test_local_results_are_memoised_and_copied() -> None:
+    first = local_results([8], prompts=2, draws=1)
+    second = local_results([8], prompts=2, draws=1)
+    assert [s.label for s in first] == ["trained small", "compiled 12-layer"]
+    assert all({r.task for r in s.results} == {"number", "letter"} for s in first)
+    assert first is not second and first[0].results == second[0].results

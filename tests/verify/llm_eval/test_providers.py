@@ -1,0 +1,55 @@
+"""Providers without a server: redaction, where keys come from, endpoint and token-limit defaults, and
+what the run's settings record (never the key)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.llm_eval.choose_provider import PROVIDERS, make_provider
+from ropeproof.verify.llm_eval.providers import REDACTED, Redactor, Reply
+from ropeproof.verify.llm_eval.remote import LOCAL_KEY, check_base_url
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+
+KEY = "sk-unit-" + "0123456789" * 3
+
+
+def test_redaction_replaces_every_secret_and_nothing_else() -> None:
+    redact = Redactor([KEY, None, "abc", KEY[:12]])
+    assert redact(f"401: bad key {KEY} (prefix {KEY[:12]})") == f"401: bad key {REDACTED} (prefix {REDACTED})"
+    assert redact("abc is too short to be a secret") == "abc is too short to be a secret"
+    assert redact(None) is None and Redactor()(KEY) == KEY
+    assert Reply.failed("timed out", 0.5) == Reply(None, "timed out", latency_s=0.5)
+
+
+def test_keys_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(InputError, match="environment variable OPENAI_API_KEY; it is not set"):
+        make_provider("openai", "gpt-x")
+    with pytest.raises(InputError, match="environment variable MY_KEY"):
+        make_provider("anthropic", "claude-x", api_key_env="MY_KEY")
+    local = make_provider("openai", "llama", base_url="http://127.0.0.1:9/v1")
+    assert local.secrets == () and local.client.api_key == LOCAL_KEY  # a local server ignores it
+    monkeypatch.setenv("MY_KEY", KEY)
+    remote = make_provider("openai", "gpt-x", api_key_env="MY_KEY", extra_body={"reasoning_effort": "low"})
+    assert remote.secrets == (KEY,) and KEY not in json.dumps(remote.identity())
+    assert remote.token_param == "max_completion_tokens" and local.token_param == "max_tokens"
+    assert remote.identity()["base_url"].startswith("https://api.openai.com")
+    assert remote.identity()["extra_body"] == {"reasoning_effort": "low"}
+    assert set(PROVIDERS) == {"openai", "anthropic", "hf", "python"}
+
+
+def test_bad_provider_settings_are_named() -> None:
+    with pytest.raises(InputError, match="must be an http:// or https:// URL"):
+        check_base_url("localhost:8000")
+    with pytest.raises(InputError, match="provider='bard' is unknown"):
+        make_provider("bard", "m")
+    with pytest.raises(InputError, match="token_param='tokens' is unknown"):
+        make_provider("openai", "m", base_url="http://127.0.0.1:9/v1", token_param="tokens")
+    with pytest.raises(InputError, match="model must be a non-empty"):
+        make_provider("anthropic", " ", base_url="http://127.0.0.1:9")

@@ -1,0 +1,102 @@
+"""The run directory: the log survives a line cut short by a crash, refuses a corrupt line, and a run
+directory resumes only a run with the same identity (unless forced)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ropeproof.theory.errors import InputError, OutputError
+from ropeproof.verify.llm_eval.harness import evaluate
+from ropeproof.verify.llm_eval.local import PythonCallable
+from ropeproof.verify.llm_eval.results import load_run
+from ropeproof.verify.llm_eval.run_log import LOG_FILE, SETTINGS_FILE, RunLog, open_run, write_json_atomic
+from ropeproof.verify.llm_eval.runner import FailureStreakError
+
+
+def test_appends_are_on_disk_and_a_cut_line_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / LOG_FILE
+    log = RunLog(path)
+    log.append([{"key": "a", "reply": "x"}, {"key": "b", "reply": None, "error": "timed out"}])
+    log.append([{"key": "b", "reply": "y"}])
+    assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b", "b"]
+    assert {k: r["reply"] for k, r in RunLog(path).replies().items()} == {"a": "x", "b": "y"}
+    with open(path, "a") as f:
+        f.write('{"key": "c", "rep')  # killed mid-write
+    assert len(RunLog(path, repair=False).records()) == 3 and path.read_text().endswith('"rep')
+    assert len(RunLog(path).records()) == 3 and path.read_text().endswith("}\n")  # repaired on reopening
+
+
+def test_a_corrupt_line_inside_the_log_is_named(tmp_path: Path) -> None:
+    path = tmp_path / LOG_FILE
+    path.write_text('{"key": "a", "reply": "x"}\nnot json\n{"key": "b", "reply": "y"}\n')
+    with pytest.raises(InputError, match="line 2 is not JSON"):
+        RunLog(path)
+
+
+def test_only_a_run_with_the_same_identity_is_resumed(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    ident = {"provider": "python", "model": "m:f", "format": "chat", "seed": 0}
+    open_run(out, ident, {"prompts": 1}, "m").append([{"key": "k", "reply": "x"}])
+    log = open_run(out, ident, {"prompts": 2}, "m")  # another plan: resumed
+    assert log.replies().keys() == {"k"}
+    assert json.loads((out / SETTINGS_FILE).read_text())["plan"] == {"prompts": 2}
+    with pytest.raises(OutputError, match="other settings \\(seed: 0 -> 1\\)"):
+        open_run(out, {**ident, "seed": 1}, {}, "m")
+    assert open_run(out, {**ident, "seed": 1}, {}, "m", force=True).records() == []
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match="holds no llm-eval run"):
+        open_run(other, ident, {}, "m")
+    write_json_atomic(tmp_path / "doc.json", {"a": 1})
+    assert json.loads((tmp_path / "doc.json").read_text()) == {"a": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.json", "other", "run"]  # no temporary left
+
+
+def solve(text: str) -> str:
+    """A perfect solver (the library's rules), for runs that must come out exactly."""
+    from ropeproof.verify.llm_eval.protocol import answer
+
+    tokens = text.splitlines()[-1].removeprefix("Sequence: ").split()
+    return answer("number" if tokens[-1].isdigit() else "letter", tokens)
+
+
+def test_an_interrupted_run_resumes_to_the_same_summary(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def flaky(text: str) -> str:
+        calls.append(text)
+        if len(calls) > 9:
+            raise RuntimeError("the callable broke")
+        return solve(text)
+
+    out = tmp_path / "run"
+    with pytest.raises(
+        FailureStreakError, match=r"3 requests in a row got no reply .*RuntimeError: the callable"
+    ):
+        evaluate(
+            PythonCallable(flaky, "solver"),
+            lengths=[5, 9],
+            prompts=4,
+            draws=2,
+            out=out,
+            concurrency=1,
+            max_failures=3,
+        )
+    partial = load_run(out)
+    assert partial.missing == 32 - 9 and len(calls) == 12
+
+    def counted(text: str) -> str:
+        calls.append(text)
+        return solve(text)
+
+    summary = evaluate(
+        PythonCallable(counted, "solver"), lengths=[5, 9], prompts=4, draws=2, out=out, concurrency=1
+    )
+    assert summary.complete and all(r.accuracy_mean == 1.0 and r.n_prompts == 8 for r in summary.results)
+    assert load_run(out).to_json() == {**summary.to_json(), "path": str(out)}
+    assert len(calls) == 12 + 23 and len(set(calls[9:])) == 23  # nothing answered was asked again
+    assert not set(calls[:9]) & set(calls[12:])

@@ -1,0 +1,146 @@
+"""The models on this machine under [A]'s 1-hop protocol: the controlled counterpart of [A]'s frontier
+figure (the ``hf`` extra).
+
+Each :class:`LocalModel` is one checkpoint answering one task in the ``task`` format (the raw token
+sequence it was trained or compiled on, :mod:`.sequences`); models that share a ``label`` form one line
+of the figure (a number model and a letter model together answer both tasks, so the ordering letter >
+number can be read). :data:`LOCAL_MODELS` lists them; adding a checkpoint directory is one line::
+
+    LocalModel("trained paper", "number", directory("runs/number-paper")),
+
+- ``trained small``: the shipped small GPT-J checkpoints (``ropeproof train TASK --config small``);
+- ``compiled 12-layer``: the compiled ``Index^4 Reflexive^8`` / ``Retrieval^4 Reflexive^8`` models
+  exported as GPT-J checkpoints (what ``ropeproof export-model gptj TASK`` writes), in memory.
+
+:func:`local_results` runs them (batched forward passes on the CPU) and memoises the answer per
+process, so the claim and the figure of ``ropeproof check`` that both read it compute it once.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.llm_eval.harness import evaluate
+from ropeproof.verify.llm_eval.local import HFCausalLM
+from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS, check_task
+from ropeproof.verify.llm_eval.results import RunSummary, merge_by_label
+
+Loader = Callable[[], tuple[Any, Any]]
+"""Returns ``(model, tokenizer)``."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """How to load a checkpoint, and what it is."""
+
+    load: Loader
+    description: str
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """A checkpoint, the task it answers, and the line (``label``) it belongs to."""
+
+    label: str
+    task: str
+    checkpoint: Checkpoint
+
+
+def shipped(task: str) -> Checkpoint:
+    """The shipped small trained checkpoint of ``task`` (loaded once per process, read-only)."""
+    check_task(task)
+
+    def load() -> tuple[Any, Any]:
+        from ropeproof.verify.training.shipped_memo import shared_shipped
+
+        s = shared_shipped(task)
+        return s.model, s.tokenizer
+
+    return Checkpoint(load, f"shipped {task}-small")
+
+
+def compiled(task: str, hops: int = 4, layers: int = 12) -> Checkpoint:
+    """The compiled ``hops``-hop, ``layers``-layer model of ``task`` exported as a GPT-J checkpoint."""
+    check_task(task)
+
+    def load() -> tuple[Any, Any]:
+        from ropeproof.constructions.multihop_compile import compile_program
+        from ropeproof.constructions.multihop_programs import checkpoint_program
+        from ropeproof.verify.interop.hf.model_export import export_model
+
+        exported = export_model(compile_program(checkpoint_program(task, hops, layers)), "gptj")
+        return exported.model, exported.tokenizer
+
+    return Checkpoint(load, f"export-model gptj {task} --hops {hops} --layers {layers}")
+
+
+def directory(path: str | Path) -> Checkpoint:
+    """A checkpoint directory that ``from_pretrained`` loads (float32, CPU)."""
+
+    def load() -> tuple[Any, Any]:
+        provider = HFCausalLM.from_directory(path, fmt="task")
+        return provider.model, provider.tokenizer
+
+    return Checkpoint(load, str(path))
+
+
+LOCAL_MODELS: tuple[LocalModel, ...] = (
+    LocalModel("trained small", "number", shipped("number")),
+    LocalModel("trained small", "letter", shipped("letter")),
+    LocalModel("compiled 12-layer", "number", compiled("number")),
+    LocalModel("compiled 12-layer", "letter", compiled("letter")),
+)
+"""The local models of the report, in figure order (module docstring)."""
+
+QUICK_SIZES = {"prompts": 8, "draws": 2}
+"""``ropeproof check --quick``: 8 prompts x 2 draws per task and length."""
+FULL_SIZES = {"prompts": 50, "draws": 5}
+"""The full report: [A]'s 5 draws, 50 prompts each, per task and length."""
+
+
+def sizes(quick: bool) -> dict[str, int]:
+    """:data:`QUICK_SIZES` or :data:`FULL_SIZES`."""
+    return dict(QUICK_SIZES if quick else FULL_SIZES)
+
+
+def evaluate_local(
+    models: Sequence[LocalModel] = LOCAL_MODELS,
+    lengths: Sequence[int] = DEFAULT_LENGTHS,
+    prompts: int = FULL_SIZES["prompts"],
+    draws: int = FULL_SIZES["draws"],
+    seed: int = 0,
+) -> list[RunSummary]:
+    """One summary per label: each model answers its task in the ``task`` format (in memory)."""
+    if not models:
+        raise InputError("models is empty")
+    runs = []
+    for m in models:
+        model, tokenizer = m.checkpoint.load()
+        provider = HFCausalLM(model, tokenizer, "task", source=m.checkpoint.description)
+        if provider.task != m.task:
+            raise InputError(f"{m.checkpoint.description}: its tokenizer is not the {m.task} task's")
+        run = evaluate(provider, [m.task], lengths, prompts, draws, seed, "task", label=m.label)
+        runs.append(run)
+    return merge_by_label(runs)
+
+
+@functools.cache
+def _cached(lengths: tuple[int, ...], prompts: int, draws: int, seed: int) -> tuple[RunSummary, ...]:
+    return tuple(evaluate_local(LOCAL_MODELS, lengths, prompts, draws, seed))
+
+
+def local_results(
+    lengths: Sequence[int] = DEFAULT_LENGTHS,
+    prompts: int = FULL_SIZES["prompts"],
+    draws: int = FULL_SIZES["draws"],
+    seed: int = 0,
+) -> list[RunSummary]:
+    """:func:`evaluate_local` of :data:`LOCAL_MODELS`, computed once per process for each set of
+    arguments (each caller gets its own copy)."""
+    return copy.deepcopy(list(_cached(tuple(int(n) for n in lengths), prompts, draws, seed)))
