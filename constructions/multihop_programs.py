@@ -274,8 +274,9 @@ def letter_program(
 
     ``retrieval_theta``: the Retrieval planes' frequency (default [A]'s 0.0027), or one frequency per
     code plane (a RoPE spectrum holds each nonzero frequency once, so an orthogonal code on LLaMA puts its
-    planes on neighbouring frequencies); ``code``: the letter code; ``reflexive_planes``: of the Reflexive layers (default one plane at 0.8660 if positional, one
-    ``theta = 0`` plane if symbolic, when ``None``). ``alphabet`` (8) and ``max_int`` (8) set the
+    planes on neighbouring frequencies); ``code``: the letter code; ``reflexive_planes``: of the
+    Reflexive layers (default one plane at 0.8660 if positional, one ``theta = 0`` plane if symbolic,
+    when ``None``). ``alphabet`` (8) and ``max_int`` (8) set the
     vocabulary: (letter, letter) and (letter, integer) pairs.
     """
     _check_layers(hops, layers)
