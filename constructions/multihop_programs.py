@@ -382,8 +382,10 @@ def checkpoint_program(
     reflexive: str = "positional",
     channel_code: str = "cyclic",
     logit_scale: float = LOGIT_SCALE,
+    max_int: int = NUMBER_TASK_MAX_INT,
 ) -> MultiHopProgram:
-    """The program exported as a checkpoint in [A]'s GPT-J shape with the smallest width.
+    """The program exported as a checkpoint in [A]'s GPT-J shape with the smallest width (``max_int``: the
+    number task's largest integer token).
 
     GPT-J rotates the whole head (``rotary_dim = n_embd``, base 10000) and needs one spare dim for the
     LayerNorm bypass, so ``n_embd = d_model + 1`` rounded up to even and every frequency must be
@@ -403,6 +405,7 @@ def checkpoint_program(
                 ((fast, 1.0),),
                 reflexive,
                 refl,
+                max_int=max_int,
                 logit_scale=logit_scale,
                 channel_code=channel_code,
             )
