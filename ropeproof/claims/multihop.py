@@ -56,18 +56,19 @@ def checkpoint_model(task: str) -> CompiledModel:
 
 
 _DEFAULTS: dict[tuple[str, str], tuple[CheckpointSpec, CompiledModel]] = {}
+_COMPILED: dict[tuple[str, int, float], CompiledModel] = {}
 
 
 def default_checkpoint(task: str, arch: str) -> tuple[CheckpointSpec, CompiledModel]:
     """What ``ropeproof export-model ARCH TASK`` compiles by default (the best solver, width 128, built
-    for ``10^4`` tokens) and its compiled model (cached per process; GPT-J and LLaMA share the number
-    program)."""
+    for ``10^4`` tokens) and its compiled model (cached per process; a program is fixed by its task and
+    spectrum, so GPT-J and LLaMA share the number program)."""
     if (task, arch) not in _DEFAULTS:
         spec = checkpoint_spec(task, "best", arch, max_length=DEFAULT_MAX_LENGTH, hops=HOPS, layers=LAYERS)
-        twin = next(
-            (m for (t, _a), (sp, m) in _DEFAULTS.items() if t == task and sp.program == spec.program), None
-        )
-        _DEFAULTS[(task, arch)] = (spec, twin or compile_program(spec.program))
+        key = (task, spec.rotary_dim, spec.rope_theta)
+        if key not in _COMPILED:
+            _COMPILED[key] = compile_program(spec.program)
+        _DEFAULTS[(task, arch)] = (spec, _COMPILED[key])
     return _DEFAULTS[(task, arch)]
 
 

@@ -30,7 +30,6 @@ Every solver's number vocabulary has the integers ``1 .. max(16, max_length - 1)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,18 +229,3 @@ def checkpoint_spec(
     design["reflexive"] = best.as_dict()
     program = letter_program(hops, layers, code, "orthogonal", "positional", best.planes, **common)
     return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, tuple(notes), design)
-
-
-def describe_spec(spec: CheckpointSpec) -> str:
-    """One line: what the checkpoint's hop and Reflexive layers use."""
-    d = spec.design
-    if spec.solver == "smallest":
-        return "smallest program (theta = 1 Index/Reflexive; Retrieval on 0.001)"
-    refl = d.get("reflexive", {})
-    parts = [f"Reflexive: {len(refl.get('ks', []))} planes, margin {refl.get('margin', math.nan):.4g}"]
-    if "index" in d:
-        idx = d["index"]
-        parts.insert(0, f"Index: {len(idx['ks'])} planes" if "ks" in idx else f"Index: plane k={idx['k']}")
-    if "retrieval" in d:
-        parts.insert(0, f"Retrieval: {d['retrieval'].get('code', 'one-plane')} code")
-    return "; ".join(parts)

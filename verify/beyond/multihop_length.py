@@ -36,8 +36,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.errors import InputError
@@ -359,14 +357,3 @@ def log_ticks(lengths: Sequence[int]) -> list[int]:
     """Powers of ten within the lengths' range (figure ticks)."""
     lo, hi = math.log10(min(lengths)), math.log10(max(lengths))
     return [10**k for k in range(math.ceil(lo), math.floor(hi) + 1)]
-
-
-def accuracy_arrays(rows: Sequence[LengthRow]) -> dict[str, np.ndarray]:
-    """``n``, ``accuracy`` and its interval ends (``lo``, ``hi``) of grid rows, sorted by ``n``."""
-    sel = sorted((r for r in rows if r.grid), key=lambda r: r.n)
-    return {
-        "n": np.array([r.n for r in sel]),
-        "accuracy": np.array([r.accuracy for r in sel]),
-        "lo": np.array([r.accuracy_ci[0] for r in sel]),
-        "hi": np.array([r.accuracy_ci[1] for r in sel]),
-    }
