@@ -60,7 +60,7 @@ def q_values(planes: int, max_n: int) -> list[int]:
 
 def _collisions(freqs: np.ndarray, q: int) -> list[tuple[int, int]]:
     """Pairs of points ``u`` in one box, at most a few, from the float64 box indices."""
-    count = q**freqs.size + 1
+    count = q ** freqs.size + 1
     u = np.arange(count)
     two_pi = 2 * math.pi
     idx = np.zeros(count, dtype=np.int64)

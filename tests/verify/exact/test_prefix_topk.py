@@ -33,7 +33,10 @@ def test_running_topk_against_sorting(values, k, largest, cuts) -> None:
     x = np.array(values)
     bounds = [0, *sorted(c for c in cuts if c < len(values)), len(values)]
     run = RunningTopK(k, largest)
-    outs = [run.feed_with(x[a:b], np.arange(a, b, dtype=np.float64)) for a, b in itertools.pairwise(bounds)]
+    outs = [
+        run.feed_with(x[a:b], np.arange(a, b, dtype=np.float64))
+        for a, b in itertools.pairwise(bounds)
+    ]
     top = np.concatenate([o[0] for o in outs if o[0].size])
     idx = np.concatenate([o[1] for o in outs if o[1].size])
     payload = np.concatenate([o[2] for o in outs if o[2] is not None])[:, :, 0]
