@@ -4,22 +4,26 @@ code in the loop.
 
 Layout (``d`` = the compiled residual width, layer ``l`` of the compiled model = block ``l``):
 
-- **GPT-J in [A]'s shape**: one head per layer, ``n_embd = head_dim = rotary_dim`` (rotary over the whole
-  head, base 10000 fixed by GPT-J), ``n_embd = d + 1`` rounded up to even: the residual dims keep their
-  indices and dim ``d`` is the spare, always-zero dim of the LayerNorm compensation
-  (:mod:`ropeproof.verify.interop.hf`: every norm has ``eps = 2^80`` and gain ``2^40`` so it computes
-  ``x - mean(x)``, and every matrix reading a norm output gets minus its row sum on the spare column).
-  Every plane a layer uses is placed exactly on GPT-J's spectrum ``10000^(-2k/n_embd)`` or the export
-  fails and says why (a ``theta = 0`` plane has no home when every dim rotates).
-- **LLaMA**: ``hidden_size = d`` (RMSNorm with the same constants is the identity, no spare dim),
-  ``head_dim`` and ``rope_theta`` shared by all layers, chosen so that every frequency of every layer is
-  on the spectrum (:func:`~ropeproof.verify.interop.hf.placement.place_llama`).
+- **GPT-J in [A]'s shape**: one head per layer, ``n_embd = head_dim`` (default ``d + 1`` rounded up to
+  even, or a given width such as [A]'s 128): the residual dims keep their indices, dim ``d`` is the spare,
+  always-zero dim of the LayerNorm compensation (:mod:`ropeproof.verify.interop.hf`: every norm has
+  ``eps = 2^80`` and gain ``2^40`` so it computes ``x - mean(x)``, and every matrix reading a norm output
+  gets minus its row sum on the spare column) and any dims past it are unused. The first ``rotary_dim``
+  dims rotate (default all, base 10000 fixed by GPT-J); every plane a layer uses is placed exactly on
+  GPT-J's spectrum ``10000^(-2k/rotary_dim)`` or the export fails and says why, and ``theta = 0`` planes
+  go to the dims past ``rotary_dim``, which GPT-J leaves unrotated (its partial rotary).
+- **LLaMA**: ``hidden_size = d`` or a given width (RMSNorm with the same constants is the identity, no
+  spare dim), ``head_dim`` and ``rope_theta`` shared by all layers, given or chosen so that every
+  frequency of every layer is on the spectrum (:func:`~ropeproof.verify.interop.hf.placement.place_llama`).
 - Per layer: ``q_proj`` carries ``W_Q S * sqrt(head_dim) * logit_scale`` (HF scales ``q . k`` by
   ``head_dim^-1/2``), ``k_proj`` ``W_K S``, ``v_proj``/``o_proj`` the channel copy, MLPs are zero; the
   embedding is ``W_E`` (``[UNK]`` zero), ``lm_head`` is ``W_U^T`` (``[UNK]`` zero, bias zero).
 - The LM's last-position logits equal the compiled model's readout up to rounding, so greedy decoding of
   one token returns the answer. The directory also holds ``tokenizer.json``
-  (:mod:`ropeproof.verify.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`).
+  (:mod:`ropeproof.verify.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`); the config
+  records ``certified_horizon`` (:func:`horizon_record`) and, where given, ``ropeproof_notes``.
+- Every exported tensor is checked finite in the checkpoint's dtype before anything is written, and the
+  logit scale is refused above :func:`max_logit_scale` (scores past float32's range).
 
 The norm bypass is exact while the stream's variance stays below ``2^27`` (GPT-J in float64) or ``2^55``
 (float32): channels grow at most ``2^L`` times, so :func:`export_model` refuses models deeper than that.
