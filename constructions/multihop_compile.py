@@ -13,9 +13,12 @@ Layout of the compiled model (``V`` tokens, residual width ``d`` = the sum of th
   ``scale`` is the program's logit scale.
 
 Every entry is evaluated from the sympy program: per feature and token rule the generic expression is
-turned into an mpmath function (30 significant digits) and evaluated at each token's parameters, then
-rounded to float64 (values below :data:`ZERO_BELOW`, such as ``sin(pi)``, become exactly 0). Nothing is
-typed in by hand.
+turned into a function of the token's parameters and evaluated in ball arithmetic (python-flint's
+``arb`` at :data:`ARB_BITS` bits, the same code sympy prints for mpmath, run on Arb balls); an entry is
+the float64 nearest to the value, accepted only when both ends of its ball round to it (else the
+precision doubles), and values below :data:`ZERO_BELOW` in magnitude, such as ``sin(pi)``, become exactly
+0. Expressions the ball path cannot run (a function it does not provide) are evaluated by mpmath at 30
+significant digits instead. Nothing is typed in by hand.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from typing import Any
 import mpmath
 import numpy as np
 import sympy as sp
+from flint import arb
+from flint import ctx as flint_ctx
+from sympy.printing.pycode import MpmathPrinter
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.construction import Token
@@ -167,17 +173,59 @@ class CompiledModel:
         return "\n".join(lines)
 
 
+ARB_BITS = 120
+"""Working precision (bits) of the ball evaluation of the embedding (doubled for an entry whose ball
+straddles a float64 rounding boundary)."""
+
+
+class _ArbNamespace:
+    """What sympy's mpmath printer calls (``mpmath.mpf``, ``mpmath.cos``, ``mpmath.pi``, ...), on Arb
+    balls at the current ``flint.ctx.prec`` (``pi`` is evaluated at the precision in force)."""
+
+    mpf = staticmethod(arb)
+
+    @staticmethod
+    def cos(x: Any) -> arb:
+        return arb(x).cos()
+
+    @staticmethod
+    def sin(x: Any) -> arb:
+        return arb(x).sin()
+
+    @staticmethod
+    def sqrt(x: Any) -> arb:
+        return arb(x).sqrt()
+
+    @property
+    def pi(self) -> arb:
+        return arb.pi()
+
+
+def _nearest_float(value: Any) -> float | None:
+    """The float64 nearest to the ball ``value`` (0 below :data:`ZERO_BELOW`), or ``None`` when its ends
+    round to different floats."""
+    if not isinstance(value, arb):
+        return float(value)
+    if abs(float(value.mid())) + float(value.rad()) < ZERO_BELOW:
+        return 0.0
+    lo, hi = float(value.lower()), float(value.upper())
+    return lo if lo == hi else None
+
+
 class _Evaluator:
     """Evaluates a feature for many tokens: the generic expression of each (feature, rule) becomes one
-    mpmath function of the token parameters and the program parameters (30 digits)."""
+    function of the token parameters and the program parameters, run on Arb balls (or, for expressions
+    the balls cannot run, on mpmath numbers at 30 digits; module docstring)."""
 
     def __init__(self, program: MultiHopProgram) -> None:
         self.program = program
         self.symbols = list(program.parameters)
-        self.values = [mpmath.mpf(float(program.parameters[s])) for s in self.symbols]
-        self.cache: dict[tuple[str, str], tuple[list[str], Any]] = {}
+        self.floats = [float(program.parameters[s]) for s in self.symbols]
+        self.values = [mpmath.mpf(f) for f in self.floats]
+        self.cache: dict[tuple[str, str], tuple[list[str], Any, Any]] = {}
+        self.mpmath_only: set[tuple[str, str]] = set()
 
-    def _function(self, feature: Feature, rule: str) -> tuple[list[str], Any]:
+    def _function(self, feature: Feature, rule: str) -> tuple[list[str], Any, Any]:
         key = (feature.name, rule)
         if key not in self.cache:
             generic = self.program.generic.get(rule)
@@ -188,17 +236,43 @@ class _Evaluator:
             names = sorted(generic.params)
             args = [sp.sympify(generic.params[n]) for n in names] + self.symbols
             exprs = feature.value(generic)
-            self.cache[key] = (names, sp.lambdify(args, exprs, modules="mpmath"))
+            on_balls = sp.lambdify(args, exprs, modules=[{"mpmath": _ArbNamespace()}], printer=MpmathPrinter)
+            self.cache[key] = (names, on_balls, sp.lambdify(args, exprs, modules="mpmath"))
         return self.cache[key]
+
+    def _on_balls(self, fn: Any, params: list[Any]) -> list[float] | None:
+        bits = ARB_BITS
+        while bits <= 8 * ARB_BITS:
+            old = flint_ctx.prec
+            flint_ctx.prec = bits
+            try:
+                vals = fn(*params, *[arb(f) for f in self.floats])
+                out = [_nearest_float(v) for v in vals]
+            finally:
+                flint_ctx.prec = old
+            if all(v is not None for v in out):
+                return out  # type: ignore[return-value]
+            bits *= 2
+        return None
 
     def __call__(self, feature: Feature, token: Token) -> list[float]:
         if token.rule not in feature.rules:
             return [0.0] * feature.dim
-        names, fn = self._function(feature, token.rule)
+        key = (feature.name, token.rule)
+        names, on_balls, on_mpmath = self._function(feature, token.rule)
+        params = [token.params[n] for n in names]
+        if key not in self.mpmath_only:
+            try:
+                out = self._on_balls(on_balls, params)
+            except (AttributeError, TypeError, ValueError, NameError):  # a function the balls lack
+                self.mpmath_only.add(key)
+                out = None
+            if out is not None:
+                return out
         with mpmath.workdps(30):
-            vals = fn(*[token.params[n] for n in names], *self.values)
-        out = [float(v) for v in vals]
-        return [0.0 if abs(v) < ZERO_BELOW else v for v in out]
+            vals = on_mpmath(*params, *self.values)
+        floats = [float(v) for v in vals]
+        return [0.0 if abs(v) < ZERO_BELOW else v for v in floats]
 
 
 ZERO_BELOW = 1e-28

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import sympy as sp
 
 from ropeproof.constructions.paper import (
@@ -260,7 +261,7 @@ def _letter_code(code: str, alphabet: int) -> tuple[int, Any]:
 def letter_program(
     hops: int = 4,
     layers: int = 12,
-    retrieval_theta: float = RETRIEVAL_THETA,
+    retrieval_theta: float | Sequence[float] = RETRIEVAL_THETA,
     code: str = "one-plane",
     reflexive: str = "positional",
     reflexive_planes: Planes | None = None,
@@ -271,19 +272,34 @@ def letter_program(
 ) -> MultiHopProgram:
     """``Retrieval^hops`` then ``Reflexive^(layers - hops)`` on [A]'s letter task (module docstring).
 
-    ``retrieval_theta``: the Retrieval planes' frequency (default [A]'s 0.0027); ``code``: the letter
-    code; ``reflexive_planes``: of the Reflexive layers (default one plane at 0.8660 if positional, one
-    ``theta = 0`` plane if symbolic, when ``None``). ``alphabet`` (8) and ``max_int`` (8) set the
+    ``retrieval_theta``: the Retrieval planes' frequency (default [A]'s 0.0027), or one frequency per
+    code plane (a RoPE spectrum holds each nonzero frequency once, so an orthogonal code on LLaMA puts its
+    planes on neighbouring frequencies); ``code``: the letter code; ``reflexive_planes``: of the
+    Reflexive layers (default one plane at 0.8660 if positional, one ``theta = 0`` plane if symbolic,
+    when ``None``). ``alphabet`` (8) and ``max_int`` (8) set the
     vocabulary: (letter, letter) and (letter, integer) pairs.
     """
     _check_layers(hops, layers)
     raw = letter_vocabulary(alphabet, max_int)
-    theta = float(retrieval_theta)
-    if theta != theta or theta in (float("inf"), float("-inf")):
-        raise ConstructionError(f"retrieval_theta={retrieval_theta!r} must be finite")
     n_planes, vec = _letter_code(code, alphabet)
+    if isinstance(retrieval_theta, int | float | np.floating | np.integer):
+        thetas = [float(retrieval_theta)]
+    else:
+        thetas = [float(t) for t in retrieval_theta]
+        if len(thetas) != n_planes:
+            raise ConstructionError(
+                f"retrieval_theta has {len(thetas)} frequencies; the {code} code of {alphabet} letters has "
+                f"{n_planes} planes (give one frequency, or one per plane)"
+            )
+    if any(t != t or t in (float("inf"), float("-inf")) for t in thetas):
+        raise ConstructionError(f"retrieval_theta={retrieval_theta!r} must be finite")
     rplanes, rparams = _reflexive_setup(reflexive, reflexive_planes, [(INDEX_THETA, 1.0)])
-    t_sym = sp.Symbol("theta_R", real=True)
+    if len(set(thetas)) == 1:
+        t_syms = [sp.Symbol("theta_R", real=True)] * n_planes
+        t_params = {t_syms[0]: thetas[0]}
+    else:
+        t_syms = list(sp.symbols(f"theta_R0:{n_planes}", real=True))
+        t_params = dict(zip(t_syms, thetas, strict=True))
     tokens = _with_ids(raw)
     answers = alphabet * max_int
     labels = [f"{c}.{p}.{xy}" for c in ("key",) for p in range(n_planes) for xy in "xy"]
@@ -309,7 +325,7 @@ def letter_program(
     )
     retrieval_layer = ProgramLayer(
         "retrieval",
-        tuple(Plane(t_sym, 1) for _ in range(n_planes)),
+        tuple(Plane(t, 1) for t in t_syms),
         tuple(Reader("query", _plane_block(i, n_planes)) for i in range(n_planes)),
         tuple(Reader("key", _plane_block(i, n_planes)) for i in range(n_planes)),
         code=code,
@@ -340,7 +356,7 @@ def letter_program(
         channel_code=channel_code,
         answer_count=answers,
         logit_scale=sp.Float(logit_scale, 30) if not isinstance(logit_scale, sp.Expr) else logit_scale,
-        parameters={t_sym: theta, **rparams},
+        parameters={**t_params, **rparams},
         description=(
             f"Retrieval^{hops} ({code} code, |ALPH| = {alphabet}) Reflexive^{layers - hops} ({reflexive}) on "
             f"the letter task: integers 1..{max_int}"
@@ -366,8 +382,10 @@ def checkpoint_program(
     reflexive: str = "positional",
     channel_code: str = "cyclic",
     logit_scale: float = LOGIT_SCALE,
+    max_int: int = NUMBER_TASK_MAX_INT,
 ) -> MultiHopProgram:
-    """The program exported as a checkpoint in [A]'s GPT-J shape with the smallest width.
+    """The program exported as a checkpoint in [A]'s GPT-J shape with the smallest width (``max_int``: the
+    number task's largest integer token).
 
     GPT-J rotates the whole head (``rotary_dim = n_embd``, base 10000) and needs one spare dim for the
     LayerNorm bypass, so ``n_embd = d_model + 1`` rounded up to even and every frequency must be
@@ -387,6 +405,7 @@ def checkpoint_program(
                 ((fast, 1.0),),
                 reflexive,
                 refl,
+                max_int=max_int,
                 logit_scale=logit_scale,
                 channel_code=channel_code,
             )

@@ -17,20 +17,23 @@ from ropeproof.verify.tasks import letter_task, number_task
 
 SETTING_COLORS = {
     "paper": "#1f77b4",
+    "smallest": "#d62728",
     "best": "#2ca02c",
-    "checkpoint": "#d62728",
 }
+"""One colour per solver of the length study's checkpoints."""
 
 
 def length_rows(quick: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The study's rows (one per setting, build and length) and its summary (horizons, first failures)."""
+    """The study's rows (one per setting, build and length: the grid's, and the lengths probed between
+    grid points for an exact first failure, ``grid`` false) and its summary (horizons, first failures)."""
     study = standard_study(quick)
     return [r.as_dict() for r in study.rows], study.summary()
 
 
 @styled
 def length_figure(quick: bool = False) -> FigureResult:
-    """Accuracy against length (sampled: solid; decoy: dashed) with the certified horizon (dotted)."""
+    """Accuracy against length (sampled: solid, with 95% Wilson intervals; decoy: dashed) with the
+    certified horizon (dotted) and the exact first failure (triangle)."""
     rows, summary = length_rows(quick)
     tasks = ["number", "letter"]
     builds = list(dict.fromkeys(r["build"] for r in rows))
@@ -50,12 +53,17 @@ def length_figure(quick: bool = False) -> FigureResult:
             keys = list(dict.fromkeys(r["setting"] for r in rows if r["task"] == task))
             for key in keys:
                 sel = sorted(
-                    (r for r in rows if r["setting"] == key and r["build"] == build), key=lambda r: r["n"]
+                    (r for r in rows if r["setting"] == key and r["build"] == build and r["grid"]),
+                    key=lambda r: r["n"],
                 )
                 color = SETTING_COLORS[key.split("-", 1)[1]]
                 n = np.array([r["n"] for r in sel])
-                ax.semilogx(n, [r["accuracy"] for r in sel], "o-", ms=3, color=color, label=labels[key])
-                ax.semilogx(n, [r["decoy_accuracy"] for r in sel], "x--", ms=3, lw=0.8, color=color)
+                acc = np.array([r["accuracy"] for r in sel])
+                ci = np.array([r["accuracy_ci"] for r in sel]).reshape(-1, 2)
+                yerr = np.array([acc - ci[:, 0], ci[:, 1] - acc])
+                ax.errorbar(n, acc, yerr=yerr, fmt="o-", ms=3, capsize=2, color=color, label=labels[key])
+                ax.plot(n, [r["decoy_accuracy"] for r in sel], "x--", ms=3, lw=0.8, color=color)
+                ax.set_xscale("log")
                 horizon = summary[key]["certified_horizon"]
                 ax.axvline(horizon, color=color, ls=":", lw=1.0)
                 fail = summary[key]["measured"].get(build, {}).get("first_failure")
@@ -69,15 +77,17 @@ def length_figure(quick: bool = False) -> FigureResult:
                 ax.set_ylabel("accuracy (fraction correct)")
             ax.legend(loc="lower left", fontsize=6)
     caption = (
-        "Compiled 12-layer multi-hop models (4 hop layers, 8 Reflexive, logit scale 1000) on [A]'s tasks "
-        "with 1-4 hops, float64. Solid: accuracy on sampled inputs; dashed: the same inputs with every "
-        "answer-kind token off the chain replaced by one decoy a quarter turn from the answer on the code "
-        "circle (a second probe, not a worst case). Dotted verticals: the certified horizon (every input "
-        "of the family with up to 4 hops is proved correct at every length up to it, by interval "
-        "arithmetic); triangles: the first length with a wrong answer (its tokens are in the "
-        "multihop.length claim of the report). Builds: 'distractors' keeps [A]'s 17-token input at the end "
-        "after random tokens; 'window' lengthens the target window; 'both' lengthens both windows. Curves "
-        "stop after two lengths at or below 25%."
+        "The compiled 12-layer checkpoints of ropeproof export-model (4 hop layers, 8 Reflexive, logit scale "
+        "1000; solvers: [A]'s one-plane heads, the width-6/8 program, the best on GPT-J's width-128 "
+        "spectrum) on [A]'s tasks with 1-4 hops, float64. Solid: accuracy on sampled inputs, bars its 95% "
+        "Wilson interval; dashed: the same inputs with every answer-kind token off the chain replaced by "
+        "one decoy a quarter turn from the answer on the code circle (a second probe, not a worst case). "
+        "Dotted verticals: the certified horizon (every input of the family with up to 4 hops is proved "
+        "correct at every length up to it, by interval arithmetic); triangles: the exact first length with "
+        "a wrong answer (every length between grid points probed; its tokens are in the multihop.length "
+        "claim of the report). Builds: 'distractors' keeps [A]'s 17-token input at the end after random "
+        "tokens; 'window' lengthens the target window; 'both' lengthens both windows. Curves stop after "
+        "two grid lengths whose interval lies below 25%."
     )
     return FigureResult("multihop_length", fig, rows, caption)
 

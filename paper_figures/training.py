@@ -6,6 +6,8 @@ records (no training, no model runs); a configuration that does not ship is left
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -204,68 +206,141 @@ def ps_final_figure(quick: bool = False) -> FigureResult:
     return FigureResult("training_ps_final", fig, rows, caption)
 
 
-def length_figure_rows(quick: bool = False) -> list[dict[str, Any]]:
-    """Trained small models (``distractors`` build) and the compiled checkpoints' study rows."""
-    from ropeproof.paper_figures.multihop import length_rows
+TRAINED_LENGTH_MODELS: tuple[Path, ...] = ()
+"""Trained run directories (``ropeproof train --out DIR``) that :func:`length_figure` draws besides the
+shipped small models: the paper-configuration runs are added here (or passed as ``trained``)."""
+COMPILED_SETTINGS = {"smallest": ("compiled width 6/8", "s--"), "best": ("compiled best (width 128)", "D-")}
+"""The compiled checkpoints of the length study that the figure draws, with legend and line style."""
+
+
+def trained_length_dirs() -> list[Path]:
+    """The shipped small checkpoints, then :data:`TRAINED_LENGTH_MODELS`."""
+    return [shipped_path(t) for t in TASKS] + [Path(d) for d in TRAINED_LENGTH_MODELS]
+
+
+@functools.cache
+def _directory_rows(path: str, lengths: tuple[int, ...], count: int) -> tuple[dict[str, Any], ...]:
+    """``length_accuracy`` of the trained model in ``path`` (loaded once per process)."""
+    from ropeproof.verify.interop.hf.architectures import require_transformers
+    from ropeproof.verify.training.lengths import length_accuracy
+    from ropeproof.verify.training.model import quiet_progress
+
+    tf = require_transformers()
+    with quiet_progress():
+        model = tf.AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
+    return tuple(length_accuracy(model, load_record(path).task, lengths, count=count))
+
+
+def _trained_rows(path: Path, lengths: list[int], count: int) -> list[dict[str, Any]]:
+    import json
+
+    from ropeproof.verify.accuracy_intervals import wilson_interval
     from ropeproof.verify.training.shipped_memo import length_accuracy_row
 
-    lengths = (17, 64, 256, 850) if quick else (17, 24, 32, 64, 128, 256, 512, 850, 1024)
+    task = load_record(path).task
+    limit = int(json.loads((path / "config.json").read_text())["n_positions"])
+    fits = [n for n in lengths if n <= limit]
+    if path.resolve() == shipped_path(task).resolve():  # the claims' memo: computed once per process
+        measured = [length_accuracy_row(task, n, count) for n in fits]
+    else:
+        measured = [dict(r) for r in _directory_rows(str(path), tuple(fits), count)]
+    rows = []
+    for r in measured:
+        lo, hi = wilson_interval(round(r["accuracy"] * r["count"]), r["count"])
+        rows.append(
+            {
+                "task": task,
+                "model": f"trained: {path.name}",
+                "kind": "trained",
+                "n": r["n"],
+                "count": r["count"],
+                "accuracy": r["accuracy"],
+                "ci_lo": lo,
+                "ci_hi": hi,
+                "certified_horizon": None,
+                "first_failure": None,
+            }
+        )
+    return rows
+
+
+def length_figure_rows(quick: bool = False, trained: list[Path] | None = None) -> list[dict[str, Any]]:
+    """Trained models (the ``distractors`` build, up to each model's ``n_positions``) and the compiled
+    checkpoints of the length study (width 6/8 and the best at width 128), with 95% Wilson intervals,
+    certified horizons and exact first failures."""
+    from ropeproof.verify.beyond.multihop_length import standard_study
+
+    lengths = [17, 64, 256, 850] if quick else [17, 24, 32, 64, 128, 256, 512, 850, 1024, 2048]
     count = 8 if quick else 64
     rows = []
-    for task in TASKS:
-        for n in lengths:
-            row = length_accuracy_row(task, n, count)
-            rows.append({**row, "model": "trained small", "certified_horizon": None})
-    compiled, _summary = length_rows(quick)
-    for r in compiled:
-        if r["setting"].endswith("-checkpoint") and r["build"] == "distractors":
-            rows.append(
-                {
-                    "task": r["task"],
-                    "build": r["build"],
-                    "n": r["n"],
-                    "count": r["inputs"],
-                    "accuracy": r["accuracy"],
-                    "model": "compiled checkpoint",
-                    "certified_horizon": r["certified_horizon"],
-                }
-            )
+    for path in trained if trained is not None else trained_length_dirs():
+        rows += _trained_rows(Path(path), lengths, count)
+    study = standard_study(quick)
+    summary = study.summary()
+    for r in study.rows:
+        solver = r.setting.split("-", 1)[1]
+        if solver not in COMPILED_SETTINGS or r.build != "distractors" or not r.grid:
+            continue
+        fail = summary[r.setting]["measured"]["distractors"]["first_failure"]
+        rows.append(
+            {
+                "task": r.task,
+                "model": COMPILED_SETTINGS[solver][0],
+                "kind": "compiled",
+                "n": r.n,
+                "count": r.inputs,
+                "accuracy": r.accuracy,
+                "ci_lo": r.accuracy_ci[0],
+                "ci_hi": r.accuracy_ci[1],
+                "certified_horizon": r.certified_horizon,
+                "first_failure": None if fail is None else fail["n"],
+            }
+        )
     return rows
 
 
 @styled
-def length_figure(quick: bool = False) -> FigureResult:
-    """Accuracy against length: trained small models, the compiled checkpoints, the proved horizon."""
-    rows = length_figure_rows(quick)
-    fig, axes = subplots(1, 2, figsize=(7.2, 2.8), sharey=True, layout="constrained")
-    styles = {"trained small": ("o-", COLORS["retrieval"]), "compiled checkpoint": ("s--", COLORS["index"])}
+def length_figure(quick: bool = False, trained: list[Path] | None = None) -> FigureResult:
+    """Accuracy against length (log axis to 10^4): trained models (``trained``: run directories, default
+    :func:`trained_length_dirs`), the width-6/8 and the best compiled checkpoints, each compiled one with
+    its certified horizon (dotted) and exact first failure (triangle); bars are 95% Wilson intervals."""
+    rows = length_figure_rows(quick, trained)
+    fig, axes = subplots(1, 2, figsize=(7.6, 3.0), sharey=True, layout="constrained")
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    palette = colormaps["tab10"]
     for ax, task in zip(axes, TASKS, strict=True):
-        for model, (marker, color) in styles.items():
+        for i, model in enumerate(models):
             sel = sorted((r for r in rows if r["task"] == task and r["model"] == model), key=lambda r: r["n"])
-            if sel:
-                ax.semilogx(
-                    [r["n"] for r in sel],
-                    [r["accuracy"] for r in sel],
-                    marker,
-                    ms=3,
-                    color=color,
-                    label=model,
-                )
-        horizons = {r["certified_horizon"] for r in rows if r["task"] == task and r["certified_horizon"]}
-        for h in horizons:
-            ax.axvline(h, color=COLORS["index"], ls=":", lw=1.0, label="proved horizon (compiled)")
+            if not sel:
+                continue
+            compiled = sel[0]["kind"] == "compiled"
+            style = next((st for label, st in COMPILED_SETTINGS.values() if label == model), "o-")
+            color = palette(i % 10)
+            n = np.array([r["n"] for r in sel])
+            acc = np.array([r["accuracy"] for r in sel])
+            err = np.array([acc - [r["ci_lo"] for r in sel], np.array([r["ci_hi"] for r in sel]) - acc])
+            ax.errorbar(n, acc, yerr=err, fmt=style, ms=3, lw=1.0, capsize=2, color=color, label=model)
+            if compiled:
+                ax.axvline(sel[0]["certified_horizon"], color=color, ls=":", lw=1.0)
+                if sel[0]["first_failure"] is not None:
+                    ax.plot([sel[0]["first_failure"]], [1.04], "v", color=color, ms=5)
         ax.axvline(850, color=COLORS["bound"], ls="-.", lw=0.6, label="[A]: letter > 90% to 850")
+        ax.set_xscale("log")
+        ax.set_xlim(14, 1.3e4)
         ax.set_title(f"{task} task ('distractors' build)", fontsize=8)
         ax.set_xlabel("sequence length n (tokens)")
-        ax.set_ylim(-0.03, 1.05)
+        ax.set_ylim(-0.03, 1.08)
+        ax.legend(loc="lower left", fontsize=6)
     axes[0].set_ylabel("accuracy")
-    axes[1].legend(loc="lower left", fontsize=6)
     caption = (
-        "Length generalisation: the shipped small trained models (trained on 17 tokens) against the compiled "
-        "12-layer checkpoints on the same long inputs ([A]'s 17-token input preceded by random distractor "
-        "tokens, ropeproof.verify.task_lengths), with the compiled checkpoints' certified horizon (every "
-        "input of the family is proved correct up to it). [A] reports its letter model above 90% up to 850 "
-        "tokens (claim training.length)."
+        "Length generalisation on [A]'s tasks with 1-4 hops ([A]'s 17-token input preceded by random "
+        "distractor tokens, ropeproof.verify.task_lengths): trained models (trained on 17 tokens; each up to "
+        "its position table) against the compiled 12-layer checkpoints that ropeproof export-model writes, "
+        "the width-6/8 one (theta = 1) and the best (width 128, the best heads on GPT-J's spectrum). Bars: "
+        "95% Wilson intervals of the sampled accuracy. Dotted verticals: each compiled checkpoint's "
+        "certified horizon (every input of the family proved correct up to it); triangles: its exact first "
+        "failure (every length probed between grid points). [A] reports its letter model above 90% up to "
+        "850 tokens."
     )
     return FigureResult("training_length", fig, rows, caption)
 

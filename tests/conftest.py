@@ -7,6 +7,9 @@ Profiles (select with ``pytest --hypothesis-profile=NAME``):
 - ``explore``: the same size, fresh random examples each run (finds new counterexamples);
 - ``thorough``: many more random examples, for a longer local or nightly run.
 
+Tests marked ``slow`` (full-size checks, minutes each) are skipped unless ``-m slow`` selects them or the
+``thorough`` profile is chosen.
+
 ``deadline=None`` everywhere: first-call latency (sympy, torch kernels, CUDA init) would otherwise
 trip hypothesis' per-example deadline.
 
@@ -89,7 +92,18 @@ def _thread_policy() -> Iterator[int]:
         yield threads
 
 
+def _runs_slow(config: pytest.Config) -> bool:
+    """``slow`` tests run when asked for: ``-m`` names them, or ``--hypothesis-profile=thorough``."""
+    marks = config.getoption("markexpr", default="") or ""
+    return "slow" in marks or config.getoption("hypothesis_profile", default=None) == "thorough"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _runs_slow(config):
+        slow = pytest.mark.skip(reason="slow: run with -m slow or --hypothesis-profile=thorough")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(slow)
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA; none available on this machine")

@@ -314,6 +314,32 @@ def code_margin(code: str, size: int) -> sp.Expr:
     return sp.Min(2 * sp.sin(sp.pi / size) ** 2, 1)
 
 
+def code_radius(code: str, size: int) -> sp.Expr:
+    """The code's readout radius ``rho``: if the last position holds ``c e_X + err`` with ``c > 0`` and
+    ``||err|| < c rho``, the readout ``argmax_Y <., u_Y>`` (``u_Y = e_Y`` for the ``V = size >= 2`` answers,
+    ``0`` for every other token) is ``X``.
+
+    ``z_X - z_Y = c <e_X, u_X - u_Y> + <err, u_X - u_Y> >= c <e_X, u_X - u_Y> - ||err|| ||u_X - u_Y||``, so
+    ``rho = min_{X, Y != X} <e_X, u_X - u_Y> / ||u_X - u_Y||``:
+
+    - cyclic (angles ``2 pi i / V``): an answer ``Y`` at angle ``Delta`` from ``X`` gives
+      ``2 sin(Delta/2)^2 / (2 |sin(Delta/2)|) = |sin(Delta/2)| >= sin(pi / V)``, a non-answer ``1``:
+      ``rho = sin(pi / V)``;
+    - one-hot: an answer gives ``1 / sqrt(2)``, a non-answer ``1``: ``rho = 1 / sqrt(2)``.
+
+    Against :func:`code_margin` (the worst case over every direction of ``err``, ``||u_X - u_Y|| <= 2``):
+    ``rho = gamma / ||u_X - u_Y||`` at the closest answer, ``1 / sin(pi / V)`` times more room than
+    ``gamma / 2`` for the cyclic code (38 times for [A]'s 120 letters).
+    """
+    if code not in CHANNEL_CODES:
+        raise ConstructionError(f"code={code!r}; accepted: {CHANNEL_CODES}")
+    if size < 2:
+        raise ConstructionError(f"size={size} must be >= 2 answers")
+    if code == "onehot":
+        return 1 / sp.sqrt(2)
+    return sp.sin(sp.pi / size)
+
+
 def code_dims(code: str, size: int) -> int:
     """Channel dimensions a code needs: 2 (cyclic) or ``size`` (one-hot)."""
     return 2 if code == "cyclic" else size

@@ -14,6 +14,11 @@
 
 Chains keep [A]'s structure and balance (hops, targets, answers) and are checked by
 :func:`ropeproof.verify.tasks.follow_number_chain` / ``follow_letter_chain`` in the tests.
+
+:func:`with_decoys` turns an input into a *decoy* input for a compiled model: every answer-kind token off
+the chain is replaced by one decoy whose code sits a quarter turn from the answer's on the code circle
+(the chain and its lookups unchanged), so that every leaked letter points the same wrong way. Decoys are
+a second probe, not a worst case: sampled inputs are sometimes answered worse.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.constructions.paper import (
     ALPHABET_SIZE,
     LETTER_TASK_MAX_INT,
@@ -108,3 +114,42 @@ def long_task(
     _check(task, n, build)
     make = long_number_task if task == "number" else long_letter_task
     return make(count, n, hops, build, seed)
+
+
+def chain_positions(task: str, tokens: Sequence[str]) -> list[int]:
+    """Positions of the chain from the last token to its answer (``p_0 = n - 1, .., p_h``)."""
+    p = len(tokens) - 1
+    out = [p]
+    if task == "number":
+        while tokens[p].isdigit():
+            p -= int(tokens[p])
+            out.append(p)
+        return out
+    while not tokens[p][1:].isdigit():
+        want = tokens[p][1:]
+        p = max(j for j in range(p) if tokens[j][0] == want)
+        out.append(p)
+    return out
+
+
+def _circular(a: int, b: int, size: int) -> int:
+    d = abs(a - b) % size
+    return min(d, size - d)
+
+
+def with_decoys(model: CompiledModel, inst: TaskInstance) -> TaskInstance:
+    """``inst`` with every answer-kind token off the chain replaced by one decoy whose code sits a quarter
+    turn from the answer's (module docstring). The chain, its lookups and the answer are unchanged."""
+    chain = chain_positions(model.task, inst.tokens)
+    answers = list(model.answers)
+    size = len(answers)
+    goal = (answers.index(inst.answer) + size // 4) % size
+    if model.task == "number":
+        decoy = answers[goal]
+    else:
+        used = {inst.tokens[p][0] for p in chain[1:]}  # lookup letters must stay unique
+        allowed = [i for i, t in enumerate(answers) if t[0] not in used]
+        decoy = answers[min(allowed, key=lambda i: _circular(i, goal, size))]
+    on_chain, is_answer = set(chain), set(answers)
+    tokens = tuple(decoy if (p not in on_chain and t in is_answer) else t for p, t in enumerate(inst.tokens))
+    return TaskInstance(tokens, inst.answer, inst.hops, inst.target_position)

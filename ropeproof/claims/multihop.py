@@ -2,14 +2,18 @@
 
 - ``multihop.recursion``: ``h`` hop layers solve every chain of at most ``h`` hops (the chain coefficient,
   and the real models' channels);
-- ``multihop.certified-number`` / ``multihop.certified-letter``: the exported checkpoints' programs are
-  certified correct on every input of their family at [A]'s 17 tokens (interval arithmetic);
-- ``multihop.certified-long``: the best multi-plane / letter-code models are certified to ``10^4``;
-- ``multihop.length``: measured accuracy against length agrees with the certificates, with the first
-  failure as a witness;
+- ``multihop.certified-number`` / ``multihop.certified-letter``: the smallest checkpoints' programs (widths 6
+  and 8, ``theta = 1``) are certified correct on every input of their family up to 44 tokens (interval
+  arithmetic), where the first version of the certificate stopped at 19, with each step's share;
+- ``multihop.certified-long``: the default checkpoints of ``ropeproof export-model`` (the best solver at
+  width 128, GPT-J and LLaMA) are certified to ``10^4``;
+- ``multihop.length``: measured accuracy against length agrees with the certificates, with exact first
+  failures and their witnesses, side by side with the certified horizons;
 - ``multihop.ps-layers``: Index layers score positional and Retrieval layers symbolic;
 - ``multihop.hf-parity``: the exported GPT-J checkpoints answer [A]'s tasks after ``from_pretrained`` and
-  match the module layer by layer.
+  match the module layer by layer;
+- ``multihop.hf-lengths``: the default checkpoints answer sampled and decoy prompts of 17, 850 and ``10^4``
+  tokens through ``AutoModelForCausalLM`` alone, in float32 and float64.
 """
 
 from __future__ import annotations
@@ -24,8 +28,14 @@ from ropeproof.constructions.multihop_compile import CompiledModel, compile_prog
 from ropeproof.constructions.multihop_programs import LOGIT_SCALE, checkpoint_program
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.multihop import chain_coefficient, standard_chain_coefficient
+from ropeproof.verify.beyond.checkpoint_solvers import DEFAULT_MAX_LENGTH, CheckpointSpec, checkpoint_spec
 from ropeproof.verify.beyond.multihop_length import length_settings, standard_study
-from ropeproof.verify.exact.multihop_certified import certified_horizon, horizon_witness
+from ropeproof.verify.exact.multihop_certified import (
+    BASIC,
+    certificate_steps,
+    certified_horizon,
+    horizon_witness,
+)
 from ropeproof.verify.layer_scores import layer_ps_scores
 from ropeproof.verify.runtime.multilayer import model_module
 from ropeproof.verify.tasks import letter_task, number_task
@@ -43,10 +53,27 @@ _MODELS: dict[str, CompiledModel] = {}
 
 
 def checkpoint_model(task: str) -> CompiledModel:
-    """The exported checkpoint's compiled program (12 layers, 4 hop layers; cached)."""
+    """The smallest checkpoint's compiled program (12 layers, 4 hop layers, widths 6 and 8; cached)."""
     if task not in _MODELS:
         _MODELS[task] = compile_program(checkpoint_program(task, HOPS, LAYERS))
     return _MODELS[task]
+
+
+_DEFAULTS: dict[tuple[str, str], tuple[CheckpointSpec, CompiledModel]] = {}
+_COMPILED: dict[tuple[str, int, float], CompiledModel] = {}
+
+
+def default_checkpoint(task: str, arch: str) -> tuple[CheckpointSpec, CompiledModel]:
+    """What ``ropeproof export-model ARCH TASK`` compiles by default (the best solver, width 128, built
+    for ``10^4`` tokens) and its compiled model (cached per process; a program is fixed by its task and
+    spectrum, so GPT-J and LLaMA share the number program)."""
+    if (task, arch) not in _DEFAULTS:
+        spec = checkpoint_spec(task, "best", arch, max_length=DEFAULT_MAX_LENGTH, hops=HOPS, layers=LAYERS)
+        key = (task, spec.rotary_dim, spec.rope_theta)
+        if key not in _COMPILED:
+            _COMPILED[key] = compile_program(spec.program)
+        _DEFAULTS[(task, arch)] = (spec, _COMPILED[key])
+    return _DEFAULTS[(task, arch)]
 
 
 def _tasks(task: str, count: int, hops: tuple[int, ...] = (1, 2, 3, 4), seed: int = 0) -> list:
@@ -95,14 +122,17 @@ def _recursion(ctx: CheckContext) -> Outcome:
 def _certified(task: str, ctx: CheckContext) -> Outcome:
     model = checkpoint_model(task)
     cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
+    basic = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"], **BASIC)
     witness = horizon_witness(model, cert)
     figures: dict[str, Any] = {
         "certified_horizon": cert.horizon,
+        "basic_horizon": basic.horizon,
         "d_model": model.d_model,
         "gptj_width": model.d_model + 1 + (model.d_model + 1) % 2,
         "logit_scale": model.logit_scale,
         "chain_coefficient": cert.coefficient,
         "certificate": cert.summary(),
+        "certificate_steps": certificate_steps(model, ctx.params["hops"], ctx.params["max_n"]),
         "where_the_proof_stops": witness,
     }
     return Outcome.judge(
@@ -111,10 +141,11 @@ def _certified(task: str, ctx: CheckContext) -> Outcome:
         key_figure="certified_horizon",
         counterexample=witness,
         detail=(
-            "Leaked attention bounded from each layer's exact margin and the logit scale, propagated "
-            "through the residual stream (theory/multihop_bound.py), enclosed with Arb balls (python-flint); "
-            "'where_the_proof_stops' is the limiting layer's worst-case chain row at the first undecided "
-            "length."
+            "Leaked attention bounded from each layer's exact margins (a sum over offsets where the keys "
+            "are all alike), propagated per chain position through the residual stream and read out "
+            "against the code's radius (theory/multihop_bound.py), enclosed with Arb balls (python-flint); "
+            "'certificate_steps' gives the horizon with each refinement left out, 'where_the_proof_stops' "
+            "the limiting layer's worst-case chain row at the first undecided length."
         ),
         certified=True,
     )
@@ -123,15 +154,17 @@ def _certified(task: str, ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="multihop.certified-number",
     statement=(
-        "The compiled {layers}-layer number model of the GPT-J checkpoint (Index on theta = 1, logit "
+        "The compiled {layers}-layer number model of the width-6 GPT-J checkpoint (Index on theta = 1, logit "
         "scale {logit_scale:g}) answers every input of the number-task family with 1-{hops} hops correctly "
-        "at every length up to {certified_horizon} ([A] trains at 17), certified by interval arithmetic."
+        "at every length up to {certified_horizon} ([A] trains at 17; the first version of the certificate "
+        "stopped at {basic_horizon}), certified by interval arithmetic."
     ),
-    reference="[A] Thm 3.1 (T_Index) and section 6; this toolkit",
+    reference="[A] Thm 3.1 and section 6; this toolkit",
     params={"task": "number", "hops": HOPS, "layers": LAYERS, "logit_scale": LOGIT_SCALE, "max_n": 256},
-    pins={"certified_horizon": 19},
-    meaning="Every 1-{hops}-hop input up to {certified_horizon} tokens is proved correct; "
-    "'where_the_proof_stops' names the layer whose leak ends the proof and its worst-case row.",
+    pins={"certified_horizon": 44, "basic_horizon": 19},
+    meaning="Every 1-{hops}-hop input up to {certified_horizon} tokens is proved correct (the model first "
+    "fails at 45: offset 44 is within 0.018 rad of 7 turns of theta = 1, claim multihop.length); "
+    "'certificate_steps' says which step of the proof loses the most.",
 )
 def _certified_number(ctx: CheckContext) -> Outcome:
     return _certified("number", ctx)
@@ -140,15 +173,17 @@ def _certified_number(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="multihop.certified-letter",
     statement=(
-        "The compiled {layers}-layer letter model of the GPT-J checkpoint (Retrieval on theta = 0.001, logit "
-        "scale {logit_scale:g}) answers every input of the letter-task family with 1-{hops} hops correctly "
-        "at every length up to {certified_horizon} ([A] trains at 17), certified by interval arithmetic."
+        "The compiled {layers}-layer letter model of the width-8 GPT-J checkpoint (Retrieval on theta = "
+        "0.001, logit scale {logit_scale:g}) answers every input of the letter-task family with 1-{hops} "
+        "hops correctly at every length up to {certified_horizon} ([A] trains at 17; the first version of "
+        "the certificate stopped at {basic_horizon}), certified by interval arithmetic."
     ),
-    reference="[A] Thm 3.1 (T_Retrieval) and section 6; this toolkit",
+    reference="[A] Thm 3.1 and section 6; this toolkit",
     params={"task": "letter", "hops": HOPS, "layers": LAYERS, "logit_scale": LOGIT_SCALE, "max_n": 256},
-    pins={"certified_horizon": 19},
-    meaning="Every 1-{hops}-hop input up to {certified_horizon} tokens is proved correct; "
-    "'where_the_proof_stops' names the layer whose leak ends the proof and its worst-case row.",
+    pins={"certified_horizon": 44, "basic_horizon": 19},
+    meaning="Every 1-{hops}-hop input up to {certified_horizon} tokens is proved correct (the model first "
+    "fails at 45: offset 44 is within 0.018 rad of 7 turns of theta = 1, claim multihop.length); "
+    "'certificate_steps' says which step of the proof loses the most.",
 )
 def _certified_letter(ctx: CheckContext) -> Outcome:
     return _certified("letter", ctx)
@@ -157,27 +192,25 @@ def _certified_letter(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="multihop.certified-long",
     statement=(
-        "The best 8-plane Index model (number task) and the orthogonal-letter-code model at theta = 0 "
-        "(letter task), {layers} layers at logit scale 1000, are certified correct on every input of their "
-        "family with 1-{hops} hops at every length up to {max_n}."
+        "The default checkpoints of ropeproof export-model (the best solver at width 128, {layers} layers, "
+        "logit scale 1000, built for {max_n} tokens; number and letter task, GPT-J and LLaMA) are certified "
+        "correct on every input of their family with 1-{hops} hops at every length up to {max_n}."
     ),
-    reference="[A] section 6; best_known.json; letter codes; this toolkit",
-    params={"hops": HOPS, "layers": LAYERS, "max_n": LONG},
+    reference="[A] section 6; the best heads on a fixed RoPE spectrum; letter codes; this toolkit",
+    params={"hops": HOPS, "layers": LAYERS, "max_n": DEFAULT_MAX_LENGTH},
     quick=False,
-    pins={"min_horizon": LONG},
-    meaning="With the best constructions the toolkit knows, the proof reaches {max_n} tokens.",
+    pins={"min_horizon": DEFAULT_MAX_LENGTH},
+    meaning="The checkpoints a user downloads are proved correct to {max_n} tokens, on their own spectra.",
 )
 def _certified_long(ctx: CheckContext) -> Outcome:
     figures: dict[str, Any] = {}
     ok = True
-    for s in length_settings():
-        if not s.key.endswith("best"):
-            continue
-        cert = certified_horizon(
-            compile_program(s.program(16)), ctx.params["hops"], max_n=ctx.params["max_n"]
-        )
-        figures[s.key] = cert.summary()
-        ok &= cert.complete and cert.horizon == ctx.params["max_n"]
+    for task in ("number", "letter"):
+        for arch in ("gptj", "llama"):
+            spec, model = default_checkpoint(task, arch)
+            cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
+            figures[f"{task}-{arch}"] = {**cert.summary(), "checkpoint": spec.summary()}
+            ok &= cert.complete and cert.horizon == ctx.params["max_n"]
     figures["min_horizon"] = min(v["horizon"] for v in figures.values())
     return Outcome.judge(ok, figures, key_figure="min_horizon", counterexample=figures, certified=True)
 
@@ -185,9 +218,11 @@ def _certified_long(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="multihop.length",
     statement=(
-        "Compiled multi-hop models answer every sampled and decoy input correctly at every length up "
-        "to their certified horizon; past it, the measured accuracy and the first wrong answer (a witness "
-        "input) are reported, for lengths {lengths} and inputs built as {builds}."
+        "The exported checkpoints ([A]'s one-plane solvers, the smallest and the best) answer every sampled "
+        "and decoy input correctly at every length up to their certified horizon; past it, the first length "
+        "with a wrong answer is exact (every length between the last all-correct grid length and the failing "
+        "one probed) and comes with a witness in the checkpoint's vocabulary, for lengths {lengths} and "
+        "inputs built as {builds}."
     ),
     reference="[A] length generalisation (docs/theory.md sections 5 and 6); this toolkit",
     params={
@@ -196,8 +231,9 @@ def _certified_long(ctx: CheckContext) -> Outcome:
         "lengths": Quick("17..10000", "17..64"),
     },
     pins={"violations": 0},
-    meaning="No wrong answer where the proof holds; 'first_failure_n' gives, per setting and build, the "
-    "first length with a wrong answer (the tokens are in the settings' 'first_failure').",
+    meaning="No wrong answer where the proof holds; 'side_by_side' gives, per setting and build, the "
+    "certified horizon, the exact first failure and the gap between them (lengths neither proved nor seen "
+    "to fail); the witnesses' tokens are in the settings' 'first_failure'.",
 )
 def _length(ctx: CheckContext) -> Outcome:
     study = standard_study(ctx.quick)
@@ -212,9 +248,15 @@ def _length(ctx: CheckContext) -> Outcome:
         for k, v in summary.items()
         for b in v["measured"]
     }
-    figures = {"settings": summary, "first_failure_n": first, "violations": len(violations)}
+    witnesses_ok = all(f["in_vocabulary"] and f["exact"] for f in study.failures.values())
+    figures = {
+        "settings": summary,
+        "side_by_side": study.side_by_side(),
+        "first_failure_n": first,
+        "violations": len(violations),
+    }
     return Outcome.judge(
-        not violations,
+        not violations and witnesses_ok,
         figures,
         key_figure="first_failure_n",
         counterexample=violations[:3],
@@ -302,3 +344,47 @@ def _hf_task(transformers: Any, task: str) -> dict[str, Any]:
     accuracy = float(np.mean([a == i.answer.lower() for a, i in zip(answers, insts, strict=True)]))
     parity = model_parity(export_model(model, "gptj"), model, [i.tokens for i in insts[:16]])
     return {"accuracy": accuracy, "n_embd": lm.config.n_embd, "parity": parity.summary()}
+
+
+@CLAIMS.claim(
+    id="multihop.hf-lengths",
+    statement=(
+        "The default checkpoints of ropeproof export-model (best solver, width 128; number and letter task, "
+        "GPT-J and LLaMA), loaded with AutoModelForCausalLM and AutoTokenizer alone, answer every sampled "
+        "and decoy prompt of {lengths} tokens correctly by greedy decoding, in float32 and float64."
+    ),
+    reference="[A] section 6 (12-layer GPT-J, one head per layer, width 128); this toolkit",
+    params={"lengths": [TASK_LENGTH, 850, DEFAULT_MAX_LENGTH], "inputs": {"17": 8, "850": 2, "10000": 1}},
+    quick=False,
+    expected="holds" if importlib.util.find_spec("transformers") else "open",
+    meaning="The checkpoints a user downloads work at {lengths} tokens with transformers alone.",
+)
+def _hf_lengths(ctx: CheckContext) -> Outcome:
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
+    import tempfile
+
+    from ropeproof.verify.interop.hf.length_check import transformers_length_check
+    from ropeproof.verify.interop.hf.model_export import export_model
+
+    counts = {int(k): v for k, v in ctx.params["inputs"].items()}
+    rows: list[dict[str, Any]] = []
+    horizons: dict[str, Any] = {}
+    for task in ("number", "letter"):
+        for arch in ("gptj", "llama"):
+            spec, model = default_checkpoint(task, arch)
+            with tempfile.TemporaryDirectory() as tmp:
+                exported = export_model(model, arch, notes=spec.notes, **spec.export_options())
+                exported.save_pretrained(tmp)
+                horizons[f"{task}-{arch}"] = exported.certified_horizon
+                rows += transformers_length_check(tmp, model, ctx.params["lengths"], lambda n: counts[n])
+    wrong = [r for r in rows if r["accuracy"] < 1.0]
+    figures = {
+        "rows": [{k: v for k, v in r.items() if k != "first_wrong"} for r in rows],
+        "prompts": sum(r["inputs"] for r in rows),
+        "certified_horizons": horizons,
+        "min_accuracy": min(r["accuracy"] for r in rows),
+    }
+    return Outcome.judge(not wrong, figures, key_figure="min_accuracy", counterexample=wrong[:3])

@@ -1,11 +1,12 @@
-"""``ropeproof export-model gptj|llama number|letter --hops H --layers L --out DIR``: a compiled multi-hop
-model as a checkpoint directory that ``from_pretrained`` loads, with its tokenizer.
+"""``ropeproof export-model gptj|llama number|letter --out DIR``: a compiled multi-hop model as a checkpoint
+directory that ``from_pretrained`` loads, with its tokenizer.
 
-Compiles ``Index^H Reflexive^(L-H)`` (number task) or ``Retrieval^H Reflexive^(L-H)`` (letter task) in
-[A]'s GPT-J shape with the smallest width
-(:func:`ropeproof.constructions.multihop_programs.checkpoint_program`), exports it
-(:mod:`ropeproof.verify.interop.hf.model_export`) and prints the layout and the certified horizon
-(:mod:`ropeproof.verify.exact.multihop_certified`). Needs the optional ``hf`` extra.
+Builds ``Index^H Reflexive^(L-H)`` (number task) or ``Retrieval^H Reflexive^(L-H)`` (letter task) with the
+chosen solver on the checkpoint's own spectrum
+(:func:`ropeproof.verify.beyond.checkpoint_solvers.checkpoint_spec`: ``best``, ``paper`` or ``smallest``;
+width 128 by default, built for prompts up to ``--max-length`` tokens), compiles it, certifies it and
+exports it (:mod:`ropeproof.verify.interop.hf.model_export`); the config records the certified horizon.
+Needs the optional ``hf`` extra.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import json
 from ropeproof.atomic_output import atomic_directory
 from ropeproof.commands.arguments import add_command, add_dtype, add_json, add_output, int_in, positive_float
 from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.constructions.multihop_programs import LOGIT_SCALE, TASKS, checkpoint_program
+from ropeproof.constructions.multihop_programs import LOGIT_SCALE, TASKS
 
 ARCHS = ("gptj", "llama")
+SOLVERS = ("best", "paper", "smallest")
+MAX_LENGTH_LIMIT = 1 << 20
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,67 +29,134 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub,
         "export-model",
         help="export a compiled multi-hop model as a GPT-J / LLaMA checkpoint with a tokenizer (hf extra)",
-        example="ropeproof export-model gptj number --hops 2 --layers 3 --out models/number-2hop",
+        example="ropeproof export-model gptj number --hops 4 --layers 12 --out models/number",
         description=(
             "Write a directory that AutoModelForCausalLM and AutoTokenizer.from_pretrained load; greedy\n"
-            "decoding of one token answers the task (prompts as in [A]: 'a z b y c x d w 5', pairs 'c2 fc')."
+            "decoding of one token answers the task (prompts as in [A]: 'a z b y c x d w 5', 'c2 fc').\n"
+            "The config records certified_horizon: every input of the task family with up to --hops hops\n"
+            "and at most that many tokens is proved correct. It is never more than --max-positions (the\n"
+            "longest prompt the checkpoint can run): a smaller table gives a smaller stated horizon."
         ),
     )
     p.add_argument("arch", choices=ARCHS, help="target architecture")
     p.add_argument("task", choices=TASKS, help="number (Index layers) or letter (Retrieval layers)")
     p.add_argument(
+        "--solver",
+        choices=SOLVERS,
+        default="best",
+        help="best: the best heads on the checkpoint's spectrum (orthogonal letter codes at theta = 0 on "
+        "GPT-J's unrotated dims); paper: [A]'s one-plane Index/Retrieval; smallest: the width-6/8 program",
+    )
+    p.add_argument(
+        "--width",
+        type=int_in(4, even=True),
+        default=128,
+        help="n_embd = head_dim (one head per layer), [A]'s 128; '--solver smallest --width 6' (number) or "
+        "'--width 8' (letter) is the smallest checkpoint",
+    )
+    p.add_argument(
+        "--max-length",
+        type=int_in(3, MAX_LENGTH_LIMIT),
+        default=10_000,
+        help="the longest prompt the checkpoint is built for: the number task's integers 1..N-1, the "
+        "best solver's design length, the position table (unless --max-positions) and the certificate",
+    )
+    p.add_argument(
+        "--max-positions",
+        type=int_in(1),
+        default=None,
+        help="the position table (GPT-J n_positions, LLaMA max_position_embeddings); default --max-length. "
+        "The stated horizon is at most this (reported smaller, not refused)",
+    )
+    p.add_argument(
         "--hops", type=int_in(1), default=4, help="hop layers: solves chains of up to this many hops"
     )
     p.add_argument("--layers", type=int_in(1), default=12, help="total layers (the rest are Reflexive)")
     add_output(p, None, "output directory of the checkpoint")
-    p.add_argument("--reflexive", choices=["positional", "symbolic"], default="positional")
+    p.add_argument(
+        "--reflexive",
+        choices=["positional", "symbolic"],
+        default="positional",
+        help="Reflexive layers (symbolic only with --solver smallest)",
+    )
     p.add_argument("--channel-code", choices=["cyclic", "onehot"], default="cyclic", help="answer code")
     p.add_argument(
-        "--logit-scale", type=positive_float, default=LOGIT_SCALE, help="multiplies every layer's logits"
+        "--logit-scale",
+        type=positive_float,
+        default=LOGIT_SCALE,
+        help="multiplies every layer's logits; refused if the exported weights or scores would overflow "
+        "float32 (the error gives the accepted range)",
     )
     add_dtype(p, "checkpoint dtype", choices=("float32", "float64"))
-    p.add_argument("--max-positions", type=int_in(3), default=2048, help="longest supported prompt")
-    p.add_argument(
-        "--certify-up-to", type=int_in(3), default=4096, help="largest length the certificate tries"
-    )
     add_json(p, "the layout and the certified horizon")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ropeproof.verify.exact.multihop_certified import certified_horizon
+    from ropeproof.verify.beyond.checkpoint_solvers import checkpoint_spec
     from ropeproof.verify.interop.hf.model_export import export_model
 
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any work
-        program = checkpoint_program(
-            args.task, args.hops, args.layers, args.reflexive, args.channel_code, args.logit_scale
+        spec = checkpoint_spec(
+            args.task,
+            args.solver,
+            args.arch,
+            args.width,
+            args.max_length,
+            args.hops,
+            args.layers,
+            args.reflexive,
+            args.channel_code,
+            args.logit_scale,
         )
-        model = compile_program(program)
-        exported = export_model(model, args.arch, dtype=args.dtype, max_positions=args.max_positions)
+        model = compile_program(spec.program)
+        options = spec.export_options()
+        if args.max_positions is not None:
+            options["max_positions"] = args.max_positions
+        exported = export_model(model, args.arch, dtype=args.dtype, notes=spec.notes, **options)
         exported.save_pretrained(staging)
-        cert = certified_horizon(model, args.hops, max_n=args.certify_up_to)
     info = exported.info
+    record = info.metadata["certificate"]
     if args.json:
         doc = {
             "path": str(args.out),
             "model": model.name,
+            "solver": spec.solver,
             "arch": info.arch,
             "layers": model.n_layers,
             "hidden_size": info.hidden_size,
             "head_dim": info.head_dim,
             "rotary_dim": info.rotary_dim,
             "rope_theta": info.rope_theta,
+            "vocab_size": model.vocab_size + 1,
+            "max_positions": options["max_positions"],
             "residual": list(info.residual_labels),
-            "certified_horizon": cert.horizon,
-            "certificate_complete": cert.complete,
+            "certified_horizon": record["certified_horizon"],
+            "certificate": record,
+            "notes": list(spec.notes),
         }
         print(json.dumps(doc))
         return 0
     print(
-        f"wrote {model.name} as {info.arch} ({model.n_layers} layers, hidden_size {info.hidden_size}, "
-        f"head_dim {info.head_dim}, rotary_dim {info.rotary_dim}, rope_theta {info.rope_theta}) to {args.out}"
+        f"wrote {model.name} ({spec.solver} solver) as {info.arch} ({model.n_layers} layers, hidden_size "
+        f"{info.hidden_size}, head_dim {info.head_dim}, rotary_dim {info.rotary_dim}, rope_theta "
+        f"{info.rope_theta:g}, {model.vocab_size + 1} tokens, {options['max_positions']} positions) to "
+        f"{args.out}"
     )
-    print("residual: " + ", ".join(f"{i}:{lab}" for i, lab in enumerate(info.residual_labels)))
-    horizon = f"every n <= {cert.horizon}" + (" (the whole range tried)" if cert.complete else "")
+    for note in spec.notes:
+        print(f"note: {note}")
+    used = [f"{i}:{lab}" for i, lab in enumerate(info.residual_labels) if not lab.startswith("unused")]
+    spare = len(info.residual_labels) - len(used)
+    print(
+        "residual: "
+        + ", ".join(used)
+        + (f" (dims {len(used)}..{len(used) + spare - 1} unused)" if spare else "")
+    )
+    horizon = f"every n <= {record['certified_horizon']}"
+    if record["limited_by"] == "max_positions":
+        horizon += (
+            f" (the longest prompt the checkpoint runs; the proof reaches {record['certificate_horizon']}"
+        )
+        horizon += " or beyond)" if record["certificate_complete"] else ")"
     print(f"certified correct on every {args.task}-task input with <= {args.hops} hops for {horizon}")
     return 0

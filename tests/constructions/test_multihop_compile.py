@@ -131,3 +131,39 @@ def test_model_lookups_and_errors(number_model: CompiledModel) -> None:
     with pytest.raises(ConstructionError, match="MultiHopProgram"):
         compile_program("number")  # type: ignore[arg-type]
     assert number_model.decode(np.eye(number_model.vocab_size)[[3]]) == ["D"]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        number_program(hops=1, layers=2, index_planes=((1.0, 0.25), (0.0123, 0.75)), max_int=40),
+        number_program(hops=1, layers=2, reflexive="symbolic", letters=7, max_int=5, channel_code="onehot"),
+        letter_program(
+            hops=1, layers=2, alphabet=5, max_int=3, code="orthogonal", retrieval_theta=(0.1, 0.2, 0.3)
+        ),
+        letter_program(hops=1, layers=2, alphabet=6, max_int=2),
+    ],
+    ids=["number-two-planes", "number-onehot-symbolic", "letter-orthogonal", "letter-one-plane"],
+)
+def test_ball_evaluation_equals_30_digit_mpmath(program) -> None:
+    """The embedding's entries on Arb balls are the same float64s as the 30-digit mpmath evaluation."""
+    from ropeproof.constructions.multihop_compile import _Evaluator
+
+    balls, digits = _Evaluator(program), _Evaluator(program)
+    for feature in program.features:
+        for token in program.tokens:
+            digits.mpmath_only.add((feature.name, token.rule))
+            assert balls(feature, token) == digits(feature, token), (feature.name, token.name)
+    assert not balls.mpmath_only  # every expression of these programs ran on balls
+
+
+def test_expressions_the_balls_cannot_run_fall_back_to_mpmath() -> None:
+    from ropeproof.constructions.multihop_compile import _Evaluator
+    from ropeproof.theory.multihop import Feature
+
+    program = number_program(hops=1, layers=2, letters=2, max_int=3)
+    odd = Feature("odd", ("odd",), "content", {"integer": lambda p: [sp.tanh(p["s"] / 7)]})
+    evaluate = _Evaluator(program)
+    token = next(t for t in program.tokens if t.rule == "integer")
+    assert evaluate(odd, token) == [float(mpmath.tanh(mpmath.mpf(token.params["s"]) / 7))]
+    assert ("odd", "integer") in evaluate.mpmath_only

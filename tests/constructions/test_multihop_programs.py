@@ -43,3 +43,17 @@ def test_symbolic_reflexive_defaults_to_nope_and_reads_self() -> None:
     refl = p.layers[-1]
     assert refl.variant == "symbolic" and refl.query[0].feature == "self"
     assert p.numeric(refl.planes[0].freq) == 0.0
+
+
+def test_orthogonal_code_takes_one_frequency_per_plane() -> None:
+    import pytest
+
+    from ropeproof.theory.errors import ConstructionError
+
+    p = letter_program(code="orthogonal", retrieval_theta=(1e-9, 2e-9, 3e-9, 4e-9))
+    freqs = [p.numeric(plane.freq) for plane in p.layers[0].planes]
+    assert freqs == [1e-9, 2e-9, 3e-9, 4e-9]  # 8 letters: 4 planes, each on its own frequency
+    same = letter_program(code="orthogonal", retrieval_theta=0.0)
+    assert {same.numeric(plane.freq) for plane in same.layers[0].planes} == {0.0}
+    with pytest.raises(ConstructionError, match="retrieval_theta has 2 frequencies; the orthogonal code"):
+        letter_program(code="orthogonal", retrieval_theta=(0.1, 0.2))

@@ -16,6 +16,8 @@ def test_figures_draw_save_and_carry_their_rows(tmp_path: Path) -> None:
     assert fig.rows == rows and "certified horizon" in fig.caption
     assert {r["setting"] for r in rows} == set(summary)
     assert all(r["accuracy"] == 1.0 for r in rows if r["n"] <= r["certified_horizon"])
+    assert any(not r["grid"] for r in rows)  # the lengths probed for exact first failures
+    assert all(r["accuracy_ci"][0] <= r["accuracy"] <= r["accuracy_ci"][1] for r in rows)
     ps = ps_figure(quick=True)
     assert ps.rows == ps_rows(quick=True)
     assert {(r["task"], r["reflexive"]) for r in ps.rows} == {

@@ -41,10 +41,18 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
 
     lengths = length_figure(quick=True)
     models = {r["model"] for r in lengths.rows}
-    assert models == {"trained small", "compiled checkpoint"}
-    trained = [r for r in lengths.rows if r["model"] == "trained small"]
+    assert models == {
+        "trained: number-small",
+        "trained: letter-small",
+        "compiled width 6/8",
+        "compiled best (width 128)",
+    }
+    trained = [r for r in lengths.rows if r["kind"] == "trained"]
     assert {r["n"] for r in trained} == {17, 64, 256, 850}
     assert all(r["accuracy"] == 1.0 for r in trained if r["n"] == 17)  # the training length
+    assert all(r["ci_lo"] <= r["accuracy"] <= r["ci_hi"] for r in lengths.rows)
+    compiled = [r for r in lengths.rows if r["model"] == "compiled width 6/8"]
+    assert {(r["certified_horizon"], r["first_failure"]) for r in compiled} == {(44, 45)}
     freqs = frequencies_figure(quick=True)
     for task in ("number", "letter"):
         for layer in range(6):
@@ -61,3 +69,22 @@ def test_theory_figure_quick() -> None:
     assert {(r["task"], r["layer"]) for r in result.rows} == {("number", 0), ("letter", 0)}
     assert {r["n"] for r in result.rows} == set(range(2, 18))
     assert all(r["construction_margin_inf"] > 0 for r in result.rows)  # the constructions solve their family
+
+
+def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:
+    """A trained run directory given as data (here a copy of the shipped letter model) is measured like
+    the shipped one: the same weights and seeded inputs give the same accuracies."""
+    import shutil
+
+    from ropeproof.paper_figures.training import length_figure_rows
+
+    run = tmp_path / "my-run"
+    shutil.copytree(shipped_path("letter"), run)
+    rows = length_figure_rows(quick=True, trained=[run])
+    mine = {r["n"]: r["accuracy"] for r in rows if r["model"] == "trained: my-run"}
+    shipped = {
+        r["n"]: r["accuracy"]
+        for r in length_figure_rows(quick=True, trained=[shipped_path("letter")])
+        if r["kind"] == "trained"
+    }
+    assert mine == shipped and set(mine) == {17, 64, 256, 850}

@@ -46,6 +46,8 @@ SIZE_CAPS = {
     "alphabet": 4,
     "max_int": 12,
     "max_positions": 64,
+    "max_length": 40,
+    "width": 12,
     "rotary_dim": 16,
     "block_size": 4,
     "seed": 3,
@@ -56,9 +58,19 @@ SIZE_CAPS = {
 }
 """Largest integer drawn per option (keeps each run fast); other integer options draw up to 8."""
 JUNK = ["", "x", "-1", "0", "nan", "1e400", "--", "1:2:3:4"]
-ALWAYS_GIVEN = {"lengths", "n_inputs", "exclusion_samples", "steps", "eval_prompts", "score_prompts", "jobs"}
+ALWAYS_GIVEN = {
+    "lengths",
+    "n_inputs",
+    "exclusion_samples",
+    "steps",
+    "eval_prompts",
+    "score_prompts",
+    "jobs",
+    "max_length",
+}
 """Options whose defaults are too big for a fuzz run (``sweep``'s default lengths 2:100 take minutes
-for a retrieval sweep whose margin is negative; ``train``'s default run takes minutes; ``check --jobs 2``
+for a retrieval sweep whose margin is negative; ``train``'s default run takes minutes; ``export-model``'s
+default ``--max-length 10000`` compiles ten thousand integer tokens; ``check --jobs 2``
 draws the real figures in a second process, where the patched figure registry does not reach): always
 drawn, so their values stay capped."""
 SKIPPED = {"help", "debug", "version"}

@@ -165,14 +165,64 @@ def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     export_model.register(sub)
     assert "export-model" in sub.choices
 
-    assert (
-        main(["export-model", "gptj", "number", "--hops", "2", "--layers", "3", "--out", str(tmp_path / "m")])
-        == 0
-    )
+    small = ["--solver", "smallest", "--width", "6", "--max-length", "64"]
+    argv = [
+        "export-model",
+        "gptj",
+        "number",
+        "--hops",
+        "2",
+        "--layers",
+        "3",
+        *small,
+        "--out",
+        str(tmp_path / "m"),
+    ]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert "hidden_size 6" in out and "5:spare" in out and "certified correct" in out
     info = load_model_info(tmp_path / "m")
     assert info.n_layers == 3 and info.task == "number"
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["certified_horizon"] == info.metadata["certificate"]["certified_horizon"] <= 64
+    assert config["vocab_size"] == 120 + 63 + 1  # integers 1..63 for prompts up to 64 tokens, and [UNK]
+
+    # issue 22: a position table of 3 cannot run 17 tokens, so the stated horizon is 3, not the proof's 44
+    argv = [
+        "export-model",
+        "gptj",
+        "number",
+        *small,
+        "--max-positions",
+        "3",
+        "--json",
+        "--out",
+        str(tmp_path / "p"),
+    ]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["certified_horizon"] == 3 and doc["certificate"]["limited_by"] == "max_positions"
+    assert json.loads((tmp_path / "p" / "config.json").read_text())["certified_horizon"] == 3
+
+    # issue 22: a logit scale whose q_proj weights overflow float32 is refused, and nothing is written
+    argv = [
+        "export-model",
+        "gptj",
+        "letter",
+        "--max-length",
+        "32",
+        "--logit-scale=1e300",
+        "--out",
+        str(tmp_path / "s"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(err) == 1
+        and "logit_scale=1e+300 is out of range" in err[0]
+        and "accepted: 0 < logit_scale <=" in err[0]
+    )
+    assert not (tmp_path / "s").exists()
     assert (
         main(["export-model", "gptj", "number", "--hops", "3", "--layers", "2", "--out", str(tmp_path / "x")])
         == 2

@@ -1,25 +1,31 @@
-"""Length generalisation of compiled multi-hop models: the certified horizon, accuracy on [A]'s task
-generators from 17 tokens to ``10^4``, and the first input where the model really fails.
+"""Length generalisation of the exported multi-hop checkpoints: the certified horizon, accuracy on [A]'s
+task generators from 17 tokens to ``10^4``, and the exact first length where a model really fails.
 
-Settings (:func:`length_settings`), 12 layers with 4 hop layers, logit scale 1000, cyclic answer codes:
+Settings (:func:`length_settings`): the programs ``ropeproof export-model gptj TASK --solver S`` writes
+(:func:`~ropeproof.verify.beyond.checkpoint_solvers.checkpoint_spec`, 12 layers with 4 hop layers, logit
+scale 1000, cyclic answer codes, built for the study's longest length, so the vocabulary holds every
+input the study asks), for both tasks and the three solvers:
 
-- number task: [A]'s one-plane Index (``theta = 0.8660``); the best 8-plane Index the toolkit knows
-  (``best_known.json``, searched at length 4096); the exported checkpoint's program (``theta = 1``, the
-  GPT-J width-6 model);
-- letter task: [A]'s one-plane Retrieval (``theta = 0.0027``); the best letter code the toolkit knows
-  (orthogonal letters at ``theta = 0``, margin 1 at every length,
-  :mod:`ropeproof.verify.beyond.letter_codes`); the exported checkpoint's program (``theta = 0.001``).
-
-Reflexive layers are positional; outside the checkpoint programs they use the best 8-plane planes in every
-setting, so each curve isolates its Index or Retrieval choice.
+- ``paper``: [A]'s one-plane Index (``0.8660``) or Retrieval (``0.0027``) on the width-128 spectrum;
+- ``smallest``: the width-6 (number) and width-8 (letter) checkpoint (``theta = 1``);
+- ``best``: the default export, width 128, the best heads on GPT-J's spectrum and orthogonal letter codes.
 
 For each length and build (:mod:`ropeproof.verify.task_lengths`) the study answers sampled inputs with
-:func:`~ropeproof.verify.runtime.chain_readout.long_answers` (float64) and *decoy* inputs: the same
-inputs with every answer-kind token off the chain replaced by one decoy a quarter turn from the answer on
-the code circle (the chain and its lookups unchanged), so that every leaked letter points the same wrong
-way. They are a second probe, not a worst case: sampled inputs are sometimes answered worse. A setting
-stops after ``stop_after`` consecutive lengths at or below 25% sampled accuracy. The first wrong answer is
-kept as the witness (tokens, expected and given answer) and re-run through the full module when short.
+:func:`~ropeproof.verify.runtime.chain_readout.long_answers` (float64) and the same inputs with decoys
+(:func:`~ropeproof.verify.task_lengths.with_decoys`). Accuracies carry 95% Wilson intervals
+(:mod:`ropeproof.verify.accuracy_intervals`); a setting stops after ``stop_after`` consecutive grid lengths
+whose interval lies below 25%.
+
+**Exact first failures.** The lengths of the grid are a grid: when a grid length first gives a wrong
+answer, every length between the last all-correct grid length and that grid length is probed the same
+way, in order (failures need not be monotone in ``n``, so bisection could skip the first; lengths the
+certificate covers are probed too, where a wrong answer would be a violation of the proof), and the first
+length with a wrong answer is reported with its witness: the tokens, expected and given answer, and
+whether the full module confirms it. The searched range is recorded; ``exact`` is false only if the
+search was cut at ``search_limit`` lengths. Every witness token is in the checkpoint's vocabulary
+(checked), so the exported checkpoint can be asked the same input. Rows of the grid carry ``grid =
+True``, rows of the search ``grid = False``; a summary's ``grid_all_correct_up_to`` is a grid result,
+``first_failure`` exact.
 """
 
 from __future__ import annotations
@@ -30,128 +36,73 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import checkpoint_program, letter_program, number_program
-from ropeproof.constructions.paper import INDEX_THETA, RETRIEVAL_THETA
+from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.multihop import MultiHopProgram
-from ropeproof.verify.beyond.index_search import best_known_table
-from ropeproof.verify.exact.multihop_certified import MultiHopCertificate, certified_horizon
+from ropeproof.verify.accuracy_intervals import compare_to_level, wilson_interval
+from ropeproof.verify.beyond.checkpoint_solvers import CheckpointSpec, checkpoint_spec
+from ropeproof.verify.exact.multihop_certified import (
+    MultiHopCertificate,
+    certificate_steps,
+    certified_horizon,
+)
 from ropeproof.verify.runtime.chain_readout import long_answers
 from ropeproof.verify.runtime.multilayer import answer_model
-from ropeproof.verify.task_lengths import BUILDS, long_task, required_max_int
+from ropeproof.verify.task_lengths import BUILDS, chain_positions, long_task, with_decoys
 from ropeproof.verify.tasks import TaskInstance
+
+__all__ = [
+    "HOPS",
+    "LAYERS",
+    "WIDTH",
+    "LengthRow",
+    "LengthSetting",
+    "LengthStudy",
+    "chain_positions",
+    "default_count",
+    "default_lengths",
+    "length_settings",
+    "length_study",
+    "log_ticks",
+    "standard_study",
+    "with_decoys",
+]
 
 HOPS = 4
 LAYERS = 12
-BEST_PLANES = (8, 4096)
-"""The ``(planes, length)`` entry of ``best_known.json`` used as the best multi-plane Index."""
+WIDTH = 128
+"""The exported checkpoints' width ([A]'s 128); the ``smallest`` solver's program is the same at any width."""
+STOP_LEVEL = 0.25
+"""A setting stops after ``stop_after`` grid lengths whose 95% interval lies below this accuracy."""
+
+AnswerFn = Callable[[CompiledModel, Sequence[Sequence[str]]], list[str]]
+"""``answer(model, sequences) -> answers``: how the study answers inputs (default :func:`long_answers`)."""
 
 
 @dataclass(frozen=True)
 class LengthSetting:
-    """A model of the study: ``key``, ``task``, a legend ``label`` and ``program(max_int)``."""
+    """A checkpoint of the study: ``key``, ``task``, ``solver`` and a legend ``label``."""
 
     key: str
     task: str
+    solver: str
     label: str
-    program: Callable[[int], MultiHopProgram]
 
-
-@functools.cache
-def best_planes() -> tuple[tuple[float, float], ...]:
-    """The best 8-plane Index construction the toolkit stores (``(theta_k, a_k)``, amplitudes sum to 1)."""
-    freqs, amps = best_known_table()[BEST_PLANES]
-    return tuple(zip(freqs, amps, strict=True))
-
-
-def _checkpoint(task: str, max_int: int) -> MultiHopProgram:
-    base = checkpoint_program(task, HOPS, LAYERS)
-    if task == "letter" or max_int == 16:
-        return base
-    theta = float(base.parameters[next(s for s in base.parameters if s.name == "theta_I0")])
-    return number_program(HOPS, LAYERS, ((theta, 1.0),), "positional", ((theta, 1.0),), max_int=max_int)
+    def spec(self, max_length: int) -> CheckpointSpec:
+        """The GPT-J checkpoint's program, built for inputs up to ``max_length`` tokens."""
+        return checkpoint_spec(self.task, self.solver, "gptj", WIDTH, max(int(max_length), 3), HOPS, LAYERS)
 
 
 def length_settings() -> list[LengthSetting]:
     """The six settings of the module docstring, number task first."""
-    best = list(best_planes())
     return [
-        LengthSetting(
-            "number-paper",
-            "number",
-            f"one-plane Index, theta = {INDEX_THETA}",
-            lambda m: number_program(HOPS, LAYERS, ((INDEX_THETA, 1.0),), "positional", best, max_int=m),
-        ),
-        LengthSetting(
-            "number-best",
-            "number",
-            "best 8-plane Index",
-            lambda m: number_program(HOPS, LAYERS, best, "positional", best, max_int=m),
-        ),
-        LengthSetting(
-            "number-checkpoint", "number", "checkpoint (GPT-J width 6)", lambda m: _checkpoint("number", m)
-        ),
-        LengthSetting(
-            "letter-paper",
-            "letter",
-            f"one-plane Retrieval, theta = {RETRIEVAL_THETA}",
-            lambda m: letter_program(HOPS, LAYERS, RETRIEVAL_THETA, "one-plane", "positional", best),
-        ),
-        LengthSetting(
-            "letter-best",
-            "letter",
-            "orthogonal letter code, theta = 0",
-            lambda m: letter_program(HOPS, LAYERS, 0.0, "orthogonal", "positional", best),
-        ),
-        LengthSetting(
-            "letter-checkpoint", "letter", "checkpoint (GPT-J width 8)", lambda m: _checkpoint("letter", m)
-        ),
+        LengthSetting("number-paper", "number", "paper", "[A]'s one-plane Index (theta = 0.866)"),
+        LengthSetting("number-smallest", "number", "smallest", "width-6 checkpoint (theta = 1)"),
+        LengthSetting("number-best", "number", "best", "best checkpoint (width 128)"),
+        LengthSetting("letter-paper", "letter", "paper", "[A]'s one-plane Retrieval (theta = 0.0027)"),
+        LengthSetting("letter-smallest", "letter", "smallest", "width-8 checkpoint (theta = 1)"),
+        LengthSetting("letter-best", "letter", "best", "best checkpoint (width 128, orthogonal codes)"),
     ]
-
-
-# ---------------------------------------------------------------------------------- decoy inputs
-
-
-def chain_positions(task: str, tokens: Sequence[str]) -> list[int]:
-    """Positions of the chain from the last token to its answer (``p_0 = n - 1, .., p_h``)."""
-    p = len(tokens) - 1
-    out = [p]
-    if task == "number":
-        while tokens[p].isdigit():
-            p -= int(tokens[p])
-            out.append(p)
-        return out
-    while not tokens[p][1:].isdigit():
-        want = tokens[p][1:]
-        p = max(j for j in range(p) if tokens[j][0] == want)
-        out.append(p)
-    return out
-
-
-def _circular(a: int, b: int, size: int) -> int:
-    d = abs(a - b) % size
-    return min(d, size - d)
-
-
-def with_decoys(model: CompiledModel, inst: TaskInstance) -> TaskInstance:
-    """``inst`` with every answer-kind token off the chain replaced by one decoy whose code sits a quarter
-    turn from the answer's (module docstring). The chain, its lookups and the answer are unchanged."""
-    chain = chain_positions(model.task, inst.tokens)
-    answers = list(model.answers)
-    size = len(answers)
-    goal = (answers.index(inst.answer) + size // 4) % size
-    if model.task == "number":
-        decoy = answers[goal]
-    else:
-        used = {inst.tokens[p][0] for p in chain[1:]}  # lookup letters must stay unique
-        allowed = [i for i, t in enumerate(answers) if t[0] not in used]
-        decoy = answers[min(allowed, key=lambda i: _circular(i, goal, size))]
-    on_chain, is_answer = set(chain), set(answers)
-    tokens = tuple(decoy if (p not in on_chain and t in is_answer) else t for p, t in enumerate(inst.tokens))
-    return TaskInstance(tokens, inst.answer, inst.hops, inst.target_position)
 
 
 # ---------------------------------------------------------------------------------------- the study
@@ -159,7 +110,8 @@ def with_decoys(model: CompiledModel, inst: TaskInstance) -> TaskInstance:
 
 @dataclass
 class LengthRow:
-    """Accuracy of one setting at one length and build."""
+    """Accuracy of one setting at one length and build, with 95% Wilson intervals; ``grid`` is false for
+    the lengths probed by the search for an exact first failure."""
 
     setting: str
     task: str
@@ -168,41 +120,70 @@ class LengthRow:
     inputs: int
     accuracy: float
     decoy_accuracy: float
+    accuracy_ci: tuple[float, float]
+    decoy_ci: tuple[float, float]
     certified_horizon: int
     certified: bool
+    grid: bool = True
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["accuracy_ci"] = list(self.accuracy_ci)
+        out["decoy_ci"] = list(self.decoy_ci)
+        return out
 
 
 @dataclass
 class LengthStudy:
-    """Rows, the certificates (per setting) and the first failure found (per setting and build)."""
+    """Rows, the certificates (per setting), the exact first failures (per setting and build) and, per
+    setting, the certificate's horizon with each refinement left out (:func:`certificate_steps`)."""
 
     rows: list[LengthRow]
     certificates: dict[str, MultiHopCertificate]
     failures: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
 
     def first_failure_n(self, setting: str, build: str) -> int | None:
         f = self.failures.get((setting, build))
         return None if f is None else int(f["n"])
 
     def summary(self) -> dict[str, Any]:
+        """Per setting: the certified horizon, and per build the grid, the exact first failure and the gap
+        between them (lengths neither proved nor seen to fail: ``first_failure - horizon - 1``)."""
         out: dict[str, Any] = {}
         for key, cert in self.certificates.items():
             rows = [r for r in self.rows if r.setting == key]
+            measured = {}
+            for b in sorted({r.build for r in rows}):
+                grid = [r for r in rows if r.build == b and r.grid]
+                fail = self.failures.get((key, b))
+                measured[b] = {
+                    "grid_max_n": max((r.n for r in grid), default=None),
+                    "grid_all_correct_up_to": _all_correct_up_to(grid),
+                    "first_failure": fail,
+                    "gap_to_certificate": None if fail is None else int(fail["n"]) - cert.horizon - 1,
+                }
             out[key] = {
+                "label": self.labels.get(key, key),
                 "certified_horizon": cert.horizon,
                 "certificate_complete": cert.complete,
-                "measured": {
-                    b: {
-                        "max_n": max((r.n for r in rows if r.build == b), default=None),
-                        "all_correct_up_to": _all_correct_up_to([r for r in rows if r.build == b]),
-                        "first_failure": self.failures.get((key, b)),
-                    }
-                    for b in sorted({r.build for r in rows})
-                },
+                "certificate_steps": self.steps.get(key),
+                "measured": measured,
             }
+        return out
+
+    def side_by_side(self) -> dict[str, dict[str, Any]]:
+        """``setting/build -> {certified_horizon, first_failure, gap}``: the report's comparison."""
+        out = {}
+        for key, s in self.summary().items():
+            for b, m in s["measured"].items():
+                fail = m["first_failure"]
+                out[f"{key}/{b}"] = {
+                    "certified_horizon": s["certified_horizon"],
+                    "first_failure": None if fail is None else fail["n"],
+                    "gap": m["gap_to_certificate"],
+                }
         return out
 
 
@@ -216,10 +197,10 @@ def _all_correct_up_to(rows: list[LengthRow]) -> int | None:
 
 
 def default_lengths(quick: bool) -> list[int]:
-    """Lengths of the study: 17 to 64 (quick) or 17 to 10^4."""
+    """Lengths of the study's grid: 17 to 64 (quick) or 17 to 10^4."""
     if quick:
         return [17, 24, 32, 64]
-    return [17, 24, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 10000]
+    return [17, 24, 32, 48, 64, 128, 256, 512, 850, 1024, 2048, 4096, 10000]
 
 
 def default_count(n: int, quick: bool) -> int:
@@ -227,6 +208,73 @@ def default_count(n: int, quick: bool) -> int:
     if quick:
         return 6
     return 32 if n <= 1024 else 8 if n <= 4096 else 4
+
+
+@dataclass
+class _Probe:
+    row: LengthRow
+    wrong: list[tuple[TaskInstance, str, str]]
+
+
+def _probe(
+    s: LengthSetting,
+    model: CompiledModel,
+    cert: MultiHopCertificate,
+    build: str,
+    n: int,
+    count: int,
+    seed: int,
+    answer: AnswerFn,
+    grid: bool,
+) -> _Probe:
+    insts = long_task(s.task, count, n, (1, 2, 3, 4), build, seed + n)
+    adv = [with_decoys(model, i) for i in insts]
+    got = answer(model, [i.tokens for i in insts])
+    got_adv = answer(model, [i.tokens for i in adv])
+    right = sum(g == i.answer for g, i in zip(got, insts, strict=True))
+    right_adv = sum(g == i.answer for g, i in zip(got_adv, adv, strict=True))
+    row = LengthRow(
+        s.key,
+        s.task,
+        build,
+        n,
+        len(insts),
+        right / len(insts),
+        right_adv / len(adv),
+        wilson_interval(right, len(insts)),
+        wilson_interval(right_adv, len(adv)),
+        cert.horizon,
+        cert.complete,
+        grid,
+    )
+    wrong = [(i, g, "sampled") for i, g in zip(insts, got, strict=True) if g != i.answer]
+    wrong += [(i, g, "decoy") for i, g in zip(adv, got_adv, strict=True) if g != i.answer]
+    return _Probe(row, wrong)
+
+
+def _witness(
+    model: CompiledModel, probe: _Probe, confirm_up_to: int, searched: tuple[int, int], exact: bool
+) -> dict[str, Any]:
+    inst, given, kind = probe.wrong[0]
+    vocab = set(model.tokens)
+    outside = sorted({t for t in inst.tokens} - vocab)
+    if outside:  # pragma: no cover - the study builds every model for its longest input
+        raise InputError(f"witness tokens {outside[:5]} are outside the checkpoint's vocabulary")
+    confirmed = None
+    if probe.row.n <= confirm_up_to:
+        confirmed = answer_model(model, [inst.tokens], device="cpu")[0] == given
+    return {
+        "n": probe.row.n,
+        "exact": exact,
+        "searched": list(searched),
+        "kind": kind,
+        "hops": inst.hops,
+        "expected": inst.answer,
+        "given": given,
+        "tokens": list(inst.tokens),
+        "in_vocabulary": True,
+        "confirmed_by_full_module": confirmed,
+    }
 
 
 def length_study(
@@ -237,66 +285,64 @@ def length_study(
     seed: int = 0,
     stop_after: int = 2,
     confirm_up_to: int = 2048,
+    answer: AnswerFn | None = None,
+    search_limit: int = 4096,
+    with_steps: bool = True,
 ) -> LengthStudy:
-    """Run the study (module docstring) and return its rows, certificates and first failures."""
+    """Run the study (module docstring) and return its rows, certificates and exact first failures.
+    ``answer`` replaces how inputs are answered (tests plant failures with it)."""
     settings = list(settings if settings is not None else length_settings())
-    lengths = sorted(int(n) for n in (lengths if lengths is not None else default_lengths(False)))
+    lengths = sorted({int(n) for n in (lengths if lengths is not None else default_lengths(False))})
     bad = sorted(set(builds) - set(BUILDS))
     if bad or not builds:
         raise InputError(f"builds {bad or builds} unknown or empty; accepted: {list(BUILDS)}")
+    if not lengths or lengths[0] < TASK_LENGTH:
+        raise InputError(f"lengths must be non-empty and >= {TASK_LENGTH} ([A]'s length)")
     count = count or (lambda n: default_count(n, False))
+    answer = answer or (lambda m, seqs: long_answers(m, seqs))
     top = lengths[-1]
-    certificates: dict[str, MultiHopCertificate] = {}
+    models = {s.key: compile_program(s.spec(top).program) for s in settings}
+    certificates = {s.key: certified_horizon(models[s.key], HOPS, max_n=max(top, 3)) for s in settings}
+    steps = (
+        {s.key: certificate_steps(models[s.key], HOPS, max_n=max(top, 3)) for s in settings}
+        if with_steps
+        else {}
+    )
     rows: list[LengthRow] = []
     failures: dict[tuple[str, str], dict[str, Any]] = {}
-    models: dict[tuple[str, int], CompiledModel] = {}
-
-    def model_for(s: LengthSetting, build: str) -> CompiledModel:
-        max_int = required_max_int(s.task, top, build)
-        if (s.key, max_int) not in models:
-            models[(s.key, max_int)] = compile_program(s.program(max_int))
-        return models[(s.key, max_int)]
-
-    for s in settings:
-        certificates[s.key] = certified_horizon(model_for(s, "distractors"), HOPS, max_n=max(top, 3))
     for build in builds:
-        low_streak = {s.key: 0 for s in settings}
-        for n in lengths:
-            live = [s for s in settings if low_streak[s.key] < stop_after]
-            cache: dict[str, list[TaskInstance]] = {}
-            for s in live:
-                if s.task not in cache:
-                    cache[s.task] = long_task(s.task, count(n), n, (1, 2, 3, 4), build, seed + n)
-                insts = cache[s.task]
-                model = model_for(s, build)
-                adv = [with_decoys(model, i) for i in insts]
-                got = long_answers(model, [i.tokens for i in insts])
-                got_adv = long_answers(model, [i.tokens for i in adv])
-                acc = float(np.mean([g == i.answer for g, i in zip(got, insts, strict=True)]))
-                acc_adv = float(np.mean([g == i.answer for g, i in zip(got_adv, adv, strict=True)]))
-                cert = certificates[s.key]
-                rows.append(
-                    LengthRow(s.key, s.task, build, n, len(insts), acc, acc_adv, cert.horizon, cert.complete)
+        for s in settings:
+            model, cert = models[s.key], certificates[s.key]
+            low_streak, last_clean = 0, TASK_LENGTH - 1
+            for n in lengths:
+                if low_streak >= stop_after:
+                    break
+                probe = _probe(s, model, cert, build, n, count(n), seed, answer, True)
+                rows.append(probe.row)
+                right = round(probe.row.accuracy * probe.row.inputs)
+                low = compare_to_level(right, probe.row.inputs, STOP_LEVEL) == "below"
+                low_streak = low_streak + 1 if low else 0
+                if (s.key, build) in failures:
+                    continue
+                if not probe.wrong:
+                    last_clean = n
+                    continue
+                start = last_clean + 1  # proved lengths too: a failure there would expose the proof
+                stop = min(n - 1, start + search_limit - 1)
+                exact = stop >= n - 1
+                found = None
+                for m in range(start, stop + 1):  # every length: failures need not be monotone
+                    extra = _probe(s, model, cert, build, m, count(m), seed, answer, False)
+                    rows.append(extra.row)
+                    if extra.wrong:
+                        found = extra
+                        break
+                hit = found or probe
+                failures[(s.key, build)] = _witness(
+                    model, hit, confirm_up_to, (start, n), exact or found is not None
                 )
-                low_streak[s.key] = low_streak[s.key] + 1 if acc <= 0.25 else 0
-                if (s.key, build) not in failures:
-                    wrong = [(i, g, "sampled") for i, g in zip(insts, got, strict=True) if g != i.answer]
-                    wrong += [(i, g, "decoy") for i, g in zip(adv, got_adv, strict=True) if g != i.answer]
-                    if wrong:
-                        inst, given, kind = wrong[0]
-                        confirmed = None
-                        if n <= confirm_up_to:
-                            confirmed = answer_model(model, [inst.tokens], device="cpu")[0] == given
-                        failures[(s.key, build)] = {
-                            "n": n,
-                            "kind": kind,
-                            "hops": inst.hops,
-                            "expected": inst.answer,
-                            "given": given,
-                            "tokens": list(inst.tokens),
-                            "confirmed_by_full_module": confirmed,
-                        }
-    return LengthStudy(rows, certificates, failures)
+    rows.sort(key=lambda r: (r.setting, r.build, r.n))
+    return LengthStudy(rows, certificates, failures, steps, {s.key: s.label for s in settings})
 
 
 @functools.cache

@@ -1,5 +1,5 @@
 """Certified correctness of a compiled multi-hop model on every input of its task family, by interval
-arithmetic (Arb balls, ``flint.arb``, for the per-length leaks; ``mpmath.iv`` for the one code margin).
+arithmetic (Arb balls, ``flint.arb``, for the per-length leaks; ``mpmath.iv`` for the code constants).
 
 The family at length ``n`` with up to ``H`` hops (``docs/theory.md`` sections 3 and 6): every sequence of
 ``n`` tokens whose chain from the last position reaches an answer (a letter; a (letter, integer) pair)
@@ -9,17 +9,27 @@ letter of exactly one earlier pair; the answer pair's left letter is that of no 
 Nothing else is constrained: tokens off the chain are arbitrary. [A]'s generators (letters then
 integers; targets then distractor pairs) are a subset.
 
-For each ``n`` the check encloses
+For each ``n`` the check encloses, by :mod:`ropeproof.theory.multihop_bound`,
 
 - every layer's chain-row margin ``mu_l(n)`` (:mod:`ropeproof.verify.exact.multihop_margins`);
-- the leaked mass ``eps_l(n) <= K e^{-beta mu_l} / (1 + K e^{-beta mu_l})``, ``K = n - 1``, ``beta`` the
-  logit scale (``eps_l = 1`` when the margin is not certified positive), as one ``flint.arb`` ball per
-  layer and length (:func:`~ropeproof.theory.multihop_bound.leak_bound` with Arb's ``exp``), rounded
+- the leaked mass ``eps_l(n) = X / (1 + X)``: with ``leak="max"`` (step 1) ``X = K e^{-beta mu_l}``,
+  ``K = n - 1`` (``eps_l = 1`` when the margin is not certified positive); with ``leak="sum"`` (the
+  default, step 1') Index and positional Reflexive layers also bound ``X`` by the sum over offsets
+  ``T(n - 1) + T(floor((n - 1) / 2))`` (Index) or ``T(n - 1)`` (Reflexive), ``T(k) = sum_{m <= k}
+  e^{-beta g(m)}``, and take the smaller; every exponential and partial sum is an Arb ball, rounded
   outward by :func:`~ropeproof.verify.exact.certified.arb_ends`;
-- the readout margin bound ``R(n) = c gamma - 2^{L+1} sum_l eps_l(n)``
-  (:func:`ropeproof.theory.multihop_bound.readout_margin_bound` with unit codes, ``M_0 = U = 1``,
-  evaluated in outward-rounded float64 from the interval ends), where ``c = c_L(H)`` is the smallest
-  chain coefficient over ``h <= H`` (it decreases with ``h``) and ``gamma`` the code margin.
+- the channel error at the last position: with ``propagation="uniform"`` (step 3) ``E = 2^L sum_l
+  eps_l`` for every hop count, compared with ``c = c_L(H)``, the smallest chain coefficient; with
+  ``propagation="chain"`` (the default, step 3') ``E_h`` by the per-position recursion
+  (:func:`~ropeproof.theory.multihop_bound.chain_error_bound`) for each ``h = 1 .. H`` with its own ``c_h``,
+  in float64 rounded upward;
+- the readout bound ``R(n) = min_h (c_h kappa - lambda E_h)``: ``readout="radius"`` (the default, step 4')
+  uses the code radius ``kappa = rho`` (``sin(pi / V)`` for the cyclic code) and ``lambda = 1``;
+  ``readout="margin"`` (step 4) the code margin ``kappa = gamma`` and ``lambda = 2 U = 2``.
+
+``leak="max", propagation="uniform", readout="margin"`` is the first version of this certificate
+(:func:`certify_model` with :data:`BASIC`); :func:`certificate_steps` reports how far the proof reaches
+with each refinement left out, which says which step loses the most.
 
 A row ``holds`` when the lower end of ``R(n)`` is positive: then every input of length ``n`` in the
 family is answered correctly by the construction in exact real arithmetic. Otherwise it is
@@ -39,12 +49,13 @@ import numpy as np
 from flint import arb
 from mpmath import iv
 
-from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.constructions.multihop_compile import CompiledModel, LayerInfo
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.multihop_bound import leak_bound
+from ropeproof.theory.multihop_bound import chain_error_bound, leak_bound, mass_bound
 from ropeproof.verify.exact.certified import arb_ends, arb_precision, interval_ends, iv_precision
 from ropeproof.verify.exact.multihop_margins import (
     distinct_layers,
+    enclose_gaps,
     layer_margin_enclosure,
     layer_sweep,
 )
@@ -125,20 +136,105 @@ def _up(x: np.ndarray) -> np.ndarray:
     return np.nextafter(x, np.inf)
 
 
-def _gamma(model: CompiledModel, prec: int) -> tuple[Any, tuple[float, float]]:
+LEAKS: tuple[str, ...] = ("sum", "max")
+"""Leak bounds: the sum over offsets where it applies (step 1'), or ``K e^{-beta mu}`` (step 1)."""
+PROPAGATIONS: tuple[str, ...] = ("chain", "uniform")
+"""Error propagation: per chain position and hop count (step 3'), or ``2^L sum eps`` (step 3)."""
+READOUTS: tuple[str, ...] = ("radius", "margin")
+"""Readout: the code radius (step 4') or the code margin against ``2 U`` (step 4)."""
+DEFAULT_STEPS: dict[str, str] = {"leak": "sum", "propagation": "chain", "readout": "radius"}
+"""The certificate's steps: every refinement."""
+BASIC: dict[str, str] = {"leak": "max", "propagation": "uniform", "readout": "margin"}
+"""The first version of the certificate (no refinement)."""
+
+
+def _code_constants(model: CompiledModel, prec: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Enclosures of the code margin ``gamma`` and the code radius ``rho``
+    (:func:`~ropeproof.theory.multihop.code_margin`, :func:`~ropeproof.theory.multihop.code_radius`)."""
     answers = len(model.answers)
     with iv_precision(prec):
         if model.channel_code == "onehot":
-            g = iv.mpf(1)
+            g, rho = iv.mpf(1), 1 / iv.sqrt(2)
         else:
             g = 2 * iv.sin(iv.pi / answers) ** 2
             g = iv.mpf(1) if g.a >= 1 else (g if g.b <= 1 else iv.mpf([g.a, 1]))
-        return g, interval_ends(g)
+            rho = iv.sin(iv.pi / answers)
+        return interval_ends(g), interval_ends(rho)
 
 
-def certify_model(model: CompiledModel, hops: int, max_n: int, prec: int = 80) -> MultiHopCertificate:
-    """Certify ``model`` on its task family with up to ``hops`` hops, for ``n = 2 .. max_n``
-    (module docstring)."""
+def _check_steps(leak: str, propagation: str, readout: str) -> None:
+    for name, value, accepted in (
+        ("leak", leak, LEAKS),
+        ("propagation", propagation, PROPAGATIONS),
+        ("readout", readout, READOUTS),
+    ):
+        if value not in accepted:
+            raise InputError(f"{name}={value!r} is unknown; accepted: {list(accepted)}")
+
+
+def _sum_kind(info: LayerInfo) -> str | None:
+    """``"two-sided"`` (Index), ``"one-sided"`` (positional Reflexive) or ``None``: which sum over offsets
+    bounds the layer's leak (step 1' of :mod:`ropeproof.theory.multihop_bound`)."""
+    if info.kind == "index":
+        return "two-sided"
+    if info.kind == "reflexive" and info.variant == "positional":
+        return "one-sided"
+    return None
+
+
+def _offset_sums(info: LayerInfo, beta: float, max_n: int, prec: int) -> tuple[np.ndarray, np.ndarray]:
+    """Enclosure ``(lo, hi)`` of ``X(n)``, the sum over offsets of step 1', for ``n = 2 .. max_n``."""
+    g_lo, g_hi = enclose_gaps(info.freqs, info.amps, max_n - 1)
+    t_lo, t_hi = np.zeros(max_n), np.zeros(max_n)  # T(k) for k = 0 .. max_n - 1
+    with arb_precision(prec):
+        b = arb(float(beta))
+        acc_lo, acc_hi = arb(0), arb(0)
+        for m in range(1, max_n):
+            acc_hi += (-b * arb(float(g_lo[m - 1]))).exp()  # the term decreases with g
+            acc_lo += (-b * arb(float(g_hi[m - 1]))).exp()
+            t_lo[m], t_hi[m] = arb_ends(acc_lo)[0], arb_ends(acc_hi)[1]
+    k = np.arange(1, max_n)  # n - 1
+    if _sum_kind(info) == "one-sided":
+        return t_lo[k], t_hi[k]
+    half = k // 2
+    return _down(t_lo[k] + t_lo[half]), _up(t_hi[k] + t_hi[half])
+
+
+def _leaks(
+    info: LayerInfo, margin_lo: np.ndarray, beta: float, n: np.ndarray, leak: str, prec: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Enclosure of the layer's ``eps(n)`` (module docstring)."""
+    x_lo, x_hi = np.full(n.size, np.inf), np.full(n.size, np.inf)
+    with arb_precision(prec):
+        b = arb(float(beta))
+        for r, nn in enumerate(n.tolist()):
+            m = float(margin_lo[r])
+            if m > 0:  # the leak bound decreases with the margin: use the margin's lower end
+                x_lo[r], x_hi[r] = arb_ends((nn - 1) * (-b * arb(m)).exp())
+    if leak == "sum" and _sum_kind(info) is not None:
+        s_lo, s_hi = _offset_sums(info, beta, int(n[-1]), prec)
+        x_lo, x_hi = np.minimum(x_lo, s_lo), np.minimum(x_hi, s_hi)
+    eps_lo, eps_hi = np.ones(n.size), np.ones(n.size)
+    with arb_precision(prec):
+        for r in range(n.size):
+            if np.isfinite(x_hi[r]):
+                eps_hi[r] = arb_ends(mass_bound(arb(float(x_hi[r]))))[1]
+            if np.isfinite(x_lo[r]):
+                eps_lo[r] = arb_ends(mass_bound(arb(float(x_lo[r]))))[0]
+    return eps_lo, np.minimum(eps_hi, 1.0)
+
+
+def certify_model(
+    model: CompiledModel,
+    hops: int,
+    max_n: int,
+    prec: int = 80,
+    leak: str = "sum",
+    propagation: str = "chain",
+    readout: str = "radius",
+) -> MultiHopCertificate:
+    """Certify ``model`` on its task family with up to ``hops`` hops, for ``n = 2 .. max_n``, with the
+    chosen steps (module docstring; the defaults use every refinement)."""
     start = time.perf_counter()
     if not isinstance(model, CompiledModel):
         raise InputError(f"model must be a CompiledModel, got {type(model).__name__}")
@@ -148,6 +244,7 @@ def certify_model(model: CompiledModel, hops: int, max_n: int, prec: int = 80) -
         )
     if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= 10**6:
         raise InputError(f"max_n={max_n!r} must be an integer in 2..10^6")
+    _check_steps(leak, propagation, readout)
     max_n = int(max_n)
     unit_codes = model.channel_code in ("cyclic", "onehot")
     if not unit_codes or any(info.value_weight != 1.0 for info in model.layer_info):
@@ -160,28 +257,36 @@ def certify_model(model: CompiledModel, hops: int, max_n: int, prec: int = 80) -
     multiplicity = [sum(1 for x in model.layer_info if x == info) for info in infos]
     margins = [layer_margin_enclosure(info, max_n, prec, model.vocab_size)[0] for info in infos]
     n = np.arange(2, max_n + 1)
-    eps_lo, eps_hi = np.ones((len(layers), n.size)), np.ones((len(layers), n.size))
-    _g, g_ends = _gamma(model, prec)
-    with arb_precision(prec):
-        beta = arb(float(model.logit_scale))
-        for j, mu in enumerate(margins):
-            for r, nn in enumerate(n.tolist()):
-                m = float(mu[r])
-                if m > 0:  # the leak bound decreases with the margin: use the margin's lower end
-                    eps_lo[j, r], eps_hi[j, r] = arb_ends(leak_bound(beta, arb(m), nn - 1, exp=arb.exp))
-    # readout_margin_bound(c, gamma, eps) = c gamma - 2^(L+1) sum_l eps_l, in outward-rounded float64
-    total_hi, total_lo = np.zeros(n.size), np.zeros(n.size)
-    for mult, e_lo, e_hi in zip(multiplicity, eps_lo, eps_hi, strict=True):
-        total_hi = _up(total_hi + _up(mult * e_hi))
-        total_lo = _down(total_lo + _down(mult * e_lo))
-    scale = 2.0 ** (model.n_layers + 1)  # a power of two: exact
-    b_lo = _down(_down(coefficient * g_ends[0]) - _up(scale * total_hi))
-    b_hi = _up(_up(coefficient * g_ends[1]) - _down(scale * total_lo))
+    beta = float(model.logit_scale)
+    enclosed = [_leaks(info, mu, beta, n, leak, prec) for info, mu in zip(infos, margins, strict=True)]
+    eps_lo = np.array([e[0] for e in enclosed])
+    eps_hi = np.array([e[1] for e in enclosed])
+    g_ends, rho_ends = _code_constants(model, prec)
+    kappa, weight = (rho_ends, 1.0) if readout == "radius" else (g_ends, 2.0)
+    if propagation == "uniform":
+        # E = 2^L sum_l eps_l (step 3), one bound for every hop count, against c = c_L(H)
+        total_hi, total_lo = np.zeros(n.size), np.zeros(n.size)
+        for mult, e_lo, e_hi in zip(multiplicity, eps_lo, eps_hi, strict=True):
+            total_hi = _up(total_hi + _up(mult * e_hi))
+            total_lo = _down(total_lo + _down(mult * e_lo))
+        scale = weight * 2.0**model.n_layers  # a power of two: exact
+        b_lo = _down(_down(coefficient * kappa[0]) - _up(scale * total_hi))
+        b_hi = _up(_up(coefficient * kappa[1]) - _down(scale * total_lo))
+    else:
+        row = {info: j for j, info in enumerate(infos)}
+        per_lo = [eps_lo[row[info]] for info in model.layer_info]
+        per_hi = [eps_hi[row[info]] for info in model.layer_info]
+        b_lo, b_hi = np.full(n.size, np.inf), np.full(n.size, np.inf)
+        for h in range(1, hops + 1):
+            c, err_hi = chain_error_bound(model.hop_pattern, h, per_hi, up=_up, minimum=np.minimum)
+            _c, err_lo = chain_error_bound(model.hop_pattern, h, per_lo, up=_down, minimum=np.minimum)
+            b_lo = np.minimum(b_lo, _down(_down(c * kappa[0]) - _up(weight * err_hi)))
+            b_hi = np.minimum(b_hi, _up(_up(c * kappa[1]) - _down(weight * err_lo)))
     status = np.where(b_lo > 0, "holds", "undecided")
     return MultiHopCertificate(
         model.name,
         hops,
-        float(model.logit_scale),
+        beta,
         coefficient,
         g_ends,
         n,
@@ -193,21 +298,49 @@ def certify_model(model: CompiledModel, hops: int, max_n: int, prec: int = 80) -
         eps_hi,
         status,
         time.perf_counter() - start,
-        {"prec": prec},
+        {
+            "prec": prec,
+            "steps": {"leak": leak, "propagation": propagation, "readout": readout},
+            "code_radius": list(rho_ends),
+        },
     )
 
 
 def certified_horizon(
-    model: CompiledModel, hops: int, max_n: int = 10**4, prec: int = 80, first: int = 64
+    model: CompiledModel,
+    hops: int,
+    max_n: int = 10**4,
+    prec: int = 80,
+    first: int = 64,
+    **steps: str,
 ) -> MultiHopCertificate:
     """:func:`certify_model` on ``n = 2 .. N`` for ``N = first, 4 first, ...`` (capped at ``max_n``) until a
-    row is undecided or ``max_n`` is reached: the horizon without enclosing lengths far past it."""
+    row is undecided or ``max_n`` is reached: the horizon without enclosing lengths far past it. ``steps``
+    (``leak``, ``propagation``, ``readout``) choose the certificate's steps."""
     size = max(2, min(int(first), int(max_n)))
     while True:
-        cert = certify_model(model, hops, size, prec)
+        cert = certify_model(model, hops, size, prec, **steps)
         if not cert.complete or size >= max_n:
             return cert
         size = min(4 * size, int(max_n))
+
+
+def certificate_steps(model: CompiledModel, hops: int, max_n: int = 10**4, prec: int = 80) -> dict[str, Any]:
+    """Which step of the certificate loses the most: the horizon with every refinement (``all``), with
+    each one left out (``without <step>``: leak sum, chain propagation, readout radius) and with none
+    (``basic``, the first version), each capped at ``max_n``."""
+    variants = {
+        "all": DEFAULT_STEPS,
+        "without leak sum": {**DEFAULT_STEPS, "leak": "max"},
+        "without chain propagation": {**DEFAULT_STEPS, "propagation": "uniform"},
+        "without readout radius": {**DEFAULT_STEPS, "readout": "margin"},
+        "basic": BASIC,
+    }
+    out: dict[str, Any] = {}
+    for name, steps in variants.items():
+        cert = certified_horizon(model, hops, max_n, prec, **steps)
+        out[name] = {"horizon": cert.horizon, "complete": cert.complete}
+    return out
 
 
 def horizon_witness(

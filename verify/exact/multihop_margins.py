@@ -26,7 +26,9 @@ Chain rows by layer kind:
                            1 - max_{d <= n-1} O(d) ).
 
   The orthogonal code has ``T(d) = cos(d theta)``, ``O(d) = |sin(d theta)|`` (a plane-mate a quarter
-  turn away; letters on other planes score 0), ``S = 0``.
+  turn away; letters on other planes score 0), ``S = 0``. With a frequency ``theta_i`` per plane, the rows
+  of a letter on plane ``i`` see only ``theta_i`` (every other plane scores 0), so the layer's margin is
+  the smallest of the one-frequency margins over its planes.
 - **Reflexive, symbolic** (one plane at ``theta``, the ``self`` code of ``V`` tokens): every token with
   itself as target; a copy of the same token ``d`` back scores ``cos(d theta)``, so
   ``margin_inf(n) = a (1 - max_{d <= n-1} max_{c=0..V-1} cos(2 pi c / V - d theta))`` (0 at ``theta = 0``:
@@ -233,19 +235,24 @@ def layer_margin_enclosure(
     if info.kind == "index" or (info.kind == "reflexive" and info.variant == "positional"):
         return prefix_min_interval(*enclose_gaps(info.freqs, info.amps, max_n - 1))
     if info.kind == "retrieval":
-        if len(set(info.freqs)) != 1 or any(a != 1.0 for a in info.amps):
-            raise InputError("a Retrieval layer's planes must share one frequency, each with amplitude 1")
-        theta = info.freqs[0]
+        if any(a != 1.0 for a in info.amps):
+            raise InputError("a Retrieval layer's planes must each have amplitude 1")
         if info.code == "one-plane":
-            t, o, s = enclose_retrieval_terms(info.alphabet, theta, max_n - 1, prec)
-        elif info.code == "orthogonal":
-            t, o = _orthogonal_terms(theta, max_n - 1, prec)
-            s = (0.0, 0.0)
-        else:
+            if len(info.freqs) != 1:
+                raise InputError("a one-plane Retrieval layer has exactly one plane")
+            t, o, s = enclose_retrieval_terms(info.alphabet, info.freqs[0], max_n - 1, prec)
+            ll_lo, ll_hi, _ = retrieval_margin_interval(t, o, s)
+            li_lo, li_hi = _one_minus_prefix_max(*o)
+            return np.minimum(ll_lo, li_lo), np.minimum(ll_hi, li_hi)
+        if info.code != "orthogonal":
             raise InputError(f"letter code {info.code!r} has no enclosure; accepted: one-plane, orthogonal")
-        ll_lo, ll_hi, _ = retrieval_margin_interval(t, o, s)
-        li_lo, li_hi = _one_minus_prefix_max(*o)
-        return np.minimum(ll_lo, li_lo), np.minimum(ll_hi, li_hi)
+        lo, hi = np.full(max_n - 1, np.inf), np.full(max_n - 1, np.inf)
+        for theta in sorted(set(info.freqs)):  # a letter's rows see only its own plane
+            t, o = _orthogonal_terms(theta, max_n - 1, prec)
+            ll_lo, ll_hi, _ = retrieval_margin_interval(t, o, (0.0, 0.0))
+            li_lo, li_hi = _one_minus_prefix_max(*o)
+            lo, hi = np.minimum(lo, np.minimum(ll_lo, li_lo)), np.minimum(hi, np.minimum(ll_hi, li_hi))
+        return lo, hi
     if len(info.freqs) != 1:
         raise InputError("a symbolic Reflexive layer is enclosed only with one plane")
     if vocab_size is None or vocab_size < 2:

@@ -1,5 +1,6 @@
-"""The length study: decoy inputs keep their chains, the measured accuracy agrees with the
-certificate (100% wherever the proof holds), and failures come with confirmed witnesses."""
+"""The length study: decoy inputs keep their chains, the measured accuracy agrees with the certificate
+(100% wherever the proof holds), first failures are exact (a planted failure between grid points is
+found) and come with witnesses the exported checkpoint can be asked."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import pytest
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.beyond.multihop_length import (
-    best_planes,
     chain_positions,
     default_count,
     default_lengths,
@@ -17,30 +17,34 @@ from ropeproof.verify.beyond.multihop_length import (
     log_ticks,
     with_decoys,
 )
+from ropeproof.verify.runtime.chain_readout import long_answers
 from ropeproof.verify.task_lengths import long_task
 from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
 
 
-def test_settings_and_best_planes() -> None:
+def _settings(*keys: str) -> list:
+    return [s for s in length_settings() if s.key in keys]
+
+
+def test_settings() -> None:
     keys = [s.key for s in length_settings()]
     assert keys == [
         "number-paper",
+        "number-smallest",
         "number-best",
-        "number-checkpoint",
         "letter-paper",
+        "letter-smallest",
         "letter-best",
-        "letter-checkpoint",
     ]
-    planes = best_planes()
-    assert len(planes) == 8 and abs(sum(a for _, a in planes) - 1) < 1e-12
-    assert default_lengths(False)[-1] == 10000 and default_count(10000, False) == 4
+    assert default_lengths(False)[-1] == 10000 and 850 in default_lengths(False)
+    assert default_count(10000, False) == 4
     assert log_ticks([17, 10000]) == [100, 1000, 10000]
 
 
 @pytest.mark.parametrize("task", ["number", "letter"])
 def test_decoy_inputs_keep_their_chains(task: str) -> None:
-    setting = next(s for s in length_settings() if s.task == task and s.key.endswith("checkpoint"))
-    model = compile_program(setting.program(16))
+    (setting,) = _settings(f"{task}-smallest")
+    model = compile_program(setting.spec(40).program)
     follow = follow_number_chain if task == "number" else follow_letter_chain
     for inst in long_task(task, 12, 40, seed=4):
         adv = with_decoys(model, inst)
@@ -51,20 +55,75 @@ def test_decoy_inputs_keep_their_chains(task: str) -> None:
         assert adv.tokens != inst.tokens  # some answer-kind token off the chain became the decoy
 
 
-def test_accuracy_is_perfect_wherever_the_proof_holds() -> None:
-    settings = [s for s in length_settings() if s.key in ("number-checkpoint", "letter-best")]
-    study = length_study(settings, lengths=[17, 20, 64], builds=("distractors",), count=lambda n: 6, seed=1)
-    assert len(study.rows) == 6
+def test_accuracy_is_perfect_wherever_the_proof_holds_and_the_first_failure_is_exact() -> None:
+    """The width-6 number checkpoint is certified to 44 and first fails at 45 (offset 44 is within
+    0.018 rad of 7 turns of theta = 1): the study finds 45 although its grid jumps from 32 to 64."""
+    settings = _settings("number-smallest", "letter-best")
+    study = length_study(settings, lengths=[17, 32, 64], builds=("distractors",), count=lambda n: 6, seed=1)
+    grid = [r for r in study.rows if r.grid]
+    assert len(grid) == 6 and all(r.inputs == 6 for r in grid)
     for row in study.rows:
+        assert row.accuracy_ci[0] <= row.accuracy <= row.accuracy_ci[1]
         if row.n <= row.certified_horizon:
             assert row.accuracy == 1.0 and row.decoy_accuracy == 1.0
-    assert study.certificates["number-checkpoint"].horizon == 19
-    past = next(r for r in study.rows if r.setting == "number-checkpoint" and r.n == 20)
-    assert past.accuracy == 1.0  # sampled inputs still work where the proof has stopped
-    fail = study.failures[("number-checkpoint", "distractors")]
-    assert fail["n"] == 64 and fail["confirmed_by_full_module"] and len(fail["tokens"]) == 64
-    assert fail["expected"] != fail["given"]
+    assert study.certificates["number-smallest"].horizon == 44
+    fail = study.failures[("number-smallest", "distractors")]
+    assert fail["n"] == 45 and fail["exact"] and fail["searched"] == [33, 64]
+    assert (
+        fail["confirmed_by_full_module"] and len(fail["tokens"]) == 45 and fail["expected"] != fail["given"]
+    )
+    assert {r.n for r in study.rows if not r.grid and r.setting == "number-smallest"} == set(range(33, 46))
+    side = study.side_by_side()
+    assert side["number-smallest/distractors"] == {"certified_horizon": 44, "first_failure": 45, "gap": 0}
+    assert side["letter-best/distractors"] == {"certified_horizon": 64, "first_failure": None, "gap": None}
     summary = study.summary()
-    assert summary["letter-best"]["measured"]["distractors"]["all_correct_up_to"] == 64
+    assert summary["letter-best"]["measured"]["distractors"]["grid_all_correct_up_to"] == 64
+    assert summary["number-smallest"]["certificate_steps"]["basic"]["horizon"] == 19
     with pytest.raises(InputError, match="builds"):
         length_study(settings, lengths=[17], builds=("nope",))
+    with pytest.raises(InputError, match="lengths"):
+        length_study(settings, lengths=[16])
+
+
+def test_a_planted_failure_between_grid_points_is_found() -> None:
+    """Wrong answers planted at 37 and at the grid point 48, none in 38..47: a bisection between 32 and
+    48 would report 48 or 47; the search over every length reports 37, with its witness."""
+    planted = {37, 48}
+
+    def answer(model, seqs):
+        out = long_answers(model, seqs)
+        answers = list(model.answers)
+        if len(seqs[0]) in planted:
+            out[0] = answers[(answers.index(out[0]) + 1) % len(answers)]
+        return out
+
+    study = length_study(
+        _settings("letter-best"),
+        [17, 32, 48, 64],
+        ("distractors",),
+        lambda n: 3,
+        answer=answer,
+        with_steps=False,
+    )
+    fail = study.failures[("letter-best", "distractors")]
+    assert fail["n"] == 37 and fail["exact"] and fail["searched"] == [33, 48]
+    assert len(fail["tokens"]) == 37 and fail["kind"] == "sampled"
+    assert fail["confirmed_by_full_module"] is False  # the full module answers it right: a planted failure
+    searched = sorted(r.n for r in study.rows if not r.grid)
+    assert searched == list(range(33, 38))
+
+
+def test_witnesses_are_in_the_checkpoint_vocabulary() -> None:
+    """The 'window' build needs integers up to n - 1: the study's checkpoint is built for its longest
+    length, so the witness is in its vocabulary and the exported tokenizer encodes it without [UNK]."""
+    pytest.importorskip("transformers")
+    from ropeproof.verify.tokenizer import UNK, build_tokenizer, prompt_text
+
+    (setting,) = _settings("number-smallest")
+    study = length_study([setting], [17, 64], ("window",), lambda n: 6, with_steps=False)
+    fail = study.failures[("number-smallest", "window")]
+    assert fail["exact"] and fail["in_vocabulary"] and max(int(t) for t in fail["tokens"] if t.isdigit()) > 16
+    tokens = compile_program(setting.spec(64).program).tokens
+    tok = build_tokenizer(tokens)
+    ids = tok(prompt_text(fail["tokens"]))["input_ids"]
+    assert len(ids) == fail["n"] and tok.convert_tokens_to_ids(UNK) not in ids

@@ -33,6 +33,9 @@ MODELS = {
         alphabet=8, max_int=2, retrieval_theta=0.0027, reflexive_planes=((1.0, 1),)
     ),
     "letter-orthogonal": letter_program(code="orthogonal", alphabet=5, max_int=1, retrieval_theta=0.004),
+    "letter-orthogonal-spread": letter_program(  # one frequency per code plane, as on a LLaMA spectrum
+        code="orthogonal", alphabet=6, max_int=1, retrieval_theta=(0.002, 0.011, 0.005)
+    ),
     "number-symbolic": number_program(
         reflexive="symbolic", reflexive_planes=((0.01, 1.0),), letters=4, max_int=8
     ),

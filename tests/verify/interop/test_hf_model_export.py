@@ -15,6 +15,7 @@ from ropeproof.constructions.multihop_compile import CompiledModel, compile_prog
 from ropeproof.constructions.multihop_programs import (
     checkpoint_program,
     gptj_frequency,
+    letter_program,
     number_program,
 )
 from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
@@ -138,3 +139,77 @@ def test_export_errors(models, tmp_path: Path) -> None:
         export_model(models["number"], "gptj").save_pretrained(tmp_path / "file")
     wide = export_model(models["number"], "gptj", hidden_size=8)
     assert wide.info.residual_labels[-2:] == ("unused6", "unused7") and wide.info.rotary_dim == 8
+
+
+def test_weights_are_checked_finite_before_anything_is_written(models, tmp_path: Path) -> None:
+    """Issue 22: a logit scale whose q_proj weights overflow float32 is refused with the accepted range,
+    and the largest accepted scale gives finite weights; a NaN in the embedding is refused too."""
+    import dataclasses
+
+    import torch
+
+    from ropeproof.verify.interop.hf.model_export import max_logit_scale
+
+    model = models["letter"]
+    limit = max_logit_scale(model, 8)
+    big = dataclasses.replace(model, logit_scale=1e300)
+    with pytest.raises(
+        ExportError, match=r"logit_scale=1e\+300 is out of range.*accepted: 0 < logit_scale <= "
+    ):
+        export_model(big, "gptj", certify=False)
+    edge = dataclasses.replace(model, layers=tuple(dataclasses.replace(h, scale=limit) for h in model.layers))
+    edge = dataclasses.replace(edge, logit_scale=limit)
+    ex = export_model(edge, "gptj", certify=False)
+    q = ex.model.transformer.h[0].attn.q_proj.weight
+    assert torch.isfinite(q).all() and q.abs().max() > 1e30  # near the limit, and still finite
+    bad = model.W_E.copy()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ExportError, match="not finite"):
+        export_model(dataclasses.replace(model, W_E=bad), "gptj", certify=False)
+    assert not any(tmp_path.iterdir())
+
+
+def test_partial_rotary_and_wide_llama(tmp_path: Path) -> None:
+    """theta = 0 planes go to GPT-J's unrotated dims (rotary_dim < n_embd); LLaMA pads to a width."""
+    program = letter_program(
+        hops=1,
+        layers=2,
+        code="orthogonal",
+        retrieval_theta=0.0,
+        reflexive_planes=((1.0, 1.0),),
+        alphabet=4,
+        max_int=2,
+    )
+    model = compile_program(program)
+    ex = export_model(model, "gptj", hidden_size=16, rotary_dim=8, max_positions=40)
+    retrieval = ex.info.placements[0]
+    assert ex.info.rotary_dim == 8 and retrieval.planes == ((0, 4, False), (1, 5, False))  # past k = 3
+    assert ex.model.config.rotary_dim == 8 and ex.certified_horizon == 40  # the table, not the proof (44)
+    assert ex.answer([["A1", "B2", "CA"]]) == ["A1"]
+    with pytest.raises(ExportError, match="theta = 0 plane"):
+        export_model(model, "gptj", hidden_size=16)
+    with pytest.raises(ExportError, match="rotary_dim=7"):
+        export_model(model, "gptj", hidden_size=16, rotary_dim=7)
+    with pytest.raises(ExportError, match=r"rope_theta=5\.0"):
+        export_model(model, "gptj", rope_theta=5.0)
+    wide = export_model(
+        compile_program(number_program(hops=1, layers=2, letters=3, max_int=3)), "llama", hidden_size=12
+    )
+    assert wide.info.hidden_size == 12 and wide.model.config.hidden_size == 12
+    assert wide.answer([["A", "B", "C", "2"]]) == ["B"]
+    with pytest.raises(ExportError, match="hidden_size=2"):
+        export_model(model, "llama", hidden_size=2)
+    with pytest.raises(ExportError, match="rotary_dim"):
+        export_model(model, "llama", rotary_dim=4)
+
+
+def test_horizon_record_never_exceeds_the_position_table(models) -> None:
+    ex = export_model(models["number"], "gptj", max_positions=30)  # the proof reaches 44 (checked to 30)
+    record = ex.info.metadata["certificate"]
+    assert ex.certified_horizon == record["certified_horizon"] == 30
+    assert record["limited_by"] == "max_positions" and record["certificate_complete"]
+    ex = export_model(models["number"], "gptj", max_positions=64)
+    record = ex.info.metadata["certificate"]
+    assert record["certified_horizon"] == 44 and record["limited_by"] == "certificate"
+    assert "at most 44 tokens" in record["statement"]
+    assert export_model(models["number"], "gptj", certify=False).certified_horizon is None

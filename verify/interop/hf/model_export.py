@@ -4,22 +4,26 @@ code in the loop.
 
 Layout (``d`` = the compiled residual width, layer ``l`` of the compiled model = block ``l``):
 
-- **GPT-J in [A]'s shape**: one head per layer, ``n_embd = head_dim = rotary_dim`` (rotary over the whole
-  head, base 10000 fixed by GPT-J), ``n_embd = d + 1`` rounded up to even: the residual dims keep their
-  indices and dim ``d`` is the spare, always-zero dim of the LayerNorm compensation
-  (:mod:`ropeproof.verify.interop.hf`: every norm has ``eps = 2^80`` and gain ``2^40`` so it computes
-  ``x - mean(x)``, and every matrix reading a norm output gets minus its row sum on the spare column).
-  Every plane a layer uses is placed exactly on GPT-J's spectrum ``10000^(-2k/n_embd)`` or the export
-  fails and says why (a ``theta = 0`` plane has no home when every dim rotates).
-- **LLaMA**: ``hidden_size = d`` (RMSNorm with the same constants is the identity, no spare dim),
-  ``head_dim`` and ``rope_theta`` shared by all layers, chosen so that every frequency of every layer is
-  on the spectrum (:func:`~ropeproof.verify.interop.hf.placement.place_llama`).
+- **GPT-J in [A]'s shape**: one head per layer, ``n_embd = head_dim`` (default ``d + 1`` rounded up to
+  even, or a given width such as [A]'s 128): the residual dims keep their indices, dim ``d`` is the spare,
+  always-zero dim of the LayerNorm compensation (:mod:`ropeproof.verify.interop.hf`: every norm has
+  ``eps = 2^80`` and gain ``2^40`` so it computes ``x - mean(x)``, and every matrix reading a norm output
+  gets minus its row sum on the spare column) and any dims past it are unused. The first ``rotary_dim``
+  dims rotate (default all, base 10000 fixed by GPT-J); every plane a layer uses is placed exactly on
+  GPT-J's spectrum ``10000^(-2k/rotary_dim)`` or the export fails and says why, and ``theta = 0`` planes
+  go to the dims past ``rotary_dim``, which GPT-J leaves unrotated (its partial rotary).
+- **LLaMA**: ``hidden_size = d`` or a given width (RMSNorm with the same constants is the identity, no
+  spare dim), ``head_dim`` and ``rope_theta`` shared by all layers, given or chosen so that every
+  frequency of every layer is on the spectrum (:func:`~ropeproof.verify.interop.hf.placement.place_llama`).
 - Per layer: ``q_proj`` carries ``W_Q S * sqrt(head_dim) * logit_scale`` (HF scales ``q . k`` by
   ``head_dim^-1/2``), ``k_proj`` ``W_K S``, ``v_proj``/``o_proj`` the channel copy, MLPs are zero; the
   embedding is ``W_E`` (``[UNK]`` zero), ``lm_head`` is ``W_U^T`` (``[UNK]`` zero, bias zero).
 - The LM's last-position logits equal the compiled model's readout up to rounding, so greedy decoding of
   one token returns the answer. The directory also holds ``tokenizer.json``
-  (:mod:`ropeproof.verify.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`).
+  (:mod:`ropeproof.verify.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`); the config
+  records ``certified_horizon`` (:func:`horizon_record`) and, where given, ``ropeproof_notes``.
+- Every exported tensor is checked finite in the checkpoint's dtype before anything is written, and the
+  logit scale is refused above :func:`max_logit_scale` (scores past float32's range).
 
 The norm bypass is exact while the stream's variance stays below ``2^27`` (GPT-J in float64) or ``2^55``
 (float32): channels grow at most ``2^L`` times, so :func:`export_model` refuses models deeper than that.
@@ -37,6 +41,7 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.verify.exact.multihop_certified import MultiHopCertificate, certified_horizon
 from ropeproof.verify.interop.hf.architectures import (
     GPTJ_BASE,
     NORM_EPS,
@@ -49,6 +54,7 @@ from ropeproof.verify.interop.hf.architectures import (
 from ropeproof.verify.interop.hf.placement import Placement, place_gptj, place_llama, same_freq
 from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
 from ropeproof.verify.tokenizer import UNK, build_tokenizer, word
+from ropeproof.verify.training.model import quiet_progress
 
 MODEL_INFO_FILE = "ropeproof_model.json"
 """Written next to ``config.json``: how the compiled model was laid out in the checkpoint."""
@@ -152,6 +158,12 @@ class ModelExport:
     model: Any
     tokenizer: Any
     info: ModelExportInfo
+    certificate: MultiHopCertificate | None = None
+
+    @property
+    def certified_horizon(self) -> int | None:
+        """The horizon the checkpoint states (``config.certified_horizon``), or ``None`` if not certified."""
+        return getattr(self.model.config, "certified_horizon", None)
 
     def prompts(self, sequences: list[list[str]] | list[tuple[str, ...]]) -> list[str]:
         return [" ".join(word(t) for t in seq) for seq in sequences]
@@ -169,8 +181,9 @@ class ModelExport:
         path = Path(path)
         if path.exists() and not path.is_dir():
             raise ExportError(f"path={str(path)!r} exists and is not a directory")
-        self.model.save_pretrained(path)
-        self.tokenizer.save_pretrained(path)
+        with quiet_progress():
+            self.model.save_pretrained(path)
+            self.tokenizer.save_pretrained(path)
         (path / MODEL_INFO_FILE).write_text(json.dumps(self.info.to_json(), indent=1))
         return path
 
@@ -203,42 +216,80 @@ def _check_depth(model: CompiledModel, arch: str, dtype: torch.dtype) -> None:
         raise ExportError("the norm bypass bound assumes embedding entries of magnitude <= 1")
 
 
-def _gptj_placements(model: CompiledModel, hidden: int | None) -> tuple[int, list[Placement]]:
+def _gptj_placements(
+    model: CompiledModel, hidden: int | None, rotary_dim: int | None
+) -> tuple[int, list[Placement]]:
     d = model.d_model + 1
     size = hidden if hidden is not None else d + d % 2
     if size < d or size % 2:
         raise ExportError(f"hidden_size={size} must be even and >= d_model + 1 = {d} (the spare dim)")
+    rotary = size if rotary_dim is None else rotary_dim
+    if isinstance(rotary, bool) or not isinstance(rotary, int) or not 2 <= rotary <= size or rotary % 2:
+        raise ExportError(f"rotary_dim={rotary_dim!r} must be an even integer in 2..hidden_size={size}")
     placements = []
     for layer in range(model.n_layers):
         planes = _used_planes(model, layer)
         zeros = [p for p, f in planes if f == 0]
-        if zeros:
+        if zeros and rotary == size:
             raise ExportError(
-                f"layer {layer} has a theta = 0 plane; GPT-J in [A]'s shape rotates every dim (rotary_dim = "
-                f"n_embd = {size}), so a non-rotating plane has no exact home. Use the lowest frequency "
-                f"10000^(-{size - 2}/{size}) = {GPTJ_BASE ** (-(size - 2) / size)!r} instead"
+                f"layer {layer} has a theta = 0 plane, and with rotary_dim = n_embd = {size} every dim "
+                "rotates, so a non-rotating plane has no exact home. Use rotary_dim < hidden_size (GPT-J's "
+                f"partial rotary leaves the dims past it unrotated), or the lowest frequency "
+                f"10000^(-{size - 2}/{size}) = {GPTJ_BASE ** (-(size - 2) / size)!r}"
             )
         try:
-            placements.append(place_gptj(planes, _value_dims(model, layer), size, size, size))
+            placements.append(place_gptj(planes, _value_dims(model, layer), size, rotary, size))
         except ExportError as exc:
             raise ExportError(f"layer {layer}: {exc}") from None
     return size, placements
 
 
-def _llama_placements(model: CompiledModel, head_dim: int | None) -> tuple[int, list[Placement]]:
+def _llama_placements(
+    model: CompiledModel, hidden: int | None, head_dim: int | None, rope_theta: float | None
+) -> tuple[int, list[Placement]]:
     union: list[tuple[int, float]] = []
     for layer in range(model.n_layers):
         for _, f in _used_planes(model, layer):
             if not any(same_freq(abs(f), abs(g)) for _, g in union):
                 union.append((len(union), f))
     n_values = max(_value_dims(model, layer) for layer in range(model.n_layers))
-    hidden = model.d_model
-    shared = place_llama(union, n_values, hidden, head_dim)
+    size = model.d_model if hidden is None else hidden
+    if isinstance(size, bool) or not isinstance(size, int) or size < model.d_model:
+        raise ExportError(f"hidden_size={hidden!r} must be an integer >= d_model = {model.d_model}")
+    shared = place_llama(union, n_values, size, head_dim, rope_theta)
     placements = [
-        place_llama(_used_planes(model, layer), n_values, hidden, shared.head_dim, shared.rope_theta)
+        place_llama(_used_planes(model, layer), n_values, size, shared.head_dim, shared.rope_theta)
         for layer in range(model.n_layers)
     ]
-    return hidden, placements
+    return size, placements
+
+
+SCORE_HEADROOM = 2.0**10
+"""Factor kept below float32's largest value by the attention scores of an exported model."""
+
+
+def max_logit_scale(model: CompiledModel, head_dim: int) -> float:
+    """The largest logit scale whose exported weights and attention scores stay finite in float32.
+
+    HF forms ``q . k`` in float32 before dividing by ``sqrt(head_dim)``, with ``q`` carrying
+    ``sqrt(head_dim) * logit_scale`` (module docstring): rotations keep norms, so ``|q . k| <= sqrt(head_dim)
+    * logit_scale * N_q * N_k`` with ``N_q``, ``N_k`` the largest norms of a token's query and key at scale 1
+    (over every layer). The limit keeps that :data:`SCORE_HEADROOM` below float32's largest value.
+    """
+    norms = 0.0
+    for head in model.layers:
+        nq = float(np.linalg.norm(model.W_E @ head.W_Q, axis=1).max())
+        nk = float(np.linalg.norm(model.W_E @ head.W_K, axis=1).max())
+        norms = max(norms, nq * nk)
+    top = float(np.finfo(np.float32).max) / SCORE_HEADROOM
+    return top / (math.sqrt(head_dim) * max(norms, 1e-300))
+
+
+def _check_finite(weights: dict[str, np.ndarray], dt: torch.dtype) -> None:
+    """Every exported tensor is finite in the checkpoint's dtype (checked before anything is written)."""
+    for name, value in weights.items():
+        if not torch.isfinite(torch.as_tensor(value, dtype=dt)).all():
+            raise ExportError(f"the exported {name} is not finite in {dt}; nothing was written")
 
 
 def _config(arch: str, pl: Placement, layers: int, vocab: int, max_positions: int, attn: str) -> Any:
@@ -289,13 +340,26 @@ def export_model(
     max_positions: int = 2048,
     hidden_size: int | None = None,
     head_dim: int | None = None,
+    rotary_dim: int | None = None,
+    rope_theta: float | None = None,
     attn_implementation: str = "eager",
+    certify: bool = True,
+    notes: tuple[str, ...] = (),
 ) -> ModelExport:
     """Export ``model`` as a ``GPTJForCausalLM`` or ``LlamaForCausalLM`` (module docstring).
 
-    ``hidden_size`` (GPT-J: ``n_embd = head_dim = rotary_dim``, default the smallest, ``d_model + 1``
-    rounded up to even) and ``head_dim`` (LLaMA) fix sizes; ``dtype`` is ``float32`` or ``float64``;
-    ``max_positions`` is the longest prompt (GPT-J's sin/cos table).
+    ``hidden_size`` fixes the width (GPT-J: ``n_embd = head_dim``, default the smallest, ``d_model + 1``
+    rounded up to even; LLaMA: default ``d_model``); ``rotary_dim`` (GPT-J, default ``n_embd``) rotates only
+    the first dims, the rest holding ``theta = 0`` planes; ``head_dim`` and ``rope_theta`` (LLaMA) fix its
+    spectrum (default: chosen to fit); ``dtype`` is ``float32`` or ``float64``; ``max_positions`` is the
+    longest prompt (GPT-J's sin/cos table, LLaMA's ``max_position_embeddings``). The logit scale must keep
+    the weights and scores finite (:func:`max_logit_scale`); every tensor is checked finite.
+
+    With ``certify`` the model is certified on every input of its task family with up to ``hop_layers``
+    hops and at most ``max_positions`` tokens (:func:`~ropeproof.verify.exact.multihop_certified.
+    certified_horizon`), and the config records the horizon (:func:`horizon_record`): never more than
+    ``max_positions``, the longest prompt the checkpoint can run. ``notes`` (layout remarks, e.g. why
+    ``rotary_dim < n_embd``) go into the config as ``ropeproof_notes``.
     """
     if not isinstance(model, CompiledModel):
         raise ExportError(f"model must be a CompiledModel, got {type(model).__name__}")
@@ -307,13 +371,22 @@ def export_model(
         raise ExportError(f"max_positions={max_positions} must be an integer >= 1")
     if arch == "gptj" and head_dim is not None:
         raise ExportError("head_dim: GPT-J in [A]'s shape has head_dim = n_embd; use hidden_size")
-    if arch == "llama" and hidden_size is not None:
-        raise ExportError("hidden_size: the LLaMA export's width is the compiled d_model; use head_dim")
+    if arch == "gptj" and rope_theta is not None and float(rope_theta) != GPTJ_BASE:
+        raise ExportError(f"rope_theta={rope_theta}: GPT-J's base is fixed at 10000; use arch='llama'")
+    if arch == "llama" and rotary_dim is not None:
+        raise ExportError(f"rotary_dim={rotary_dim}: LLaMA rotates all of head_dim (no partial rotary)")
     _check_depth(model, arch, dt)
     if arch == "gptj":
-        hid, placements = _gptj_placements(model, hidden_size)
+        hid, placements = _gptj_placements(model, hidden_size, rotary_dim)
     else:
-        hid, placements = _llama_placements(model, head_dim)
+        hid, placements = _llama_placements(model, hidden_size, head_dim, rope_theta)
+    limit = max_logit_scale(model, placements[0].head_dim)
+    if not model.logit_scale <= limit:
+        raise ExportError(
+            f"logit_scale={model.logit_scale:g} is out of range: the exported q_proj weights (sqrt(head_dim) "
+            f"* logit_scale * W_Q) and the attention scores must stay finite in float32; accepted: "
+            f"0 < logit_scale <= {limit:.3g}"
+        )
     d, vocab = model.d_model, model.vocab_size + 1  # + [UNK]
     spare = d if arch == "gptj" else None
     h = placements[0].head_dim
@@ -373,6 +446,7 @@ def export_model(
                     pre + "post_attention_layernorm.weight": gain,
                 }
             )
+    _check_finite(new, dt)
     state = lm_model.state_dict()
     missing = set(new) - set(state)
     if missing:  # pragma: no cover - guards against a transformers rename
@@ -404,4 +478,41 @@ def export_model(
             "unk": UNK,
         },
     )
-    return ModelExport(lm_model, build_tokenizer(model.tokens), info)
+    exported = ModelExport(lm_model, build_tokenizer(model.tokens), info)
+    if notes:
+        lm_model.config.ropeproof_notes = list(notes)
+        info.metadata["notes"] = list(notes)
+    if certify:
+        cert = certified_horizon(model, model.hop_layers, max_n=min(max(max_positions, 2), CERTIFY_LIMIT))
+        record = horizon_record(model, cert, max_positions)
+        lm_model.config.certified_horizon = record["certified_horizon"]
+        lm_model.config.ropeproof_certificate = record
+        info.metadata["certificate"] = record
+        exported.certificate = cert
+    return exported
+
+
+CERTIFY_LIMIT = 10**6
+"""Longest length the export certifies (the certificate's own limit)."""
+
+
+def horizon_record(model: CompiledModel, cert: MultiHopCertificate, max_positions: int) -> dict[str, Any]:
+    """What a checkpoint states about its certificate: ``certified_horizon`` is the largest ``N`` such that
+    every input of the family up to ``N`` tokens is proved correct *and* runs in the checkpoint, so it is
+    at most ``max_positions`` (a longer prompt does not fit the position table)."""
+    stated = min(cert.horizon, int(max_positions))
+    return {
+        "certified_horizon": stated,
+        "task": model.task,
+        "hops": cert.hops,
+        "certificate_horizon": cert.horizon,
+        "certificate_complete": cert.complete,
+        "certified_up_to": int(cert.n[-1]),
+        "max_positions": int(max_positions),
+        "limited_by": "max_positions" if stated < cert.horizon or cert.complete else "certificate",
+        "statement": (
+            f"every {model.task}-task input with 1..{cert.hops} hops and at most {stated} tokens is answered "
+            "correctly (proved in exact arithmetic, interval-checked; docs/theory.md section 6)"
+        ),
+        "steps": cert.detail.get("steps", {}),
+    }

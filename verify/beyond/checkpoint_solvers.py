@@ -1,0 +1,231 @@
+"""The programs ``ropeproof export-model`` writes: [A]'s solvers placed on a checkpoint's fixed spectrum.
+
+A checkpoint in [A]'s shape (12 layers, one head per layer, width ``W`` = 128 by default,
+``docs/theory.md`` section 6) cannot choose its RoPE frequencies: GPT-J rotates plane ``k`` of its
+``rotary_dim`` dims at ``10000^(-2k / rotary_dim)`` and leaves the dims past ``rotary_dim`` unrotated
+(``theta = 0``, GPT-J's partial rotary, its own config option); LLaMA rotates every dim at
+``rope_theta^(-2k / head_dim)``. :func:`checkpoint_spec` builds, per ``solver``, a program whose every
+plane sits on that spectrum, with the export options that put it there:
+
+- ``"best"`` (the default): the Index (number task) and positional Reflexive layers use the best head on
+  the spectrum at the design length ``max_length`` (:func:`~ropeproof.verify.beyond.spectrum_search.
+  best_on_spectrum`: the amplitudes that maximise the worst-case margin, a linear program solved
+  exactly), with at most as many planes as the width leaves room for. The letter task's Retrieval layers
+  use orthogonal letter codes (margin 1 at every length, :mod:`ropeproof.verify.beyond.letter_codes`):
+  on GPT-J at ``theta = 0`` on the last ``2 P`` dims (``rotary_dim = W - 2P``, ``P = 4`` planes for 8
+  letters), the Reflexive layers on the spectrum of the rotating dims; on LLaMA, which rotates every dim,
+  on the ``P`` slowest planes, with ``rope_theta`` the smallest power of ten ``>= 10^4`` that keeps
+  ``(max_length - 1) theta`` of every code plane below :data:`CODE_DRIFT` radians.
+- ``"paper"``: [A]'s one-plane Index (``0.8660``) or one-plane Retrieval (``0.0027``, [A]'s code) on the
+  spectrum's nearest plane (:func:`~ropeproof.verify.beyond.spectrum_search.nearest_plane`: ``k = 1``
+  and ``k = 41`` of 128), with the ``best`` Reflexive layers, so the choice of hop layer is what differs.
+- ``"smallest"``: the program of the smallest GPT-J width
+  (:func:`~ropeproof.constructions.multihop_programs.checkpoint_program`: ``theta = 1`` Index and
+  Reflexive, Retrieval on ``10000^(-6/8) = 0.001``; widths 6 and 8), exported at ``width`` (any width
+  whose spectrum holds its planes, 6 and 8 included).
+
+Every solver's number vocabulary has the integers ``1 .. max(16, max_length - 1)``, so every input up to
+``max_length`` tokens of every build can be written (:func:`~ropeproof.verify.task_lengths.required_max_int`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ropeproof.constructions.multihop_programs import (
+    LOGIT_SCALE,
+    TASKS,
+    checkpoint_program,
+    letter_program,
+    number_program,
+)
+from ropeproof.constructions.paper import (
+    ALPHABET_SIZE,
+    INDEX_THETA,
+    NUMBER_TASK_LETTERS,
+    NUMBER_TASK_MAX_INT,
+    RETRIEVAL_THETA,
+)
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.multihop import MultiHopProgram, code_dims
+from ropeproof.verify.beyond.spectrum_search import best_on_spectrum, nearest_plane, spectrum_frequencies
+
+SOLVERS: tuple[str, ...] = ("best", "paper", "smallest")
+"""The programs a checkpoint can carry (module docstring)."""
+ARCHS: tuple[str, ...] = ("gptj", "llama")
+DEFAULT_WIDTH = 128
+"""[A]'s width: ``n_embd = head_dim = 128``, one head per layer."""
+DEFAULT_MAX_LENGTH = 10_000
+"""The longest prompt a checkpoint is built for by default (its position table and vocabulary)."""
+GPTJ_BASE = 10000.0
+"""GPT-J's fixed RoPE base."""
+CODE_DRIFT = 2.0**-10
+"""LLaMA letter checkpoints: the largest angle ``(max_length - 1) theta`` a code plane may turn."""
+MIN_LLAMA_THETA = 1e4
+
+
+def number_max_int(max_length: int) -> int:
+    """The number vocabulary's largest integer: ``max(16, max_length - 1)`` (any pointer that fits)."""
+    return max(NUMBER_TASK_MAX_INT, int(max_length) - 1)
+
+
+@dataclass(frozen=True)
+class CheckpointSpec:
+    """A program and where it sits in a checkpoint: ``rotary_dim`` (GPT-J: the rotating dims, ``width``
+    unless pass-through planes are needed; LLaMA: ``head_dim = width``) and ``rope_theta``."""
+
+    task: str
+    solver: str
+    arch: str
+    width: int
+    max_length: int
+    program: MultiHopProgram
+    rotary_dim: int
+    rope_theta: float
+    notes: tuple[str, ...] = ()
+    design: dict[str, Any] = field(default_factory=dict)
+
+    def export_options(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`~ropeproof.verify.interop.hf.model_export.export_model`."""
+        out: dict[str, Any] = {"max_positions": self.max_length}
+        if self.arch == "gptj":
+            out.update(hidden_size=self.width, rotary_dim=self.rotary_dim)
+        else:
+            out.update(hidden_size=self.width, head_dim=self.width, rope_theta=self.rope_theta)
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "solver": self.solver,
+            "arch": self.arch,
+            "width": self.width,
+            "max_length": self.max_length,
+            "rotary_dim": self.rotary_dim,
+            "rope_theta": self.rope_theta,
+            "notes": list(self.notes),
+            "design": self.design,
+        }
+
+
+def _check(task: str, solver: str, arch: str, width: int, max_length: int) -> None:
+    if task not in TASKS:
+        raise InputError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
+    if solver not in SOLVERS:
+        raise InputError(f"solver={solver!r} is unknown; accepted: {list(SOLVERS)}")
+    if arch not in ARCHS:
+        raise InputError(f"arch={arch!r} is unknown; accepted: {list(ARCHS)}")
+    if isinstance(width, bool) or not isinstance(width, int) or width < 4 or width % 2:
+        raise InputError(f"width={width!r} must be an even integer >= 4")
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or not 3 <= max_length <= 1 << 20:
+        raise InputError(f"max_length={max_length!r} must be an integer in 3 .. {1 << 20}")
+
+
+def _reflexive_room(task: str, channel_code: str, reflexive: str) -> int:
+    """Residual dims a program uses besides the Index planes' pointer (number task)."""
+    answers = NUMBER_TASK_LETTERS if task == "number" else ALPHABET_SIZE * 8
+    return 1 + code_dims(channel_code, answers) + (2 if reflexive == "symbolic" else 0)
+
+
+def _llama_letter_theta(width: int, planes: int, max_length: int) -> float:
+    """The smallest power of ten ``>= 10^4`` whose code planes (the ``planes`` slowest of ``width``) turn
+    at most :data:`CODE_DRIFT` over ``max_length`` positions."""
+    k0 = width // 2 - planes
+    exponent = 4
+    while True:
+        theta = 10.0**exponent
+        if (max_length - 1) * spectrum_frequencies(theta, width)[k0] <= CODE_DRIFT:
+            return theta
+        exponent += 1
+
+
+def checkpoint_spec(
+    task: str,
+    solver: str = "best",
+    arch: str = "gptj",
+    width: int = DEFAULT_WIDTH,
+    max_length: int = DEFAULT_MAX_LENGTH,
+    hops: int = 4,
+    layers: int = 12,
+    reflexive: str = "positional",
+    channel_code: str = "cyclic",
+    logit_scale: float = LOGIT_SCALE,
+) -> CheckpointSpec:
+    """The program of ``solver`` for ``task`` on ``arch`` at ``width``, built for prompts up to
+    ``max_length`` tokens (module docstring)."""
+    _check(task, solver, arch, width, max_length)
+    max_int = number_max_int(max_length)
+    common = {"logit_scale": logit_scale, "channel_code": channel_code}
+    if solver == "smallest":
+        program = checkpoint_program(
+            task, hops, layers, reflexive, channel_code, logit_scale, max_int=max_int
+        )
+        return CheckpointSpec(task, solver, arch, width, max_length, program, width, GPTJ_BASE)
+    if reflexive != "positional":
+        raise InputError(
+            f"reflexive={reflexive!r}: the {solver!r} solver uses positional Reflexive layers on the "
+            "spectrum (a symbolic one ties on repeated tokens at theta = 0); use --solver smallest"
+        )
+    letters_planes = (ALPHABET_SIZE + 1) // 2
+    notes: list[str] = []
+    design: dict[str, Any] = {}
+    if task == "number":
+        rotary, base = width, GPTJ_BASE  # LLaMA uses the same spectrum: rope_theta = 10000, head_dim = W
+        room = (width - 1 - _reflexive_room(task, channel_code, reflexive)) // 2
+        if room < 1:
+            raise InputError(f"width={width} leaves no room for an Index plane; use a width >= 6")
+        best = best_on_spectrum(base, rotary, max_length, max_planes=room)
+        design["reflexive"] = best.as_dict()
+        if solver == "best":
+            index = best.planes
+            design["index"] = best.as_dict()
+        else:
+            k = nearest_plane(base, rotary, INDEX_THETA)
+            index = ((float(spectrum_frequencies(base, rotary)[k]), 1.0),)
+            design["index"] = {"k": k, "theta": index[0][0], "paper_theta": INDEX_THETA}
+        program = number_program(hops, layers, index, "positional", best.planes, max_int=max_int, **common)
+        return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, (), design)
+    # letter task
+    if solver == "paper":
+        rotary, base = width, GPTJ_BASE
+        best = best_on_spectrum(base, rotary, max_length)
+        k = nearest_plane(base, rotary, RETRIEVAL_THETA)
+        theta = float(spectrum_frequencies(base, rotary)[k])
+        design = {
+            "retrieval": {"k": k, "theta": theta, "paper_theta": RETRIEVAL_THETA},
+            "reflexive": best.as_dict(),
+        }
+        program = letter_program(hops, layers, theta, "one-plane", "positional", best.planes, **common)
+        return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, (), design)
+    if arch == "gptj":
+        rotary, base = width - 2 * letters_planes, GPTJ_BASE
+        if rotary < 2:
+            raise InputError(
+                f"width={width} leaves no rotating dims beside the letter code; use a width >= "
+                f"{2 * letters_planes + 2}"
+            )
+        best = best_on_spectrum(base, rotary, max_length)
+        code: Any = 0.0
+        notes.append(
+            f"rotary_dim {rotary} of {width}: GPT-J leaves dims {rotary}..{width - 1} unrotated (partial "
+            "rotary, a standard GPT-J option); the Retrieval layers' orthogonal letter code sits there at "
+            "theta = 0"
+        )
+        design["retrieval"] = {"code": "orthogonal", "theta": 0.0, "dims": [rotary, width - 1]}
+    else:
+        rotary = width
+        base = _llama_letter_theta(width, letters_planes, max_length)
+        spectrum = spectrum_frequencies(base, width)
+        code_ks = list(range(width // 2 - letters_planes, width // 2))
+        best = best_on_spectrum(base, width, max_length, allowed=range(width // 2 - letters_planes))
+        code = [float(spectrum[k]) for k in code_ks]
+        notes.append(
+            f"rope_theta {base:g}: the orthogonal letter code sits on the {letters_planes} slowest planes "
+            f"(k = {code_ks[0]}..{code_ks[-1]}), which turn at most {CODE_DRIFT:g} rad over {max_length} "
+            "positions"
+        )
+        design["retrieval"] = {"code": "orthogonal", "ks": code_ks, "thetas": code}
+    design["reflexive"] = best.as_dict()
+    program = letter_program(hops, layers, code, "orthogonal", "positional", best.planes, **common)
+    return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, tuple(notes), design)
