@@ -234,7 +234,7 @@ def _directory_rows(path: str, lengths: tuple[int, ...], count: int) -> tuple[di
 def _trained_rows(path: Path, lengths: list[int], count: int) -> list[dict[str, Any]]:
     import json
 
-    from ropeproof.verify.accuracy_intervals import wilson_interval
+    from ropeproof.verify.statistics import proportion_interval
     from ropeproof.verify.training.shipped_memo import length_accuracy_row
 
     task = load_record(path).task
@@ -246,7 +246,7 @@ def _trained_rows(path: Path, lengths: list[int], count: int) -> list[dict[str, 
         measured = [dict(r) for r in _directory_rows(str(path), tuple(fits), count)]
     rows = []
     for r in measured:
-        lo, hi = wilson_interval(round(r["accuracy"] * r["count"]), r["count"])
+        lo, hi = proportion_interval(round(r["accuracy"] * r["count"]), r["count"]).bounds
         rows.append(
             {
                 "task": task,

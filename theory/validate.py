@@ -18,12 +18,14 @@ import numbers
 from ropeproof.theory.errors import InputError, RopeproofError
 
 
-def _range_text(low: float | None, high: float | None, low_open: bool = False) -> str:
+def _range_text(
+    low: float | None, high: float | None, low_open: bool = False, high_open: bool = False
+) -> str:
     parts = []
     if low is not None:
         parts.append(f"{'>' if low_open else '>='} {low}")
     if high is not None:
-        parts.append(f"<= {high}")
+        parts.append(f"{'<' if high_open else '<='} {high}")
     return " and ".join(parts)
 
 
@@ -54,12 +56,14 @@ def real(
     low: float | None = None,
     high: float | None = None,
     low_open: bool = False,
+    high_open: bool = False,
     finite: bool = True,
     error: type[RopeproofError] = InputError,
 ) -> float:
     """``value`` as a ``float`` if it is a real number (finite unless ``finite=False``) with ``low <=
-    value`` (``<`` when ``low_open``) and ``value <= high``, else ``error`` naming ``name``."""
-    bounds = _range_text(low, high, low_open)
+    value`` (``<`` when ``low_open``) and ``value <= high`` (``<`` when ``high_open``), else ``error``
+    naming ``name``."""
+    bounds = _range_text(low, high, low_open, high_open)
     accepted = "a " + ("finite " if finite else "") + "real number" + (f" {bounds}" if bounds else "")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise error(f"{name}={value!r} is not a number; accepted: {accepted}")
@@ -70,6 +74,6 @@ def real(
         )
     if low is not None and (out <= low if low_open else out < low):
         raise error(f"{name}={out} is out of range; accepted: {accepted}")
-    if high is not None and out > high:
+    if high is not None and (out >= high if high_open else out > high):
         raise error(f"{name}={out} is out of range; accepted: {accepted}")
     return out

@@ -42,6 +42,11 @@ class Estimate:
     level: float
     method: str
 
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """``(low, high)``."""
+        return self.low, self.high
+
     def decide(self, threshold: float) -> Side:
         """:func:`decide` on this estimate."""
         return decide(self, threshold)
@@ -69,7 +74,7 @@ def proportion_interval(
 
     n = integer(trials, "trials", low=1)
     k = integer(successes, "successes", low=0, high=n)
-    level = real(level, "level", low=0.0, high=1.0, low_open=True)
+    level = real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     if method not in ("wilson", "exact"):
         raise InputError(f"method={method!r} is unknown; accepted: 'wilson', 'exact'")
     ci = binomtest(k, n).proportion_ci(confidence_level=level, method=method)
@@ -95,7 +100,7 @@ def mean_interval(
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if x.size == 0 or not np.all(np.isfinite(x)):
         raise InputError("values must be a non-empty sequence of finite numbers")
-    level = real(level, "level", low=0.0, high=1.0, low_open=True)
+    level = real(level, "level", low=0.0, high=1.0, low_open=True, high_open=True)
     mean = float(x.mean())
     if x.size == 1 or np.ptp(x) == 0.0:
         return Estimate(mean, mean, mean, int(x.size), level, "bootstrap (constant sample)")

@@ -13,7 +13,7 @@ input the study asks), for both tasks and the three solvers:
 For each length and build (:mod:`ropeproof.verify.task_lengths`) the study answers sampled inputs with
 :func:`~ropeproof.verify.runtime.chain_readout.long_answers` (float64) and the same inputs with decoys
 (:func:`~ropeproof.verify.task_lengths.with_decoys`). Accuracies carry 95% Wilson intervals
-(:mod:`ropeproof.verify.accuracy_intervals`); a setting stops after ``stop_after`` consecutive grid lengths
+(:mod:`ropeproof.verify.statistics`); a setting stops after ``stop_after`` consecutive grid lengths
 whose interval lies below 25%.
 
 **Exact first failures.** The lengths of the grid are a grid: when a grid length first gives a wrong
@@ -39,7 +39,6 @@ from typing import Any
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.accuracy_intervals import compare_to_level, wilson_interval
 from ropeproof.verify.beyond.checkpoint_solvers import CheckpointSpec, checkpoint_spec
 from ropeproof.verify.exact.multihop_certified import (
     MultiHopCertificate,
@@ -48,6 +47,7 @@ from ropeproof.verify.exact.multihop_certified import (
 )
 from ropeproof.verify.runtime.chain_readout import long_answers
 from ropeproof.verify.runtime.multilayer import answer_model
+from ropeproof.verify.statistics import decide, proportion_interval
 from ropeproof.verify.task_lengths import BUILDS, chain_positions, long_task, with_decoys
 from ropeproof.verify.tasks import TaskInstance
 
@@ -241,8 +241,8 @@ def _probe(
         len(insts),
         right / len(insts),
         right_adv / len(adv),
-        wilson_interval(right, len(insts)),
-        wilson_interval(right_adv, len(adv)),
+        proportion_interval(right, len(insts)).bounds,
+        proportion_interval(right_adv, len(adv)).bounds,
         cert.horizon,
         cert.complete,
         grid,
@@ -320,7 +320,7 @@ def length_study(
                 probe = _probe(s, model, cert, build, n, count(n), seed, answer, True)
                 rows.append(probe.row)
                 right = round(probe.row.accuracy * probe.row.inputs)
-                low = compare_to_level(right, probe.row.inputs, STOP_LEVEL) == "below"
+                low = decide(proportion_interval(right, probe.row.inputs), STOP_LEVEL) == "below"
                 low_streak = low_streak + 1 if low else 0
                 if (s.key, build) in failures:
                     continue

@@ -8,8 +8,8 @@ against [A]: the ordering letter > number, and [A]'s reported thresholds.
   (all answered prompts of every draw as independent Bernoulli trials with one success probability).
   Chosen over Wilson's interval because its coverage is at least 95% for every true accuracy, which a
   verdict built on it needs; it is the wider of the two. Bounds: ``P(X >= k | p_low) = 0.025`` and
-  ``P(X <= k | p_high) = 0.025`` for ``k`` correct of ``n``, solved by bisection on binomial tail sums
-  (float64, log-space terms) to 2^-60; ``p_low = 0`` when ``k = 0`` and ``p_high = 1`` when ``k = n``.
+  ``P(X <= k | p_high) = 0.025`` for ``k`` correct of ``n`` (``scipy.stats.binomtest`` through
+  :mod:`ropeproof.verify.statistics`); ``p_low = 0`` when ``k = 0`` and ``p_high = 1`` when ``k = n``.
 - **Ordering** (:func:`ordering`): at each length measured in both tasks, the letter accuracy is
   ``above`` the number accuracy when the two intervals are disjoint with letter higher, ``below`` when
   disjoint with number higher, else ``unresolved``. The model shows [A]'s ordering (``shown``) when
@@ -23,68 +23,25 @@ against [A]: the ordering letter > number, and [A]'s reported thresholds.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from ropeproof.theory.errors import InputError
 from ropeproof.verify.llm_eval.parsing import is_correct
 from ropeproof.verify.llm_eval.plan import Prompt
 from ropeproof.verify.llm_eval.protocol import REPORTED_THRESHOLDS, TASKS, Threshold
+from ropeproof.verify.statistics import proportion_interval
 
 LEVEL = 0.95
-BISECTION_STEPS = 60
-
-
-def _log_choose(n: int) -> np.ndarray:
-    """``log C(n, j)`` for ``j = 0 .. n``."""
-    log_fact = np.array([math.lgamma(i + 1) for i in range(n + 1)])
-    return log_fact[n] - log_fact - log_fact[::-1]
-
-
-def _tail(log_choose: np.ndarray, k: int, p: float, upper: bool) -> float:
-    n = log_choose.size - 1
-    j = np.arange(k, n + 1) if upper else np.arange(0, k + 1)
-    if j.size == 0:
-        return 0.0
-    terms = log_choose[j] + j * math.log(p) + (n - j) * math.log1p(-p)
-    top = terms.max()
-    return float(math.exp(top) * np.exp(terms - top).sum())
-
-
-def binomial_tail(k: int, n: int, p: float, upper: bool) -> float:
-    """``P(X >= k)`` (``upper``) or ``P(X <= k)`` for ``X ~ Binomial(n, p)``, ``0 < p < 1``."""
-    if not 0 < p < 1 or not 0 <= k <= n:
-        raise InputError(f"need 0 < p < 1 and 0 <= k <= n, got p={p}, k={k}, n={n}")
-    return _tail(_log_choose(n), k, p, upper)
 
 
 def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """The Clopper-Pearson interval of ``k`` successes in ``n`` trials at confidence ``level``."""
-    if isinstance(k, bool) or isinstance(n, bool) or n < 1 or not 0 <= k <= n:
-        raise InputError(f"need integers 0 <= k <= n and n >= 1, got k={k}, n={n}")
-    if not 0 < level < 1:
-        raise InputError(f"level={level} must be in (0, 1)")
-    alpha = (1 - level) / 2
-    log_choose = _log_choose(n)
-
-    def solve(rising: Any, target: float) -> float:
-        lo, hi = 0.0, 1.0
-        for _ in range(BISECTION_STEPS):
-            mid = (lo + hi) / 2
-            if rising(mid) < target:
-                lo = mid
-            else:
-                hi = mid
-        return (lo + hi) / 2
-
-    low = 0.0 if k == 0 else solve(lambda p: _tail(log_choose, k, p, upper=True), alpha)
-    # P(X <= k | p) falls as p grows: solve 1 - P(X <= k | p) = 1 - alpha on a rising function
-    high = 1.0 if k == n else solve(lambda p: 1 - _tail(log_choose, k, p, upper=False), 1 - alpha)
-    return low, high
+    """The Clopper-Pearson interval of ``k`` successes in ``n`` trials at confidence ``level``
+    (:func:`ropeproof.verify.statistics.proportion_interval` with ``method="exact"``)."""
+    est = proportion_interval(k, n, level, method="exact")
+    return est.low, est.high
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.accuracy_intervals import wilson_interval
 from ropeproof.verify.interop.hf.architectures import require_transformers
+from ropeproof.verify.statistics import proportion_interval
 from ropeproof.verify.task_lengths import long_task, with_decoys
 from ropeproof.verify.tokenizer import UNK, prompt_text
 from ropeproof.verify.training.model import quiet_progress
@@ -89,7 +89,7 @@ def transformers_length_check(
                         "inputs": len(probe),
                         "correct": sum(right),
                         "accuracy": sum(right) / len(probe),
-                        "accuracy_ci": list(wilson_interval(sum(right), len(probe))),
+                        "accuracy_ci": list(proportion_interval(sum(right), len(probe)).bounds),
                         "first_wrong": None
                         if wrong is None
                         else {
