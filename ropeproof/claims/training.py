@@ -324,23 +324,24 @@ def _uniform_early(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="training.length",
     statement=(
-        "Length generalisation of every shipped paper-configuration seed on the 'distractors' build (n in "
-        "{lengths}; 95% Wilson intervals from {start} inputs per length, doubled until decided, at most "
-        "{cap}): the letter model keeps accuracy >= 0.9 at every n <= 850 ([A]: above 90% up to 850 tokens) "
-        "and the number model is below 0.5 at every n >= 64 ([A]: it fails soon after the training length)."
+        "Length generalisation of every shipped paper-configuration seed (n in {lengths}; 95% Wilson "
+        "intervals from {start} inputs per length, doubled until decided, at most {cap}): the letter model "
+        "keeps accuracy >= 0.9 at every n <= 850 on each of the 'distractors', 'window' and 'both' builds "
+        "([A]: above 90% up to 850 tokens) and the number model is below 0.5 at every n >= 64 on the "
+        "'distractors' build, the only one in its vocabulary ([A]: it fails soon after the training length)."
     ),
     reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation)",
     params={
-        "lengths": Quick((17, 32, 64, 128, 256, 512, 850, 1024), (17, 64, 256)),
+        "lengths": Quick((17, 32, 64, 128, 256, 512, 850, 1024), (17, 64, 850)),
         "start": Quick(64, 16),
         "cap": Quick(512, 64),
     },
     expected="open",
     meaning=(
-        "Whether [A]'s models generalise in length the way [A] reports. "
-        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
-        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "Whether [A]'s models generalise in length the way [A] reports; at 850 tokens the paper-configuration"
+        " letter model (seed 0, 'distractors' build) is {paper_letter_850}. Seeds showing it, contradicting "
+        "it, undecided: paper {paper[shows]}/{paper[contradicts]}/{paper[undecided]} of {paper[seeds]}; "
+        "small {small[shows]}/{small[contradicts]}/{small[undecided]} of {small[seeds]}."
     ),
 )
 def _length(ctx: CheckContext) -> Outcome:
@@ -350,30 +351,42 @@ def _length(ctx: CheckContext) -> Outcome:
 
     p = ctx.params
     rows: dict[str, Any] = {}
+    judged = (
+        ("letter", "distractors", 0.9, "above", lambda n: n <= 850),
+        ("letter", "window", 0.9, "above", lambda n: n <= 850),
+        ("letter", "both", 0.9, "above", lambda n: n <= 850),
+        ("number", "distractors", 0.5, "below", lambda n: n >= 64),
+    )
 
     def observe(config: str, seed: int) -> Finding:
         found = []
-        for task, threshold, judged in (
-            ("letter", 0.9, lambda n: n <= 850),
-            ("number", 0.5, lambda n: n >= 64),
-        ):
+        for task, build, threshold, want, applies in judged:
             for n in p["lengths"]:
-                row = decided_length_row(task, config, seed, n, threshold, p["start"], p["cap"])
+                row = decided_length_row(task, config, seed, n, threshold, p["start"], p["cap"], build)
                 rows.setdefault(f"{config}-seed{seed}", []).append(row)
-                if judged(n):
-                    want = "above" if task == "letter" else "below"
-                    found.append(
-                        SHOWS
-                        if row["side"] == want
-                        else UNDECIDED
-                        if row["side"] == "undecided"
-                        else CONTRADICTS
-                    )
+                if applies(n):
+                    side = row["side"]
+                    found.append(SHOWS if side == want else UNDECIDED if side == "undecided" else CONTRADICTS)
         return combine(found)
 
     outcome = _judged(observe, quick_models=ctx.quick)
     outcome.figures["rows"] = rows
+    at_850 = [
+        r
+        for r in rows.get("paper-seed0", [])
+        if r["task"] == "letter" and r["build"] == "distractors" and r["n"] == 850
+    ]
+    outcome.figures["paper_letter_850"] = _against_90(at_850[0]) if at_850 else "not measured"
     return outcome
+
+
+def _against_90(row: dict[str, Any]) -> str:
+    """One length-study row read against 90%: where its interval lies, the accuracy and the interval."""
+    where = {"above": "above", "below": "below", "undecided": "not decided against"}[row["side"]]
+    return (
+        f"{where} 90% (accuracy {row['accuracy']:.3f}, 95% interval [{row['ci_low']:.3f}, "
+        f"{row['ci_high']:.3f}] on {row['count']} inputs)"
+    )
 
 
 @CLAIMS.claim(

@@ -1,5 +1,6 @@
-"""The shipped small checkpoints: loadable with transformers alone, small, and reproducible from their
-seed (the first steps retrained here match the shipped record)."""
+"""The shipped checkpoints (small and paper configurations, every seed): loadable with transformers
+alone, small, and reproducible from their seed (the first steps retrained here match the shipped
+record)."""
 
 from __future__ import annotations
 
@@ -15,27 +16,36 @@ from ropeproof.verify.training.shipped import (
     SHIPPED_DIR,
     first_steps,
     load_shipped,
+    shipped_name,
     shipped_path,
+    shipped_seeds,
 )
 
 transformers = pytest.importorskip("transformers")
 TASKS = [t for t in ("number", "letter") if (SHIPPED_DIR / f"{t}-small" / "model.safetensors").is_file()]
+RUNS = [(t, c, s) for t in ("number", "letter") for c in ("small", "paper") for s in shipped_seeds(t, c)]
+SIZE_LIMIT = {"small": 600_000, "paper": 6_000_000}  # float16 weights: a few hundred KB, about 5 MB
 
 
-def test_the_number_checkpoint_ships() -> None:
-    assert "number" in TASKS
+def test_both_configurations_ship_for_both_tasks() -> None:
+    for task in ("number", "letter"):
+        for config in ("small", "paper"):
+            assert 0 in shipped_seeds(task, config), (task, config)
+    assert shipped_name("number", "paper", 2) == "number-paper-seed2"
 
 
-@pytest.mark.parametrize("task", TASKS)
-def test_shipped_files_are_small_and_carry_config_and_seed(task: str) -> None:
-    path = shipped_path(task)
-    assert (path / "model.safetensors").stat().st_size < 600_000  # float16, a few hundred KB
-    shipped = load_shipped(task)
+@pytest.mark.parametrize(("task", "config", "seed"), RUNS)
+def test_shipped_files_are_small_and_carry_config_and_seed(task: str, config: str, seed: int) -> None:
+    path = shipped_path(task, config, seed)
+    assert (path / "model.safetensors").stat().st_size < SIZE_LIMIT[config]
+    shipped = load_shipped(task, config=config, seed=seed)
     rec = shipped.record
-    assert rec.task == task and rec.config.name == "small" and rec.seed == 0
+    assert rec.task == task and rec.config.name == config and rec.seed == seed
     assert len(rec.losses) == rec.config.steps and rec.best_step is not None
     assert shipped.model.config.n_layer == rec.config.n_layer
     assert next(shipped.model.parameters()).dtype == torch.float32
+    # every checkpoint carries the counts and intervals that decisions under uncertainty need
+    assert all("counts" in e and "S_pos_ci" in e["dynamics"] for e in rec.evaluations)
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -53,9 +63,9 @@ def test_plain_from_pretrained_answers_through_the_tokenizer(task: str) -> None:
     assert right >= 29
 
 
-@pytest.mark.parametrize("task", TASKS)
-def test_retraining_the_first_steps_matches_the_shipped_record(task: str) -> None:
-    shipped = load_shipped(task)
+@pytest.mark.parametrize(("task", "config"), [(t, c) for t in TASKS for c in ("small", "paper")])
+def test_retraining_the_first_steps_matches_the_shipped_record(task: str, config: str) -> None:
+    shipped = load_shipped(task, config=config)
     rec, want = shipped.record, shipped.first_steps
     assert want["steps"] == FIRST_STEPS and want["losses"] == rec.losses[:FIRST_STEPS]
     got = first_steps(task, rec.config, rec.seed)
