@@ -98,6 +98,25 @@ def accuracy_at(evaluation: dict[str, Any], hop: int) -> Estimate:
     return proportion_interval(int(k), int(n))
 
 
+def recorded_accuracy_per_hop(record: TrainingRecord, threshold: float) -> dict[str, dict[str, Any]]:
+    """The run record's own accuracy per hop of its best checkpoint with 95% Wilson intervals, in the
+    rows of :func:`~ropeproof.verify.training.evaluation.decided_accuracy_per_hop` (no model runs)."""
+    best = best_evaluation(record)
+    rows = {}
+    for h in HOPS:
+        est = accuracy_at(best, h)
+        k = int(best["counts"][str(h)][0])
+        rows[str(h)] = {
+            "count": est.n,
+            "correct": k,
+            "accuracy": est.value,
+            "ci_low": est.low,
+            "ci_high": est.high,
+            "side": decide(est, threshold),
+        }
+    return rows
+
+
 def learned_window(record: TrainingRecord, threshold: float) -> dict[int, tuple[int | None, int | None]]:
     """Per hop count, ``(earliest, latest)``: the first checkpoint whose accuracy is not decided below
     ``threshold`` (it may have been reached there) and the first whose accuracy is decided at or above it

@@ -67,20 +67,25 @@ def length_accuracy_row(task: str, n: int, count: int) -> dict[str, Any]:
 
 @functools.cache
 def _decided_row(
-    task: str, config: str, seed: int, n: int, threshold: float, start: int, cap: int
+    task: str, config: str, seed: int, n: int, threshold: float, start: int, cap: int, build: str
 ) -> dict[str, Any]:
     from ropeproof.verify.training.lengths import decided_accuracy
 
-    return decided_accuracy(shared_shipped(task, config, seed).model, task, n, threshold, start, cap)
+    model = shared_shipped(task, config, seed).model
+    return decided_accuracy(model, task, n, threshold, start, cap, build=build)
 
 
 def decided_length_row(
-    task: str, config: str, seed: int, n: int, threshold: float, start: int, cap: int
+    task: str,
+    config: str,
+    seed: int,
+    n: int,
+    threshold: float,
+    start: int,
+    cap: int,
+    build: str = "distractors",
 ) -> dict[str, Any]:
-    """``decided_accuracy(model, task, n, threshold, start, cap)`` of a shipped model (the ``distractors``
-    build, generator seed 0), with ``config`` and ``seed`` added to the row."""
-    return {
-        **copy.deepcopy(_decided_row(task, config, seed, n, threshold, start, cap)),
-        "config": config,
-        "seed": seed,
-    }
+    """``decided_accuracy(model, task, n, threshold, start, cap, build)`` of a shipped model (generator
+    seed 0), with ``config`` and ``seed`` added to the row."""
+    row = copy.deepcopy(_decided_row(task, config, seed, n, threshold, start, cap, build))
+    return {**row, "config": config, "seed": seed}
