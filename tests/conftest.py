@@ -89,6 +89,14 @@ def _thread_policy() -> Iterator[int]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # `slow` tests run with `-m slow` (or any -m expression naming it) or the thorough profile
+    profile = config.getoption("--hypothesis-profile", None)
+    wanted = "slow" in (config.getoption("-m") or "") or profile == "thorough"
+    if not wanted:
+        later = pytest.mark.skip(reason="slow: run with -m slow or --hypothesis-profile=thorough")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(later)
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA; none available on this machine")

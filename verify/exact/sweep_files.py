@@ -13,7 +13,6 @@ byte for byte: rows are concatenated, summaries added.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -418,35 +417,34 @@ def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepS
 
 
 def text_table(block: SweepBlock, judge: bool, measured: bool) -> list[str]:
-    """Rows of the human-readable table (``%13.6g``); with ``measured`` the dtype's own extremes are
-    shown next to the exact float64 ones."""
-    names, values = row_columns(block, judge)
-    wanted = [
-        "n",
-        "gap_sup",
-        "gap_inf",
-        "margin_inf",
-        "bound",
-        "bound_status",
-        "bound_status_gap_inf",
-        "bound_status_margin_inf",
-    ]
+    """Rows of the human-readable table (``%13.6g``, ``null`` for NaN and infinities, as in the JSON
+    rows); with ``measured`` the dtype's own extremes are shown next to the exact float64 ones. One
+    ``%`` format per row."""
+    cols = block.columns
+    size = cols["n"].size
+    values: list[list[Any]] = [cols["n"].tolist()]
+    spec = ["%13d"]
+    floats = ["gap_sup", "gap_inf", "margin_inf", "bound"]
+    for k in floats:
+        values.append(np.asarray(cols[k], dtype=np.float64).tolist())
+        spec.append("%13.6g")
+    for q in QUANTITIES:
+        if judge:
+            values.append(np.array(STATUSES, dtype=object)[block.comparisons[q].codes].tolist())
+        else:
+            values.append(["null"] * size)
+        spec.append("%13s")
     if measured:
-        wanted += ["measured_gap_sup", "measured_gap_inf", "measured_margin_inf"]
-    wanted.append("resolvable")
-    idx = [names.index(w) for w in wanted]
-    out = []
-    for i in range(len(values[0])):
-        cells = []
-        for j in idx:
-            v = values[j][i]
-            try:
-                f = float(v)
-                cells.append(f"{f:>13.6g}" if not (names[j] == "n" or math.isnan(f)) else f"{v:>13s}")
-            except ValueError:
-                cells.append(f"{v.strip(chr(34)):>13s}")
-        out.append("  ".join(cells))
-    return out
+        for q in QUANTITIES:
+            values.append(np.asarray(cols[f"measured_{q}"], dtype=np.float64).tolist())
+            spec.append("%13.6g")
+    values.append(np.array(["false", "true"])[cols["resolvable"].astype(np.int8)].tolist())
+    spec.append("%13s")
+    template = "  ".join(spec)
+    text = "\n".join([template % row for row in zip(*values, strict=True)])
+    for bad in ("          nan", "          inf", "         -inf"):
+        text = text.replace(bad, "         null")
+    return text.split("\n") if text else []
 
 
 def table_header(judge: bool, measured: bool) -> str:
