@@ -5,6 +5,7 @@ Index check, in shards of offsets; ``ropeproof sweep merge PART ...`` joins shar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -104,7 +105,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="one JSON object with a 'rows' list and a 'summary'")
     fmt.add_argument("--jsonl", action="store_true", help="JSON Lines: a header, one line per row, a summary")
-    p.add_argument("--out", help="write to this file (atomically) instead of stdout")
+    p.add_argument(
+        "--out",
+        help="write to this file (atomically) instead of stdout; it must not exist unless --force "
+        "(a symbolic link, FIFO or device node is never written through or replaced)",
+    )
+    p.add_argument("--force", action="store_true", help="replace --out if it is an existing regular file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
         "--prec", type=int_in(24, 4096), default=80, help="certified-index: interval precision in bits"
@@ -129,6 +135,8 @@ def _is_records(path: str) -> bool:
 def _read_records(path: str) -> GapRecords:
     try:
         return GapRecords.from_json(Path(path).read_text(encoding="utf-8"))
+    except RopeproofError as e:
+        raise InputError(f"{path!r}: {e}") from None
     except (ValueError, KeyError, TypeError) as e:
         raise InputError(f"{path!r} is not a complete gap-records file ({type(e).__name__})") from None
 
@@ -142,7 +150,7 @@ def _certified(args: argparse.Namespace) -> int:
         return _fail(f"certified-index checks every n = 2..B; give --lengths 2:B (got {args.lengths})")
     shard = parse_shard(args.shard) if args.shard else None
     first, last = offsets_for(stop, shard)
-    with atomic_output(args.out, sys.stdout) as out:
+    with atomic_output(args.out, sys.stdout, args.force) as out:
         records = enclose_gap_records([args.theta], None, first, last, args.prec)
         if shard is not None:
             out.write(records.to_json() + "\n")
@@ -155,17 +163,18 @@ def run(args: argparse.Namespace) -> int:
     if (args.head_dir is None) == (args.construction is None):
         return _fail("give a construction (index, retrieval, certified-index, merge) or --head DIR")
     if args.head_dir is not None:
-        return head_dir.run_sweep(args)
+        with atomic_output(args.out, sys.stdout, args.force) as out, contextlib.redirect_stdout(out):
+            return head_dir.run_sweep(args)
     if args.construction == "merge":
         if not args.parts:
             return _fail("merge needs the shard files as arguments")
         if _is_records(args.parts[0]):
             merged = merge_gap_records([_read_records(p) for p in args.parts])
             result = judge_records(merged, merged.m_stop + 1, args.term)
-            with atomic_output(args.out, sys.stdout) as out:
+            with atomic_output(args.out, sys.stdout, args.force) as out:
                 out.write(json.dumps(result.to_dict()) + "\n")
             return 0
-        with atomic_output(args.out, sys.stdout) as out:
+        with atomic_output(args.out, sys.stdout, args.force) as out:
             merge_jsonl(args.parts, out)
         return 0
     if args.construction == "certified-index":
@@ -198,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
 
         progress = tqdm(total=last - first + 1, unit="row", file=sys.stderr, disable=None, leave=False)
     try:
-        with atomic_output(args.out, sys.stdout) as out:
+        with atomic_output(args.out, sys.stdout, args.force) as out:
             if args.json or args.jsonl:
                 write_rows(out, header, blocks, True, "json" if args.json else "jsonl", progress)
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,54 @@ def test_cli_shards_merge_to_the_unsharded_verdict(
     direct = certified_index(0.866, 2500).comparisons["margin_inf"]
     assert whole["readings"]["margin_inf"]["rows"] == {s: direct.count(s) for s in STATUS}
     assert main([*base[:-1], "3:2500"]) == 2
+
+
+# ------------------------------------------------ records are verified before they are merged (issue 22)
+
+
+def _records_file(tmp_path: Path, edit) -> list[str]:
+    """Two shard files of n <= 600, the second edited by ``edit(doc)`` (a dict; its sha256 dropped
+    unless ``edit`` keeps it), as command-line arguments."""
+    paths = []
+    for k in (1, 2):
+        rec = enclose_gap_records([0.866], None, *offsets_for(600, (k, 2)))
+        doc = json.loads(rec.to_json())
+        if k == 2:
+            doc.pop("sha256")
+            edit(doc)
+        path = tmp_path / f"rec{k}.json"
+        path.write_text(json.dumps(doc))
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["hi_v"].__setitem__(0, "inf"), "finite"),
+        (lambda d: d["lo_v"].__setitem__(-1, "nan"), "finite"),
+        (lambda d: d["lo_v"].__setitem__(0, "-inf"), "finite"),
+        (lambda d: d["lo_v"].__setitem__(0, (-1.0).hex()), ">= 0"),
+        (lambda d: d["hi_v"].reverse(), "strictly decrease"),
+        (lambda d: d["lo_m"].reverse(), "increase"),
+        (lambda d: d["lo_v"].__setitem__(0, (9.0).hex()), "above the upper end"),
+        (lambda d: d["hi_m"].__setitem__(0, d["m_start"] + 1), "start at m_start"),
+    ],
+)
+def test_merge_refuses_records_with_bad_enclosures(edit, message, tmp_path: Path, capsys) -> None:
+    paths = _records_file(tmp_path, edit)
+    assert main(["sweep", "merge", *paths]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_merge_refuses_altered_records(tmp_path: Path, capsys) -> None:
+    """A lower end lowered (still a valid-looking enclosure, so only the digest shows it) is refused."""
+    rec = enclose_gap_records([0.866], None, 1, 599)
+    doc = json.loads(rec.to_json())
+    doc["lo_v"][-1] = (rec.lo_v[-1] / 2).hex()
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert main(["sweep", "merge", str(tmp_path / "r.json")]) == 2
+    assert "SHA-256" in capsys.readouterr().err
+    with pytest.raises(InputError, match="finite"):
+        merge_gap_records([GapRecords([0.5], [1.0], 80, 1, 3, [1], [0.1], [1], [math.nan])])
