@@ -37,6 +37,7 @@ import sympy as sp
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.certified import (
     INDEX_TERMS,
+    MAX_OFFSET,
     STATUSES,
     _index_term,
     enclose_index_gaps,
@@ -160,8 +161,8 @@ def enclose_gap_records(
     and keep the records of the running minima. Memory ``O(chunk)``."""
     f = [float(x) for x in freqs]
     a = [1.0] * len(f) if amps is None else [float(x) for x in amps]
-    if not 1 <= m_start <= m_stop < 2**26:
-        raise InputError(f"offsets {m_start}..{m_stop} must satisfy 1 <= start <= stop < 2^26")
+    if not 1 <= m_start <= m_stop <= MAX_OFFSET:
+        raise InputError(f"offsets {m_start}..{m_stop} must satisfy 1 <= start <= stop <= 2^53 - 2")
     t0 = time.perf_counter()
     lo_m: list[int] = []
     lo_v: list[float] = []
