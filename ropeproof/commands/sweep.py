@@ -25,6 +25,13 @@ from ropeproof.verify.exact.certified_shards import (
     merge_gap_records,
     offsets_for,
 )
+from ropeproof.verify.exact.shard_runner import (
+    DEFAULT_SHARD_ROOT,
+    EXECUTORS,
+    SweepSpec,
+    run_certified_index,
+    run_sweep,
+)
 from ropeproof.verify.exact.sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
 from ropeproof.verify.exact.sweep_files import (
     SweepHeader,
@@ -46,7 +53,9 @@ more examples:
   ropeproof sweep index --theta 0.866 --lengths 2:10000000 --shard 3/8 --jsonl --out part3.jsonl
   ropeproof sweep merge part*.jsonl --out all.jsonl
   ropeproof sweep certified-index --theta 0.866 --lengths 2:100000 --shard 2/16 --out rec2.json
-  ropeproof sweep merge rec*.json        # merged records -> certified verdict per reading (JSON)"""
+  ropeproof sweep merge rec*.json        # merged records -> certified verdict per reading (JSON)
+  ropeproof sweep certified-index --theta 0.866 --lengths 2:10000000 --executor dask --workers 2 --out v.json
+  ropeproof sweep index --theta 0.866 --lengths 2:10000000 --jsonl --executor dask --scheduler tcp://host:8786"""
 
 
 def lengths_text(text: str) -> str:
@@ -116,6 +125,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--prec", type=int_in(24, 4096), default=80, help="certified-index: interval precision in bits"
     )
     p.add_argument("--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term")
+    d = p.add_argument_group("running the shards on Dask (index, retrieval with --jsonl; certified-index)")
+    d.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local: one process; dask: every shard a Dask task, merged here into the same bytes",
+    )
+    d.add_argument(
+        "--workers", type=int_in(1), help="dask: worker processes of the local cluster (default: the cores)"
+    )
+    d.add_argument(
+        "--scheduler", metavar="ADDRESS", help="dask: use the cluster at ADDRESS (tcp://host:port)"
+    )
+    d.add_argument("--shards", type=int_in(1), help="dask: how many shards (default: by size, >= workers)")
+    d.add_argument(
+        "--retries", type=int_in(0), default=2, help="dask: retries of a failed shard (Dask's own)"
+    )
+    d.add_argument(
+        "--shard-dir",
+        metavar="DIR",
+        help=f"dask: where finished shards wait for the merge or a rerun (default {DEFAULT_SHARD_ROOT}/)",
+    )
     p.set_defaults(run=run)
 
 
@@ -149,6 +180,11 @@ def _certified(args: argparse.Namespace) -> int:
     if start != 2 or step != 1:
         return _fail(f"certified-index checks every n = 2..B; give --lengths 2:B (got {args.lengths})")
     shard = parse_shard(args.shard) if args.shard else None
+    if args.executor == "dask":
+        with atomic_output(args.out, sys.stdout, args.force) as out:
+            result = run_certified_index(args.theta, stop, args.term, args.prec, **_dask_options(args))
+            out.write(json.dumps(result.to_dict()) + "\n")
+        return 0
     first, last = offsets_for(stop, shard)
     with atomic_output(args.out, sys.stdout, args.force) as out:
         records = enclose_gap_records([args.theta], None, first, last, args.prec)
@@ -159,9 +195,44 @@ def _certified(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dask_options(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "executor": "dask",
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+        "shards": args.shards,
+        "retries": args.retries,
+        "shard_root": args.shard_dir,
+        "progress": not args.no_progress and sys.stderr.isatty(),
+    }
+
+
+def _executor_conflict(args: argparse.Namespace) -> str | None:
+    """Why the Dask options do not fit the rest of the command line, or ``None``."""
+    dask = args.executor == "dask"
+    options = {"--workers": args.workers, "--scheduler": args.scheduler, "--shards": args.shards}
+    given = [o for o, v in {**options, "--shard-dir": args.shard_dir}.items() if v is not None]
+    if given and not dask:
+        return f"{', '.join(given)} only apply with --executor dask"
+    if not dask:
+        return None
+    if args.head_dir is not None or args.construction == "merge":
+        return "--executor dask runs 'index', 'retrieval' or 'certified-index'"
+    if args.shard:
+        return "--shard picks one shard by hand; --executor dask runs them all (use --shards N for how many)"
+    if args.workers is not None and args.scheduler is not None:
+        return "give --workers (a local cluster) or --scheduler (an existing one), not both"
+    if args.construction != "certified-index" and not args.jsonl:
+        return "--executor dask writes JSON Lines: add --jsonl"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     if (args.head_dir is None) == (args.construction is None):
         return _fail("give a construction (index, retrieval, certified-index, merge) or --head DIR")
+    conflict = _executor_conflict(args)
+    if conflict is not None:
+        return _fail(conflict)
     if args.head_dir is not None:
         with atomic_output(args.out, sys.stdout, args.force) as out, contextlib.redirect_stdout(out):
             return head_dir.run_sweep(args)
@@ -184,6 +255,15 @@ def run(args: argparse.Namespace) -> int:
     if args.theta is None or not math.isfinite(args.theta):
         return _fail(f"--theta is required and must be a finite number (got {args.theta})")
     start, stop, step = parse_lengths(args.lengths)
+    if args.executor == "dask":
+        if args.construction == "retrieval" and args.alphabet < 2:
+            return _fail(f"--alphabet {args.alphabet} must be >= 2")
+        spec = SweepSpec(
+            args.construction, args.theta, (start, stop, step), args.alphabet, dtype_name(args.dtype)
+        )
+        with atomic_output(args.out, sys.stdout, args.force) as out:
+            run_sweep(spec, out, **_dask_options(args))
+        return 0
     shard = parse_shard(args.shard) if args.shard else None
     first, last = shard_lengths(start, stop, step, shard)
     dt = resolve_dtype(args.dtype)

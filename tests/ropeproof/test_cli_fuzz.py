@@ -18,6 +18,7 @@ import io
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ from ropeproof.commands.arguments import device, finite_float, nonnegative_float
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
 from ropeproof.paper_figures.style import FigureResult, subplots
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact import shard_runner
 
 SIZE_CAPS = {
     "n_inputs": 6,
@@ -164,6 +167,15 @@ def _tiny_figure(quick: bool = False) -> FigureResult:
     return FigureResult("tiny", fig, [{"x": 0, "y": 0}, {"x": 1, "y": 1}], "A tiny figure.")
 
 
+@contextlib.contextmanager
+def _no_cluster(*args: object) -> Iterator[None]:
+    """Stands in for :func:`ropeproof.verify.exact.shard_runner._client`: ``--executor dask`` vectors
+    get as far as starting a cluster, then end in a one-line error (tests/verify/exact/test_dask_executor.py
+    runs real clusters)."""
+    raise InputError("no Dask cluster in the fuzz test")
+    yield
+
+
 def run_main(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -179,6 +191,7 @@ def test_random_argument_vectors(name: str, monkeypatch: pytest.MonkeyPatch) -> 
     claim = registry.Claim("fuzz.trivial", "A claim that holds.", "test", {}, _trivial_claim)
     monkeypatch.setattr(check, "registered_claims", lambda: [claim])
     monkeypatch.setattr(paper_figures, "figures", lambda: {"tiny": _tiny_figure})
+    monkeypatch.setattr(shard_runner, "_client", _no_cluster)  # a Dask cluster takes seconds to start
     parser = subparsers()[name]
     tmp_root = Path(tempfile.mkdtemp(prefix="ropeproof-fuzz-"))
     compile_construction(index_construction(letters=2, max_int=3)).save(tmp_root / "head")

@@ -501,7 +501,7 @@ def iter_retrieval_sweep(
         if blk.n[-1] < start:
             continue
         gap_inf = np.where(blk.margin_inf > 0, blk.margin_inf, np.nan)
-        for r in np.nonzero(~(blk.margin_inf > 0) & (blk.n <= gap_inf_limit))[0]:
+        for r in np.nonzero(~(blk.margin_inf > 0) & (blk.n <= gap_inf_limit) & (blk.n >= start))[0]:
             gap_inf[r] = gap_inf_enumerated(alphabet_size, theta, int(blk.n[r]))[0]
         bound, comparisons = _retrieval_comparisons(alphabet_size, theta, blk, gap_inf)
         cols: dict[str, np.ndarray] = {

@@ -86,9 +86,7 @@ def test_cli_shards_merge_to_the_unsharded_verdict(
     merged = json.loads(capsys.readouterr().out)
     assert main(base) == 0
     whole = json.loads(capsys.readouterr().out)
-    for d in (merged, whole):
-        d.pop("shard_seconds"), d.pop("judge_seconds")
-    assert merged == whole
+    assert merged == whole and "shard_seconds" not in whole  # no timings: the same bytes every run
     direct = certified_index(0.866, 2500).comparisons["margin_inf"]
     assert whole["readings"]["margin_inf"]["rows"] == {s: direct.count(s) for s in STATUS}
     assert main([*base[:-1], "3:2500"]) == 2
