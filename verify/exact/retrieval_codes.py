@@ -197,6 +197,10 @@ def extremes(angles: CodeAngles, r: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     Shapes: r [D]; return [D] (each)
     """
     a = angles.alphabet
+    if a - 1 <= 2 * (2 * WINDOW + 1):  # fewer codes than candidates: score them all (the same result)
+        every = np.broadcast_to(np.arange(1, a)[:, None], (a - 1, np.size(r)))
+        v = code_values(angles, np.asarray(r, dtype=np.float64), every)
+        return v.max(0), v.argmax(0) + 1, v.min(0), v.argmin(0) + 1  # first occurrence: smallest code
     x = code_position(a, r)
     near = window(a, x)
     far = window(a, x + a / 2)
