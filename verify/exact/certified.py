@@ -49,6 +49,7 @@ from mpmath import iv, libmp
 
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 
 STATUSES = ("holds", "holds-equal", "violated", "undecided")
 
@@ -264,6 +265,10 @@ def enclose_retrieval_terms(
         raise InputError(f"alphabet={alphabet!r} must be an integer >= 2")
     if not math.isfinite(theta):
         raise InputError(f"theta={theta!r} must be finite")
+    # the interval products below hold a few [max_d, A - 1] arrays (4 corners, 2 ends, clip copies)
+    check_allocation(
+        f"certified retrieval terms for |ALPH| = {alphabet} to d = {max_d}", 12 * 8 * max_d * (alphabet - 1)
+    )
     cd = np.empty((2, max_d))
     sd = np.empty((2, max_d))
     cc = np.empty((2, alphabet - 1))
