@@ -201,7 +201,7 @@ def _client(executor: Any, workers: int | None, scheduler: str | None) -> Iterat
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
-            silence_logs=logging.ERROR,
+            silence_logs=logging.CRITICAL,  # a closing cluster logs lost heartbeats as errors
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
