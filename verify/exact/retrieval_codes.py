@@ -120,12 +120,18 @@ class CodeAngles:
         self.lo_max = 2.0**-52  # |lo| <= ulp(hi) / 2 with |hi| < 4
 
     def signed(self, codes: np.ndarray) -> np.ndarray:
-        """The representative of each code in ``(-A/2, A/2]``."""
+        """The representative of each code in ``(-A/2, A/2]``.
+
+        Shapes: codes [...] (any shape); return [...] (the shape of codes)
+        """
         c = np.asarray(codes, dtype=np.int64)
         return np.where(2 * c <= self.alphabet, c, c - self.alphabet)
 
     def angles(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(hi, lo)`` of ``codes`` (integers ``1 .. A-1``; any shape)."""
+        """``(hi, lo)`` of ``codes`` (integers ``1 .. A-1``).
+
+        Shapes: codes [...] (any shape); return.0 [...]; return.1 [...] (the shape of codes)
+        """
         c = np.asarray(codes, dtype=np.int64)
         if self.table is not None:
             idx = np.clip(c - 1, 0, self.alphabet - 2)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 distributed = pytest.importorskip("distributed")
+pytestmark = pytest.mark.xdist_group("dask-cluster")  # one pytest worker, so one cluster for the module
 
 from ropeproof.cli import main  # noqa: E402
 from ropeproof.verify.exact import shard_runner  # noqa: E402
