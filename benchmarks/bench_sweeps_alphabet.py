@@ -5,8 +5,8 @@
 Keeps a private copy of the former implementation (every code's value at every distance, and
 ``gap_inf`` enumerated over every code with ``_gap_inf_config``) and prints, in one run:
 
-1. the per-distance extremes ``H(d)``, ``L(d)`` for 4096 distances at several alphabets: median
-   seconds, former / now, and whether the values and codes are identical;
+1. ``distance_logits`` (``T``, ``H(d)``, ``L(d)``, their codes and error bounds) for 4096 distances at
+   several alphabets: median seconds, former / now, and whether values, codes and bounds are identical;
 2. ``gap_inf`` at one length past the horizon (n = 60, theta = 1e-4): the same;
 3. ``ropeproof sweep retrieval --alphabet 1000 --theta 0.0001 --lengths 2:1000000`` (text table to a
    file; target under 10 s), and the former implementation's rows against today's on 2:50 (equal bytes);
@@ -40,20 +40,22 @@ from ropeproof.verify.exact.sweep_files import SweepHeader, write_rows
 # ------------------------------------------------------------------ the former implementation (private)
 
 
-def former_extremes(alphabet: int, theta: float, d: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Every code's value at every distance ([A-1, D] table), then argmax / argmin over codes."""
-    r, _e = reduced_angles_with_error(np.asarray(d, dtype=np.float64), theta)
-    hi, lo, _w = code_angles(alphabet)
+def former_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> rs.DistanceLogits:
+    """The former ``distance_logits``: the full table, and the same error bounds (its own copy)."""
+    u = 2.0**-53
+    d = np.asarray(d, dtype=np.float64)
+    r, e = reduced_angles_with_error(d, theta)
+    hi, lo, w_err = code_angles(alphabet)
+    t = np.cos(r)
     table = np.cos((hi[:, None] - r[None, :]) + lo[:, None])
     h_arg, low_arg = table.argmax(0), table.argmin(0)
-    return table.max(0), h_arg + 1, table.min(0), low_arg + 1
-
-
-def former_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> rs.DistanceLogits:
-    """The former ``distance_logits`` (same error bounds, values from the full table)."""
-    new = now_distance_logits(alphabet, theta, d)
-    h, hc, low, lc = former_extremes(alphabet, theta, d)
-    return rs.DistanceLogits(new.d, new.t, h, hc, low, lc, new.err_th, new.err)
+    h = np.take_along_axis(table, h_arg[None], 0)[0]
+    low = np.take_along_axis(table, low_arg[None], 0)[0]
+    lo_max = float(np.abs(lo).max(initial=0.0))
+    err_c = e + w_err + u * (2 * (np.pi + np.abs(r)) + lo_max) + 2 * 2.0 * u
+    err_t = e + 2 * 2.0 * u * np.abs(t) + 2.0**-1070
+    err_th = np.maximum(err_c, err_t) * (1 + 16 * u)
+    return rs.DistanceLogits(d, t, h, h_arg + 1, low, low_arg + 1, err_th, err_th)
 
 
 def former_gap_inf(alphabet: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
@@ -121,22 +123,21 @@ def main() -> None:
     args = parser.parse_args()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()}")
 
-    print("\n1. H(d), L(d) for 4096 distances (theta = 0.0027): former scan / candidates")
+    print("\n1. distance_logits for 4096 distances (theta = 0.0027): former scan / candidates")
     d = np.arange(1, 4097)
     alphabets = [8, 100, 1000] if args.quick else [8, 100, 1000, 10_000, 16_384]
     for a in alphabets:
         code_angles(a)  # the mpmath table, shared by both: not timed
         t = interleaved(
             {
-                "former": lambda a=a: former_extremes(a, 0.0027, d),
+                "former": lambda a=a: former_distance_logits(a, 0.0027, d),
                 "now": lambda a=a: now_distance_logits(a, 0.0027, d),
             },
             args.repeats,
         )
-        old, new = former_extremes(a, 0.0027, d), now_distance_logits(a, 0.0027, d)
-        same = all(
-            np.array_equal(x, y) for x, y in zip(old, (new.h, new.h_code, new.low, new.low_code), strict=True)
-        )
+        old, new = former_distance_logits(a, 0.0027, d), now_distance_logits(a, 0.0027, d)
+        fields = ("h", "h_code", "low", "low_code", "err_th")
+        same = all(np.array_equal(getattr(old, f), getattr(new, f)) for f in fields)
         print(f"  |ALPH| = {a:6d}: former {t['former'] * 1e3:9.2f} ms, now {t['now'] * 1e3:7.2f} ms, "
               f"ratio {t['former'] / t['now']:8.1f}x, identical: {same}")  # fmt: skip
 

@@ -204,8 +204,9 @@ def extremes(angles: CodeAngles, r: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     """
     a = angles.alphabet
     if a - 1 <= 2 * (2 * WINDOW + 1):  # fewer codes than candidates: score them all (the same result)
-        every = np.broadcast_to(np.arange(1, a)[:, None], (a - 1, np.size(r)))
-        v = code_values(angles, np.asarray(r, dtype=np.float64), every)
+        assert angles.table is not None
+        hi, lo = angles.table
+        v = np.cos((hi[:, None] - np.asarray(r, dtype=np.float64)[None, :]) + lo[:, None])  # code_values' sum
         return v.max(0), v.argmax(0) + 1, v.min(0), v.argmin(0) + 1  # first occurrence: smallest code
     x = code_position(a, r)
     near = window(a, x)
