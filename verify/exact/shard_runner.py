@@ -246,7 +246,8 @@ def _run_jobs(
                     try:
                         _store(job.path, fut.result())
                     except Exception as exc:  # the task's own error, or KilledWorker
-                        failed.append(f"{job.label} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+                        first_line = (str(exc).splitlines() or [""])[0][:200]
+                        failed.append(f"{job.label} ({type(exc).__name__}: {first_line})")
                     if bar is not None:
                         bar.set_postfix_str(job.label, refresh=False)
                         bar.update(1)
