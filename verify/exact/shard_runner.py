@@ -221,7 +221,6 @@ def _run_jobs(
     :class:`ShardFailure` naming the failed shards once every other one has finished."""
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise InputError(f"retries={retries!r} must be an integer >= 0")
-    directory.mkdir(parents=True, exist_ok=True)
     todo = [j for j in jobs if not j.path.exists()]
     bar = None
     if progress:
@@ -234,6 +233,8 @@ def _run_jobs(
             return
         with _client(executor, workers, scheduler) as client:
             from distributed import as_completed
+
+            directory.mkdir(parents=True, exist_ok=True)  # once a cluster is there to fill it
 
             run = uuid.uuid4().hex[:8]  # keys unique per run: a cluster may still hold an earlier run's
             futures = {

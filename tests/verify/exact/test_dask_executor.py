@@ -120,7 +120,10 @@ def test_a_shard_that_fails_for_good_names_its_range_and_the_rest_are_reused(cli
     assert out.getvalue() == _local(spec)
 
 
-def test_dask_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+def test_dask_options_are_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     cases = [
         (["index", "--theta", "0.5", "--executor", "dask"], "add --jsonl"),
         (["index", "--theta", "0.5", "--jsonl", "--executor", "dask", "--shard", "1/2"], "--shard picks one"),
@@ -133,3 +136,4 @@ def test_dask_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["sweep", *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []  # no shard directory left by a refused run
