@@ -100,10 +100,10 @@ def _runs_slow(config: pytest.Config) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not _runs_slow(config):
-        slow = pytest.mark.skip(reason="slow: run with -m slow or --hypothesis-profile=thorough")
+        later = pytest.mark.skip(reason="slow: run with -m slow or --hypothesis-profile=thorough")
         for item in items:
             if "slow" in item.keywords:
-                item.add_marker(slow)
+                item.add_marker(later)
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA; none available on this machine")

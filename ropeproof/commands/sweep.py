@@ -5,6 +5,7 @@ Index check, in shards of offsets; ``ropeproof sweep merge PART ...`` joins shar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -23,6 +24,13 @@ from ropeproof.verify.exact.certified_shards import (
     judge_records,
     merge_gap_records,
     offsets_for,
+)
+from ropeproof.verify.exact.shard_runner import (
+    DEFAULT_SHARD_ROOT,
+    EXECUTORS,
+    SweepSpec,
+    run_certified_index,
+    run_sweep,
 )
 from ropeproof.verify.exact.sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
 from ropeproof.verify.exact.sweep_files import (
@@ -45,7 +53,9 @@ more examples:
   ropeproof sweep index --theta 0.866 --lengths 2:10000000 --shard 3/8 --jsonl --out part3.jsonl
   ropeproof sweep merge part*.jsonl --out all.jsonl
   ropeproof sweep certified-index --theta 0.866 --lengths 2:100000 --shard 2/16 --out rec2.json
-  ropeproof sweep merge rec*.json        # merged records -> certified verdict per reading (JSON)"""
+  ropeproof sweep merge rec*.json        # merged records -> certified verdict per reading (JSON)
+  ropeproof sweep certified-index --theta 0.866 --lengths 2:10000000 --executor dask --workers 2 --out v.json
+  ropeproof sweep index --theta 0.866 --lengths 2:10000000 --jsonl --executor dask --scheduler tcp://host:8786"""
 
 
 def lengths_text(text: str) -> str:
@@ -104,12 +114,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="one JSON object with a 'rows' list and a 'summary'")
     fmt.add_argument("--jsonl", action="store_true", help="JSON Lines: a header, one line per row, a summary")
-    p.add_argument("--out", help="write to this file (atomically) instead of stdout")
+    p.add_argument(
+        "--out",
+        help="write to this file (atomically) instead of stdout; it must not exist unless --force "
+        "(a symbolic link, FIFO or device node is never written through or replaced)",
+    )
+    p.add_argument("--force", action="store_true", help="replace --out if it is an existing regular file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
         "--prec", type=int_in(24, 4096), default=80, help="certified-index: interval precision in bits"
     )
     p.add_argument("--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term")
+    d = p.add_argument_group("running the shards on Dask (index, retrieval with --jsonl; certified-index)")
+    d.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local: one process; dask: every shard a Dask task, merged here into the same bytes",
+    )
+    d.add_argument(
+        "--workers", type=int_in(1), help="dask: worker processes of the local cluster (default: the cores)"
+    )
+    d.add_argument(
+        "--scheduler", metavar="ADDRESS", help="dask: use the cluster at ADDRESS (tcp://host:port)"
+    )
+    d.add_argument("--shards", type=int_in(1), help="dask: how many shards (default: by size, >= workers)")
+    d.add_argument(
+        "--retries", type=int_in(0), default=2, help="dask: retries of a failed shard (Dask's own)"
+    )
+    d.add_argument(
+        "--shard-dir",
+        metavar="DIR",
+        help=f"dask: where finished shards wait for the merge or a rerun (default {DEFAULT_SHARD_ROOT}/)",
+    )
     p.set_defaults(run=run)
 
 
@@ -129,6 +166,8 @@ def _is_records(path: str) -> bool:
 def _read_records(path: str) -> GapRecords:
     try:
         return GapRecords.from_json(Path(path).read_text(encoding="utf-8"))
+    except RopeproofError as e:
+        raise InputError(f"{path!r}: {e}") from None
     except (ValueError, KeyError, TypeError) as e:
         raise InputError(f"{path!r} is not a complete gap-records file ({type(e).__name__})") from None
 
@@ -141,8 +180,13 @@ def _certified(args: argparse.Namespace) -> int:
     if start != 2 or step != 1:
         return _fail(f"certified-index checks every n = 2..B; give --lengths 2:B (got {args.lengths})")
     shard = parse_shard(args.shard) if args.shard else None
+    if args.executor == "dask":
+        with atomic_output(args.out, sys.stdout, args.force) as out:
+            result = run_certified_index(args.theta, stop, args.term, args.prec, **_dask_options(args))
+            out.write(json.dumps(result.to_dict()) + "\n")
+        return 0
     first, last = offsets_for(stop, shard)
-    with atomic_output(args.out, sys.stdout) as out:
+    with atomic_output(args.out, sys.stdout, args.force) as out:
         records = enclose_gap_records([args.theta], None, first, last, args.prec)
         if shard is not None:
             out.write(records.to_json() + "\n")
@@ -151,21 +195,57 @@ def _certified(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dask_options(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "executor": "dask",
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+        "shards": args.shards,
+        "retries": args.retries,
+        "shard_root": args.shard_dir,
+        "progress": not args.no_progress and sys.stderr.isatty(),
+    }
+
+
+def _executor_conflict(args: argparse.Namespace) -> str | None:
+    """Why the Dask options do not fit the rest of the command line, or ``None``."""
+    dask = args.executor == "dask"
+    options = {"--workers": args.workers, "--scheduler": args.scheduler, "--shards": args.shards}
+    given = [o for o, v in {**options, "--shard-dir": args.shard_dir}.items() if v is not None]
+    if given and not dask:
+        return f"{', '.join(given)} only apply with --executor dask"
+    if not dask:
+        return None
+    if args.head_dir is not None or args.construction == "merge":
+        return "--executor dask runs 'index', 'retrieval' or 'certified-index'"
+    if args.shard:
+        return "--shard picks one shard by hand; --executor dask runs them all (use --shards N for how many)"
+    if args.workers is not None and args.scheduler is not None:
+        return "give --workers (a local cluster) or --scheduler (an existing one), not both"
+    if args.construction != "certified-index" and not args.jsonl:
+        return "--executor dask writes JSON Lines: add --jsonl"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     if (args.head_dir is None) == (args.construction is None):
         return _fail("give a construction (index, retrieval, certified-index, merge) or --head DIR")
+    conflict = _executor_conflict(args)
+    if conflict is not None:
+        return _fail(conflict)
     if args.head_dir is not None:
-        return head_dir.run_sweep(args)
+        with atomic_output(args.out, sys.stdout, args.force) as out, contextlib.redirect_stdout(out):
+            return head_dir.run_sweep(args)
     if args.construction == "merge":
         if not args.parts:
             return _fail("merge needs the shard files as arguments")
         if _is_records(args.parts[0]):
             merged = merge_gap_records([_read_records(p) for p in args.parts])
             result = judge_records(merged, merged.m_stop + 1, args.term)
-            with atomic_output(args.out, sys.stdout) as out:
+            with atomic_output(args.out, sys.stdout, args.force) as out:
                 out.write(json.dumps(result.to_dict()) + "\n")
             return 0
-        with atomic_output(args.out, sys.stdout) as out:
+        with atomic_output(args.out, sys.stdout, args.force) as out:
             merge_jsonl(args.parts, out)
         return 0
     if args.construction == "certified-index":
@@ -175,6 +255,15 @@ def run(args: argparse.Namespace) -> int:
     if args.theta is None or not math.isfinite(args.theta):
         return _fail(f"--theta is required and must be a finite number (got {args.theta})")
     start, stop, step = parse_lengths(args.lengths)
+    if args.executor == "dask":
+        if args.construction == "retrieval" and args.alphabet < 2:
+            return _fail(f"--alphabet {args.alphabet} must be >= 2")
+        spec = SweepSpec(
+            args.construction, args.theta, (start, stop, step), args.alphabet, dtype_name(args.dtype)
+        )
+        with atomic_output(args.out, sys.stdout, args.force) as out:
+            run_sweep(spec, out, **_dask_options(args))
+        return 0
     shard = parse_shard(args.shard) if args.shard else None
     first, last = shard_lengths(start, stop, step, shard)
     dt = resolve_dtype(args.dtype)
@@ -198,7 +287,7 @@ def run(args: argparse.Namespace) -> int:
 
         progress = tqdm(total=last - first + 1, unit="row", file=sys.stderr, disable=None, leave=False)
     try:
-        with atomic_output(args.out, sys.stdout) as out:
+        with atomic_output(args.out, sys.stdout, args.force) as out:
             if args.json or args.jsonl:
                 write_rows(out, header, blocks, True, "json" if args.json else "jsonl", progress)
             else:

@@ -18,6 +18,7 @@ import io
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,8 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
 from ropeproof.paper_figures.style import FigureResult, subplots
 from ropeproof.verify.errata.correction_data import CorrectionData, Series
+from ropeproof.theory.errors import InputError
+from ropeproof.verify.exact import shard_runner
 
 SIZE_CAPS = {
     "n_inputs": 6,
@@ -195,6 +198,15 @@ def _trivial_correction() -> Correction:
     )  # fmt: skip
 
 
+@contextlib.contextmanager
+def _no_cluster(*args: object) -> Iterator[None]:
+    """Stands in for :func:`ropeproof.verify.exact.shard_runner._client`: ``--executor dask`` vectors
+    get as far as starting a cluster, then end in a one-line error (tests/verify/exact/test_dask_executor.py
+    runs real clusters)."""
+    raise InputError("no Dask cluster in the fuzz test")
+    yield
+
+
 def run_main(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -213,6 +225,7 @@ def test_random_argument_vectors(name: str, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(paper_figures, "figures", lambda: {"tiny": _tiny_figure})
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)  # llm-eval: no key, so no request can leave the machine
+    monkeypatch.setattr(shard_runner, "_client", _no_cluster)  # a Dask cluster takes seconds to start
     parser = subparsers()[name]
     tmp_root = Path(tempfile.mkdtemp(prefix="ropeproof-fuzz-"))
     compile_construction(index_construction(letters=2, max_int=3)).save(tmp_root / "head")

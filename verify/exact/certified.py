@@ -49,6 +49,7 @@ from mpmath import iv, libmp
 
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 
 STATUSES = ("holds", "holds-equal", "violated", "undecided")
 
@@ -168,6 +169,10 @@ class arb_precision:
         flint_ctx.prec = self.saved
 
 
+MAX_OFFSET = 2**53 - 2
+"""Largest offset ``m`` of a certified enclosure: ``n = m + 1`` must be an exact float64."""
+
+
 def _check_n(max_n: int, limit: int = 10**6) -> int:
     if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= limit:
         raise InputError(f"max_n={max_n!r} must be an integer in 2 .. {limit}")
@@ -195,29 +200,40 @@ def enclose_index_gaps(
 
     For ``max |theta_k| >= 1`` the working precision is ``prec`` plus ``26`` plus the binary exponent of
     ``max |theta_k|``, so every angle ``m theta_k`` (``m < 2^26``) keeps ``prec`` bits after its
-    integer part (large ``|theta|``, docs/theory.md section 7); it depends on the frequencies only, and
-    each ``g(m)`` is computed on its own, so any split of the offsets encloses each ``g(m)``
-    identically."""
+    integer part (large ``|theta|``, docs/theory.md section 7). Offsets ``m >= 2^26`` add
+    ``bits(m) - 26`` more bits, so ``m h_k`` stays exact (or keeps the same bits after its integer part)
+    however large ``m`` is: the exact angle reduction is Arb's, at a precision set by ``m``. The
+    precision depends on the frequencies and on ``m`` only, and each ``g(m)`` is computed on its own,
+    so any split of the offsets encloses each ``g(m)`` identically. Offsets up to :data:`MAX_OFFSET`
+    (``n`` stays an exact float64 in the bound)."""
     f = [float(x) for x in freqs]
     a = [float(x) for x in amps]
     if not f or len(f) != len(a) or any(x < 0 for x in a) or not all(map(math.isfinite, f + a)):
         raise InputError("freqs and amps must be equal-length, finite, non-empty; amps >= 0")
     if not 1 <= first_m <= max_m + 1:
         raise InputError(f"first_m={first_m} must be in 1 .. max_m + 1 = {max_m + 1}")
+    if max_m > MAX_OFFSET:
+        raise InputError(f"offsets up to {max_m} exceed the largest supported offset 2^53 - 2 = {MAX_OFFSET}")
     size = max_m - first_m + 1
     lo, hi = np.empty(size), np.empty(size)
     big = max(abs(t) for t in f)
     extra = math.frexp(big)[1] + 26 if big >= 1 else 0
-    with arb_precision(_check_prec(prec) + extra):
-        halves = [arb(t) / 2 for t in f]  # exact: a float64 halved
-        weights = [2 * arb(w) for w in a]  # exact
-        for m in range(first_m, max_m + 1):
-            total = arb(0)
-            for h, w in zip(halves, weights, strict=True):
-                s = (m * h).sin()
-                total += w * (s * s)
-            end_lo, end_hi = arb_ends(total)
-            lo[m - first_m], hi[m - first_m] = max(end_lo, 0.0), end_hi
+    base = _check_prec(prec) + extra
+    halves = [arb(t) / 2 for t in f]  # exact: a float64 halved
+    weights = [2 * arb(w) for w in a]  # exact
+    start = first_m
+    while start <= max_m:
+        bits = start.bit_length()
+        stop = min(max_m, (1 << bits) - 1)  # the offsets of one bit length share a precision
+        with arb_precision(base + max(0, bits - 26)):
+            for m in range(start, stop + 1):
+                total = arb(0)
+                for h, w in zip(halves, weights, strict=True):
+                    s = (m * h).sin()
+                    total += w * (s * s)
+                end_lo, end_hi = arb_ends(total)
+                lo[m - first_m], hi[m - first_m] = max(end_lo, 0.0), end_hi
+        start = stop + 1
     return lo, hi
 
 
@@ -249,6 +265,10 @@ def enclose_retrieval_terms(
         raise InputError(f"alphabet={alphabet!r} must be an integer >= 2")
     if not math.isfinite(theta):
         raise InputError(f"theta={theta!r} must be finite")
+    # the interval products below hold a few [max_d, A - 1] arrays (4 corners, 2 ends, clip copies)
+    check_allocation(
+        f"certified retrieval terms for |ALPH| = {alphabet} to d = {max_d}", 12 * 8 * max_d * (alphabet - 1)
+    )
     cd = np.empty((2, max_d))
     sd = np.empty((2, max_d))
     cc = np.empty((2, alphabet - 1))
@@ -498,8 +518,12 @@ def _index_bound_enclosure(theta: float, n: np.ndarray, prec: int) -> tuple[np.n
         t1 = (max(t1[0], 0.0), t1[1])  # a square: >= 0
         pi = arb.pi()
         pi2 = arb_ends(pi * pi / 2)
-    n2 = n.astype(np.float64) ** 2  # exact: n < 2^26
-    t2_lo, t2_hi = _down(pi2[0] / n2), _up(pi2[1] / n2)
+    nf = n.astype(np.float64)  # exact: n < 2^53
+    n2 = nf**2  # exact below 2^26.5; otherwise rounded, so widened by an ulp each way
+    inexact = nf >= 2.0**26
+    n2_lo = np.where(inexact, _down(n2), n2)
+    n2_hi = np.where(inexact, _up(n2), n2)
+    t2_lo, t2_hi = _down(pi2[0] / n2_hi), _up(pi2[1] / n2_lo)
     return np.minimum(t1[0], t2_lo), np.minimum(t1[1], t2_hi), (t1, (t2_lo, t2_hi))
 
 

@@ -1,4 +1,5 @@
-"""Fast exact sweep of one-plane T_Retrieval from its closed form: ``O(|ALPH|)`` work per length.
+"""Fast exact sweep of one-plane T_Retrieval from its closed form: ``O(1)`` work per length, whatever
+``|ALPH|``.
 
 For ``|ALPH| = A``, ``omega = 2 pi / A`` and the family of :func:`ropeproof.verify.exact.families.
 retrieval_family` (docs/theory.md sections 4 and 5), every case ``Y`` gives the same logits: the
@@ -18,11 +19,14 @@ independently (:mod:`ropeproof.verify.exact.discrepancy`), for ``n`` (distances 
 - ``gap_inf(n) = margin_inf(n)`` where that is positive (otherwise enumerated for small ``n`` by
   :func:`gap_inf_enumerated`, else NaN).
 
+``H(d)`` and ``L(d)`` are read from the O(1) codes that can attain them (the codes nearest to
+``d theta / omega`` and to its antipode, :mod:`ropeproof.verify.exact.retrieval_codes`, which proves it),
+and ``gap_inf`` from the codes near its arcs (:mod:`ropeproof.verify.exact.retrieval_gap_inf`).
 Angles are reduced with :mod:`ropeproof.verify.exact.angles` (``c omega`` is taken from mpmath as two
 floats), so the values stay exact to a few ulps at any ``theta`` and length; each row carries a
 bound on its floating-point error (``2 E + 2 u |value|`` with ``E`` the largest logit error so far).
 The prefix structures stream (:class:`~ropeproof.verify.exact.prefix_topk.RunningTopK`), so memory is
-``O(block * A)`` whatever the length.
+``O(block)`` whatever the length and the alphabet.
 """
 
 from __future__ import annotations
@@ -32,13 +36,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import mpmath
 import numpy as np
 
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduced_angles_with_error
 from ropeproof.verify.exact.index_sweep import SIN_ULPS
 from ropeproof.verify.exact.prefix_topk import RunningTopK
+from ropeproof.verify.exact.retrieval_codes import check_alphabet, code_table, extremes
+from ropeproof.verify.exact.retrieval_codes import code_angles as code_angles  # re-exported
+from ropeproof.verify.exact.retrieval_gap_inf import gap_inf_enumerated as gap_inf_enumerated  # re-exported
 
 NEG, POS = -math.inf, math.inf
 MAX_LENGTH = 2**26 - 1
@@ -47,22 +53,8 @@ GAP_SUP_KINDS = ("query", "target", "other")
 """Which position is on top in the input attaining ``gap_sup``."""
 
 
-@lru_cache(maxsize=64)
-def code_angles(alphabet: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(hi, lo, err)``: ``c omega = hi[c-1] + lo[c-1]`` (mod ``2 pi``, taken in ``(-pi, pi]``) for
-    ``c = 1 .. A-1`` up to ``err``."""
-    with mpmath.workprec(200):
-        signed = [c if 2 * c <= alphabet else c - alphabet for c in range(1, alphabet)]
-        exact = [2 * mpmath.pi * c / alphabet for c in signed]
-        hi = [float(x) for x in exact]
-        lo = [float(x - h) for x, h in zip(exact, hi, strict=True)]
-        err = max([float(abs(x - h - low)) for x, h, low in zip(exact, hi, lo, strict=True)] + [0.0])
-    return np.array(hi), np.array(lo), 2 * err + 2.0**-190
-
-
 def _check(alphabet: int, theta: float) -> None:
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int | np.integer) or alphabet < 2:
-        raise InputError(f"alphabet_size={alphabet!r} must be an integer >= 2")
+    check_alphabet(alphabet)
     if not math.isfinite(float(theta)):
         raise InputError(f"theta={theta!r} must be finite")
 
@@ -87,25 +79,21 @@ class DistanceLogits:
 
 
 def distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogits:
-    """The closed-form logits at distances ``d`` (integers ``1 .. 2^26 - 1``).
+    """The closed-form logits at distances ``d`` (integers ``1 .. MAX_LENGTH``): ``H`` and ``L`` from
+    the O(1) candidate codes of :func:`ropeproof.verify.exact.retrieval_codes.extremes`.
 
     Shapes: d [distances]
     """
     u = UNIT_ROUNDOFF
     d = np.asarray(d, dtype=np.float64)
     r, e = reduced_angles_with_error(d, theta)
-    hi, lo, w_err = code_angles(alphabet)
+    angles = code_table(alphabet)
     t = np.cos(r)
-    table = np.cos((hi[:, None] - r[None, :]) + lo[:, None])  # [A-1, len(d)]
-    h_arg, low_arg = table.argmax(0), table.argmin(0)  # first occurrence: the smallest code wins ties
-    h = np.take_along_axis(table, h_arg[None], 0)[0]
-    low = np.take_along_axis(table, low_arg[None], 0)[0]
-    h_code, low_code = h_arg + 1, low_arg + 1
+    h, h_code, low, low_code = extremes(angles, r)
     # each angle (hi - r) + lo errs by e + w_err + u (|hi - r| + |angle|) <= e + w_err + u (2 (pi + |r|)
     # + max |lo|); cos adds SIN_ULPS ulps of a value <= 1. The extremes over c err by at most the same.
     tiny = 2.0**-1070
-    lo_max = float(np.abs(lo).max(initial=0.0))
-    err_c = e + w_err + u * (2 * (math.pi + np.abs(r)) + lo_max) + 2 * SIN_ULPS * u
+    err_c = e + angles.error + u * (2 * (math.pi + np.abs(r)) + angles.lo_max) + 2 * SIN_ULPS * u
     err_t = e + 2 * SIN_ULPS * u * np.abs(t) + tiny
     err_th = np.maximum(err_c, err_t) * (1 + 16 * u)
     err = err_th
@@ -115,11 +103,20 @@ def distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogit
 @lru_cache(maxsize=64)
 def query_logits(alphabet: int) -> tuple[float, int, float, int, float, float]:
     """``(S_hi, c_hi, S_lo, c_lo, err_hi, err)``: extremes of ``cos(c omega)`` over ``c = 1 .. A-1``;
-    ``err_hi`` bounds the error of ``S_hi``, ``err`` that of both."""
-    hi, lo, w_err = code_angles(alphabet)
+    ``err_hi`` bounds the error of ``S_hi``, ``err`` that of both. Small alphabets (one table of every
+    code angle) scan every code; larger ones take the candidates of
+    :func:`~ropeproof.verify.exact.retrieval_codes.extremes` at angle 0 and the a-priori bound of each
+    value's error."""
+    angles = code_table(alphabet)
+    u = UNIT_ROUNDOFF
+    if angles.table is None:
+        s_hi, c_hi, s_lo, c_lo = (x[0] for x in extremes(angles, np.zeros(1)))
+        bound = (angles.error + u * math.pi + 2 * SIN_ULPS * u + 2.0**-1070) * (1 + 16 * u)
+        return float(s_hi), int(c_hi), float(s_lo), int(c_lo), bound, bound
+    hi, lo = angles.table
+    w_err = angles.error
     angle = hi + lo
     v = np.cos(angle)
-    u = UNIT_ROUNDOFF
     e_c = w_err + u * np.abs(angle) + 2 * SIN_ULPS * u * np.abs(v) + 2.0**-1070
     err_hi = max(float((v + e_c).max() - v.max()), float(v.max() - (v - e_c).max()))
     err = max(err_hi, float((v + e_c).min() - v.min()), float(v.min() - (v - e_c).min()))
@@ -298,32 +295,6 @@ def iter_retrieval_blocks(
         if not keep.all():
             out = RetrievalBlock(*(getattr(out, f)[keep] for f in RetrievalBlock.__dataclass_fields__))
         yield out
-
-
-def gap_inf_enumerated(alphabet: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
-    """``gap_inf(n)`` by enumeration over every target distance (:func:`ropeproof.verify.exact.
-    discrepancy._gap_inf_config` on the closed-form value sets): ``(value, codes, target distance)``,
-    where ``codes[p]`` is the left-letter code offset chosen at position ``p`` (``-1`` at the target)."""
-    from ropeproof.verify.exact.discrepancy import _gap_inf_config
-
-    hi, lo, _ = code_angles(alphabet)
-    d = np.arange(1, n, dtype=np.float64)
-    r, _e = reduced_angles_with_error(d, theta)
-    table = np.cos((hi[None, :] - r[:, None]) + lo[None, :])  # [n-1, A-1]
-    t = np.cos(r)
-    s = np.cos(hi + lo)
-    best: tuple[float, tuple[int, ...], int] = (POS, (), 0)
-    for d_t in range(1, n):
-        sets = []
-        for dist in range(n - 1, -1, -1):
-            sets.append(s if dist == 0 else np.array([t[d_t - 1]]) if dist == d_t else table[dist - 1])
-        value, pa, ga, pb, gb = _gap_inf_config(sets)
-        if value < best[0]:
-            codes = [int(np.argmin(x)) + 1 for x in sets]
-            codes[pa], codes[pb] = ga + 1, gb + 1
-            codes[n - 1 - d_t] = -1
-            best = (float(value), tuple(codes), d_t)
-    return best
 
 
 @dataclass

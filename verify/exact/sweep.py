@@ -65,11 +65,11 @@ from ropeproof.verify.exact.index_sweep import (
 )
 from ropeproof.verify.exact.mp_reference import MpLogits
 from ropeproof.verify.exact.offset_logits import distance_logits
+from ropeproof.verify.exact.retrieval_codes import code_table
 from ropeproof.verify.exact.retrieval_sweep import (
     MAX_LENGTH,
     RetrievalBlock,
     RetrievalRows,
-    code_angles,
     gap_inf_enumerated,
     query_logits,
     retrieval_sweep,
@@ -410,11 +410,12 @@ def iter_index_sweep(
 
 def _retrieval_bound(alphabet: int, theta: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``2 sin((omega - n theta)/2)^2`` with ``n theta`` reduced accurately, and its error bound."""
-    hi, lo, w_err = code_angles(alphabet)
+    angles = code_table(alphabet)
+    hi, lo = angles.angles(np.array([1]))
     r, e = reduced_angles_with_error(n.astype(np.float64), theta)
     diff = hi[0] - r
     alpha = diff + lo[0]
-    e_alpha = e + w_err + UNIT_ROUNDOFF * (np.abs(diff) + np.abs(alpha))
+    e_alpha = e + angles.error + UNIT_ROUNDOFF * (np.abs(diff) + np.abs(alpha))
     return _sin2_with_error(alpha, e_alpha * (1 + 4 * UNIT_ROUNDOFF))
 
 
@@ -500,7 +501,7 @@ def iter_retrieval_sweep(
         if blk.n[-1] < start:
             continue
         gap_inf = np.where(blk.margin_inf > 0, blk.margin_inf, np.nan)
-        for r in np.nonzero(~(blk.margin_inf > 0) & (blk.n <= gap_inf_limit))[0]:
+        for r in np.nonzero(~(blk.margin_inf > 0) & (blk.n <= gap_inf_limit) & (blk.n >= start))[0]:
             gap_inf[r] = gap_inf_enumerated(alphabet_size, theta, int(blk.n[r]))[0]
         bound, comparisons = _retrieval_comparisons(alphabet_size, theta, blk, gap_inf)
         cols: dict[str, np.ndarray] = {

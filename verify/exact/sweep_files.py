@@ -12,9 +12,10 @@ byte for byte: rows are concatenated, summaries added.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import math
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,12 +24,13 @@ from typing import IO, Any
 
 import numpy as np
 
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, OutputError
 from ropeproof.verify.exact.bound_checks import STATUSES, BoundComparison
 from ropeproof.verify.exact.sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
 
 FORMAT = "ropeproof-sweep"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2 adds the rows' check (count, first and last ``n``, SHA-256) to the summary line."""
 
 
 # ------------------------------------------------------------------------------------------- shards
@@ -261,6 +263,51 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, sort_keys=False, allow_nan=False)
 
 
+@dataclass
+class RowsCheck:
+    """What a file's rows must be: how many, the first and last ``n``, and the SHA-256 of the row
+    lines (each with its newline, in file order). Written after the summary; a merge recomputes it."""
+
+    count: int = 0
+    first_n: int | None = None
+    last_n: int | None = None
+    sha256: str = hashlib.sha256().hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"count": self.count, "first_n": self.first_n, "last_n": self.last_n, "sha256": self.sha256}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RowsCheck:
+        first, last = d["first_n"], d["last_n"]
+        return cls(
+            int(d["count"]),
+            None if first is None else int(first),
+            None if last is None else int(last),
+            str(d["sha256"]),
+        )
+
+
+class _RowsDigest:
+    """Running :class:`RowsCheck` of row lines as they are written."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.count = 0
+        self.first_n: int | None = None
+        self.last_n: int | None = None
+
+    def add(self, lines: Sequence[str], first_n: int, last_n: int) -> None:
+        if not lines:
+            return
+        self.hash.update(("\n".join(lines) + "\n").encode())
+        self.count += len(lines)
+        self.first_n = first_n if self.first_n is None else self.first_n
+        self.last_n = last_n
+
+    def check(self) -> RowsCheck:
+        return RowsCheck(self.count, self.first_n, self.last_n, self.hash.hexdigest())
+
+
 def write_rows(
     out: IO[str],
     header: SweepHeader,
@@ -270,10 +317,12 @@ def write_rows(
     progress: Any = None,
 ) -> SweepSummary:
     """Stream ``blocks`` (rows ``header.first_n .. last_n`` at the header's step) to ``out`` as JSON
-    Lines (header line, rows, summary line) or as one JSON object (``fmt="json"``)."""
+    Lines (header line, rows, summary line with the rows' :class:`RowsCheck`) or as one JSON object
+    (``fmt="json"``)."""
     if fmt not in ("jsonl", "json"):
         raise InputError(f"fmt={fmt!r}; accepted: 'jsonl', 'json'")
     summary = SweepSummary()
+    digest = _RowsDigest()
     head = header.to_dict()
     start, _stop, step = header.lengths
     if fmt == "jsonl":
@@ -287,6 +336,8 @@ def write_rows(
             continue
         summary.add_block(block)
         lines = json_rows(block, judge)
+        n = block.columns["n"]
+        digest.add(lines, int(n[0]), int(n[-1]))
         if fmt == "jsonl":
             out.write("\n".join(lines) + "\n")
         else:
@@ -294,28 +345,74 @@ def write_rows(
         first = False
         if progress is not None:
             progress.update(int(raw.columns["n"].size))
+    check = _dump(digest.check().to_dict())
     if fmt == "jsonl":
-        out.write(_dump({"summary": summary.to_dict()}) + "\n")
+        out.write(_dump({"summary": summary.to_dict()})[:-1] + ', "check": ' + check + "}\n")
     else:
-        out.write('\n], "summary": ' + _dump(summary.to_dict()) + "}\n")
+        out.write('\n], "summary": ' + _dump(summary.to_dict()) + ', "check": ' + check + "}\n")
     return summary
 
 
-class atomic_output:
-    """``with atomic_output(path) as f:`` writes to a temporary file next to ``path`` and moves it into
-    place on success (a file is complete or absent); ``path=None`` writes to ``stream``."""
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
-    def __init__(self, path: str | os.PathLike[str] | None, stream: IO[str] | None = None) -> None:
+
+def _refuse_unless_writable(path: Path, force: bool, option: str) -> None:
+    """Raise :class:`OutputError` unless ``path`` may receive a new regular file: absent, or (with
+    ``force``) an existing regular file. Symbolic links (broken or not) and special files (FIFOs,
+    device nodes, sockets) are never written through or replaced; directories never replaced."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: cannot be inspected ({exc.strerror})") from None
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        raise OutputError(
+            f"{option} {path} is a symbolic link; sweep never writes through or replaces one "
+            "(give the file's own path, or remove the link)"
+        )
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"{option} {path} is a directory; give a file name")
+    if not stat.S_ISREG(mode):
+        kind = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+                stat.S_IFSOCK: "a socket"}.get(stat.S_IFMT(mode), "a special file")  # fmt: skip
+        raise OutputError(f"{option} {path} is {kind}, not a regular file; sweep writes only regular files")
+    if not force:
+        raise OutputError(f"{option} {path} exists; pass --force to replace it, or choose another name")
+
+
+class atomic_output:
+    """``with atomic_output(path, force=...) as f:`` writes to a temporary file next to ``path`` and
+    moves it into place on success (a file is complete or absent); ``path=None`` writes to ``stream``.
+
+    ``check``'s rule for outputs: the path is checked before any work (absent, or an existing regular
+    file only with ``force``; never a symbolic link, a directory, a FIFO, a device node or a socket, see
+    :func:`_refuse_unless_writable`) and again just before the move; without ``force`` the file is
+    linked into place, which fails rather than replace a file that appeared meanwhile. The file's mode
+    follows the umask (``0666 & ~umask``), as every other output's."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None,
+        stream: IO[str] | None = None,
+        force: bool = False,
+        option: str = "--out",
+    ) -> None:
         self.path = None if path is None else Path(path)
         self.stream = stream
+        self.force = force
+        self.option = option
         if self.path is not None:
             parent = self.path.parent if str(self.path.parent) else Path(".")
-            if self.path.is_dir():
-                raise InputError(f"out={str(self.path)!r} is a directory; give a file name")
+            _refuse_unless_writable(self.path, force, option)
             if not parent.is_dir():
-                raise InputError(f"out={str(self.path)!r}: the directory {str(parent)!r} does not exist")
+                raise OutputError(f"{option} {self.path}: the directory {str(parent)!r} does not exist")
             if not os.access(parent, os.W_OK):
-                raise InputError(f"out={str(self.path)!r}: the directory {str(parent)!r} is not writable")
+                raise OutputError(f"{option} {self.path}: the directory {str(parent)!r} is not writable")
 
     def __enter__(self) -> IO[str]:
         if self.path is None:
@@ -328,53 +425,188 @@ class atomic_output:
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
         if self.path is None:
             return
-        self.handle.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            os.unlink(self.tmp)
+        try:
+            self.handle.close()
+            if exc_type is not None:
+                return
+            os.chmod(self.tmp, _umask_mode())  # mkstemp makes it private (0600)
+            _refuse_unless_writable(self.path, self.force, self.option)  # it may have changed meanwhile
+            if self.force:
+                os.replace(self.tmp, self.path)
+                return
+            try:
+                os.link(self.tmp, self.path)
+            except FileExistsError:
+                raise OutputError(
+                    f"{self.option} {self.path} appeared while the sweep ran; not replaced"
+                ) from None
+            except OSError:  # no hard links here: the check above just passed
+                os.replace(self.tmp, self.path)
+        finally:
+            if os.path.lexists(self.tmp):
+                os.unlink(self.tmp)
 
 
 # -------------------------------------------------------------------------------------------- merge
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> tuple[SweepHeader, Iterator[str], SweepSummary]:
-    """Header, the row lines (an iterator, read lazily) and the summary of a sweep JSON Lines file."""
-    p = Path(path)
-    try:
-        with p.open(encoding="utf-8") as f:
-            head = f.readline()
-            size = p.stat().st_size
-            f.seek(max(0, size - (1 << 20)))
-            tail = f.read().rstrip("\n").rsplit("\n", 1)[-1]
-        header = SweepHeader.from_dict(json.loads(head))
-        summary = SweepSummary.from_dict(json.loads(tail)["summary"])
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
-        raise InputError(
-            f"{str(p)!r} is not a complete sweep JSON Lines file ({type(e).__name__}: {e})"
-        ) from None
+@dataclass
+class SweepFile:
+    """A sweep JSON Lines file's header, its summary and rows' check, and its row lines (read lazily)."""
 
-    def lines() -> Iterator[str]:
-        with p.open(encoding="utf-8") as f:
+    path: Path
+    header: SweepHeader
+    summary: SweepSummary
+    check: RowsCheck
+
+    def lines(self) -> Iterator[str]:
+        """The row lines (each with its newline), without the header and summary lines."""
+        with self.path.open(encoding="utf-8") as f:
             f.readline()
             prev = None
             for line in f:
                 if prev is not None:
                     yield prev
                 prev = line
-            # the last line is the summary
 
-    return header, lines(), summary
+
+def read_sweep_file(path: str | os.PathLike[str]) -> SweepFile:
+    """Header, summary and rows' check of a sweep JSON Lines file (format v2)."""
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8") as f:
+            head = json.loads(f.readline())
+            size = p.stat().st_size
+            f.seek(max(0, size - (1 << 20)))
+            tail = json.loads(f.read().rstrip("\n").rsplit("\n", 1)[-1])
+        if head.get("format") == FORMAT and head.get("version") == 1:
+            raise InputError(
+                f"{str(p)!r} was written by an older ropeproof (sweep format v1, no row digests); "
+                "rerun that shard"
+            )
+        header = SweepHeader.from_dict(head)
+        summary = SweepSummary.from_dict(tail["summary"])
+        check = RowsCheck.from_dict(tail["check"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+        if isinstance(e, InputError):
+            raise
+        raise InputError(
+            f"{str(p)!r} is not a complete sweep JSON Lines file ({type(e).__name__}: {e})"
+        ) from None
+    return SweepFile(p, header, summary, check)
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> tuple[SweepHeader, Iterator[str], SweepSummary]:
+    """Header, the row lines (an iterator, read lazily) and the summary of a sweep JSON Lines file."""
+    f = read_sweep_file(path)
+    return f.header, f.lines(), f.summary
+
+
+class _RowTally:
+    """Per-reading status counts and first violation, recomputed from row lines."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, int]] = {q: {} for q in QUANTITIES}
+        self.first_violation: dict[str, int | None] = dict.fromkeys(QUANTITIES)
+
+    def add(self, row: dict[str, Any], n: int) -> None:
+        for q in QUANTITIES:
+            status = row.get(STATUS_COLUMNS[q])
+            if status is None:
+                continue
+            if status not in STATUSES:
+                raise ValueError(f"unknown status {status!r}")
+            counts = self.rows[q]
+            counts[status] = counts.get(status, 0) + 1
+            if status in ("violated", "tight-violated") and self.first_violation[q] is None:
+                self.first_violation[q] = n
+
+
+def _verify_rows(part: SweepFile, step: int, columns: list[str] | None) -> tuple[_RowTally, list[str]]:
+    """Read every row of ``part``: lengths from its header's first to last ``n`` at ``step``, the
+    same columns in every row, and count and digest equal to its check. Returns the recomputed
+    tallies and the column names."""
+    name = str(part.path)
+    expect = part.header.first_n
+    digest = hashlib.sha256()
+    tally = _RowTally()
+    count = 0
+    for line in part.lines():
+        try:
+            row = json.loads(line)
+            n = int(row["n"])
+            tally.add(row, n)
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            raise InputError(
+                f"{name}: row {count + 1} is not a sweep row ({type(e).__name__}: {e})"
+            ) from None
+        if columns is None:
+            columns = list(row)
+        elif list(row) != columns:
+            raise InputError(f"{name}: row n={n} has columns {list(row)}, expected {columns}")
+        if n != expect:
+            what = "duplicated or out of order" if n < expect else "missing rows before it"
+            raise InputError(f"{name}: row {count + 1} has n={n}, expected n={expect} ({what})")
+        digest.update(line.encode())
+        expect += step
+        count += 1
+    last = expect - step
+    check = part.check
+    if count == 0 or last != part.header.last_n:
+        raise InputError(
+            f"{name}: the rows end at n={last if count else None}, the header says n={part.header.last_n} "
+            f"(rows missing at the end)"
+        )
+    if count != check.count or count != part.summary.rows:
+        raise InputError(
+            f"{name}: {count} rows, but its check says {check.count} and its summary {part.summary.rows}"
+        )
+    if (check.first_n, check.last_n) != (part.header.first_n, part.header.last_n):
+        raise InputError(
+            f"{name}: its check covers n={check.first_n}..{check.last_n}, its header another range"
+        )
+    if digest.hexdigest() != check.sha256:
+        raise InputError(f"{name}: the rows' SHA-256 differs from the one recorded (a row was altered)")
+    return tally, columns or []
+
+
+def _verified_summary(part: SweepFile, tally: _RowTally) -> SweepSummary:
+    """``part``'s summary with its status counts and first violations checked against the rows."""
+    out = SweepSummary(part.summary.rows)
+    for q, reading in part.summary.readings.items():
+        rows = {k: v for k, v in tally.rows.get(q, {}).items() if v}
+        if rows != {k: v for k, v in reading.rows.items() if v} or sum(rows.values()) != out.rows:
+            raise InputError(f"{part.path}: its summary counts {reading.rows} for {q}, the rows say {rows}")
+        if reading.first_violation_n != tally.first_violation[q]:
+            raise InputError(
+                f"{part.path}: its summary's first violation of {q} is n={reading.first_violation_n}, "
+                f"the rows say n={tally.first_violation[q]}"
+            )
+        undecided = rows.get("undecided", 0)
+        if sum(reading.undecided_reasons.values()) > undecided:
+            raise InputError(f"{part.path}: more undecided reasons than undecided rows for {q}")
+        out.readings[q] = ReadingSummary(
+            rows,
+            tally.first_violation[q],
+            dict(reading.undecided_reasons),
+            reading.refined_rows,
+            reading.identity_rows,
+            reading.enclosure_contradictions,
+            reading.identity,
+        )
+    return out
 
 
 def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepSummary:
     """Merge shard files of one sweep into ``out`` (JSON Lines): checks that they share construction,
-    parameters, dtype and lengths and cover every shard once, then concatenates rows in order and adds
-    the summaries. The result equals the unsharded run's file."""
+    parameters, dtype and lengths and cover every shard once, verifies every row of every shard
+    (:func:`_verify_rows`, :func:`_verified_summary`), then writes the rows in order with the summary
+    recomputed from them. The result equals the unsharded run's file. The rows are read twice (once
+    to verify, once to copy), so nothing is written from a shard that fails."""
     if not paths:
         raise InputError("merge needs at least one file")
-    parts = [read_jsonl(p) for p in paths]
-    heads = [h for h, _, _ in parts]
+    parts = [read_sweep_file(p) for p in paths]
+    heads = [f.header for f in parts]
     key = lambda h: (h.construction, _dump(h.params), h.dtype, h.bound, tuple(h.lengths))  # noqa: E731
     if len({key(h) for h in heads}) != 1:
         raise InputError(
@@ -396,6 +628,11 @@ def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepS
         nxt = heads[i].last_n + step
     if nxt - step != expect_last:
         raise InputError(f"the shards end at n={nxt - step}, the sweep at n={expect_last}")
+    summary = SweepSummary()
+    columns: list[str] | None = None
+    for i in order:
+        tally, columns = _verify_rows(parts[i], step, columns)
+        summary.add(_verified_summary(parts[i], tally))
     merged = SweepHeader(
         heads[0].construction,
         heads[0].params,
@@ -406,47 +643,50 @@ def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepS
         expect_first,
         expect_last,
     )
-    summary = SweepSummary()
     out.write(_dump(merged.to_dict()) + "\n")
+    digest = hashlib.sha256()
+    written = 0
     for i in order:
-        _h, lines, s = parts[i]
-        for line in lines:
+        for line in parts[i].lines():
+            digest.update(line.encode())
             out.write(line)
-        summary.add(s)
-    out.write(_dump({"summary": summary.to_dict()}) + "\n")
+            written += 1
+    if written != summary.rows:
+        raise InputError("a shard changed while it was merged; nothing written")
+    check = RowsCheck(written, expect_first, expect_last, digest.hexdigest())
+    out.write(_dump({"summary": summary.to_dict()})[:-1] + ', "check": ' + _dump(check.to_dict()) + "}\n")
     return summary
 
 
 def text_table(block: SweepBlock, judge: bool, measured: bool) -> list[str]:
-    """Rows of the human-readable table (``%13.6g``); with ``measured`` the dtype's own extremes are
-    shown next to the exact float64 ones."""
-    names, values = row_columns(block, judge)
-    wanted = [
-        "n",
-        "gap_sup",
-        "gap_inf",
-        "margin_inf",
-        "bound",
-        "bound_status",
-        "bound_status_gap_inf",
-        "bound_status_margin_inf",
-    ]
+    """Rows of the human-readable table (``%13.6g``, ``null`` for NaN and infinities, as in the JSON
+    rows); with ``measured`` the dtype's own extremes are shown next to the exact float64 ones. One
+    ``%`` format per row."""
+    cols = block.columns
+    size = cols["n"].size
+    values: list[list[Any]] = [cols["n"].tolist()]
+    spec = ["%13d"]
+    floats = ["gap_sup", "gap_inf", "margin_inf", "bound"]
+    for k in floats:
+        values.append(np.asarray(cols[k], dtype=np.float64).tolist())
+        spec.append("%13.6g")
+    for q in QUANTITIES:
+        if judge:
+            values.append(np.array(STATUSES, dtype=object)[block.comparisons[q].codes].tolist())
+        else:
+            values.append(["null"] * size)
+        spec.append("%13s")
     if measured:
-        wanted += ["measured_gap_sup", "measured_gap_inf", "measured_margin_inf"]
-    wanted.append("resolvable")
-    idx = [names.index(w) for w in wanted]
-    out = []
-    for i in range(len(values[0])):
-        cells = []
-        for j in idx:
-            v = values[j][i]
-            try:
-                f = float(v)
-                cells.append(f"{f:>13.6g}" if not (names[j] == "n" or math.isnan(f)) else f"{v:>13s}")
-            except ValueError:
-                cells.append(f"{v.strip(chr(34)):>13s}")
-        out.append("  ".join(cells))
-    return out
+        for q in QUANTITIES:
+            values.append(np.asarray(cols[f"measured_{q}"], dtype=np.float64).tolist())
+            spec.append("%13.6g")
+    values.append(np.array(["false", "true"])[cols["resolvable"].astype(np.int8)].tolist())
+    spec.append("%13s")
+    template = "  ".join(spec)
+    text = "\n".join([template % row for row in zip(*values, strict=True)])
+    for bad in ("          nan", "          inf", "         -inf"):
+        text = text.replace(bad, "         null")
+    return text.split("\n") if text else []
 
 
 def table_header(judge: bool, measured: bool) -> str:

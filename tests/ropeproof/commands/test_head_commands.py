@@ -46,6 +46,12 @@ def test_sweep_head_of_a_compiled_retrieval(tmp_path: Path, capsys) -> None:
     assert main(["sweep", "--head", str(tmp_path / "r"), "--lengths", "2:5"]) == 0
     text = capsys.readouterr().out
     assert "retrieval family" in text and "worst target margin" in text and len(text.splitlines()) == 6
+    # --out writes the same text to a file (it used to be ignored), under the sweep's output rule
+    out = tmp_path / "table.txt"
+    assert main(["sweep", "--head", str(tmp_path / "r"), "--lengths", "2:5", "--out", str(out)]) == 0
+    assert out.read_text() == text and capsys.readouterr().out == ""
+    assert main(["sweep", "--head", str(tmp_path / "r"), "--lengths", "2:5", "--out", str(out)]) == 2
+    assert "exists; pass --force" in capsys.readouterr().err
 
 
 def test_ps_score_head_places_the_constructions(tmp_path: Path, capsys) -> None:

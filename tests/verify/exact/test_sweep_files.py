@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 import random
+import stat
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.cli import main
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, OutputError
 from ropeproof.verify.exact.sweep import iter_index_sweep
 from ropeproof.verify.exact.sweep_files import (
     SweepHeader,
@@ -122,9 +125,9 @@ def test_atomic_output_leaves_nothing_behind_on_failure(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt), atomic_output(target) as out:
         write_rows(out, header, failing(), True)
     assert list(tmp_path.iterdir()) == []
-    with pytest.raises(InputError, match="does not exist"):
+    with pytest.raises(OutputError, match="does not exist"):
         atomic_output(tmp_path / "nowhere" / "x.jsonl")
-    with pytest.raises(InputError, match="directory"):
+    with pytest.raises(OutputError, match="directory"):
         atomic_output(tmp_path)
 
 
@@ -141,3 +144,163 @@ def test_summaries_add_up() -> None:
 def test_merge_needs_files() -> None:
     with pytest.raises(InputError, match="at least one"):
         merge_jsonl([], io.StringIO())
+
+
+# ------------------------------------------------------------------ merge verifies, not trusts (issue 22)
+
+
+def _shards(tmp_path: Path, count: int = 3) -> tuple[list[Path], Path]:
+    argv = ["sweep", "index", "--theta", "0.866", "--lengths", "2:400:3", "--jsonl", "--device", "cpu"]
+    full = tmp_path / "full.jsonl"
+    assert main([*argv, "--out", str(full)]) == 0
+    parts = []
+    for k in range(1, count + 1):
+        part = tmp_path / f"p{k}.jsonl"
+        assert main([*argv, "--shard", f"{k}/{count}", "--out", str(part)]) == 0
+        parts.append(part)
+    return parts, full
+
+
+def _edit_rows(path: Path, edit, redigest: bool = False) -> None:
+    """Apply ``edit`` to the row lines; with ``redigest`` also rewrite the check's SHA-256 to match, so
+    only the recount of the summary can catch the change."""
+    lines = path.read_text().splitlines(keepends=True)
+    rows = edit(lines[1:-1])
+    tail = lines[-1]
+    if redigest:
+        doc = json.loads(tail)
+        doc["check"]["sha256"] = hashlib.sha256("".join(rows).encode()).hexdigest()
+        tail = json.dumps(doc) + "\n"
+    path.write_text(lines[0] + "".join(rows) + tail)
+
+
+def _refused(parts: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], message: str) -> None:
+    out = tmp_path / "merged.jsonl"
+    capsys.readouterr()
+    assert main(["sweep", "merge", *map(str, parts), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert err.count("\n") == 1 and err.startswith("ropeproof sweep: error:")
+    assert not out.exists()
+
+
+def _swap(rows: list[str]) -> list[str]:
+    return [rows[1], rows[0], *rows[2:]]
+
+
+def _alter(rows: list[str]) -> list[str]:
+    row = json.loads(rows[0])
+    row["bound_status"] = "violated" if row["bound_status"] != "violated" else "holds"
+    return [json.dumps(row) + "\n", *rows[1:]]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda rows: rows[:5] + rows[6:], "expected n="),  # a row deleted in the middle
+        (lambda rows: rows[:-1], "rows end at"),  # the last row deleted
+        (lambda rows: rows[:5] + rows[4:], "duplicated or out of order"),
+        (_swap, "expected n=2"),  # reordered
+        (_alter, "SHA-256"),  # a status changed
+        (lambda rows: [rows[0].replace('"gap_sup": ', '"gap_sup": 1', 1), *rows[1:]], "SHA-256"),
+    ],
+)
+def test_merge_refuses_a_tampered_shard(edit, message, tmp_path: Path, capsys) -> None:
+    parts, _full = _shards(tmp_path)
+    _edit_rows(parts[1] if message != "expected n=2" else parts[0], edit)
+    _refused(parts, tmp_path, capsys, message)
+
+
+def test_merge_recounts_the_summary_from_the_rows(tmp_path: Path, capsys) -> None:
+    """A status changed and the digest rewritten to match: the recount still refuses."""
+    parts, _full = _shards(tmp_path)
+    _edit_rows(parts[1], _alter, redigest=True)
+    _refused(parts, tmp_path, capsys, "summary counts")
+
+
+def test_merge_refuses_a_summary_that_disagrees_with_the_rows(tmp_path: Path, capsys) -> None:
+    parts, full = _shards(tmp_path)
+    lines = parts[2].read_text().splitlines(keepends=True)
+    tail = json.loads(lines[-1])
+    tail["summary"]["rows"] += 1
+    parts[2].write_text("".join(lines[:-1]) + json.dumps(tail) + "\n")
+    _refused(parts, tmp_path, capsys, "but its check says")
+    # the untouched shards still merge to the unsharded file
+    (tmp_path / "again").mkdir()
+    parts, full = _shards(tmp_path / "again")
+    assert main(["sweep", "merge", *map(str, parts), "--out", str(tmp_path / "m.jsonl")]) == 0
+    assert (tmp_path / "m.jsonl").read_bytes() == full.read_bytes()
+    _h, lines_, summary = read_jsonl(tmp_path / "m.jsonl")
+    assert summary.rows == len(list(lines_))
+
+
+def test_merge_refuses_files_of_the_previous_format(tmp_path: Path, capsys) -> None:
+    parts, _full = _shards(tmp_path, 2)
+    lines = parts[0].read_text().splitlines(keepends=True)
+    head = json.loads(lines[0])
+    head["version"] = 1
+    parts[0].write_text(json.dumps(head) + "\n" + "".join(lines[1:]))
+    _refused(parts, tmp_path, capsys, "older ropeproof")
+
+
+# ----------------------------------------------------------------- --out follows check's rule (issue 22)
+
+ARGV = ["sweep", "index", "--theta", "0.5", "--lengths", "2:20", "--jsonl"]
+
+
+def _one_line_refusal(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_out_refuses_an_existing_file_without_force(tmp_path: Path, capsys) -> None:
+    target = tmp_path / "r.jsonl"
+    target.write_text("keep me")
+    _one_line_refusal(capsys, [*ARGV, "--out", str(target)], "exists; pass --force")
+    assert target.read_text() == "keep me"
+    assert main([*ARGV, "--out", str(target), "--force"]) == 0
+    assert target.read_text().startswith('{"format": "ropeproof-sweep"')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]  # no temporary file left
+
+
+def test_out_never_writes_through_or_replaces_a_symlink(tmp_path: Path, capsys) -> None:
+    real = tmp_path / "real.jsonl"
+    real.write_text("keep me")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    broken = tmp_path / "broken.jsonl"
+    broken.symlink_to(tmp_path / "nowhere.jsonl")
+    for path in (link, broken):
+        for force in ([], ["--force"]):
+            _one_line_refusal(capsys, [*ARGV, "--out", str(path), *force], "is a symbolic link")
+    assert link.is_symlink() and broken.is_symlink() and real.read_text() == "keep me"
+    assert not (tmp_path / "nowhere.jsonl").exists()
+
+
+def test_out_refuses_a_fifo_and_a_device_node(tmp_path: Path, capsys) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for force in ([], ["--force"]):
+        _one_line_refusal(capsys, [*ARGV, "--out", str(fifo), *force], "is a FIFO, not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    if os.geteuid() != 0:
+        pytest.skip("a device node needs root")
+    node = tmp_path / "null"
+    os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    for force in ([], ["--force"]):
+        _one_line_refusal(capsys, [*ARGV, "--out", str(node), *force], "is a character device")
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_out_mode_follows_the_umask(umask: int, mode: int, tmp_path: Path) -> None:
+    old = os.umask(umask)
+    try:
+        assert main([*ARGV, "--out", str(tmp_path / "r.jsonl")]) == 0
+        assert main(["sweep", "merge", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "m.jsonl")]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "r.jsonl").st_mode) == mode
+    assert stat.S_IMODE(os.stat(tmp_path / "m.jsonl").st_mode) == mode

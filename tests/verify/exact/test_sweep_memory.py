@@ -50,7 +50,7 @@ def test_retrieval_estimate_bounds_the_peak() -> None:
 
 def test_alphabet_1000(monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's input, ``sweep retrieval --alphabet 1000``, tried to allocate 7.3 TiB. The float64
-    rows are now computed from the code angles (O(|ALPH|) per length, no compiled head), so it runs;
+    rows are now computed from the code angles (O(1) codes per length, no compiled head), so it runs;
     measured logits in another dtype need the compiled head (10^6 tokens) and are refused at once."""
     monkeypatch.setenv(ENV_VAR, "64GiB")
     blocks = list(iter_retrieval_sweep(1000, 0.001, 2, 5))

@@ -1,0 +1,139 @@
+"""Shards as Dask tasks on a real local cluster: the same bytes as one process (issue 28, items 1-2).
+
+One cluster serves the module: the one ``--executor dask --workers 2`` starts (two worker processes,
+one thread each, loopback only, no dashboard), made by the same code; the command line reaches it with
+``--scheduler``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+pytestmark = pytest.mark.xdist_group("dask-cluster")  # one pytest worker, so one cluster for the module
+
+from ropeproof.cli import main  # noqa: E402
+from ropeproof.verify.exact import shard_runner  # noqa: E402
+from ropeproof.verify.exact.shard_runner import (  # noqa: E402
+    ShardFailure,
+    SweepSpec,
+    records_shard_text,
+    run_certified_index,
+    run_sweep,
+    sweep_shard_text,
+)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[distributed.Client]:
+    with shard_runner._client("dask", 2, None) as c:
+        assert len(c.scheduler_info()["workers"]) == 2
+        c.run(lambda: __import__("ropeproof.verify.exact.shard_runner"))  # warm the workers' imports
+        yield c
+
+
+def _local(spec: SweepSpec) -> str:
+    out = io.StringIO()
+    run_sweep(spec, out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SweepSpec("index", 0.866, (2, 5000, 7)),
+        SweepSpec("retrieval", 0.0027, (2, 3000, 1), alphabet=8),
+        SweepSpec("retrieval", 1e-4, (2, 120, 3), alphabet=1000),
+    ],
+    ids=["index", "retrieval-8", "retrieval-1000"],
+)
+def test_sweeps_on_the_cluster_equal_one_process(spec: SweepSpec, client, tmp_path: Path) -> None:
+    out = io.StringIO()
+    summary = run_sweep(spec, out, executor=client, shards=3, shard_root=tmp_path)
+    assert out.getvalue() == _local(spec)
+    assert summary.rows == spec.rows()
+    assert list(tmp_path.iterdir()) == []  # the shard directory goes once merged
+
+
+def test_certified_index_on_the_cluster_equals_one_process(
+    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's command at a small size, through the command line; the shard directory is the
+    default one in the working directory, gone once merged."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["sweep", "certified-index", "--theta", "0.866", "--lengths", "2:30000"]
+    assert main([*argv, "--out", "one.json"]) == 0
+    dask = ["--executor", "dask", "--scheduler", client.scheduler.address, "--shards", "5"]
+    assert main([*argv, *dask, "--out", "dask.json"]) == 0
+    assert Path("dask.json").read_bytes() == Path("one.json").read_bytes()
+    assert json.loads(Path("one.json").read_text())["readings"]["margin_inf"]["verdict"] == "violated"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dask.json", "one.json"]
+
+
+def test_a_worker_killed_mid_run(client, tmp_path: Path) -> None:
+    """A shard's task kills its own worker process once (SIGKILL); the scheduler reruns it on the other
+    worker and the verdict is complete and equal."""
+    marker = tmp_path / "killed"
+
+    def killer(theta: float, prec: int, first: int, last: int) -> str:
+        if first > 1 and not os.path.exists(marker):
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return records_shard_text(theta, prec, first, last)
+
+    got = run_certified_index(0.866, 20000, executor=client, shards=3, shard_root=tmp_path / "s", task=killer)
+    assert marker.exists()
+    assert json.dumps(got.to_dict()) == json.dumps(run_certified_index(0.866, 20000).to_dict())
+
+
+def test_a_shard_that_fails_for_good_names_its_range_and_the_rest_are_reused(client, tmp_path: Path) -> None:
+    spec = SweepSpec("index", 0.5, (2, 3000, 1))
+    root = tmp_path / "shards"
+    ran = tmp_path / "ran"
+    ran.mkdir()
+
+    def failing(spec: SweepSpec, shard: tuple[int, int]) -> str:
+        if shard[0] == 2:
+            raise RuntimeError("boom")
+        return sweep_shard_text(spec, shard)
+
+    message = r"shard 2/3 \(n = 1001\.\.2000\) \(RuntimeError: boom\) failed for good after 1 retries; 2 of 3"
+    with pytest.raises(ShardFailure, match=message):
+        run_sweep(spec, io.StringIO(), executor=client, shards=3, retries=1, shard_root=root, task=failing)
+    kept = sorted(p.name for d in root.iterdir() for p in d.iterdir())
+    assert kept == ["shard-000001.jsonl", "shard-000003.jsonl"]
+
+    def counting(spec: SweepSpec, shard: tuple[int, int]) -> str:
+        (ran / f"shard-{shard[0]}").touch()
+        return sweep_shard_text(spec, shard)
+
+    out = io.StringIO()
+    run_sweep(spec, out, executor=client, shards=3, shard_root=root, task=counting)
+    assert sorted(p.name for p in ran.iterdir()) == ["shard-2"]  # only the missing shard ran again
+    assert out.getvalue() == _local(spec)
+
+
+def test_dask_options_are_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        (["index", "--theta", "0.5", "--executor", "dask"], "add --jsonl"),
+        (["index", "--theta", "0.5", "--jsonl", "--executor", "dask", "--shard", "1/2"], "--shard picks one"),
+        (["index", "--theta", "0.5", "--workers", "2"], "only apply with --executor dask"),
+        (["certified-index", "--theta", "0.5", "--executor", "dask", "--workers", "2", "--scheduler", "x"],
+         "not both"),
+        (["certified-index", "--theta", "0.5", "--executor", "dask", "--scheduler", "x"], "cannot connect"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert main(["sweep", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []  # no shard directory left by a refused run
