@@ -35,8 +35,8 @@ from ropeproof.commands.arguments import device, finite_float, nonnegative_float
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
 from ropeproof.paper_figures.style import FigureResult, subplots
-from ropeproof.verify.errata.correction_data import CorrectionData, Series
 from ropeproof.theory.errors import InputError
+from ropeproof.verify.errata.correction_data import CorrectionData, Series
 from ropeproof.verify.exact import shard_runner
 
 SIZE_CAPS = {
