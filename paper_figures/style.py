@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any, ParamSpec
 import matplotlib
 from matplotlib.figure import Figure
 
+from ropeproof.theory.atomic_output import atomic_path
 from ropeproof.theory.errors import InputError
 
 STYLE = Path(__file__).with_name("ropeproof.mplstyle")
@@ -107,14 +106,10 @@ def _cell(v: Any) -> Any:
 
 
 def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """``write(tmp)`` to a temporary path moved onto ``path`` when it succeeds
+    (:func:`ropeproof.theory.atomic_output.atomic_path`)."""
+    with atomic_path(path) as tmp:
+        write(tmp)
 
 
 _SAVE_OPTIONS: dict[str, dict[str, Any]] = {

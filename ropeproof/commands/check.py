@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ropeproof.atomic_output import atomic_directory
 from ropeproof.claims import (
     CheckContext,
     registered_claims,
@@ -30,6 +29,7 @@ from ropeproof.commands.arguments import (
     int_in,
 )
 from ropeproof.report import write_report
+from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.runtime.devices import resolve_dtype
 

@@ -6,10 +6,10 @@ import argparse
 import inspect
 import json
 
-from ropeproof.atomic_output import atomic_directory
 from ropeproof.commands.arguments import add_command, add_json, add_output, finite_float, int_in
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import CONSTRUCTIONS
+from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.construction import Construction
 
 CONSTRUCTION_HELP = "index (T_Index), retrieval (T_Retrieval) or reflexive; [A] Theorem 3.1"

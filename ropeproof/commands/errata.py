@@ -14,7 +14,6 @@ from pathlib import Path
 
 import torch
 
-from ropeproof.atomic_output import atomic_directory, check_output_target
 from ropeproof.claims import (
     CheckContext,
     registered_claims,
@@ -24,6 +23,7 @@ from ropeproof.claims import (
 from ropeproof.claims.corrections import run_correction
 from ropeproof.commands.arguments import add_command, add_json
 from ropeproof.errata_report import errata_dict, render_errata_markdown
+from ropeproof.theory.atomic_output import atomic_directory, check_output_target
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,7 +13,6 @@ import argparse
 import json
 from typing import Any
 
-from ropeproof.atomic_output import atomic_directory
 from ropeproof.commands.arguments import (
     add_command,
     add_dtype,
@@ -24,6 +23,7 @@ from ropeproof.commands.arguments import (
 )
 from ropeproof.commands.compile import add_construction_params, construction_from_args
 from ropeproof.constructions.compile import compile_construction
+from ropeproof.theory.atomic_output import atomic_directory
 
 ARCHS = ("gptj", "llama", "tl")
 

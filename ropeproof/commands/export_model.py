@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from ropeproof.atomic_output import atomic_directory
 from ropeproof.commands.arguments import add_command, add_dtype, add_json, add_output, int_in, positive_float
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.constructions.multihop_programs import LOGIT_SCALE, TASKS
+from ropeproof.theory.atomic_output import atomic_directory
 
 ARCHS = ("gptj", "llama")
 SOLVERS = ("best", "paper", "smallest")

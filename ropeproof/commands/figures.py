@@ -7,9 +7,9 @@ import argparse
 import time
 from pathlib import Path
 
-from ropeproof.atomic_output import atomic_directory
 from ropeproof.commands.arguments import add_command, add_formats, add_output
 from ropeproof.paper_figures import figure_names, make_all
+from ropeproof.theory.atomic_output import atomic_directory
 
 
 def register(sub: argparse._SubParsersAction) -> None:

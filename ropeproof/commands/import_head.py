@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ropeproof.atomic_output import atomic_directory
 from ropeproof.commands.arguments import add_command, add_output, int_in
+from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError, RopeproofError
 
 LIBRARIES = ("hf", "tl")

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ropeproof.atomic_output import atomic_directory, check_output_target
 from ropeproof.commands.arguments import (
     add_command,
     add_device,
@@ -28,6 +27,7 @@ from ropeproof.commands.arguments import (
     int_in,
     positive_float,
 )
+from ropeproof.theory.atomic_output import atomic_directory, check_output_target
 from ropeproof.theory.errors import InputError
 
 PROVIDERS = ("openai", "anthropic", "hf", "python")

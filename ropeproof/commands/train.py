@@ -8,8 +8,8 @@ import argparse
 import json
 import shutil
 
-from ropeproof.atomic_output import check_output_target
 from ropeproof.commands.arguments import add_command, add_device, add_json, add_output, int_in
+from ropeproof.theory.atomic_output import check_output_target
 from ropeproof.verify.tokenizer import TASKS
 from ropeproof.verify.training.config import CONFIGS
 

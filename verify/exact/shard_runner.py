@@ -30,7 +30,6 @@ import logging
 import math
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +38,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
+from ropeproof.theory.atomic_output import write_text_atomic
 from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.verify.exact.certified_shards import (
     CertifiedRecordCheck,
@@ -158,14 +158,7 @@ class _Job:
 
 def _store(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (a shard file is complete or absent)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+    write_text_atomic(path, text)
 
 
 @contextlib.contextmanager

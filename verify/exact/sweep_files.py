@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +22,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from ropeproof.theory.errors import InputError, OutputError
+from ropeproof.theory.atomic_output import atomic_path, check_output_file
+from ropeproof.theory.errors import InputError
 from ropeproof.verify.exact.bound_checks import STATUSES, BoundComparison
 from ropeproof.verify.exact.sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
 
@@ -353,47 +352,14 @@ def write_rows(
     return summary
 
 
-def _umask_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _refuse_unless_writable(path: Path, force: bool, option: str) -> None:
-    """Raise :class:`OutputError` unless ``path`` may receive a new regular file: absent, or (with
-    ``force``) an existing regular file. Symbolic links (broken or not) and special files (FIFOs,
-    device nodes, sockets) are never written through or replaced; directories never replaced."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise OutputError(f"{option} {path}: cannot be inspected ({exc.strerror})") from None
-    mode = st.st_mode
-    if stat.S_ISLNK(mode):
-        raise OutputError(
-            f"{option} {path} is a symbolic link; sweep never writes through or replaces one "
-            "(give the file's own path, or remove the link)"
-        )
-    if stat.S_ISDIR(mode):
-        raise OutputError(f"{option} {path} is a directory; give a file name")
-    if not stat.S_ISREG(mode):
-        kind = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-                stat.S_IFSOCK: "a socket"}.get(stat.S_IFMT(mode), "a special file")  # fmt: skip
-        raise OutputError(f"{option} {path} is {kind}, not a regular file; sweep writes only regular files")
-    if not force:
-        raise OutputError(f"{option} {path} exists; pass --force to replace it, or choose another name")
-
-
 class atomic_output:
     """``with atomic_output(path, force=...) as f:`` writes to a temporary file next to ``path`` and
     moves it into place on success (a file is complete or absent); ``path=None`` writes to ``stream``.
 
-    ``check``'s rule for outputs: the path is checked before any work (absent, or an existing regular
-    file only with ``force``; never a symbolic link, a directory, a FIFO, a device node or a socket, see
-    :func:`_refuse_unless_writable`) and again just before the move; without ``force`` the file is
-    linked into place, which fails rather than replace a file that appeared meanwhile. The file's mode
-    follows the umask (``0666 & ~umask``), as every other output's."""
+    ``check``'s rule for outputs (:func:`ropeproof.theory.atomic_output.check_output_file`): the path is
+    checked before any work and again just before the move; without ``force`` the file is linked into
+    place, which fails rather than replace a file that appeared meanwhile. The file's mode follows the
+    umask, as every other output's (:func:`ropeproof.theory.atomic_output.atomic_path`)."""
 
     def __init__(
         self,
@@ -407,44 +373,24 @@ class atomic_output:
         self.force = force
         self.option = option
         if self.path is not None:
-            parent = self.path.parent if str(self.path.parent) else Path(".")
-            _refuse_unless_writable(self.path, force, option)
-            if not parent.is_dir():
-                raise OutputError(f"{option} {self.path}: the directory {str(parent)!r} does not exist")
-            if not os.access(parent, os.W_OK):
-                raise OutputError(f"{option} {self.path}: the directory {str(parent)!r} is not writable")
+            check_output_file(self.path, force, option)
 
     def __enter__(self) -> IO[str]:
         if self.path is None:
             assert self.stream is not None
             return self.stream
-        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent or ".")
-        self.handle = os.fdopen(fd, "w", encoding="utf-8")
+        self._staged = atomic_path(self.path, replace=self.force, option=self.option)
+        tmp = self._staged.__enter__()
+        self.handle = open(tmp, "w", encoding="utf-8")
         return self.handle
 
-    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if self.path is None:
             return
-        try:
-            self.handle.close()
-            if exc_type is not None:
-                return
-            os.chmod(self.tmp, _umask_mode())  # mkstemp makes it private (0600)
-            _refuse_unless_writable(self.path, self.force, self.option)  # it may have changed meanwhile
-            if self.force:
-                os.replace(self.tmp, self.path)
-                return
-            try:
-                os.link(self.tmp, self.path)
-            except FileExistsError:
-                raise OutputError(
-                    f"{self.option} {self.path} appeared while the sweep ran; not replaced"
-                ) from None
-            except OSError:  # no hard links here: the check above just passed
-                os.replace(self.tmp, self.path)
-        finally:
-            if os.path.lexists(self.tmp):
-                os.unlink(self.tmp)
+        self.handle.close()
+        if exc_type is None:
+            check_output_file(self.path, self.force, self.option)  # it may have changed meanwhile
+        self._staged.__exit__(exc_type, exc, tb)
 
 
 # -------------------------------------------------------------------------------------------- merge

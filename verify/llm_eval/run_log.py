@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ropeproof.theory.atomic_output import atomic_open
 from ropeproof.theory.errors import InputError, OutputError
 
 LOG_FILE = "log.jsonl"
@@ -42,19 +42,11 @@ def now() -> str:
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
-    """Write ``doc`` as JSON to ``path`` through a temporary file beside it (never half-written)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``doc`` as JSON to ``path``, synced to disk, never half-written
+    (:func:`ropeproof.theory.atomic_output.atomic_open`)."""
+    with atomic_open(path, fsync=True) as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
 
 
 class RunLog:

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from ropeproof.theory.atomic_output import staged_directory, write_text_atomic
 from ropeproof.theory.errors import InputError, OutputError
 from ropeproof.verify.interop.hf.architectures import require_transformers
 from ropeproof.verify.runtime.devices import resolve_device
@@ -88,9 +89,8 @@ class TrainingRecord:
         )
 
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".json.partial")
-        tmp.write_text(json.dumps(self.to_json(), indent=1))
-        tmp.replace(path)
+        """Write the record to ``path`` atomically (a crash leaves the previous record)."""
+        write_text_atomic(path, json.dumps(self.to_json(), indent=1))
 
 
 def load_record(path: str | Path) -> TrainingRecord:
@@ -166,23 +166,18 @@ def new_run(task: str, config: TrainConfig, seed: int, device: torch.device) -> 
 
 def _save_checkpoint(run: Run, out: Path) -> Path:
     path = checkpoint_dir(out, run.step)
-    tmp = path.with_name(path.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    save_quietly(run.model, run.tokenizer, tmp)
-    torch.save(
-        {
-            "step": run.step,
-            "optimizer": run.optimizer.state_dict(),
-            "scheduler": run.scheduler.state_dict(),
-            "scaler": run.scaler.state_dict(),
-            "rng": _rng_state(),
-        },
-        tmp / STATE_FILE,
-    )
-    if path.exists():
-        shutil.rmtree(path)
-    tmp.rename(path)
+    with staged_directory(path) as tmp:
+        save_quietly(run.model, run.tokenizer, tmp)
+        torch.save(
+            {
+                "step": run.step,
+                "optimizer": run.optimizer.state_dict(),
+                "scheduler": run.scheduler.state_dict(),
+                "scaler": run.scaler.state_dict(),
+                "rng": _rng_state(),
+            },
+            tmp / STATE_FILE,
+        )
     return path
 
 

@@ -1,4 +1,16 @@
-"""Output directories that are complete or absent: every command that writes goes through here.
+"""Outputs that are complete or absent: every file and directory the toolkit writes goes through here.
+
+Files. :func:`atomic_path` hands out a temporary path beside the target and moves it onto the target
+when the block ends without an error (else deletes it); :func:`atomic_open` opens that path as a file
+(optionally ``fsync``-ed before the move, for what a user paid for: an LLM reply log); both give the
+file the umask's mode (``0666 & ~umask``; ``mkstemp`` would leave it private). With ``replace=False`` the
+file is linked into place instead, which fails rather than replace a file that appeared meanwhile.
+:func:`check_output_file` is the rule for a file a user names (``sweep --out FILE``): absent, or an
+existing regular file only with ``force``; never a symbolic link, a directory, a FIFO, a device node or a
+socket. :func:`staged_directory` fills a temporary directory and renames it onto a directory the toolkit
+owns (a training checkpoint).
+
+Directories a user names (``--out DIR``):
 
 :func:`atomic_directory` checks the target *before* the command does any work, hands the command a
 fresh staging directory next to the target, and moves the staging directory into place only when
@@ -27,10 +39,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 from ropeproof.theory.errors import OutputError
 
@@ -136,3 +150,116 @@ def _swap_into_place(staging: Path, target: Path) -> None:
         os.rename(aside, target)
         raise
     _remove(aside)
+
+
+def _file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+@contextmanager
+def atomic_path(path: str | Path, *, replace: bool = True, option: str = "--out") -> Iterator[Path]:
+    """A temporary path beside ``path``, moved onto ``path`` when the block ends without an error and
+    deleted otherwise (module docstring). ``replace=False``: linked into place, raising
+    :class:`OutputError` (naming ``option``) if ``path`` exists by then."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix + ".partial", dir=parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.chmod(tmp, _file_mode())
+        if replace:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise OutputError(f"{option} {path} appeared meanwhile; it was not replaced") from None
+        except OSError:  # a filesystem without hard links
+            if os.path.lexists(path):
+                raise OutputError(f"{option} {path} appeared meanwhile; it was not replaced") from None
+            os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+@contextmanager
+def atomic_open(
+    path: str | Path, mode: str = "w", *, fsync: bool = False, replace: bool = True, option: str = "--out"
+) -> Iterator[IO[Any]]:
+    """:func:`atomic_path` opened as a file (``mode`` ``"w"`` or ``"wb"``; text as UTF-8), flushed and,
+    with ``fsync``, synced to disk before it is moved into place."""
+    with atomic_path(path, replace=replace, option=option) as tmp:
+        encoding = None if "b" in mode else "utf-8"
+        with open(tmp, mode, encoding=encoding) as f:
+            yield f
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+
+
+def write_text_atomic(path: str | Path, text: str, *, fsync: bool = False) -> None:
+    """``text`` written to ``path`` through :func:`atomic_open`."""
+    with atomic_open(path, fsync=fsync) as f:
+        f.write(text)
+
+
+def check_output_file(path: str | Path, force: bool = False, option: str = "--out") -> None:
+    """Raise :class:`OutputError` unless ``path`` may receive a new regular file: absent, or (with
+    ``force``) an existing regular file. Symbolic links (broken or not) and special files (FIFOs, device
+    nodes, sockets) are never written through or replaced; directories never replaced; the directory
+    holding ``path`` must exist and be writable."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: cannot be inspected ({exc.strerror})") from None
+    if st is not None:
+        mode = st.st_mode
+        if stat.S_ISLNK(mode):
+            raise OutputError(
+                f"{option} {path} is a symbolic link; never written through or replaced "
+                "(give the file's own path, or remove the link)"
+            )
+        if stat.S_ISDIR(mode):
+            raise OutputError(f"{option} {path} is a directory; give a file name")
+        if not stat.S_ISREG(mode):
+            kinds = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFSOCK: "a socket",
+                     stat.S_IFBLK: "a block device"}  # fmt: skip
+            kind = kinds.get(stat.S_IFMT(mode), "a special file")
+            raise OutputError(
+                f"{option} {path} is {kind}, not a regular file; only regular files are written"
+            )
+        if not force:
+            raise OutputError(f"{option} {path} exists; pass --force to replace it, or choose another name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError(f"{option} {path}: the directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise OutputError(f"{option} {path}: the directory {str(parent)!r} is not writable")
+
+
+@contextmanager
+def staged_directory(path: str | Path) -> Iterator[Path]:
+    """An empty directory beside ``path`` to fill; renamed onto ``path`` (replacing a directory there)
+    when the block ends without an error, deleted otherwise. For directories the toolkit owns (a
+    training checkpoint), not for ``--out`` (see :func:`atomic_directory`)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        tmp.rename(path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Output directories are complete or absent: the policy of ropeproof.atomic_output."""
+"""Output directories are complete or absent: the policy of ropeproof.theory.atomic_output."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.atomic_output import atomic_directory, check_output_target
+from ropeproof.theory.atomic_output import atomic_directory, check_output_target
 from ropeproof.theory.errors import OutputError
 
 
@@ -130,3 +130,66 @@ def test_option_name_appears_in_messages(tmp_path: Path) -> None:
     (tmp_path / "x").write_text("")
     with pytest.raises(OutputError, match=r"^--model-dir="):
         check_output_target(tmp_path / "x", option="--model-dir")
+
+
+def test_atomic_files_are_complete_or_absent(tmp_path: Path) -> None:
+    from ropeproof.theory.atomic_output import atomic_open, atomic_path, write_text_atomic
+
+    target = tmp_path / "f.json"
+    write_text_atomic(target, "old")
+    with pytest.raises(RuntimeError), atomic_open(target) as f:
+        f.write("half of the new")
+        raise RuntimeError("crash while writing")
+    assert target.read_text() == "old" and _leftovers(tmp_path) == [] and len(list(tmp_path.iterdir())) == 1
+    with atomic_open(target, fsync=True) as f:
+        f.write("new")
+    assert target.read_text() == "new"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask  # not mkstemp's private 0o600
+    with atomic_path(tmp_path / "g.bin") as tmp:
+        tmp.write_bytes(b"\x00\x01")
+    assert (tmp_path / "g.bin").read_bytes() == b"\x00\x01"
+    # replace=False links into place and refuses a file that appeared meanwhile
+    with (
+        pytest.raises(OutputError, match=r"--out .*f.json appeared meanwhile"),
+        atomic_open(target, replace=False) as f,
+    ):
+        f.write("third")
+    assert target.read_text() == "new" and len(list(tmp_path.iterdir())) == 2
+
+
+def test_named_files_follow_the_output_rule(tmp_path: Path) -> None:
+    from ropeproof.theory.atomic_output import check_output_file
+
+    check_output_file(tmp_path / "absent.txt")
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(OutputError, match="exists; pass --force"):
+        check_output_file(tmp_path / "file.txt")
+    check_output_file(tmp_path / "file.txt", force=True)
+    (tmp_path / "link").symlink_to(tmp_path / "file.txt")
+    os.mkfifo(tmp_path / "fifo")
+    for name, message in (
+        ("link", "symbolic link"),
+        ("fifo", "a FIFO, not a regular file"),
+        ("", "a directory"),
+    ):
+        with pytest.raises(OutputError, match=message):
+            check_output_file(tmp_path / name, force=True)
+    with pytest.raises(OutputError, match="does not exist"):
+        check_output_file(tmp_path / "nowhere" / "x.txt")
+
+
+def test_staged_directories_replace_whole_or_not_at_all(tmp_path: Path) -> None:
+    from ropeproof.theory.atomic_output import staged_directory
+
+    target = tmp_path / "step-1"
+    with staged_directory(target) as tmp:
+        (tmp / "a").write_text("1")
+    with pytest.raises(KeyboardInterrupt), staged_directory(target) as tmp:
+        (tmp / "b").write_text("2")
+        raise KeyboardInterrupt
+    assert _tree(target) == {"a": b"1"} and sorted(p.name for p in tmp_path.iterdir()) == ["step-1"]
+    with staged_directory(target) as tmp:
+        (tmp / "b").write_text("2")
+    assert _tree(target) == {"b": b"2"}
