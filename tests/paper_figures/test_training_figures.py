@@ -19,18 +19,26 @@ from ropeproof.verify.training.trainer import load_record
 def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
     assert {"training_accuracy", "training_ps_paths", "training_ps_final"} <= set(figure_names())
     rows = dynamics_rows()
-    number = load_record(shipped_path("number"))
-    steps = [e["step"] for e in number.evaluations]
-    assert sorted({r["step"] for r in rows if r["task"] == "number"}) == steps
-    acc = accuracy_figure()
-    first = next(r for r in acc.rows if r["task"] == "number" and r["step"] == steps[-1])
-    assert first["accuracy_4hop"] == number.evaluations[-1]["accuracy"]["4"]
-    paths = ps_paths_figure()
-    assert len(paths.rows) == sum(
-        len(load_record(shipped_path(t)).evaluations) * 6 for t in ("number", "letter")
-    )
-    final = ps_final_figure()
-    assert {r["step"] for r in final.rows if r["task"] == "number"} == {number.best_step}
+    assert {r["config"] for r in rows} == {"paper", "small"}  # seed 0 of both configurations
+    for config, layers in (("paper", 12), ("small", 6)):
+        number = load_record(shipped_path("number", config))
+        steps = [e["step"] for e in number.evaluations]
+        assert sorted({r["step"] for r in rows if r["task"] == "number" and r["config"] == config}) == steps
+        acc = accuracy_figure()
+        last = next(
+            r for r in acc.rows if r["task"] == "number" and r["config"] == config and r["step"] == steps[-1]
+        )
+        assert last["accuracy_4hop"] == number.evaluations[-1]["accuracy"]["4"]
+        k, n = number.evaluations[-1]["counts"]["4"]
+        assert last["accuracy_4hop_ci_low"] <= k / n <= last["accuracy_4hop_ci_high"]  # Wilson band
+        paths = ps_paths_figure()
+        assert len([r for r in paths.rows if r["config"] == config]) == sum(
+            len(load_record(shipped_path(t, config)).evaluations) * layers for t in ("number", "letter")
+        )
+        final = ps_final_figure()
+        best = [r for r in final.rows if r["task"] == "number" and r["config"] == config]
+        assert {r["step"] for r in best} == {number.best_step} and len(best) == layers
+        assert all(r["S_pos_ci_low"] <= r["S_pos"] <= r["S_pos_ci_high"] for r in best)
     for result in (acc, paths, final):
         files = save_figure(result, tmp_path)
         assert all(f.stat().st_size > 0 for f in files)
@@ -42,22 +50,28 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
     lengths = length_figure(quick=True)
     models = {r["model"] for r in lengths.rows}
     assert models == {
-        "trained: number-small",
-        "trained: letter-small",
+        "trained paper",
+        "trained paper, window build",
+        "trained paper, both build",
+        "trained small",
+        "trained small, window build",
+        "trained small, both build",
         "compiled width 6/8",
         "compiled best (width 128)",
     }
     trained = [r for r in lengths.rows if r["kind"] == "trained"]
     assert {r["n"] for r in trained} == {17, 64, 256, 850}
-    assert all(r["accuracy"] == 1.0 for r in trained if r["n"] == 17)  # the training length
+    assert {r["build"] for r in trained if r["task"] == "number"} == {"distractors"}  # its vocabulary
+    assert all(r["accuracy"] >= 0.875 for r in trained if r["n"] == 17)  # the training length, 8 inputs
     assert all(r["ci_lo"] <= r["accuracy"] <= r["ci_hi"] for r in lengths.rows)
     compiled = [r for r in lengths.rows if r["model"] == "compiled width 6/8"]
     assert {(r["certified_horizon"], r["first_failure"]) for r in compiled} == {(44, 45)}
     freqs = frequencies_figure(quick=True)
+    assert {r["config"] for r in freqs.rows} == {"paper"}  # quick: the first shipped configuration
     for task in ("number", "letter"):
-        for layer in range(6):
+        for layer in range(12):
             shares = [r["share"] for r in freqs.rows if r["task"] == task and r["layer"] == layer]
-            assert len(shares) == 32 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
+            assert len(shares) == 64 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
     for result in (lengths, freqs):
         assert all(f.stat().st_size > 0 for f in save_figure(result, tmp_path))
 
@@ -81,10 +95,10 @@ def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:
     run = tmp_path / "my-run"
     shutil.copytree(shipped_path("letter"), run)
     rows = length_figure_rows(quick=True, trained=[run])
-    mine = {r["n"]: r["accuracy"] for r in rows if r["model"] == "trained: my-run"}
+    mine = {(r["build"], r["n"]): r["accuracy"] for r in rows if r.get("path") == "my-run"}
     shipped = {
-        r["n"]: r["accuracy"]
+        (r["build"], r["n"]): r["accuracy"]
         for r in length_figure_rows(quick=True, trained=[shipped_path("letter")])
         if r["kind"] == "trained"
     }
-    assert mine == shipped and set(mine) == {17, 64, 256, 850}
+    assert mine == shipped and {n for _, n in mine} == {17, 64, 256, 850}

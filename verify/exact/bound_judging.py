@@ -125,7 +125,10 @@ position n, so both are possible). Every check judges the bound at ``n`` from ea
 
 
 def terms_at(table: SweepTable, term_index: int | None, n_bound: np.ndarray) -> np.ndarray:
-    """The bound term (``None``: the min of all terms) evaluated at ``n_bound``, in float64."""
+    """The bound term (``None``: the min of all terms) evaluated at ``n_bound``, in float64.
+
+    Shapes: n_bound [rows]; return [rows]
+    """
     theta, omega = table.params["theta"], table.params.get("omega", 0.0)
     terms = table.bound.terms if term_index is None else (table.bound.terms[term_index],)
     values = [

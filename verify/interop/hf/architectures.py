@@ -3,6 +3,8 @@ exported LM's norm constants, and the errors it raises."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ropeproof.theory.errors import RopeproofError
@@ -51,3 +53,16 @@ def check_arch(arch: str, error: type[RopeproofError]) -> str:
     if not isinstance(arch, str) or arch.lower() not in ARCHITECTURES:
         raise error(f"arch={arch!r} is unknown; accepted: {list(ARCHITECTURES)}")
     return arch.lower()
+
+
+@contextmanager
+def quiet_progress() -> Iterator[None]:
+    """Turn off transformers' own progress bars (loading and writing weights) inside the block."""
+    logging = require_transformers().utils.logging
+    enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            logging.enable_progress_bar()

@@ -49,12 +49,12 @@ from ropeproof.verify.interop.hf.architectures import (
     ExportError,
     HeadImportError,
     check_arch,
+    quiet_progress,
     require_transformers,
 )
 from ropeproof.verify.interop.hf.placement import Placement, place_gptj, place_llama, same_freq
 from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
 from ropeproof.verify.tokenizer import UNK, build_tokenizer, word
-from ropeproof.verify.training.model import quiet_progress
 
 MODEL_INFO_FILE = "ropeproof_model.json"
 """Written next to ``config.json``: how the compiled model was laid out in the checkpoint."""
