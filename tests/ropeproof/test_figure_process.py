@@ -78,8 +78,9 @@ def test_a_selection_draws_only_its_claims_figures(tmp_path: Path, monkeypatch: 
     assert named <= set(figure_names())
     assert named == set(figure_names())  # every figure illustrates some claim
     thm32 = [c for c in claims if c.id.startswith("thm3.2.")]
-    assert figures_of(thm32, whole=False)[:3] == ["a_theory_bounds", "b_loglog_discrepancy", "d_softmax_scale"]
-    assert all(name.startswith("errata_") for name in figures_of(thm32, whole=False)[3:])
+    drawn = figures_of(thm32, whole=False)
+    assert drawn[:3] == ["a_theory_bounds", "b_loglog_discrepancy", "d_softmax_scale"]
+    assert all(name.startswith("errata_") for name in drawn[3:])
     assert figures_of(thm32, whole=True) is None
     claims_file = tmp_path / "mine.py"
     claims_file.write_text(
