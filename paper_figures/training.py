@@ -229,9 +229,8 @@ def _directory_rows(
     path: str, lengths: tuple[int, ...], count: int, build: str = "distractors"
 ) -> tuple[dict[str, Any], ...]:
     """``length_accuracy`` of the trained model in ``path`` (loaded once per process)."""
-    from ropeproof.verify.interop.hf.architectures import require_transformers
+    from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
     from ropeproof.verify.training.lengths import length_accuracy
-    from ropeproof.verify.training.model import quiet_progress
 
     tf = require_transformers()
     with quiet_progress():

@@ -5,8 +5,6 @@ scores read attention weights), untied embeddings, and the task vocabulary plus 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -52,16 +50,3 @@ def build_model(config: TrainConfig, vocab_size: int, seed: int) -> Any:
 def last_token_logits(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
     """The model's logits at the last position ``[batch, vocab]`` (the answer is the next token)."""
     return model(input_ids=input_ids, use_cache=False).logits[:, -1]
-
-
-@contextmanager
-def quiet_progress() -> Iterator[None]:
-    """Turn off transformers' own progress bars (loading and writing weights) inside the block."""
-    logging = require_transformers().utils.logging
-    enabled = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if enabled:
-            logging.enable_progress_bar()

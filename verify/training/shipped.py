@@ -24,10 +24,9 @@ from typing import Any
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.architectures import require_transformers
+from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 from ropeproof.verify.training.config import TrainConfig
 from ropeproof.verify.training.data import check_task
-from ropeproof.verify.training.model import quiet_progress
 from ropeproof.verify.training.trainer import (
     RECORD_FILE,
     TrainingRecord,

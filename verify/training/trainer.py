@@ -35,13 +35,13 @@ from tqdm.auto import tqdm
 
 from ropeproof.theory.atomic_output import staged_directory, write_text_atomic
 from ropeproof.theory.errors import InputError, OutputError
-from ropeproof.verify.interop.hf.architectures import require_transformers
+from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 from ropeproof.verify.runtime.devices import resolve_device
 from ropeproof.verify.tokenizer import task_tokenizer
 from ropeproof.verify.training.config import TrainConfig
 from ropeproof.verify.training.data import SCORING, TRAIN, VALIDATION, TaskEncoder, check_task
 from ropeproof.verify.training.evaluation import counts_per_hop
-from ropeproof.verify.training.model import build_model, last_token_logits, quiet_progress
+from ropeproof.verify.training.model import build_model, last_token_logits
 
 RECORD_FILE = "training.json"
 """The run record: task, config, seed, per-step losses and per-checkpoint evaluations."""

@@ -28,7 +28,8 @@ from ropeproof.theory.rope_spec import RopeSpec  # noqa: E402
 from ropeproof.verify.interop.hf.architectures import EXPORT_INFO_FILE, ExportError, HeadImportError  # noqa: E402
 from ropeproof.verify.interop.hf.export import ExportInfo, export_head, load_export_info  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_head, import_model_head  # noqa: E402
-from ropeproof.verify.interop.hf.placement import place_head, same_freq  # noqa: E402
+from ropeproof.verify.interop.hf.export import place_head  # noqa: E402
+from ropeproof.verify.interop.hf.placement import same_freq  # noqa: E402
 from ropeproof.verify.interop.hf.run import attention_module, hf_attention_forward  # noqa: E402
 from ropeproof.verify.ps.per_frequency import per_frequency_scores  # noqa: E402
 from ropeproof.verify.ps.scores import ps_scores  # noqa: E402

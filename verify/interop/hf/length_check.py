@@ -20,11 +20,10 @@ import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.architectures import require_transformers
+from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 from ropeproof.verify.statistics import proportion_interval
 from ropeproof.verify.task_lengths import long_task, with_decoys
 from ropeproof.verify.tokenizer import UNK, prompt_text
-from ropeproof.verify.training.model import quiet_progress
 
 DTYPES: tuple[str, ...] = ("float32", "float64")
 
