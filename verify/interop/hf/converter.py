@@ -34,6 +34,7 @@ from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import ARCHITECTURES, Architecture
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import integer
 from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
 from ropeproof.verify.interop.hf.placement import Placement
 
@@ -55,9 +56,7 @@ def config_int(config: Any, what: str, *names: str, default: Any = None) -> int:
     value = config_value(config, *names, default=default)
     if value is None:
         raise HeadImportError(f"config has no {what} (looked for {list(names)})")
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise HeadImportError(f"config {names[0]}={value!r} must be a positive integer")
-    return int(value)
+    return integer(value, f"config {names[0]}", low=1, error=HeadImportError)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import GPTJ_BASE, architecture
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import integer
 from ropeproof.verify.interop.hf.architectures import FREQ_RTOL, MAX_SEARCH_DIM, ExportError
 
 
@@ -323,12 +324,12 @@ def place_gptj_layers(
     ``n_embd`` (``hidden``, default ``d_model + 1`` rounded up to even: the spare dim of the LayerNorm
     bypass) and one :class:`Placement` per layer, ``rotary_dim`` (default ``n_embd``) shared."""
     d = model.d_model + 1
-    size = hidden if hidden is not None else d + d % 2
+    size = d + d % 2 if hidden is None else integer(hidden, "hidden_size", error=ExportError)
     if size < d or size % 2:
         raise ExportError(f"hidden_size={size} must be even and >= d_model + 1 = {d} (the spare dim)")
-    rotary = size if rotary_dim is None else rotary_dim
-    if isinstance(rotary, bool) or not isinstance(rotary, int) or not 2 <= rotary <= size or rotary % 2:
-        raise ExportError(f"rotary_dim={rotary_dim!r} must be an even integer in 2..hidden_size={size}")
+    rotary = size
+    if rotary_dim is not None:
+        rotary = integer(rotary_dim, "rotary_dim", low=2, high=size, even=True, error=ExportError)
     placements = []
     for layer, head in enumerate(model.layers):
         planes = _used_planes(head)
@@ -359,9 +360,9 @@ def place_llama_layers(
             if not any(same_freq(abs(f), abs(g)) for _, g in union):
                 union.append((len(union), f))
     n_values = max(used_value_count(head) for head in model.layers)
-    size = model.d_model if hidden is None else hidden
-    if isinstance(size, bool) or not isinstance(size, int) or size < model.d_model:
-        raise ExportError(f"hidden_size={hidden!r} must be an integer >= d_model = {model.d_model}")
+    size = model.d_model
+    if hidden is not None:
+        size = integer(hidden, "hidden_size", low=model.d_model, error=ExportError)
     shared = place_llama(union, n_values, size, head_dim, rope_theta)
     placements = [
         place_llama(_used_planes(head), n_values, size, shared.head_dim, shared.rope_theta)
