@@ -234,8 +234,9 @@ def export_head(
 ) -> HFExport:
     """Export ``head`` as a one-layer ``GPTJForCausalLM`` / ``LlamaForCausalLM`` (eager attention).
 
-    ``arch``: ``"gptj"`` or ``"llama"``. ``rotary_dim`` (GPT-J), ``head_dim`` and ``rope_theta``
-    (LLaMA) fix choices the placement would otherwise make; if they leave no exact placement an
+    ``arch``: ``"gptj"``, ``"llama"`` or another registered converter. ``rotary_dim`` (GPT-J),
+    ``head_dim`` and ``rope_theta`` (LLaMA) fix choices the placement would otherwise make; if they
+    leave no exact placement an
     :class:`ExportError` says why and what would work. ``logit_scale`` multiplies the head's logits
     (e.g. a large value makes softmax pick the argmax key). ``dtype``: ``float32`` or ``float64``
     (see the module docstring on what HF still computes in float32). ``max_positions``: the longest

@@ -156,7 +156,7 @@ def hf_layer_swap_scores(
     """[A]'s layer-input swap scores of block ``layer`` of an HF GPT-J / LLaMA model.
 
     ``model``: a ``GPTJForCausalLM`` / ``LlamaForCausalLM`` (or base model) with eager attention;
-    ``input_ids``: ``[batch, n]`` token ids, the query last; ``arch``: ``"gptj"`` or ``"llama"``
+    ``input_ids``: ``[batch, n]`` token ids, the query last; ``arch``: a registered converter
     (default: ``model.config.model_type``). Every other argument and the result are those of
     :func:`ropeproof.verify.ps.layer_swap.layer_swap_scores`: the hidden states entering block
     ``layer`` are swapped at each pair of non-query positions (or blocks), the block alone is re-run
