@@ -42,6 +42,7 @@ from ropeproof.constructions.paper import (
     RETRIEVAL_THETA,
     integer_tokens,
 )
+from ropeproof.theory.architectures import GPTJ_BASE
 from ropeproof.theory.construction import Plane, Token, letter_pair_tokens, letter_tokens
 from ropeproof.theory.errors import ConstructionError
 from ropeproof.theory.multihop import (
@@ -364,8 +365,6 @@ def letter_program(
     )
 
 
-GPTJ_BASE = 10000.0
-"""GPT-J's fixed RoPE base."""
 TASKS: tuple[str, ...] = ("number", "letter")
 
 

@@ -23,9 +23,11 @@ from ropeproof.commands.arguments import (
 )
 from ropeproof.commands.compile import add_construction_params, construction_from_args
 from ropeproof.constructions.compile import compile_construction
+from ropeproof.theory.architectures import ARCHITECTURES
 from ropeproof.theory.atomic_output import atomic_directory
 
-ARCHS = ("gptj", "llama", "tl")
+TL = "tl"
+"""The target that is a TransformerLens ``HookedTransformer`` rather than an HF architecture."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "arch",
-        choices=ARCHS,
+        choices=[*ARCHITECTURES, TL],
         help="target: gptj (GPTJForCausalLM), llama (LlamaForCausalLM) or tl (HookedTransformer)",
     )
     add_construction_params(p)
@@ -75,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _export(args: argparse.Namespace, staging: Any) -> tuple[Any, Any]:
     """Compile, export and save into ``staging``; return ``(head, exported)``."""
     head = compile_construction(construction_from_args(args), layout=args.layout)
-    if args.arch == "tl":
+    if args.arch == TL:
         from ropeproof.verify.interop.tl.export import export_hooked_transformer
 
         exported = export_hooked_transformer(
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc))
         return 0
-    if args.arch == "tl":
+    if args.arch == TL:
         print(
             f"wrote {head.name} as an attention-only HookedTransformer (d_model {pl.hidden_size}, d_head "
             f"{pl.head_dim}, rotary_dim {pl.rotary_dim}, rotary_base {pl.rope_theta}, {args.layout}) "

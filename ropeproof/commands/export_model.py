@@ -17,9 +17,9 @@ import json
 from ropeproof.commands.arguments import add_command, add_dtype, add_json, add_output, int_in, positive_float
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.constructions.multihop_programs import LOGIT_SCALE, TASKS
+from ropeproof.theory.architectures import ARCHITECTURES
 from ropeproof.theory.atomic_output import atomic_directory
 
-ARCHS = ("gptj", "llama")
 SOLVERS = ("best", "paper", "smallest")
 MAX_LENGTH_LIMIT = 1 << 20
 
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "longest prompt the checkpoint can run): a smaller table gives a smaller stated horizon."
         ),
     )
-    p.add_argument("arch", choices=ARCHS, help="target architecture")
+    p.add_argument("arch", choices=list(ARCHITECTURES), help="target architecture")
     p.add_argument("task", choices=TASKS, help="number (Index layers) or letter (Retrieval layers)")
     p.add_argument(
         "--solver",

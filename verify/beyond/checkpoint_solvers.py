@@ -47,19 +47,20 @@ from ropeproof.constructions.paper import (
     NUMBER_TASK_MAX_INT,
     RETRIEVAL_THETA,
 )
+from ropeproof.theory.architectures import ARCHITECTURES, GPTJ_BASE, architecture
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop import MultiHopProgram, code_dims
 from ropeproof.verify.beyond.spectrum_search import best_on_spectrum, nearest_plane, spectrum_frequencies
 
 SOLVERS: tuple[str, ...] = ("best", "paper", "smallest")
 """The programs a checkpoint can carry (module docstring)."""
-ARCHS: tuple[str, ...] = ("gptj", "llama")
 DEFAULT_WIDTH = 128
 """[A]'s width: ``n_embd = head_dim = 128``, one head per layer."""
 DEFAULT_MAX_LENGTH = 10_000
 """The longest prompt a checkpoint is built for by default (its position table and vocabulary)."""
-GPTJ_BASE = 10000.0
-"""GPT-J's fixed RoPE base."""
+DEFAULT_BASE = GPTJ_BASE
+"""The spectrum's base where the architecture lets it be chosen and nothing else decides: 10000, GPT-J's
+fixed one (so the number task's programs are the same on both)."""
 CODE_DRIFT = 2.0**-10
 """LLaMA letter checkpoints: the largest angle ``(max_length - 1) theta`` a code plane may turn."""
 MIN_LLAMA_THETA = 1e4
@@ -87,12 +88,17 @@ class CheckpointSpec:
     design: dict[str, Any] = field(default_factory=dict)
 
     def export_options(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`~ropeproof.verify.interop.hf.model_export.export_model`."""
-        out: dict[str, Any] = {"max_positions": self.max_length}
-        if self.arch == "gptj":
-            out.update(hidden_size=self.width, rotary_dim=self.rotary_dim)
-        else:
-            out.update(hidden_size=self.width, head_dim=self.width, rope_theta=self.rope_theta)
+        """Keyword arguments of :func:`~ropeproof.verify.interop.hf.model_export.export_model`: the width,
+        and what the architecture lets the export choose (``rotary_dim`` with partial rotary, ``head_dim``
+        where the config sets it apart from the width, ``rope_theta`` where the base is free)."""
+        facts = architecture(self.arch)
+        out: dict[str, Any] = {"max_positions": self.max_length, "hidden_size": self.width}
+        if facts.partial_rotary:
+            out["rotary_dim"] = self.rotary_dim
+        if facts.separate_head_dim:
+            out["head_dim"] = self.width
+        if facts.fixed_base is None:
+            out["rope_theta"] = self.rope_theta
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -114,8 +120,8 @@ def _check(task: str, solver: str, arch: str, width: int, max_length: int) -> No
         raise InputError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
     if solver not in SOLVERS:
         raise InputError(f"solver={solver!r} is unknown; accepted: {list(SOLVERS)}")
-    if arch not in ARCHS:
-        raise InputError(f"arch={arch!r} is unknown; accepted: {list(ARCHS)}")
+    if arch not in ARCHITECTURES:
+        raise InputError(f"arch={arch!r} is unknown; accepted: {list(ARCHITECTURES)}")
     if isinstance(width, bool) or not isinstance(width, int) or width < 4 or width % 2:
         raise InputError(f"width={width!r} must be an even integer >= 4")
     if isinstance(max_length, bool) or not isinstance(max_length, int) or not 3 <= max_length <= 1 << 20:
@@ -161,7 +167,7 @@ def checkpoint_spec(
         program = checkpoint_program(
             task, hops, layers, reflexive, channel_code, logit_scale, max_int=max_int
         )
-        return CheckpointSpec(task, solver, arch, width, max_length, program, width, GPTJ_BASE)
+        return CheckpointSpec(task, solver, arch, width, max_length, program, width, DEFAULT_BASE)
     if reflexive != "positional":
         raise InputError(
             f"reflexive={reflexive!r}: the {solver!r} solver uses positional Reflexive layers on the "
@@ -171,7 +177,7 @@ def checkpoint_spec(
     notes: list[str] = []
     design: dict[str, Any] = {}
     if task == "number":
-        rotary, base = width, GPTJ_BASE  # LLaMA uses the same spectrum: rope_theta = 10000, head_dim = W
+        rotary, base = width, DEFAULT_BASE  # LLaMA uses the same spectrum: rope_theta = 10000, head_dim = W
         room = (width - 1 - _reflexive_room(task, channel_code, reflexive)) // 2
         if room < 1:
             raise InputError(f"width={width} leaves no room for an Index plane; use a width >= 6")
@@ -188,7 +194,7 @@ def checkpoint_spec(
         return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, (), design)
     # letter task
     if solver == "paper":
-        rotary, base = width, GPTJ_BASE
+        rotary, base = width, DEFAULT_BASE
         best = best_on_spectrum(base, rotary, max_length)
         k = nearest_plane(base, rotary, RETRIEVAL_THETA)
         theta = float(spectrum_frequencies(base, rotary)[k])
@@ -198,8 +204,9 @@ def checkpoint_spec(
         }
         program = letter_program(hops, layers, theta, "one-plane", "positional", best.planes, **common)
         return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, (), design)
-    if arch == "gptj":
-        rotary, base = width - 2 * letters_planes, GPTJ_BASE
+    facts = architecture(arch)
+    if facts.partial_rotary and facts.fixed_base is not None:  # GPT-J: the code past rotary_dim
+        rotary, base = width - 2 * letters_planes, facts.fixed_base
         if rotary < 2:
             raise InputError(
                 f"width={width} leaves no rotating dims beside the letter code; use a width >= "
@@ -208,12 +215,12 @@ def checkpoint_spec(
         best = best_on_spectrum(base, rotary, max_length)
         code: Any = 0.0
         notes.append(
-            f"rotary_dim {rotary} of {width}: GPT-J leaves dims {rotary}..{width - 1} unrotated (partial "
-            "rotary, a standard GPT-J option); the Retrieval layers' orthogonal letter code sits there at "
-            "theta = 0"
+            f"rotary_dim {rotary} of {width}: {facts.label} leaves dims {rotary}..{width - 1} unrotated "
+            f"(partial rotary, a standard {facts.label} option); the Retrieval layers' orthogonal letter "
+            "code sits there at theta = 0"
         )
         design["retrieval"] = {"code": "orthogonal", "theta": 0.0, "dims": [rotary, width - 1]}
-    else:
+    elif facts.fixed_base is None:  # LLaMA: the code on the slowest planes of a chosen base
         rotary = width
         base = _llama_letter_theta(width, letters_planes, max_length)
         spectrum = spectrum_frequencies(base, width)
@@ -226,6 +233,11 @@ def checkpoint_spec(
             "positions"
         )
         design["retrieval"] = {"code": "orthogonal", "ks": code_ks, "thetas": code}
+    else:
+        raise InputError(
+            f"arch={arch!r}: {facts.label} fixes its base and rotates every dim, so the best letter solver "
+            "has no home for its code; use --solver paper or smallest"
+        )
     design["reflexive"] = best.as_dict()
     program = letter_program(hops, layers, code, "orthogonal", "positional", best.planes, **common)
     return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, tuple(notes), design)

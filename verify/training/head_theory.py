@@ -32,10 +32,10 @@ from ropeproof.verify.ps.per_frequency import per_frequency_scores, split_planes
 
 def layer_head_inputs(model: Any, input_ids: torch.Tensor, layer: int) -> torch.Tensor:
     """``ln_1`` (in float64) of the hidden states entering block ``layer``: ``[batch, n, n_embd]``."""
-    hidden = HFLayerSwap(model).layer_inputs(input_ids, layer).to("cpu", torch.float64)
-    norm = copy.deepcopy(model.transformer.h[layer].ln_1).to("cpu", torch.float64)
+    adapter = HFLayerSwap(model)
+    hidden = adapter.layer_inputs(input_ids, layer).to("cpu", torch.float64)
     with torch.no_grad():
-        return norm(hidden)
+        return adapter.converter.evaluate_norm(adapter.input_norm(layer), hidden)
 
 
 def frequency_profile(

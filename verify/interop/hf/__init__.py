@@ -45,6 +45,11 @@ are exact (``theta = 0`` planes: LLaMA's eager scores, SDPA outputs); the tests 
 differences. HF also evaluates the spectrum in float32, so "exact" frequencies are exact in float64
 arithmetic and agree with HF's to float32 rounding (relative ~6e-8).
 
+**Converters** (:mod:`.converters`): everything architecture-specific -- module paths, state-dict keys,
+configs, head geometry, norm numerics, which placement search applies -- sits in one converter per
+architecture (:mod:`.gptj`, :mod:`.llama`); the code below asks the registry and never names an
+architecture. :func:`register_converter` adds one.
+
 **Import** (:func:`import_head`): one head of a GPT-J or LLaMA layer (state dict + config, GQA
 aware) as a :class:`~ropeproof.verify.runtime.attention.RopeAttention` with the architecture's layout,
 ``rotary_dim``,
@@ -55,20 +60,26 @@ its tokenizer (``ropeproof export-model``), :mod:`.model_parity` compares it lay
 ropeproof module.
 """
 
+from ropeproof.theory.architectures import GPTJ_BASE
 from ropeproof.verify.interop.hf.architectures import (
-    ARCHITECTURES,
     EXPORT_INFO_FILE,
     FREQ_RTOL,
-    GPTJ_BASE,
     ExportError,
     HeadImportError,
 )
-from ropeproof.verify.interop.hf.export import ExportInfo, HFExport, export_head, load_export_info
+from ropeproof.verify.interop.hf.converter import HFConverter
+from ropeproof.verify.interop.hf.converters import CONVERTERS, converter, register_converter
+from ropeproof.verify.interop.hf.export import (
+    ExportInfo,
+    HFExport,
+    export_head,
+    load_export_info,
+    place_head,
+)
 from ropeproof.verify.interop.hf.head_import import import_head, import_model_head
 from ropeproof.verify.interop.hf.placement import (
     Placement,
     place_gptj,
-    place_head,
     place_llama,
     same_freq,
     spectrum_freq,
@@ -80,19 +91,26 @@ from ropeproof.verify.interop.hf.run import (
     hf_attention_forward,
 )
 
+ARCHITECTURES: tuple[str, ...] = tuple(CONVERTERS)
+"""The built-in architectures (:data:`~ropeproof.verify.interop.hf.converters.CONVERTERS` holds every
+registered one)."""
+
 __all__ = [
     "ARCHITECTURES",
+    "CONVERTERS",
     "EXPORT_INFO_FILE",
     "FREQ_RTOL",
     "GPTJ_BASE",
     "ExportError",
     "ExportInfo",
     "HFAttentionResult",
+    "HFConverter",
     "HFExport",
     "HeadImportError",
     "Placement",
     "attention_module",
     "capture_softmax_inputs",
+    "converter",
     "export_head",
     "hf_attention_forward",
     "import_head",
@@ -101,6 +119,7 @@ __all__ = [
     "place_gptj",
     "place_head",
     "place_llama",
+    "register_converter",
     "same_freq",
     "spectrum_freq",
 ]

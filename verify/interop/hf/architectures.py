@@ -1,5 +1,6 @@
-"""What the HF interop shares: the supported architectures, GPT-J's fixed base, tolerances, the
-exported LM's norm constants, and the errors it raises."""
+"""What the HF interop shares: tolerances, the exported LM's norm constants, the errors it raises, the
+lazy ``transformers`` import and silencing its progress bars. What differs per architecture is in its
+converter (:mod:`ropeproof.verify.interop.hf.converters`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from ropeproof.theory.errors import RopeproofError
-
-ARCHITECTURES: tuple[str, ...] = ("gptj", "llama")
-"""Architectures this module exports to and imports from."""
-
-GPTJ_BASE = 10000.0
-"""GPT-J's RoPE base; fixed in its code (``create_sinusoidal_positions``)."""
 
 FREQ_RTOL = 1e-12
 """Relative tolerance for "same frequency": float64 rounding of the spectrum formula, nothing more."""
@@ -47,12 +42,6 @@ def require_transformers() -> Any:
             "transformers is not installed; install the optional extra: pip install 'ropeproof[hf]'"
         ) from exc
     return transformers
-
-
-def check_arch(arch: str, error: type[RopeproofError]) -> str:
-    if not isinstance(arch, str) or arch.lower() not in ARCHITECTURES:
-        raise error(f"arch={arch!r} is unknown; accepted: {list(ARCHITECTURES)}")
-    return arch.lower()
 
 
 @contextmanager

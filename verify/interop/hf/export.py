@@ -18,14 +18,14 @@ from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.interop.hf.architectures import (
     EXPORT_INFO_FILE,
-    NORM_EPS,
     NORM_GAIN,
     ExportError,
     HeadImportError,
     require_transformers,
 )
+from ropeproof.verify.interop.hf.converters import converter
 from ropeproof.verify.interop.hf.finite_weights import finite_weights
-from ropeproof.verify.interop.hf.placement import Placement, place_head
+from ropeproof.verify.interop.hf.placement import Placement
 from ropeproof.verify.interop.hf.run import attention_module
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
@@ -209,44 +209,15 @@ class HFExport:
         return path
 
 
-def _config(arch: str, pl: Placement, vocab: int, max_positions: int, attn_implementation: str) -> Any:
-    tf = require_transformers()
-    common = {
-        "vocab_size": vocab,
-        "tie_word_embeddings": False,
-        "bos_token_id": None,
-        "eos_token_id": None,
-        "pad_token_id": None,
-        "attn_implementation": attn_implementation,
-    }
-    if arch == "gptj":
-        return tf.GPTJConfig(
-            n_embd=pl.hidden_size,
-            n_head=1,
-            n_layer=1,
-            n_inner=1,
-            rotary_dim=pl.rotary_dim,
-            n_positions=max_positions,
-            layer_norm_epsilon=NORM_EPS,
-            resid_pdrop=0.0,
-            embd_pdrop=0.0,
-            attn_pdrop=0.0,
-            **common,
-        )
-    return tf.LlamaConfig(
-        hidden_size=pl.hidden_size,
-        intermediate_size=1,
-        num_hidden_layers=1,
-        num_attention_heads=1,
-        num_key_value_heads=1,
-        head_dim=pl.head_dim,
-        rope_theta=pl.rope_theta,
-        rms_norm_eps=NORM_EPS,
-        max_position_embeddings=max_positions,
-        attention_bias=False,
-        mlp_bias=False,
-        **common,
-    )
+def place_head(
+    head: CompiledHead,
+    arch: str,
+    rotary_dim: int | None = None,
+    head_dim: int | None = None,
+    rope_theta: float | None = None,
+) -> Placement:
+    """The :class:`Placement` :func:`export_head` uses for ``head`` in ``arch``; raises if none is exact."""
+    return converter(arch, ExportError).place_head(head, rotary_dim, head_dim, rope_theta)
 
 
 def export_head(
@@ -263,8 +234,9 @@ def export_head(
 ) -> HFExport:
     """Export ``head`` as a one-layer ``GPTJForCausalLM`` / ``LlamaForCausalLM`` (eager attention).
 
-    ``arch``: ``"gptj"`` or ``"llama"``. ``rotary_dim`` (GPT-J), ``head_dim`` and ``rope_theta``
-    (LLaMA) fix choices the placement would otherwise make; if they leave no exact placement an
+    ``arch``: ``"gptj"``, ``"llama"`` or another registered converter. ``rotary_dim`` (GPT-J),
+    ``head_dim`` and ``rope_theta`` (LLaMA) fix choices the placement would otherwise make; if they
+    leave no exact placement an
     :class:`ExportError` says why and what would work. ``logit_scale`` multiplies the head's logits
     (e.g. a large value makes softmax pick the argmax key). ``dtype``: ``float32`` or ``float64``
     (see the module docstring on what HF still computes in float32). ``max_positions``: the longest
@@ -281,19 +253,19 @@ def export_head(
         raise ExportError(f"dtype={dt} is not supported; accepted: float32, float64")
     if isinstance(max_positions, bool) or not isinstance(max_positions, int) or max_positions < 1:
         raise ExportError(f"max_positions={max_positions} must be an integer >= 1")
-    pl = place_head(head, arch, rotary_dim, head_dim, rope_theta)
-    arch = pl.arch
+    conv = converter(arch, ExportError)
+    pl = conv.place_head(head, rotary_dim, head_dim, rope_theta)
     d = head.d_model
     read, write = np.arange(d), np.arange(d, 2 * d)
-    spare = 2 * d if arch == "gptj" else None
+    spare = 2 * d if conv.facts.norm_subtracts_mean else None
     s, sv = pl.qk_map(head.spec), pl.value_map(head.spec.head_dim)
     h, hid, vocab = pl.head_dim, pl.hidden_size, head.vocab_size
     # numpy float64 matrices, the model's own initial weights, and the state dict copied into it:
     # ~4 copies of 8 bytes per weight; GPT-J also builds a max_positions x rotary_dim sin/cos table
     weights = 4 * h * hid + 2 * vocab * hid
-    table = max_positions * pl.rotary_dim if arch == "gptj" else 0
+    table = conv.position_table_size(max_positions, pl.rotary_dim)
     check_allocation(
-        f"exporting a {arch} model (hidden_size {hid}, head_dim {h}, vocab {vocab}, "
+        f"exporting a {conv.name} model (hidden_size {hid}, head_dim {h}, vocab {vocab}, "
         f"max_positions {max_positions})",
         32 * weights + 16 * table,
     )
@@ -310,41 +282,15 @@ def export_head(
     if spare is not None:  # LayerNorm output is x - mean(x): make every reader annihilate constants
         for w in (q_w, k_w, v_w, lm):
             w[:, spare] = -w.sum(axis=1)
-    config = _config(arch, pl, vocab, max_positions, attn_implementation)
     tf = require_transformers()
-    model_cls = tf.GPTJForCausalLM if arch == "gptj" else tf.LlamaForCausalLM
+    config = conv.export_config(tf, pl, 1, vocab, max_positions, attn_implementation, None)
     torch_state = torch.random.get_rng_state()
     try:
-        model = model_cls(config)
+        model = conv.model_class(tf)(config)
     finally:  # HF initialisation draws random weights we overwrite; leave the caller's RNG alone
         torch.random.set_rng_state(torch_state)
     model = model.to(dt).eval()
-    gain = np.full(hid, NORM_GAIN)
-    if arch == "gptj":
-        pre = "transformer.h.0."
-        new = {
-            "transformer.wte.weight": emb,
-            pre + "attn.q_proj.weight": q_w,
-            pre + "attn.k_proj.weight": k_w,
-            pre + "attn.v_proj.weight": v_w,
-            pre + "attn.out_proj.weight": o_w,
-            pre + "ln_1.weight": gain,
-            "transformer.ln_f.weight": gain,
-            "lm_head.weight": lm,
-        }
-    else:
-        pre = "model.layers.0."
-        new = {
-            "model.embed_tokens.weight": emb,
-            pre + "self_attn.q_proj.weight": q_w,
-            pre + "self_attn.k_proj.weight": k_w,
-            pre + "self_attn.v_proj.weight": v_w,
-            pre + "self_attn.o_proj.weight": o_w,
-            pre + "input_layernorm.weight": gain,
-            pre + "post_attention_layernorm.weight": gain,
-            "model.norm.weight": gain,
-            "lm_head.weight": lm,
-        }
+    new = conv.export_weights(emb, [(q_w, k_w, v_w, o_w)], lm, np.full(hid, NORM_GAIN))
     new = finite_weights(new, dt, f"lower logit_scale={logit_scale:g} or export in float64")
     state = model.state_dict()
     for key, value in state.items():  # everything else (MLP, norm biases) is zero

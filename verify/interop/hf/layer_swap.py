@@ -21,24 +21,14 @@ from typing import Any
 
 import torch
 
-from ropeproof.verify.interop.hf.architectures import HeadImportError, check_arch
+from ropeproof.verify.interop.hf.architectures import HeadImportError
+from ropeproof.verify.interop.hf.converters import model_converter
 from ropeproof.verify.ps.layer_swap import LayerSwapScores, layer_swap_scores
 from ropeproof.verify.ps.swap_stream import DEFAULT_MEMORY_BUDGET
 
 
 class _StopAtBlock(Exception):
     """Raised by the pre-hook once block ``l``'s input is recorded (nothing after it needs to run)."""
-
-
-def _arch_of(model: Any, arch: str | None) -> str:
-    if arch is None:
-        arch = getattr(getattr(model, "config", None), "model_type", None)
-        if arch not in ("gptj", "llama"):
-            raise HeadImportError(
-                f"cannot tell the architecture of {type(model).__name__} (config.model_type={arch!r}); "
-                "pass arch='gptj' or arch='llama'"
-            )
-    return check_arch(arch, HeadImportError)
 
 
 class HFLayerSwap:
@@ -48,7 +38,8 @@ class HFLayerSwap:
     dtype."""
 
     def __init__(self, model: Any, arch: str | None = None) -> None:
-        self.arch = _arch_of(model, arch)
+        self.converter = model_converter(model, arch)
+        self.arch = self.converter.name
         impl = getattr(model.config, "_attn_implementation", None) or "eager"
         if impl != "eager":
             raise HeadImportError(
@@ -56,31 +47,27 @@ class HFLayerSwap:
                 "with attn_implementation='eager' (e.g. from_pretrained(path, attn_implementation='eager'))"
             )
         self.model = model
-        self.base = getattr(model, "transformer" if self.arch == "gptj" else "model", model)
-        self.layers = self.base.h if self.arch == "gptj" else self.base.layers
-        cfg = model.config
+        conv, cfg = self.converter, model.config
+        self.base = conv.base(model)
+        self.layers = conv.layers(model)
         self.n_layers = len(self.layers)
-        self.n_heads = int(cfg.n_head if self.arch == "gptj" else cfg.num_attention_heads)
-        self.hidden_size = int(cfg.n_embd if self.arch == "gptj" else cfg.hidden_size)
-        inner = cfg.n_inner if self.arch == "gptj" else cfg.intermediate_size
-        self.inner = int(inner) if inner is not None else 4 * self.hidden_size
+        self.n_heads = conv.heads(cfg)
+        self.hidden_size = conv.width(cfg)
+        self.inner = conv.inner(cfg)
         self.softmax_dtype: torch.dtype | None = torch.float32
 
     def _layer(self, layer: int) -> Any:
-        if not 0 <= layer < self.n_layers:
-            raise HeadImportError(
-                f"layer={layer} is out of range; the model has layers 0..{self.n_layers - 1}"
-            )
-        return self.layers[layer]
+        return self.converter.block(self.model, layer)
+
+    def input_norm(self, layer: int) -> Any:
+        """Block ``layer``'s pre-attention norm module."""
+        return self.converter.input_norm(self._layer(layer))
 
     def _check_eval(self) -> None:
         if self.model.training:
             raise HeadImportError(
                 "the model is in training mode (dropout would make rows random); call model.eval()"
             )
-
-    def _attention(self, block: Any) -> Any:
-        return block.attn if self.arch == "gptj" else block.self_attn
 
     def layer_inputs(self, tokens: Any, layer: int) -> torch.Tensor:
         """Hidden states entering block ``layer`` for token ids ``tokens`` ``[batch, n]``."""
@@ -110,7 +97,7 @@ class HFLayerSwap:
         """Block ``layer`` re-run on ``hidden``; each head's last-token attention row ``[batch, H, n]``."""
         block = self._layer(layer)
         self._check_eval()
-        attn = self._attention(block)
+        attn = self.converter.attention(block)
         param = next(self.model.parameters())
         hidden = hidden.to(device=param.device, dtype=param.dtype)
         batch, n, _ = hidden.shape
@@ -126,10 +113,10 @@ class HFLayerSwap:
         handle = attn.register_forward_hook(record)
         try:
             with torch.no_grad():
-                if self.arch == "gptj" and hasattr(attn, "embed_positions"):  # older GPT-J: rotary inside
+                if self.converter.rotary_inside_attention(attn):
                     block(hidden, attention_mask=mask, position_ids=pos, output_attentions=True)
                 else:
-                    pe = self.base.rotary_emb(hidden, pos)
+                    pe = self.converter.rotary_embeddings(self.model, hidden, pos)
                     block(
                         hidden,
                         attention_mask=mask,
@@ -169,7 +156,7 @@ def hf_layer_swap_scores(
     """[A]'s layer-input swap scores of block ``layer`` of an HF GPT-J / LLaMA model.
 
     ``model``: a ``GPTJForCausalLM`` / ``LlamaForCausalLM`` (or base model) with eager attention;
-    ``input_ids``: ``[batch, n]`` token ids, the query last; ``arch``: ``"gptj"`` or ``"llama"``
+    ``input_ids``: ``[batch, n]`` token ids, the query last; ``arch``: a registered converter
     (default: ``model.config.model_type``). Every other argument and the result are those of
     :func:`ropeproof.verify.ps.layer_swap.layer_swap_scores`: the hidden states entering block
     ``layer`` are swapped at each pair of non-query positions (or blocks), the block alone is re-run

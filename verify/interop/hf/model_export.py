@@ -43,16 +43,16 @@ import torch
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.verify.exact.multihop_certified import MultiHopCertificate, certified_horizon
 from ropeproof.verify.interop.hf.architectures import (
-    GPTJ_BASE,
-    NORM_EPS,
     NORM_GAIN,
     ExportError,
     HeadImportError,
-    check_arch,
     quiet_progress,
     require_transformers,
 )
-from ropeproof.verify.interop.hf.placement import Placement, place_gptj, place_llama, same_freq
+from ropeproof.verify.interop.hf.converter import HFConverter
+from ropeproof.verify.interop.hf.converters import converter
+from ropeproof.verify.interop.hf.finite_weights import finite_weights
+from ropeproof.verify.interop.hf.placement import Placement
 from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
 from ropeproof.verify.tokenizer import UNK, build_tokenizer, word
 
@@ -188,25 +188,10 @@ class ModelExport:
         return path
 
 
-def _used_planes(model: CompiledModel, layer: int) -> list[tuple[int, float]]:
-    head = model.layers[layer]
-    out = []
-    for p, (a, b) in enumerate(head.spec.plane_dims):
-        if np.any(head.W_Q[:, [a, b]] != 0) or np.any(head.W_K[:, [a, b]] != 0):
-            out.append((p, float(head.spec.plane_freqs[p])))
-    return out
-
-
-def _value_dims(model: CompiledModel, layer: int) -> int:
-    head = model.layers[layer]
-    used = np.flatnonzero(np.any(head.W_V != 0, axis=0) | np.any(head.W_O != 0, axis=1))
-    return int(used[-1]) + 1 if used.size else 0
-
-
-def _check_depth(model: CompiledModel, arch: str, dtype: torch.dtype) -> None:
+def _check_depth(model: CompiledModel, conv: HFConverter, dtype: torch.dtype) -> None:
     # channels start at norm <= 1 and at most double per layer; every residual coordinate is <= 2^L, so
-    # the (mean-square) variance is <= 2^(2L)
-    limit_log2 = 27 if (arch == "gptj" and dtype == torch.float64) else 55
+    # the (mean-square) variance is <= 2^(2L); var + eps rounds to eps below 2^27 in a float64 norm
+    limit_log2 = 27 if conv.norm_dtype(dtype) == torch.float64 else 55
     if 2 * model.n_layers > limit_log2 - 1:
         raise ExportError(
             f"{model.n_layers} layers: channels may reach 2^{model.n_layers}, and the exact norm bypass "
@@ -214,54 +199,6 @@ def _check_depth(model: CompiledModel, arch: str, dtype: torch.dtype) -> None:
         )
     if np.abs(model.W_E).max() > 1 + 1e-12:
         raise ExportError("the norm bypass bound assumes embedding entries of magnitude <= 1")
-
-
-def _gptj_placements(
-    model: CompiledModel, hidden: int | None, rotary_dim: int | None
-) -> tuple[int, list[Placement]]:
-    d = model.d_model + 1
-    size = hidden if hidden is not None else d + d % 2
-    if size < d or size % 2:
-        raise ExportError(f"hidden_size={size} must be even and >= d_model + 1 = {d} (the spare dim)")
-    rotary = size if rotary_dim is None else rotary_dim
-    if isinstance(rotary, bool) or not isinstance(rotary, int) or not 2 <= rotary <= size or rotary % 2:
-        raise ExportError(f"rotary_dim={rotary_dim!r} must be an even integer in 2..hidden_size={size}")
-    placements = []
-    for layer in range(model.n_layers):
-        planes = _used_planes(model, layer)
-        zeros = [p for p, f in planes if f == 0]
-        if zeros and rotary == size:
-            raise ExportError(
-                f"layer {layer} has a theta = 0 plane, and with rotary_dim = n_embd = {size} every dim "
-                "rotates, so a non-rotating plane has no exact home. Use rotary_dim < hidden_size (GPT-J's "
-                f"partial rotary leaves the dims past it unrotated), or the lowest frequency "
-                f"10000^(-{size - 2}/{size}) = {GPTJ_BASE ** (-(size - 2) / size)!r}"
-            )
-        try:
-            placements.append(place_gptj(planes, _value_dims(model, layer), size, rotary, size))
-        except ExportError as exc:
-            raise ExportError(f"layer {layer}: {exc}") from None
-    return size, placements
-
-
-def _llama_placements(
-    model: CompiledModel, hidden: int | None, head_dim: int | None, rope_theta: float | None
-) -> tuple[int, list[Placement]]:
-    union: list[tuple[int, float]] = []
-    for layer in range(model.n_layers):
-        for _, f in _used_planes(model, layer):
-            if not any(same_freq(abs(f), abs(g)) for _, g in union):
-                union.append((len(union), f))
-    n_values = max(_value_dims(model, layer) for layer in range(model.n_layers))
-    size = model.d_model if hidden is None else hidden
-    if isinstance(size, bool) or not isinstance(size, int) or size < model.d_model:
-        raise ExportError(f"hidden_size={hidden!r} must be an integer >= d_model = {model.d_model}")
-    shared = place_llama(union, n_values, size, head_dim, rope_theta)
-    placements = [
-        place_llama(_used_planes(model, layer), n_values, size, shared.head_dim, shared.rope_theta)
-        for layer in range(model.n_layers)
-    ]
-    return size, placements
 
 
 SCORE_HEADROOM = 2.0**10
@@ -283,53 +220,6 @@ def max_logit_scale(model: CompiledModel, head_dim: int) -> float:
         norms = max(norms, nq * nk)
     top = float(np.finfo(np.float32).max) / SCORE_HEADROOM
     return top / (math.sqrt(head_dim) * max(norms, 1e-300))
-
-
-def _check_finite(weights: dict[str, np.ndarray], dt: torch.dtype) -> None:
-    """Every exported tensor is finite in the checkpoint's dtype (checked before anything is written)."""
-    for name, value in weights.items():
-        if not torch.isfinite(torch.as_tensor(value, dtype=dt)).all():
-            raise ExportError(f"the exported {name} is not finite in {dt}; nothing was written")
-
-
-def _config(arch: str, pl: Placement, layers: int, vocab: int, max_positions: int, attn: str) -> Any:
-    tf = require_transformers()
-    common = {
-        "vocab_size": vocab,
-        "tie_word_embeddings": False,
-        "bos_token_id": None,
-        "eos_token_id": None,
-        "pad_token_id": vocab - 1,
-        "attn_implementation": attn,
-    }
-    if arch == "gptj":
-        return tf.GPTJConfig(
-            n_embd=pl.hidden_size,
-            n_head=1,
-            n_layer=layers,
-            n_inner=1,
-            rotary_dim=pl.rotary_dim,
-            n_positions=max_positions,
-            layer_norm_epsilon=NORM_EPS,
-            resid_pdrop=0.0,
-            embd_pdrop=0.0,
-            attn_pdrop=0.0,
-            **common,
-        )
-    return tf.LlamaConfig(
-        hidden_size=pl.hidden_size,
-        intermediate_size=1,
-        num_hidden_layers=layers,
-        num_attention_heads=1,
-        num_key_value_heads=1,
-        head_dim=pl.head_dim,
-        rope_theta=pl.rope_theta,
-        rms_norm_eps=NORM_EPS,
-        max_position_embeddings=max_positions,
-        attention_bias=False,
-        mlp_bias=False,
-        **common,
-    )
 
 
 def export_model(
@@ -363,23 +253,15 @@ def export_model(
     """
     if not isinstance(model, CompiledModel):
         raise ExportError(f"model must be a CompiledModel, got {type(model).__name__}")
-    arch = check_arch(arch, ExportError)
+    conv = converter(arch, ExportError)
     dt = resolve_dtype(dtype)
     if dt not in (torch.float32, torch.float64):
         raise ExportError(f"dtype={dt} is not supported; accepted: float32, float64")
     if isinstance(max_positions, bool) or not isinstance(max_positions, int) or max_positions < 1:
         raise ExportError(f"max_positions={max_positions} must be an integer >= 1")
-    if arch == "gptj" and head_dim is not None:
-        raise ExportError("head_dim: GPT-J in [A]'s shape has head_dim = n_embd; use hidden_size")
-    if arch == "gptj" and rope_theta is not None and float(rope_theta) != GPTJ_BASE:
-        raise ExportError(f"rope_theta={rope_theta}: GPT-J's base is fixed at 10000; use arch='llama'")
-    if arch == "llama" and rotary_dim is not None:
-        raise ExportError(f"rotary_dim={rotary_dim}: LLaMA rotates all of head_dim (no partial rotary)")
-    _check_depth(model, arch, dt)
-    if arch == "gptj":
-        hid, placements = _gptj_placements(model, hidden_size, rotary_dim)
-    else:
-        hid, placements = _llama_placements(model, hidden_size, head_dim, rope_theta)
+    conv.check_model_options(head_dim, rotary_dim, rope_theta)
+    _check_depth(model, conv, dt)
+    hid, placements = conv.place_model(model, hidden_size, head_dim, rotary_dim, rope_theta)
     limit = max_logit_scale(model, placements[0].head_dim)
     if not model.logit_scale <= limit:
         raise ExportError(
@@ -388,7 +270,7 @@ def export_model(
             f"0 < logit_scale <= {limit:.3g}"
         )
     d, vocab = model.d_model, model.vocab_size + 1  # + [UNK]
-    spare = d if arch == "gptj" else None
+    spare = d if conv.facts.norm_subtracts_mean else None
     h = placements[0].head_dim
     emb = np.zeros((vocab, hid))
     emb[:-1, :d] = model.W_E
@@ -410,49 +292,23 @@ def export_model(
     if spare is not None:
         lm[:, spare] = -lm.sum(axis=1)
     tf = require_transformers()
-    config = _config(arch, placements[0], model.n_layers, vocab, max_positions, attn_implementation)
+    config = conv.export_config(
+        tf, placements[0], model.n_layers, vocab, max_positions, attn_implementation, vocab - 1
+    )
     rng_state = torch.random.get_rng_state()
     try:
-        lm_model = (tf.GPTJForCausalLM if arch == "gptj" else tf.LlamaForCausalLM)(config)
+        lm_model = conv.model_class(tf)(config)
     finally:  # HF initialisation draws random weights we overwrite; leave the caller's RNG alone
         torch.random.set_rng_state(rng_state)
     lm_model = lm_model.to(dt).eval()
-    gain = np.full(hid, NORM_GAIN)
-    new: dict[str, np.ndarray] = {"lm_head.weight": lm}
-    if arch == "gptj":
-        new.update({"transformer.wte.weight": emb, "transformer.ln_f.weight": gain})
-        for i, (q_w, k_w, v_w, o_w) in enumerate(layers):
-            pre = f"transformer.h.{i}."
-            new.update(
-                {
-                    pre + "attn.q_proj.weight": q_w,
-                    pre + "attn.k_proj.weight": k_w,
-                    pre + "attn.v_proj.weight": v_w,
-                    pre + "attn.out_proj.weight": o_w,
-                    pre + "ln_1.weight": gain,
-                }
-            )
-    else:
-        new.update({"model.embed_tokens.weight": emb, "model.norm.weight": gain})
-        for i, (q_w, k_w, v_w, o_w) in enumerate(layers):
-            pre = f"model.layers.{i}."
-            new.update(
-                {
-                    pre + "self_attn.q_proj.weight": q_w,
-                    pre + "self_attn.k_proj.weight": k_w,
-                    pre + "self_attn.v_proj.weight": v_w,
-                    pre + "self_attn.o_proj.weight": o_w,
-                    pre + "input_layernorm.weight": gain,
-                    pre + "post_attention_layernorm.weight": gain,
-                }
-            )
-    _check_finite(new, dt)
+    new = conv.export_weights(emb, layers, lm, np.full(hid, NORM_GAIN))
+    new = finite_weights(new, dt, "the compiled model's weights must be finite; nothing was written")
     state = lm_model.state_dict()
     missing = set(new) - set(state)
     if missing:  # pragma: no cover - guards against a transformers rename
         raise ExportError(f"this transformers version has no parameters {sorted(missing)}")
     for key, value in state.items():  # everything else (MLPs, biases) is zero
-        state[key] = torch.as_tensor(new[key], dtype=dt) if key in new else torch.zeros_like(value)
+        state[key] = new[key] if key in new else torch.zeros_like(value)
     lm_model.load_state_dict(state)
     lm_model.generation_config.pad_token_id = vocab - 1
     lm_model.generation_config.eos_token_id = None
@@ -461,7 +317,7 @@ def export_model(
     info = ModelExportInfo(
         name=model.name,
         task=model.task,
-        arch=arch,
+        arch=conv.name,
         hidden_size=hid,
         head_dim=h,
         rotary_dim=placements[0].rotary_dim,

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,42 +12,15 @@ from typing import Any
 import torch
 
 from ropeproof.constructions.head import CompiledHead
-from ropeproof.verify.interop.hf.architectures import (
-    ARCHITECTURES,
-    HeadImportError,
-    check_arch,
-    require_transformers,
-)
+from ropeproof.verify.interop.hf.architectures import HeadImportError, require_transformers
+from ropeproof.verify.interop.hf.converters import CONVERTERS, converter
 from ropeproof.verify.interop.hf.head_import import import_model_head
-from ropeproof.verify.interop.hf.run import _base_model
 from ropeproof.verify.interop.imported import (
     EXACT_EMBEDDING,
     PROXY_EMBEDDING,
     choose_token_ids,
     imported_head,
 )
-
-
-def _pre_attention_norm(model: Any, arch: str, layer: int) -> Any:
-    base = _base_model(model, arch)
-    layers = base.h if arch == "gptj" else base.layers
-    if not 0 <= layer < len(layers):
-        raise HeadImportError(f"layer={layer} is out of range; the model has layers 0..{len(layers) - 1}")
-    return layers[layer].ln_1 if arch == "gptj" else layers[layer].input_layernorm
-
-
-def _normalise(norm: Any, arch: str, x: torch.Tensor) -> torch.Tensor:
-    """The pre-attention norm of ``x`` (``[V, hidden]``) in float64.
-
-    GPT-J's ``LayerNorm`` runs in float64 when its parameters are float64. LLaMA's ``RMSNorm``
-    upcasts to float32 inside ``transformers``, so it is evaluated here from its formula instead:
-    ``x / sqrt(mean(x^2) + eps) * weight``.
-    """
-    if arch == "gptj":
-        return copy.deepcopy(norm).to("cpu", torch.float64)(x)
-    eps = float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6)))
-    weight = norm.weight.detach().to("cpu", torch.float64)
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
 
 def compiled_from_hf_model(
@@ -64,15 +36,19 @@ def compiled_from_hf_model(
 
     The weights come from :func:`~ropeproof.verify.interop.hf.head_import.import_model_head`
     (float64, ``scale`` folded into ``W_Q``); ``W_E`` is the embedding of each token through the
-    layer's pre-attention norm (``ln_1`` / ``input_layernorm``), evaluated in float64 (:func:`_normalise`).
+    layer's pre-attention norm (``ln_1`` / ``input_layernorm``), evaluated in float64
+    (:meth:`~ropeproof.verify.interop.hf.converter.HFConverter.evaluate_norm`: GPT-J's ``LayerNorm`` runs
+    in float64 when its parameters are float64; LLaMA's ``RMSNorm`` upcasts to float32 inside
+    ``transformers``, so its formula ``x / sqrt(mean(x^2) + eps) * weight`` is evaluated instead).
     """
-    arch = check_arch(arch or getattr(model.config, "model_type", "") or "", HeadImportError)
+    conv = converter(arch or getattr(model.config, "model_type", "") or "", HeadImportError)
+    arch = conv.name
     attention = import_model_head(model, arch, layer, head, device="cpu", dtype=torch.float64)
     embedding = model.get_input_embeddings().weight
     ids = choose_token_ids(int(embedding.shape[0]), token_ids)
-    norm = _pre_attention_norm(model, arch, layer)
+    norm = conv.input_norm(conv.block(model, layer))
     with torch.no_grad():
-        layer_input = _normalise(norm, arch, embedding.detach()[ids].to("cpu", torch.float64))
+        layer_input = conv.evaluate_norm(norm, embedding.detach()[ids].to("cpu", torch.float64))
         unembed = model.get_output_embeddings().weight.detach()[ids].to("cpu", torch.float64).T
     info = {
         "library": "hf",
@@ -97,10 +73,10 @@ def load_hf_model(model_dir: str | Path) -> Any:
     except (ValueError, UnicodeDecodeError) as exc:
         raise HeadImportError(f"{config_file} is not a JSON file: {exc}") from None
     model_type = config.get("model_type") if isinstance(config, dict) else None
-    if model_type not in ARCHITECTURES:
+    if model_type not in CONVERTERS:
         raise HeadImportError(
             f"{config_file} has model_type={model_type!r}; accepted: a checkpoint of one of "
-            f"{list(ARCHITECTURES)} (written by save_pretrained)"
+            f"{list(CONVERTERS)} (written by save_pretrained)"
         )
     tf = require_transformers()
     try:

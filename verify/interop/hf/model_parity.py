@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.theory.architectures import architecture
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.model_export import ModelExport
 from ropeproof.verify.interop.hf.run import capture_softmax_inputs
@@ -101,7 +102,8 @@ def model_parity(export: ModelExport, compiled: CompiledModel, sequences: Any) -
         )
     ours = model_module(compiled, device="cpu").run(seqs)
     model_dtype = next(export.model.parameters()).dtype
-    u_norm = torch.finfo(model_dtype).eps / 2 if export.info.arch == "gptj" else 0.0
+    # the LayerNorm bypass (x - mean(x)) rounds in the model's dtype; an RMSNorm bypass only rescales
+    u_norm = torch.finfo(model_dtype).eps / 2 if architecture(export.info.arch).norm_subtracts_mean else 0.0
     n = len(seqs[0])
     causal = ~torch.ones(n, n, dtype=torch.bool).triu(1)
     layers = []

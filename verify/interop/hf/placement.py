@@ -1,5 +1,11 @@
 """Placement: move a compiled head's planes onto the exact frequencies of a GPT-J or LLaMA spectrum
-(see :mod:`ropeproof.verify.interop.hf`)."""
+(see :mod:`ropeproof.verify.interop.hf`).
+
+The searches here are spectrum arithmetic: :func:`place_gptj` (base fixed at 10000, partial rotary,
+``head_dim`` = the width) and :func:`place_llama` (free ``rope_theta``, every dim rotating), for one head,
+and :func:`place_gptj_layers` / :func:`place_llama_layers` for every layer of a multi-hop model. Which
+search an architecture uses is its converter's choice (:mod:`ropeproof.verify.interop.hf.converters`).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ropeproof.constructions.head import CompiledHead
+from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.theory.architectures import GPTJ_BASE, architecture
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.interop.hf.architectures import (
-    FREQ_RTOL,
-    GPTJ_BASE,
-    MAX_SEARCH_DIM,
-    ExportError,
-    check_arch,
-)
+from ropeproof.theory.validate import integer
+from ropeproof.verify.interop.hf.architectures import FREQ_RTOL, MAX_SEARCH_DIM, ExportError
 
 
 def spectrum_freq(base: float, k: int, dim: int) -> float:
@@ -54,7 +57,9 @@ class Placement:
     ``planes``: ``(source plane, target plane, swapped)`` -- source plane ``p`` of the head's spec is
     written on target plane ``t`` of :meth:`target_spec`; ``swapped`` puts its two dims in reverse
     order (a negative frequency rotating as ``|theta|``). ``values``: ``(source dim, target dim)``
-    of the value path. ``hidden_size``: the model width (GPT-J: equal to ``head_dim``).
+    of the value path. ``hidden_size``: the model width (GPT-J: equal to ``head_dim``). ``arch`` names
+    an architecture of :data:`ropeproof.theory.architectures.ARCHITECTURES`, whose layout the target
+    spec has.
     """
 
     arch: str
@@ -67,12 +72,8 @@ class Placement:
 
     def target_spec(self) -> RopeSpec:
         """The target head's :class:`RopeSpec` (frequencies in float64, from the formula)."""
-        if self.arch == "gptj":
-            return RopeSpec(self.head_dim, self.rotary_dim, GPTJ_BASE, layout="interleaved")
-        if math.isinf(self.rope_theta):
-            freqs = [1.0] + [0.0] * (self.head_dim // 2 - 1)
-            return RopeSpec(self.head_dim, self.head_dim, freqs=freqs, layout="half")
-        return RopeSpec(self.head_dim, self.head_dim, self.rope_theta, layout="half")
+        facts = architecture(self.arch, ExportError)
+        return facts.rope_spec(self.head_dim, self.rotary_dim, self.rope_theta)
 
     def qk_map(self, source: RopeSpec) -> np.ndarray:
         """``S`` (``[source.head_dim, head_dim]``, 0/1) with ``q_target = q_source @ S``."""
@@ -117,6 +118,12 @@ def _used_planes(head: CompiledHead) -> list[tuple[int, float]]:
 def _used_value_dims(head: CompiledHead) -> list[int]:
     used = np.any(head.W_V != 0, axis=0) | np.any(head.W_O != 0, axis=1)
     return [int(j) for j in np.flatnonzero(used)]
+
+
+def used_value_count(head: CompiledHead) -> int:
+    """How many leading value dims the head uses: its last used value dim + 1 (0 if none)."""
+    values = _used_value_dims(head)
+    return (values[-1] + 1) if values else 0
 
 
 def _split(planes: list[tuple[int, float]]) -> tuple[list[int], list[tuple[int, float, bool]]]:
@@ -310,23 +317,55 @@ def place_llama(
     return Placement("llama", d, d, base, hidden_size, tuple(sorted(moves)), values)
 
 
-def place_head(
-    head: CompiledHead,
-    arch: str,
-    rotary_dim: int | None = None,
-    head_dim: int | None = None,
-    rope_theta: float | None = None,
-) -> Placement:
-    """The :class:`Placement` :func:`export_head` uses for ``head`` in ``arch``; raises if none is exact."""
-    arch = check_arch(arch, ExportError)
-    planes, values = _used_planes(head), _used_value_dims(head)
-    n_values = (values[-1] + 1) if values else 0
-    if arch == "gptj":
-        if rope_theta is not None and float(rope_theta) != GPTJ_BASE:
-            raise ExportError(f"rope_theta={rope_theta}: GPT-J's base is fixed at 10000; use arch='llama'")
-        return place_gptj(planes, n_values, 2 * head.d_model + 1, rotary_dim, head_dim)
+def place_gptj_layers(
+    model: CompiledModel, hidden: int | None, rotary_dim: int | None
+) -> tuple[int, list[Placement]]:
+    """Every layer of ``model`` on GPT-J's spectrum in [A]'s shape (one head, ``head_dim = n_embd``):
+    ``n_embd`` (``hidden``, default ``d_model + 1`` rounded up to even: the spare dim of the LayerNorm
+    bypass) and one :class:`Placement` per layer, ``rotary_dim`` (default ``n_embd``) shared."""
+    d = model.d_model + 1
+    size = d + d % 2 if hidden is None else integer(hidden, "hidden_size", error=ExportError)
+    if size < d or size % 2:
+        raise ExportError(f"hidden_size={size} must be even and >= d_model + 1 = {d} (the spare dim)")
+    rotary = size
     if rotary_dim is not None:
-        raise ExportError(
-            f"rotary_dim={rotary_dim}: LLaMA rotates all of head_dim (no partial rotary); use head_dim"
-        )
-    return place_llama(planes, n_values, 2 * head.d_model, head_dim, rope_theta)
+        rotary = integer(rotary_dim, "rotary_dim", low=2, high=size, even=True, error=ExportError)
+    placements = []
+    for layer, head in enumerate(model.layers):
+        planes = _used_planes(head)
+        zeros = [p for p, f in planes if f == 0]
+        if zeros and rotary == size:
+            raise ExportError(
+                f"layer {layer} has a theta = 0 plane, and with rotary_dim = n_embd = {size} every dim "
+                "rotates, so a non-rotating plane has no exact home. Use rotary_dim < hidden_size (GPT-J's "
+                f"partial rotary leaves the dims past it unrotated), or the lowest frequency "
+                f"10000^(-{size - 2}/{size}) = {GPTJ_BASE ** (-(size - 2) / size)!r}"
+            )
+        try:
+            placements.append(place_gptj(planes, used_value_count(head), size, rotary, size))
+        except ExportError as exc:
+            raise ExportError(f"layer {layer}: {exc}") from None
+    return size, placements
+
+
+def place_llama_layers(
+    model: CompiledModel, hidden: int | None, head_dim: int | None, rope_theta: float | None
+) -> tuple[int, list[Placement]]:
+    """Every layer of ``model`` on one LLaMA spectrum: the width (``hidden``, default ``d_model``) and one
+    :class:`Placement` per layer, sharing the ``head_dim`` and ``rope_theta`` that place the union of
+    every layer's frequencies (:func:`place_llama`)."""
+    union: list[tuple[int, float]] = []
+    for head in model.layers:
+        for _, f in _used_planes(head):
+            if not any(same_freq(abs(f), abs(g)) for _, g in union):
+                union.append((len(union), f))
+    n_values = max(used_value_count(head) for head in model.layers)
+    size = model.d_model
+    if hidden is not None:
+        size = integer(hidden, "hidden_size", low=model.d_model, error=ExportError)
+    shared = place_llama(union, n_values, size, head_dim, rope_theta)
+    placements = [
+        place_llama(_used_planes(head), n_values, size, shared.head_dim, shared.rope_theta)
+        for head in model.layers
+    ]
+    return size, placements

@@ -10,21 +10,14 @@ from typing import Any
 
 import torch
 
-from ropeproof.verify.interop.hf.architectures import HeadImportError, check_arch
-
-
-def _base_model(model: Any, arch: str) -> Any:
-    return getattr(model, "transformer" if arch == "gptj" else "model", model)
+from ropeproof.verify.interop.hf.architectures import HeadImportError
+from ropeproof.verify.interop.hf.converters import converter
 
 
 def attention_module(model: Any, arch: str, layer: int = 0) -> Any:
     """Layer ``layer``'s attention module of a GPT-J / LLaMA model (causal LM or base model)."""
-    arch = check_arch(arch, HeadImportError)
-    base = _base_model(model, arch)
-    layers = base.h if arch == "gptj" else base.layers
-    if not 0 <= layer < len(layers):
-        raise HeadImportError(f"layer={layer} is out of range; the model has layers 0..{len(layers) - 1}")
-    return layers[layer].attn if arch == "gptj" else layers[layer].self_attn
+    conv = converter(arch, HeadImportError)
+    return conv.attention(conv.block(model, layer))
 
 
 @dataclass(frozen=True)
@@ -67,8 +60,8 @@ def hf_attention_forward(model: Any, arch: str, hidden: torch.Tensor, layer: int
     Positions ``0 .. n-1``, causal mask as an additive ``finfo.min`` mask (what eager attention
     receives from the model). The model must use eager attention for ``weights``/``scores``.
     """
-    arch = check_arch(arch, HeadImportError)
-    attn = attention_module(model, arch, layer)
+    conv = converter(arch, HeadImportError)
+    attn = conv.attention(conv.block(model, layer))
     batch, n, _ = hidden.shape
     dev = hidden.device
     pos = torch.arange(n, device=dev).unsqueeze(0).expand(batch, n)
@@ -76,10 +69,10 @@ def hf_attention_forward(model: Any, arch: str, hidden: torch.Tensor, layer: int
     mask = torch.zeros(1, 1, n, n, dtype=hidden.dtype, device=dev)
     mask = mask.masked_fill(future, torch.finfo(hidden.dtype).min)
     with torch.no_grad(), capture_softmax_inputs() as seen:
-        if arch == "gptj" and hasattr(attn, "embed_positions"):  # older GPT-J: rotary inside attention
+        if conv.rotary_inside_attention(attn):
             out = attn(hidden_states=hidden, attention_mask=mask, position_ids=pos, output_attentions=True)
         else:
-            pe = _base_model(model, arch).rotary_emb(hidden, pos)
+            pe = conv.rotary_embeddings(model, hidden, pos)
             out = attn(
                 hidden_states=hidden,
                 position_embeddings=pe,

@@ -31,6 +31,7 @@ from ropeproof.theory.rope_spec import Layout, RopeSpec
 from ropeproof.verify.interop.hf.architectures import EXPORT_INFO_FILE, ExportError, HeadImportError
 from ropeproof.verify.interop.hf.export import ExportInfo
 from ropeproof.verify.interop.hf.finite_weights import finite_weights
+from ropeproof.verify.interop.tl import converter as tl_names
 from ropeproof.verify.interop.tl.checkpoint import save_hooked_transformer
 from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
 from ropeproof.verify.interop.tl.placement import TLPlacement, place_tl
@@ -99,7 +100,7 @@ class TLExport:
     @property
     def attention(self) -> Any:
         """The model's only attention module (``blocks[0].attn``)."""
-        return self.model.blocks[0].attn
+        return tl_names.attention(self.model, 0)
 
     def ids(self, sequences: Sequence[Sequence[str]]) -> torch.Tensor:
         """Token ids ``[batch, n]`` of equal-length sequences of token names."""
@@ -172,7 +173,7 @@ def export_hooked_transformer(
         positional_embedding_type="rotary",
         rotary_dim=pl.rotary_dim,
         rotary_base=pl.rope_theta,
-        rotary_adjacent_pairs=layout == "interleaved",
+        rotary_adjacent_pairs=tl_names.adjacent_pairs(layout),
         default_prepend_bos=False,
         model_name=f"ropeproof-{head.name}",
         dtype=dt,
@@ -180,7 +181,7 @@ def export_hooked_transformer(
     )
     model = build_hooked_transformer(cfg).eval()
     s, sv = pl.qk_map(head.spec), pl.value_map(head.spec.head_dim)
-    attn_scale = float(model.blocks[0].attn.attn_scale)
+    attn_scale = float(tl_names.attention(model, 0).attn_scale)
     w_q, w_k, w_v = (np.zeros((2 * d, h)) for _ in range(3))
     w_q[read] = head.W_Q @ s * (attn_scale * head.scale * logit_scale)
     w_k[read] = head.W_K @ s
@@ -191,13 +192,11 @@ def export_hooked_transformer(
     w_e[:, read] = head.W_E
     w_u = np.zeros((2 * d, vocab))
     w_u[write] = head.W_U
+    projections = {"q": w_q, "k": w_k, "v": w_v, "o": w_o}
     new = {
-        "embed.W_E": w_e,
-        "blocks.0.attn.W_Q": w_q[None],
-        "blocks.0.attn.W_K": w_k[None],
-        "blocks.0.attn.W_V": w_v[None],
-        "blocks.0.attn.W_O": w_o[None],
-        "unembed.W_U": w_u,
+        tl_names.EMBED_KEY: w_e,
+        **{tl_names.attention_key(0, role): w[None] for role, w in projections.items()},
+        tl_names.UNEMBED_KEY: w_u,
     }
     new = finite_weights(new, dt, f"lower logit_scale={logit_scale:g} or export in float64")
     state = model.state_dict()
@@ -207,7 +206,7 @@ def export_hooked_transformer(
     for key, value in state.items():  # biases are zero; buffers (rotary tables, mask) are kept
         if key in new:
             state[key] = new[key]
-        elif key.split(".")[-1].startswith(("b_", "_b_")):
+        elif tl_names.is_bias_key(key):
             state[key] = torch.zeros_like(value)
     model.load_state_dict(state)
     info = TLExportInfo(

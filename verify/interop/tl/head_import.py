@@ -27,6 +27,7 @@ import torch
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.interop.hf.architectures import HeadImportError
 from ropeproof.verify.interop.hf.head_import import _dims
+from ropeproof.verify.interop.tl import converter as tl_names
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device
 
@@ -93,7 +94,7 @@ def tl_rope_spec(cfg: Any, attn_type: str = "global") -> RopeSpec:
         factor = 1.0
     if not (math.isfinite(factor) and factor > 0):
         raise HeadImportError(f"cfg.rotary_scaling_factor={factor} must be finite and > 0")
-    layout = "interleaved" if _cfg_value(cfg, "rotary_adjacent_pairs", False) else "half"
+    layout = tl_names.layout_of(cfg)
     if factor == 1.0:  # the same float64 formula as RopeSpec's default spectrum (and the HF import)
         return RopeSpec(d_head, rotary_dim, base, layout=layout)
     plain = RopeSpec(d_head, rotary_dim, base, layout=layout).rotating_freqs
@@ -131,7 +132,7 @@ def from_hooked_transformer(
     layer, a nonzero ``b_Q``/``b_K``/``b_V`` (RopeAttention has no biases), or a config that is not
     a plain RoPE head (:func:`tl_rope_spec`).
     """
-    blocks = getattr(model, "blocks", None)
+    blocks = tl_names.blocks(model)
     cfg = getattr(model, "cfg", None)
     if blocks is None or cfg is None:
         raise HeadImportError(
@@ -142,7 +143,8 @@ def from_hooked_transformer(
     n_heads = int(cfg.n_heads)
     if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < n_heads:
         raise HeadImportError(f"head={head!r} is out of range; the model has heads 0..{n_heads - 1}")
-    attn = blocks[layer].attn
+    attn = tl_names.attention(model, layer)
+    where = tl_names.attention_path(layer)
     attn_type = getattr(attn, "attn_type", "global")
     if attn_type != "global":
         raise HeadImportError(
@@ -150,24 +152,25 @@ def from_hooked_transformer(
             "attends to every earlier key"
         )
     spec = tl_rope_spec(cfg, attn_type)
-    for name in ("b_Q", "b_K", "b_V"):
+    for name in tl_names.BIASES:
         if _nonzero(getattr(attn, name)[head]):
             raise HeadImportError(
-                f"blocks.{layer}.attn.{name}[{head}] is nonzero; RopeAttention has no biases (load the "
+                f"{where}.{name}[{head}] is nonzero; RopeAttention has no biases (load the "
                 "model without folding biases in, or zero them if they are not part of your question)"
             )
     weights = {
-        n: getattr(attn, n)[head].detach().to("cpu", torch.float64) for n in ("W_Q", "W_K", "W_V", "W_O")
+        role: getattr(attn, name)[head].detach().to("cpu", torch.float64)
+        for role, name in tl_names.WEIGHTS.items()
     }
     attn_scale = float(getattr(attn, "attn_scale", 1.0))
     if not (math.isfinite(attn_scale) and attn_scale != 0):
-        raise HeadImportError(f"blocks.{layer}.attn.attn_scale={attn_scale} must be finite and nonzero")
+        raise HeadImportError(f"{where}.attn_scale={attn_scale} must be finite and nonzero")
     d_model = int(cfg.d_model)
     read, write = _dims("read_dims", read_dims, d_model), _dims("write_dims", write_dims, d_model)
     if read.size != write.size:
         raise HeadImportError(f"read_dims has {read.size} dims and write_dims {write.size}; they must match")
-    w_q, w_k, w_v = (weights[n][read] for n in ("W_Q", "W_K", "W_V"))
-    w_o = weights["W_O"][:, write]
+    w_q, w_k, w_v = (weights[role][read] for role in ("q", "k", "v"))
+    w_o = weights["o"][:, write]
     if fold_scale:
         w_q, scale = w_q / attn_scale, 1.0
     else:

@@ -16,6 +16,7 @@ from ropeproof.verify.interop.imported import (
     choose_token_ids,
     imported_head,
 )
+from ropeproof.verify.interop.tl import converter as tl_names
 from ropeproof.verify.interop.tl.head_import import from_hooked_transformer
 
 
@@ -30,12 +31,12 @@ def compiled_from_hooked_transformer(
     token's ``W_E`` row, evaluated in float64; ``W_U`` the model's ``W_U`` columns.
     """
     attention = from_hooked_transformer(model, layer, head, device="cpu", dtype=torch.float64)
-    w_e = model.embed.W_E.detach()
+    w_e = tl_names.embedding(model).detach()
     ids = choose_token_ids(int(w_e.shape[0]), token_ids)
-    norm = copy.deepcopy(model.blocks[layer].ln1).to("cpu", torch.float64)
+    norm = copy.deepcopy(tl_names.input_norm(model, layer)).to("cpu", torch.float64)
     with torch.no_grad():
         layer_input = norm(w_e[ids].to("cpu", torch.float64)[None])[0]
-        unembed = model.unembed.W_U.detach()[:, ids].to("cpu", torch.float64)
+        unembed = tl_names.unembedding(model).detach()[:, ids].to("cpu", torch.float64)
     info = {
         "library": "tl",
         "model": source or str(getattr(model.cfg, "model_name", "")),

@@ -1,0 +1,111 @@
+"""The GPT-J converter: ``GPTJForCausalLM``'s module paths, keys, configs and placement (see
+:mod:`ropeproof.verify.interop.hf.converter`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ropeproof.constructions.head import CompiledHead
+from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.theory.architectures import GPTJ, GPTJ_BASE
+from ropeproof.verify.interop.hf.architectures import NORM_EPS, HeadImportError
+from ropeproof.verify.interop.hf.converter import HeadGeometry, HFConverter, config_value
+from ropeproof.verify.interop.hf.placement import (
+    Placement,
+    _used_planes,
+    place_gptj,
+    place_gptj_layers,
+    used_value_count,
+)
+
+
+class GPTJConverter(HFConverter):
+    """``GPTJForCausalLM``: interleaved planes, base fixed at 10000, partial rotary, LayerNorm computed in
+    the model's dtype, one LayerNorm per layer feeding attention and MLP in parallel."""
+
+    facts = GPTJ
+    base_attribute = "transformer"
+    layers_attribute = "h"
+    attention_attribute = "attn"
+    input_norm_attribute = "ln_1"
+    embedding_attribute = "wte"
+    final_norm_attribute = "ln_f"
+    projections: ClassVar[Mapping[str, str]] = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "out_proj"}
+    width_keys = ("n_embd", "hidden_size")
+    heads_keys = ("n_head", "num_attention_heads")
+    inner_key = "n_inner"
+    position_table = True
+
+    def model_class(self, tf: Any) -> Any:
+        return tf.GPTJForCausalLM
+
+    def config_class(self, tf: Any) -> Any:
+        return tf.GPTJConfig
+
+    def rotary_inside_attention(self, attention: Any) -> bool:
+        return hasattr(attention, "embed_positions")  # older transformers: the sin/cos table is its own
+
+    def export_config(
+        self,
+        tf: Any,
+        placement: Placement,
+        n_layers: int,
+        vocab: int,
+        max_positions: int,
+        attn_implementation: str,
+        pad_token_id: int | None,
+    ) -> Any:
+        return self.config_class(tf)(
+            n_embd=placement.hidden_size,
+            n_head=1,
+            n_layer=n_layers,
+            n_inner=1,
+            rotary_dim=placement.rotary_dim,
+            n_positions=max_positions,
+            layer_norm_epsilon=NORM_EPS,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            **self._export_common(vocab, attn_implementation, pad_token_id),
+        )
+
+    def head_geometry(self, config: Any) -> HeadGeometry:
+        self._check_model_type(config)
+        hidden = self.width(config)
+        n_heads = self.heads(config)
+        if hidden % n_heads:
+            raise HeadImportError(f"config n_embd={hidden} is not divisible by n_head={n_heads}")
+        head_dim = hidden // n_heads
+        rotary = config_value(config, "rotary_dim")
+        rotary = int(rotary) if rotary is not None else hidden
+        if rotary > head_dim or rotary % 2:
+            raise HeadImportError(
+                f"config rotary_dim={rotary} (None means n_embd) must be even and <= head_dim="
+                f"n_embd/n_head={head_dim}"
+            )
+        spec = self.facts.rope_spec(head_dim, rotary, GPTJ_BASE)
+        return HeadGeometry(hidden, n_heads, n_heads, head_dim, spec)
+
+    def place_head(
+        self,
+        head: CompiledHead,
+        rotary_dim: int | None = None,
+        head_dim: int | None = None,
+        rope_theta: float | None = None,
+    ) -> Placement:
+        self.check_options(rotary_dim, rope_theta)
+        n_values = used_value_count(head)
+        # read dims, write dims and the spare dim of the LayerNorm bypass
+        return self._own(place_gptj(_used_planes(head), n_values, 2 * head.d_model + 1, rotary_dim, head_dim))
+
+    def place_model(
+        self,
+        model: CompiledModel,
+        hidden_size: int | None,
+        head_dim: int | None,
+        rotary_dim: int | None,
+        rope_theta: float | None,
+    ) -> tuple[int, list[Placement]]:
+        width, placements = place_gptj_layers(model, hidden_size, rotary_dim)
+        return width, [self._own(p) for p in placements]
