@@ -54,6 +54,7 @@ from ropeproof.theory.multihop import (
     cyclic_code,
     onehot_code,
 )
+from ropeproof.theory.validate import integer, real
 
 LOGIT_SCALE = 1000.0
 """The working logit scale of the compiled multi-hop models (multiplies every layer's logits, which lie
@@ -71,18 +72,15 @@ def number_vocabulary(
 ) -> list[Token]:
     """The number task's tokens in model order: the letters (codes ``phi = 0, 1, ..``), then the integers
     ``1 .. max_int``."""
-    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
-        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
+    max_int = integer(max_int, "max_int", low=1, error=ConstructionError)
     return letter_tokens(letters) + integer_tokens(max_int)
 
 
 def letter_vocabulary(alphabet: int = ALPHABET_SIZE, max_int: int = LETTER_TASK_MAX_INT) -> list[Token]:
     """The letter task's tokens in model order: for each left letter, its (letter, letter) pairs, then its
     (letter, integer) pairs ``1 .. max_int``."""
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or not 2 <= alphabet <= 26:
-        raise ConstructionError(f"alphabet={alphabet!r} must be an integer in 2..26")
-    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
-        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
+    alphabet = integer(alphabet, "alphabet", low=2, high=26, error=ConstructionError)
+    max_int = integer(max_int, "max_int", low=1, error=ConstructionError)
     letters = letter_tokens(alphabet)
     out: list[Token] = []
     for left in letters:
@@ -95,14 +93,11 @@ def letter_vocabulary(alphabet: int = ALPHABET_SIZE, max_int: int = LETTER_TASK_
 
 def _check_planes(name: str, planes: Planes) -> list[tuple[float, float]]:
     out = []
-    for entry in planes:
+    for i, entry in enumerate(planes):
         if len(entry) != 2:
             raise ConstructionError(f"{name} entries must be (frequency, amplitude), got {entry!r}")
-        f, a = float(entry[0]), float(entry[1])
-        if f != f or f in (float("inf"), float("-inf")):
-            raise ConstructionError(f"{name}: frequency {entry[0]!r} must be finite")
-        if not a > 0:
-            raise ConstructionError(f"{name}: amplitude {entry[1]!r} must be > 0")
+        f = real(entry[0], f"{name}[{i}] frequency", error=ConstructionError)
+        a = real(entry[1], f"{name}[{i}] amplitude", low=0, low_open=True, error=ConstructionError)
         out.append((f, a))
     if not out:
         raise ConstructionError(f"{name} must list at least one (frequency, amplitude) plane")
@@ -110,10 +105,8 @@ def _check_planes(name: str, planes: Planes) -> list[tuple[float, float]]:
 
 
 def _check_layers(hops: int, layers: int) -> None:
-    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
-        raise ConstructionError(f"hops={hops!r} must be an integer >= 1 (the number of hop layers)")
-    if isinstance(layers, bool) or not isinstance(layers, int) or layers < hops:
-        raise ConstructionError(f"layers={layers!r} must be an integer >= hops={hops}")
+    hops = integer(hops, "hops", low=1, note="the number of hop layers", error=ConstructionError)
+    integer(layers, "layers", low=hops, note=f"hops={hops}", error=ConstructionError)
 
 
 def _symbolic_planes(prefix: str, planes: list[tuple[float, float]]) -> tuple[list[Plane], dict]:

@@ -55,9 +55,14 @@ class RopeSpec:
         if rotary_dim is None:
             rotary_dim = head_dim
         rotary_dim = integer(
-            rotary_dim, "rotary_dim", low=0, high=head_dim, even=True, note=f"head_dim={head_dim}",
+            rotary_dim,
+            "rotary_dim",
+            low=0,
+            high=head_dim,
+            even=True,
+            note=f"head_dim={head_dim}",
             error=RopeSpecError,
-        )  # fmt: skip
+        )
         if self.layout not in LAYOUTS:
             raise RopeSpecError(f"layout={self.layout!r} is unknown; accepted: {list(LAYOUTS)}")
         n_rot = rotary_dim // 2
