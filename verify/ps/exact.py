@@ -51,6 +51,7 @@ from typing import Any
 import torch
 
 from ropeproof.theory.errors import InputError, NonFiniteError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.ps._rows import (
     Head,
     as_inputs,
@@ -287,10 +288,9 @@ def sampled_exclusion(
     Shapes: x [batch, n, d_model]
     """
     x = as_inputs(x)
-    if isinstance(n_samples, bool) or int(n_samples) != n_samples or n_samples < 1:
-        raise InputError(f"n_samples={n_samples} must be an integer >= 1")
+    n_samples = integer(n_samples, "n_samples", low=1)
     n = x.shape[1]
-    perms = random_permutations(n - 1, int(n_samples), seed)
+    perms = random_permutations(n - 1, n_samples, seed)
     row, d_pos, d_sym = deviations(head, x, perms, chunk_size)
     return _report(row, d_pos, d_sym, exact=False, n=n)
 
