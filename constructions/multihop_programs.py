@@ -91,7 +91,7 @@ def letter_vocabulary(alphabet: int = ALPHABET_SIZE, max_int: int = LETTER_TASK_
     return out
 
 
-def _check_planes(name: str, planes: Planes) -> list[tuple[float, float]]:
+def _plane_pairs(name: str, planes: Planes) -> list[tuple[float, float]]:
     out = []
     for i, entry in enumerate(planes):
         if len(entry) != 2:
@@ -159,7 +159,7 @@ def _reflexive_setup(
         raise ConstructionError(f"reflexive={reflexive!r}; accepted: {REFLEXIVE_VARIANTS}")
     if reflexive_planes is None:
         reflexive_planes = default if reflexive == "positional" else [(0.0, 1.0)]
-    return _symbolic_planes("F", _check_planes("reflexive_planes", reflexive_planes))
+    return _symbolic_planes("F", _plane_pairs("reflexive_planes", reflexive_planes))
 
 
 def number_program(
@@ -180,7 +180,7 @@ def number_program(
     ``theta = 0`` plane if symbolic). ``letters`` (120) and ``max_int`` (16) set the vocabulary.
     """
     _check_layers(hops, layers)
-    iplanes = _check_planes("index_planes", index_planes)
+    iplanes = _plane_pairs("index_planes", index_planes)
     planes, params = _symbolic_planes("I", iplanes)
     rplanes, rparams = _reflexive_setup(reflexive, reflexive_planes, iplanes)
     tokens = _with_ids(number_vocabulary(letters, max_int))

@@ -32,20 +32,10 @@ from ropeproof.theory.dirichlet import dirichlet_bound, mixed_radix_base
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
 from ropeproof.verify.exact.angles import reduced_angles
-from ropeproof.verify.exact.index_sweep import IndexSweep, index_sweep
+from ropeproof.verify.exact.index_sweep import IndexSweep, check_planes, index_sweep
 
 MAX_LENGTH = 2**26 - 1
 """Longest supported sequence (exact angle reduction needs offsets below ``2^26``)."""
-
-
-def _check_planes(freqs: Sequence[float], amps: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
-    f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
-    a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
-    if f.ndim != 1 or f.size == 0 or f.shape != a.shape:
-        raise InputError(f"freqs and amps must be equal-length, non-empty 1-D; got {f.shape} and {a.shape}")
-    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(a))) or np.any(a < 0) or a.sum() <= 0:
-        raise InputError("freqs must be finite; amps finite, >= 0 and not all 0")
-    return f, a
 
 
 def standard_frequencies(head_dim: int, base: float = 10000.0) -> np.ndarray:
@@ -142,7 +132,7 @@ def many_plane_sweep(
     freqs: Sequence[float], amps: Sequence[float] | None = None, max_n: int = 1000, chunk: int = 1 << 20
 ) -> ManyPlaneSweep:
     """Exact, normalised T_Index extremes over planes ``(freqs, amps)`` for ``n = 2 .. max_n``."""
-    f, a = _check_planes(freqs, amps)
+    f, a = check_planes(freqs, amps, some_weight=True)
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     return ManyPlaneSweep(f, a, index_sweep(f, a, max_n, chunk))
 
@@ -195,7 +185,7 @@ def margin_records(
     ``first_offset > 1`` starts the minimum there instead (``min_{first_offset <= m <= n-1} g(m)``;
     e.g. ``2`` gives the runner-up to the adjacent key).
     """
-    f, a = _check_planes(freqs, amps)
+    f, a = check_planes(freqs, amps, some_weight=True)
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     first_offset = integer(first_offset, "first_offset", low=1, high=max_n - 1)
     chunk = integer(chunk, "chunk", low=1)
@@ -327,7 +317,7 @@ class DecayGuarantee:
 def dirichlet_decay_guarantee(freqs: Sequence[float], amps: Sequence[float] | None = None) -> DecayGuarantee:
     """The least ``Q >= 2`` with ``2 A sin(pi / Q)^2 < g(1)`` (``A = sum a_k``): Theorem D then gives
     ``margin_inf(Q^K + 1) < g(1) = margin_inf(2)``, an upper bound on where decay must start."""
-    f, a = _check_planes(freqs, amps)
+    f, a = check_planes(freqs, amps, some_weight=True)
     g1 = float((2 * a * np.sin(f / 2) ** 2).sum())
     if g1 <= 0:
         raise InputError("g(1) = 0: the margin is 0 from n = 2 on")

@@ -17,7 +17,10 @@ from ropeproof.verify.runtime.rope import apply_rope, rope_logits
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"head_dim": 8, "rotary_dim": 3}, r"rotary_dim=3 is out of range; accepted: an even integer >= 0 and <= 8 \(head_dim=8\)"),
+        (
+            {"head_dim": 8, "rotary_dim": 3},
+            r"rotary_dim=3 is out of range; accepted: an even integer >= 0 and <= 8 \(head_dim=8\)",
+        ),
         ({"head_dim": 8, "rotary_dim": 10}, r"rotary_dim=10 is out of range.*head_dim=8"),
         ({"head_dim": 8, "rotary_dim": -2}, r"rotary_dim=-2 is out of range"),
         ({"head_dim": 7}, r"head_dim=7 is out of range; accepted: an even integer >= 2"),
