@@ -6,7 +6,8 @@ Keeps a private copy of the former implementation (every code's value at every d
 ``gap_inf`` enumerated over every code with ``_gap_inf_config``) and prints, in one run:
 
 1. ``retrieval_distance_logits`` (``T``, ``H(d)``, ``L(d)``, their codes and error bounds) for 4096
-   distances at several alphabets: median seconds, former / now, and whether values, codes and bounds are identical;
+   distances at several alphabets: median seconds, former / now, and whether values, codes and bounds
+   are identical;
 2. ``gap_inf`` at one length past the horizon (n = 60, theta = 1e-4): the same;
 3. ``ropeproof sweep retrieval --alphabet 1000 --theta 0.0001 --lengths 2:1000000`` (text table to a
    file; target under 10 s), and the former implementation's rows against today's on 2:50 (equal bytes);
