@@ -167,8 +167,7 @@ def residue_lemma_holds(base: int, planes: int) -> bool:
     """Exhaustive integer check of Theorem R's step: every ``1 <= m < b^K`` has a level ``k <= K`` with
     ``b^(k-1) <= m mod b^k <= b^k - b^(k-1)`` (so ``m theta_k / 2`` is ``pi r / b`` with
     ``1 <= r <= b - 1``, modulo ``pi``)."""
-    if base < 2 or planes < 1:
-        raise InputError(f"base={base} must be >= 2 and planes={planes} >= 1")
+    base, planes = integer(base, "base", low=2), integer(planes, "planes", low=1)
     top = base**planes
     if top > 10**7:
         raise InputError(f"base^planes={top} is too large to check exhaustively (limit 10^7)")

@@ -69,7 +69,10 @@ CASES = [
         ["ps-score", "random", "--head-dim", "7"],
         "argument --head-dim: '7' is out of range; accepted: an even",
     ),
-    (["ps-score", "index", "--length", "40"], "--length=40 is out of range; accepted: an integer >= 3 and <= 17 (the index head's task length)"),
+    (
+        ["ps-score", "index", "--length", "40"],
+        "--length=40 is out of range; accepted: an integer >= 3 and <= 17 (the index head's task length)",
+    ),
     (
         ["ps-score", "random", "--tau", "0"],
         "argument --tau: '0' is out of range; accepted: a finite real number > 0",

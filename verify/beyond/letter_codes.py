@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.validate import integer
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.beyond.many_plane import standard_frequencies
 from ropeproof.verify.exact.certified import prefix_top2
 
@@ -174,8 +174,7 @@ def horizon(margins: np.ndarray) -> int:
 
 def one_plane_horizon_formula(alphabet: int, theta: float) -> int:
     """Largest ``n`` with ``(2n - 3) theta < omega`` (``theta > 0`` small: the one-plane code's horizon)."""
-    if not theta > 0:
-        raise InputError(f"theta={theta!r} must be > 0 (theta = 0 has no horizon)")
+    theta = real(theta, "theta", low=0.0, low_open=True, note="theta = 0 has no horizon")
     omega = 2 * math.pi / alphabet
     n = math.floor((omega / theta + 3) / 2)
     while (2 * n - 3) * theta >= omega:

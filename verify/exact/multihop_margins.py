@@ -254,9 +254,10 @@ def layer_margin_enclosure(
         return lo, hi
     if len(info.freqs) != 1:
         raise InputError("a symbolic Reflexive layer is enclosed only with one plane")
-    if vocab_size is None or vocab_size < 2:
+    if vocab_size is None:
         raise InputError("vocab_size (the self code's size, >= 2) is needed for a symbolic Reflexive layer")
-    t, o, _s = enclose_retrieval_terms(int(vocab_size), info.freqs[0], max_n - 1, prec)
+    vocab_size = integer(vocab_size, "vocab_size", low=2, note="the self code's size")
+    t, o, _s = enclose_retrieval_terms(vocab_size, info.freqs[0], max_n - 1, prec)
     worst = (np.maximum(t[0], o[0]), np.maximum(t[1], o[1]))  # c = 0 (a copy) or c != 0
     return _scaled(_one_minus_prefix_max(*worst), info.amps[0])
 

@@ -281,8 +281,7 @@ def iter_retrieval_blocks(
     ``n = 2`` is always computed; earlier rows are dropped)."""
     if not 2 <= start_n <= stop_n <= MAX_LENGTH:
         raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= {MAX_LENGTH}")
-    if block < 1:
-        raise InputError(f"block={block} must be >= 1")
+    block = integer(block, "block", low=1)
     rows = RetrievalRows(alphabet, theta)
     last = 1
     while last < stop_n:
