@@ -279,12 +279,7 @@ def attention_row_fn(head: RopeAttention) -> RowFunction:
     def row(x: torch.Tensor) -> torch.Tensor:
         return head(x).pattern[:, -1, :]
 
-    h, item = head.spec.head_dim, head.dtype.itemsize
-
-    def working(n: int) -> int:  # q, k, v, two rotations [n, h]; logits, mask, pattern [n, n]; output
-        return (5 * h + 3 * n + 2 * head.d_model) * n * item
-
-    return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=working,
+    return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=head.forward_bytes,
                        name="attention_row_fn")  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from typing import Protocol
 import torch
 
 from ropeproof.theory.errors import InputError, NonFiniteError, UnderflowError
+from ropeproof.theory.memory_budget import format_bytes
 from ropeproof.theory.validate import integer, real
 from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
 
@@ -236,8 +237,8 @@ def stream_swap_scores(
     if per_swap and per_swap_bytes(batch, h, n_swaps) > budget:
         need = per_swap_bytes(batch, h, n_swaps)
         raise InputError(
-            f"per_swap=True keeps {need / 2**20:.1f} MiB of per-swap arrays (batch={batch}, heads={h}, "
-            f"S={n_swaps} swaps), over memory_budget={budget / 2**20:.1f} MiB; pass per_swap=False to "
+            f"per_swap=True keeps {format_bytes(need)} of per-swap arrays (batch={batch}, heads={h}, "
+            f"S={n_swaps} swaps), over memory_budget={format_bytes(budget)}; pass per_swap=False to "
             "keep only the per-input scores, or raise memory_budget"
         )
     half = max(1, budget // 2)

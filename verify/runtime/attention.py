@@ -298,6 +298,12 @@ class RopeAttention(nn.Module):
         )
         return attended.squeeze(1) @ self.W_O
 
+    def forward_bytes(self, n: int) -> int:
+        """Estimated working memory of :meth:`forward` per sequence of ``n`` tokens, in bytes: ``q``,
+        ``k``, ``v`` and two rotations (``[n, head_dim]``), the logits, mask and pattern (``[n, n]``),
+        the input and the output (``[n, d_model]``)."""
+        return (5 * self.spec.head_dim + 3 * n + 2 * self.d_model) * n * self.dtype.itemsize
+
     def extra_repr(self) -> str:
         return (
             f"d_model={self.d_model}, head_dim={self.spec.head_dim}, rotary_dim={self.spec.rotary_dim}, "
