@@ -118,7 +118,10 @@ def exclusion_bytes(head: Head, x: torch.Tensor, n_perms: int, chunk_size: int |
     inputs ``x`` (``[batch, n, d_model]``): :data:`DEVIATION_BYTES` and :data:`PERMUTATION_BYTES` per
     entry; for a callable also the stacked permuted inputs and, when it is a :class:`RowFunction` that
     declares ``bytes_per_sequence``, its working memory for one call (``chunk_size`` sequences, default
-    all ``batch * P``)."""
+    all ``batch * P``).
+
+    Shapes: x [batch, n, d_model]
+    """
     batch, n, d = (int(s) for s in x.shape)
     m = n - 1
     total = DEVIATION_BYTES * batch * n_perms * m + PERMUTATION_BYTES * n_perms * m

@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.validate import integer
+from ropeproof.theory.validate import integer_problem
 from ropeproof.verify.ps._rows import as_inputs, check_chunk_size
 from ropeproof.verify.ps.row_functions import RowFunction
 from ropeproof.verify.ps.scores import PSScores, check_tau, source_scores
@@ -177,7 +177,10 @@ def layer_swap_scores(
             f"model must be a LayerSwapAdapter (layer_inputs, attention_rows, bytes_per_sequence, n_layers, "
             f"n_heads, softmax_dtype), got {type(model).__name__}; for HF models use HFLayerSwap(model)"
         )
-    layer = integer(layer, "layer", low=0, high=int(model.n_layers) - 1, note="the model's layers")
+    top = int(model.n_layers) - 1
+    if integer_problem(layer, low=0, high=top) is not None:  # this wording is matched by the HF tests
+        raise InputError(f"layer={layer!r} must be an integer in 0..{top} (the model's layers)")
+    layer = int(layer)
     heads_t = _check_heads(heads, int(model.n_heads))
     tau = check_tau(tau)
     block_size = check_block_size(block_size)
