@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import cast
 
 from ropeproof.theory.errors import InputError, RopeproofError
 
@@ -40,7 +41,12 @@ def _with_note(accepted: str, note: str) -> str:
 def _shown(value: object, kind: type, convert: type) -> object:
     """How a refused value appears in a message: converted when it is of the right kind (``np.int64(3)``
     as ``3``), else its ``repr`` (``'8'``, ``True``)."""
-    return convert(value) if isinstance(value, kind) and not isinstance(value, bool) else repr(value)
+    if isinstance(value, kind) and not isinstance(value, bool):
+        try:
+            return convert(value)
+        except OverflowError:  # an int beyond float64's range
+            pass
+    return repr(value)
 
 
 def integer_problem(
@@ -54,14 +60,15 @@ def integer_problem(
     """``None`` if ``value`` is an integer in ``[low, high]`` (and even when ``even``); else what is
     wrong with it and what is accepted: ``"is not an integer; accepted: an integer >= 2"`` or
     ``"is out of range; accepted: ..."`` (``note``, when given, in parentheses at the end)."""
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+        wrong = "is not an integer"  # (a plain int skips the slower abstract-class check)
+    else:
+        out = int(value)
+        if not ((low is not None and out < low) or (high is not None and out > high) or (even and out % 2)):
+            return None
+        wrong = "is out of range"
     accepted = " ".join(p for p in ("an", "even" if even else "", "integer", _range_text(low, high)) if p)
-    accepted = _with_note(accepted, note)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        return f"is not an integer; accepted: {accepted}"
-    out = int(value)
-    if (low is not None and out < low) or (high is not None and out > high) or (even and out % 2):
-        return f"is out of range; accepted: {accepted}"
-    return None
+    return f"{wrong}; accepted: {_with_note(accepted, note)}"
 
 
 def integer(
@@ -79,8 +86,7 @@ def integer(
     problem = integer_problem(value, low=low, high=high, even=even, note=note)
     if problem is not None:
         raise error(f"{name}={_shown(value, numbers.Integral, int)} {problem}")
-    assert isinstance(value, numbers.Integral)
-    return int(value)
+    return int(cast(numbers.Integral, value))
 
 
 def real_problem(
@@ -97,19 +103,24 @@ def real_problem(
     value`` (``<`` when ``low_open``) and ``value <= high`` (``<`` when ``high_open``); else what is
     wrong with it and what is accepted: ``"is not a number; ..."``, ``"must be finite; ..."`` or ``"is
     out of range; accepted: a finite real number > 0"``."""
+    if type(value) not in (float, int) and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+        wrong = "is not a number"
+    else:
+        try:
+            out = float(value)
+        except OverflowError:  # an int beyond float64's range
+            out = math.inf if value > 0 else -math.inf  # type: ignore[operator]
+        if math.isnan(out) or (finite and math.isinf(out)):
+            wrong = f"must be {'finite' if finite else 'a number, not NaN'}"
+        elif (low is not None and (out <= low if low_open else out < low)) or (
+            high is not None and (out >= high if high_open else out > high)
+        ):
+            wrong = "is out of range"
+        else:
+            return None
     bounds = _range_text(low, high, low_open, high_open)
     accepted = "a " + ("finite " if finite else "") + "real number" + (f" {bounds}" if bounds else "")
-    accepted = _with_note(accepted, note)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return f"is not a number; accepted: {accepted}"
-    out = float(value)
-    if math.isnan(out) or (finite and math.isinf(out)):
-        return f"must be {'finite' if finite else 'a number, not NaN'}; accepted: {accepted}"
-    if low is not None and (out <= low if low_open else out < low):
-        return f"is out of range; accepted: {accepted}"
-    if high is not None and (out >= high if high_open else out > high):
-        return f"is out of range; accepted: {accepted}"
-    return None
+    return f"{wrong}; accepted: {_with_note(accepted, note)}"
 
 
 def real(
@@ -132,5 +143,4 @@ def real(
     )
     if problem is not None:
         raise error(f"{name}={_shown(value, numbers.Real, float)} {problem}")
-    assert isinstance(value, numbers.Real)
-    return float(value)
+    return float(cast(numbers.Real, value))

@@ -78,6 +78,10 @@ def test_note_and_problem_text() -> None:
     assert integer_problem("5", low=1) == "is not an integer; accepted: an integer >= 1"
     assert real_problem(math.nan) == "must be finite; accepted: a finite real number"
     assert real_problem(math.inf, finite=False) is None
+    assert real_problem(-(10**400)) == "must be finite; accepted: a finite real number"  # float() overflows
+    assert real_problem(10**400, finite=False, high=0) == "is out of range; accepted: a real number <= 0"
+    with pytest.raises(InputError, match=r"^x=1000000000\d+ must be finite"):
+        real(10**400, "x")
     assert real_problem(math.nan, finite=False) == "must be a number, not NaN; accepted: a real number"
     # a refused value is shown converted (np.int64(0) as 0), or by its repr when it is not a number
     with pytest.raises(InputError, match=r"^n=0 is out of range"):
