@@ -5,8 +5,9 @@
 Keeps a private copy of the former implementation (every code's value at every distance, and
 ``gap_inf`` enumerated over every code with ``_gap_inf_config``) and prints, in one run:
 
-1. ``distance_logits`` (``T``, ``H(d)``, ``L(d)``, their codes and error bounds) for 4096 distances at
-   several alphabets: median seconds, former / now, and whether values, codes and bounds are identical;
+1. ``retrieval_distance_logits`` (``T``, ``H(d)``, ``L(d)``, their codes and error bounds) for 4096
+   distances at several alphabets: median seconds, former / now, and whether values, codes and bounds
+   are identical;
 2. ``gap_inf`` at one length past the horizon (n = 60, theta = 1e-4): the same;
 3. ``ropeproof sweep retrieval --alphabet 1000 --theta 0.0001 --lengths 2:1000000`` (text table to a
    file; target under 10 s), and the former implementation's rows against today's on 2:50 (equal bytes);
@@ -41,7 +42,7 @@ from ropeproof.verify.exact.sweep_files import SweepHeader, write_rows
 
 
 def former_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> rs.DistanceLogits:
-    """The former ``distance_logits``: the full table, and the same error bounds (its own copy)."""
+    """The former ``retrieval_distance_logits``: the full table, and the same error bounds (its own copy)."""
     u = 2.0**-53
     d = np.asarray(d, dtype=np.float64)
     r, e = reduced_angles_with_error(d, theta)
@@ -78,7 +79,7 @@ def former_gap_inf(alphabet: int, theta: float, n: int) -> tuple[float, tuple[in
     return best
 
 
-now_distance_logits = rs.distance_logits
+now_distance_logits = rs.retrieval_distance_logits
 
 
 class former_implementation:
@@ -86,12 +87,12 @@ class former_implementation:
     enumeration."""
 
     def __enter__(self) -> None:
-        self.saved = (rs.distance_logits, sw.gap_inf_enumerated)
-        rs.distance_logits = former_distance_logits
+        self.saved = (rs.retrieval_distance_logits, sw.gap_inf_enumerated)
+        rs.retrieval_distance_logits = former_distance_logits
         sw.gap_inf_enumerated = former_gap_inf
 
     def __exit__(self, *exc: object) -> None:
-        rs.distance_logits, sw.gap_inf_enumerated = self.saved
+        rs.retrieval_distance_logits, sw.gap_inf_enumerated = self.saved
 
 
 # ------------------------------------------------------------------------------------------ timing
@@ -123,7 +124,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()}")
 
-    print("\n1. distance_logits for 4096 distances (theta = 0.0027): former scan / candidates")
+    print("\n1. retrieval_distance_logits for 4096 distances (theta = 0.0027): former scan / candidates")
     d = np.arange(1, 4097)
     alphabets = [8, 100, 1000] if args.quick else [8, 100, 1000, 10_000, 16_384]
     for a in alphabets:

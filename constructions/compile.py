@@ -26,6 +26,7 @@ from ropeproof.theory.construction import Construction
 from ropeproof.theory.errors import ConstructionError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.rope_spec import Layout, RopeSpec
+from ropeproof.theory.validate import integer
 
 
 def compiled_head_bytes(n_tokens: int, head_dim: int) -> int:
@@ -66,8 +67,14 @@ def compile_construction(
     minimum += minimum % 2
     if head_dim is None:
         head_dim = minimum
-    elif head_dim < minimum or head_dim % 2:
-        raise ConstructionError(f"head_dim={head_dim} must be even and >= {minimum} for this construction")
+    head_dim = integer(
+        head_dim,
+        "head_dim",
+        low=minimum,
+        even=True,
+        note="this construction's minimum max(2K, V)",
+        error=ConstructionError,
+    )
     check_allocation(
         f"compiling {c.name} ({n_tok} tokens, head_dim {head_dim})", compiled_head_bytes(n_tok, head_dim)
     )

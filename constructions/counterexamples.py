@@ -17,6 +17,7 @@ import sympy as sp
 from ropeproof.constructions.paper import ALPHABET_SIZE, retrieval_construction
 from ropeproof.theory.construction import Construction, Plane, Rotated, Token
 from ropeproof.theory.errors import ConstructionError
+from ropeproof.theory.validate import integer, real
 
 
 def positional_retrieval_construction(
@@ -28,10 +29,10 @@ def positional_retrieval_construction(
     query and key is ``v``, so the logit at offset ``u`` is ``sum_k cos(u theta_k)``: ``K`` at ``u = 0``
     and exactly ``-1/2`` at every ``u = 1 .. N - 1`` (the Dirichlet kernel). ``bonus > 0``.
     """
-    if isinstance(period, bool) or not isinstance(period, int) or period < 3 or period % 2 == 0:
-        raise ConstructionError(f"period={period} must be an odd integer >= 3")
-    if not bonus > 0:
-        raise ConstructionError(f"bonus={bonus} must be > 0")
+    period = integer(period, "period", low=3, error=ConstructionError)
+    if period % 2 == 0:
+        raise ConstructionError(f"period={period} is even; accepted: an odd integer >= 3")
+    real(bonus, "bonus", low=0, low_open=True, error=ConstructionError)
     base = retrieval_construction(alphabet_size, 0.0, max_int=max_int)
     b = sp.nsimplify(bonus)
     by_left: dict[int, list[str]] = {}

@@ -17,7 +17,6 @@ Version 1 directories (``weights.npz`` instead of safetensors) are still read, w
 from __future__ import annotations
 
 import json
-import math
 import warnings
 import zipfile
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ import numpy as np
 
 from ropeproof.theory.errors import InputError, RopeproofError, WeightError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import real
 
 FORMAT = "ropeproof-head"
 VERSION = 2
@@ -97,10 +97,7 @@ class CompiledHead:
                     f"{name} contains NaN or inf (first at index {bad}); weights must be finite"
                 )
             object.__setattr__(self, name, m)
-        scale = float(self.scale)
-        if not math.isfinite(scale):
-            raise WeightError(f"scale={self.scale} must be finite")
-        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "scale", real(self.scale, "scale", error=WeightError))
 
     @property
     def d_model(self) -> int:

@@ -44,6 +44,7 @@ from ropeproof.theory.multihop import (
     code_dims,
 )
 from ropeproof.theory.rope_spec import Layout, RopeSpec
+from ropeproof.theory.validate import real
 
 
 @dataclass(frozen=True)
@@ -333,9 +334,9 @@ def compile_program(program: MultiHopProgram, layout: Layout = "interleaved") ->
             f"the channel has {n_chan} dims; a {program.channel_code} code of {program.answer_count} answers "
             f"needs {code_dims(program.channel_code, program.answer_count)}"
         )
-    scale = program.numeric(program.logit_scale)
-    if not (np.isfinite(scale) and scale > 0):
-        raise ConstructionError(f"logit_scale={scale} must be finite and > 0")
+    scale = real(
+        program.numeric(program.logit_scale), "logit_scale", low=0, low_open=True, error=ConstructionError
+    )
     heads, infos = [], []
     numbers: dict[sp.Expr, float] = {}
     for li, layer in enumerate(program.layers):

@@ -55,6 +55,7 @@ from ropeproof.theory.multihop import (
     cyclic_code,
     onehot_code,
 )
+from ropeproof.theory.validate import integer, real
 
 LOGIT_SCALE = 1000.0
 """The working logit scale of the compiled multi-hop models (multiplies every layer's logits, which lie
@@ -72,18 +73,15 @@ def number_vocabulary(
 ) -> list[Token]:
     """The number task's tokens in model order: the letters (codes ``phi = 0, 1, ..``), then the integers
     ``1 .. max_int``."""
-    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
-        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
+    max_int = integer(max_int, "max_int", low=1, error=ConstructionError)
     return letter_tokens(letters) + integer_tokens(max_int)
 
 
 def letter_vocabulary(alphabet: int = ALPHABET_SIZE, max_int: int = LETTER_TASK_MAX_INT) -> list[Token]:
     """The letter task's tokens in model order: for each left letter, its (letter, letter) pairs, then its
     (letter, integer) pairs ``1 .. max_int``."""
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or not 2 <= alphabet <= 26:
-        raise ConstructionError(f"alphabet={alphabet!r} must be an integer in 2..26")
-    if isinstance(max_int, bool) or not isinstance(max_int, int) or max_int < 1:
-        raise ConstructionError(f"max_int={max_int!r} must be an integer >= 1")
+    alphabet = integer(alphabet, "alphabet", low=2, high=26, error=ConstructionError)
+    max_int = integer(max_int, "max_int", low=1, error=ConstructionError)
     letters = letter_tokens(alphabet)
     out: list[Token] = []
     for left in letters:
@@ -94,16 +92,13 @@ def letter_vocabulary(alphabet: int = ALPHABET_SIZE, max_int: int = LETTER_TASK_
     return out
 
 
-def _check_planes(name: str, planes: Planes) -> list[tuple[float, float]]:
+def _plane_pairs(name: str, planes: Planes) -> list[tuple[float, float]]:
     out = []
-    for entry in planes:
+    for i, entry in enumerate(planes):
         if len(entry) != 2:
             raise ConstructionError(f"{name} entries must be (frequency, amplitude), got {entry!r}")
-        f, a = float(entry[0]), float(entry[1])
-        if f != f or f in (float("inf"), float("-inf")):
-            raise ConstructionError(f"{name}: frequency {entry[0]!r} must be finite")
-        if not a > 0:
-            raise ConstructionError(f"{name}: amplitude {entry[1]!r} must be > 0")
+        f = real(entry[0], f"{name}[{i}] frequency", error=ConstructionError)
+        a = real(entry[1], f"{name}[{i}] amplitude", low=0, low_open=True, error=ConstructionError)
         out.append((f, a))
     if not out:
         raise ConstructionError(f"{name} must list at least one (frequency, amplitude) plane")
@@ -111,10 +106,8 @@ def _check_planes(name: str, planes: Planes) -> list[tuple[float, float]]:
 
 
 def _check_layers(hops: int, layers: int) -> None:
-    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
-        raise ConstructionError(f"hops={hops!r} must be an integer >= 1 (the number of hop layers)")
-    if isinstance(layers, bool) or not isinstance(layers, int) or layers < hops:
-        raise ConstructionError(f"layers={layers!r} must be an integer >= hops={hops}")
+    hops = integer(hops, "hops", low=1, note="the number of hop layers", error=ConstructionError)
+    integer(layers, "layers", low=hops, note=f"hops={hops}", error=ConstructionError)
 
 
 def _symbolic_planes(prefix: str, planes: list[tuple[float, float]]) -> tuple[list[Plane], dict]:
@@ -167,7 +160,7 @@ def _reflexive_setup(
         raise ConstructionError(f"reflexive={reflexive!r}; accepted: {REFLEXIVE_VARIANTS}")
     if reflexive_planes is None:
         reflexive_planes = default if reflexive == "positional" else [(0.0, 1.0)]
-    return _symbolic_planes("F", _check_planes("reflexive_planes", reflexive_planes))
+    return _symbolic_planes("F", _plane_pairs("reflexive_planes", reflexive_planes))
 
 
 def number_program(
@@ -188,7 +181,7 @@ def number_program(
     ``theta = 0`` plane if symbolic). ``letters`` (120) and ``max_int`` (16) set the vocabulary.
     """
     _check_layers(hops, layers)
-    iplanes = _check_planes("index_planes", index_planes)
+    iplanes = _plane_pairs("index_planes", index_planes)
     planes, params = _symbolic_planes("I", iplanes)
     rplanes, rparams = _reflexive_setup(reflexive, reflexive_planes, iplanes)
     tokens = _with_ids(number_vocabulary(letters, max_int))

@@ -60,6 +60,7 @@ import sympy as sp
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.trig_identity import vanishes_identically
+from ropeproof.theory.validate import integer
 
 N = sp.Symbol("n", positive=True, integer=True)
 """Sequence length."""
@@ -78,10 +79,7 @@ _X = sp.Symbol("x", real=True)
 
 def integer_root(m: int, k: int) -> int:
     """The largest integer ``q >= 0`` with ``q^k <= m`` (exact integer arithmetic)."""
-    if isinstance(m, bool) or not isinstance(m, int) or m < 0:
-        raise InputError(f"m={m!r} must be an integer >= 0")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k={k!r} must be an integer >= 1")
+    m, k = integer(m, "m", low=0), integer(k, "k", low=1)
     if m < 2:
         return m
     q = round(m ** (1.0 / k))
@@ -135,8 +133,7 @@ class DirichletBound:
 
 def dirichlet_bound(planes: int) -> DirichletBound:
     """Theorem D for ``planes`` planes, with its asymptotic form ``2 pi^2 A M^(-2/K)``."""
-    if isinstance(planes, bool) or not isinstance(planes, int) or planes < 1:
-        raise InputError(f"planes={planes!r} must be an integer >= 1")
+    planes = integer(planes, "planes", low=1)
     raw = A_SYM * (1 - sp.cos(2 * sp.pi / Q_SYM))
     stable = 2 * A_SYM * sp.sin(sp.pi / Q_SYM) ** 2
     asymptotic = 2 * sp.pi**2 * A_SYM * M_SYM ** sp.Rational(-2, planes)
@@ -145,8 +142,7 @@ def dirichlet_bound(planes: int) -> DirichletBound:
 
 def mixed_radix_base(length: int, planes: int) -> int:
     """The smallest integer ``b >= 2`` with ``b^K >= length`` (so offsets ``1 .. length-1 < b^K``)."""
-    if isinstance(length, bool) or not isinstance(length, int) or length < 2:
-        raise InputError(f"length={length!r} must be an integer >= 2")
+    length = integer(length, "length", low=2)
     b = max(2, integer_root(length, planes))
     while b**planes < length:
         b += 1
@@ -171,8 +167,7 @@ def residue_lemma_holds(base: int, planes: int) -> bool:
     """Exhaustive integer check of Theorem R's step: every ``1 <= m < b^K`` has a level ``k <= K`` with
     ``b^(k-1) <= m mod b^k <= b^k - b^(k-1)`` (so ``m theta_k / 2`` is ``pi r / b`` with
     ``1 <= r <= b - 1``, modulo ``pi``)."""
-    if base < 2 or planes < 1:
-        raise InputError(f"base={base} must be >= 2 and planes={planes} >= 1")
+    base, planes = integer(base, "base", low=2), integer(planes, "planes", low=1)
     top = base**planes
     if top > 10**7:
         raise InputError(f"base^planes={top} is too large to check exhaustively (limit 10^7)")

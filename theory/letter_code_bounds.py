@@ -72,6 +72,7 @@ from ropeproof.theory.retrieval_margin import (
     retrieval_margin_closed_form,
 )
 from ropeproof.theory.trig_identity import vanishes_identically
+from ropeproof.theory.validate import integer, real
 
 N = sp.Symbol("n", positive=True, integer=True)
 THETA = sp.Symbol("theta", real=True)
@@ -80,21 +81,9 @@ _X = sp.Symbol("x", real=True)
 CONVENTIONS = ("length", "offset")
 
 
-def _check_alphabet(alphabet: int, even: bool = False) -> float:
-    low = 4 if even else 2
-    if (
-        isinstance(alphabet, bool)
-        or not isinstance(alphabet, int)
-        or alphabet < low
-        or (even and alphabet % 2)
-    ):
-        raise InputError(f"alphabet={alphabet!r} must be an{' even' if even else ''} integer >= {low}")
-    return 2 * math.pi / alphabet
-
-
-def _check_theta(theta: float) -> None:
-    if not (isinstance(theta, int | float) and math.isfinite(theta) and theta >= 0):
-        raise InputError(f"theta={theta!r} must be a finite number >= 0")
+def _omega(alphabet: int, even: bool = False) -> float:
+    """``omega = 2 pi / |ALPH|`` of a valid alphabet size (an integer >= 2; even and >= 4 when ``even``)."""
+    return 2 * math.pi / integer(alphabet, "alphabet", low=4 if even else 2, even=even)
 
 
 # ------------------------------------------------------------------------------------- R1: margin
@@ -104,13 +93,10 @@ def retrieval_corrected_bound(n: int, theta: float, alphabet: int, convention: s
     """R1's bound of [A]'s shape at ``n`` (float64, stable form): ``1 - cos(omega - (L - 1) theta)`` for
     sequence length ``L >= 3`` and ``1 - cos(omega)`` at ``L = 2``; ``convention="offset"`` reads ``n`` as
     the largest offset (``L = n + 1``), where it is ``1 - cos(omega - n theta)`` for ``n >= 2``."""
-    omega = _check_alphabet(alphabet)
-    _check_theta(theta)
+    omega, theta = _omega(alphabet), real(theta, "theta", low=0)
     if convention not in CONVENTIONS:
         raise InputError(f"convention={convention!r}; accepted: {CONVENTIONS}")
-    low = 2 if convention == "length" else 1
-    if isinstance(n, bool) or not isinstance(n, int) or n < low:
-        raise InputError(f"n={n!r} must be an integer >= {low} ({convention} convention)")
+    n = integer(n, "n", low=2 if convention == "length" else 1, note=f"{convention} convention")
     length = n if convention == "length" else n + 1
     shift = 0 if length == 2 else (length - 1) * theta
     return 2 * math.sin((omega - shift) / 2) ** 2
@@ -121,10 +107,8 @@ def retrieval_witness_margin(n: int, theta: float, alphabet: int) -> float:
     ``phi(Y) + 1`` at ``n - 1``, every other position the opposite letter):
     ``cos((n - 2) theta) - cos(omega - (n - 1) theta)``, stable form, valid while ``(n - 1) theta <= omega``
     (then no other competitor is stronger)."""
-    omega = _check_alphabet(alphabet)
-    _check_theta(theta)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 3:
-        raise InputError(f"n={n!r} must be an integer >= 3")
+    omega, theta = _omega(alphabet), real(theta, "theta", low=0)
+    n = integer(n, "n", low=3)
     a, b = (n - 2) * theta, omega - (n - 1) * theta
     return -2 * math.sin((a + b) / 2) * math.sin((a - b) / 2)
 
@@ -230,10 +214,8 @@ def retrieval_bound_proof() -> list[ProofStep]:
 def largest_gap_closed_form(n: int, theta: float, alphabet: int) -> float:
     """R2: T_Retrieval's ``gap_sup(n)`` (float64), valid for even ``|ALPH| >= 4``, ``theta >= 0`` and
     ``(n - 1) theta <= omega / 2``."""
-    omega = _check_alphabet(alphabet, even=True)
-    _check_theta(theta)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise InputError(f"n={n!r} must be an integer >= 2")
+    omega, theta = _omega(alphabet, even=True), real(theta, "theta", low=0)
+    n = integer(n, "n", low=2)
     if (n - 1) * theta > omega / 2:
         raise InputError(
             f"n={n}, theta={theta}: the closed form needs (n - 1) theta <= omega / 2 = {omega / 2}"
@@ -312,10 +294,8 @@ def largest_gap_proof() -> list[ProofStep]:
 def code_partial_induction_margin(n: int, theta: float, alphabet: int) -> float:
     """P: the letter code's ``margin_inf(n)`` on partial induction (float64), valid for ``theta > 0`` and
     ``(2n - 3) theta <= omega``."""
-    omega = _check_alphabet(alphabet)
-    _check_theta(theta)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise InputError(f"n={n!r} must be an integer >= 2")
+    omega, theta = _omega(alphabet), real(theta, "theta", low=0)
+    n = integer(n, "n", low=2)
     if not theta > 0 or (2 * n - 3) * theta > omega:
         raise InputError(f"n={n}, theta={theta}: the closed form needs theta > 0 and (2n - 3) theta <= omega")
     content = retrieval_margin_closed_form(n, float(theta), alphabet)
@@ -327,10 +307,8 @@ def code_partial_induction_margin(n: int, theta: float, alphabet: int) -> float:
 def code_horizon(theta: float, alphabet: int) -> int:
     """The largest ``n`` with ``(2n - 3) theta < omega``: the letter code's horizon on partial induction
     (and on Retrieval) at rotation ``theta > 0``, in exact integer steps around the estimate."""
-    omega = _check_alphabet(alphabet)
-    _check_theta(theta)
-    if not theta > 0:
-        raise InputError("theta must be > 0 (at theta = 0 two occurrences of Y tie)")
+    omega = _omega(alphabet)
+    theta = real(theta, "theta", low=0, low_open=True, note="at theta = 0 two occurrences of Y tie")
     n = max(1, math.ceil((omega / theta + 3) / 2) - 1)
     while (2 * (n + 1) - 3) * theta < omega:
         n += 1

@@ -63,6 +63,7 @@ import sympy as sp
 from ropeproof.theory.construction import Plane, Token
 from ropeproof.theory.errors import ConstructionError
 from ropeproof.theory.rope_symbolic import rotation
+from ropeproof.theory.validate import integer
 
 LayerKind = Literal["index", "retrieval", "reflexive"]
 LAYER_KINDS: tuple[str, ...] = ("index", "retrieval", "reflexive")
@@ -307,8 +308,7 @@ def code_margin(code: str, size: int) -> sp.Expr:
     closest; for ``V <= 4`` a non-answer token is at least as close) and 1 for the one-hot code."""
     if code not in CHANNEL_CODES:
         raise ConstructionError(f"code={code!r}; accepted: {CHANNEL_CODES}")
-    if size < 2:
-        raise ConstructionError(f"size={size} must be >= 2 answers")
+    size = integer(size, "size", low=2, note="answers", error=ConstructionError)
     if code == "onehot":
         return sp.Integer(1)
     return sp.Min(2 * sp.sin(sp.pi / size) ** 2, 1)
@@ -333,8 +333,7 @@ def code_radius(code: str, size: int) -> sp.Expr:
     """
     if code not in CHANNEL_CODES:
         raise ConstructionError(f"code={code!r}; accepted: {CHANNEL_CODES}")
-    if size < 2:
-        raise ConstructionError(f"size={size} must be >= 2 answers")
+    size = integer(size, "size", low=2, note="answers", error=ConstructionError)
     if code == "onehot":
         return 1 / sp.sqrt(2)
     return sp.sin(sp.pi / size)
@@ -352,8 +351,7 @@ def chain_coefficient(hop_pattern: Sequence[bool], hops: int) -> int:
     """``c_L(0)`` of the module docstring: the multiple of the answer code the last position holds after
     the program, under hard attention, for a chain of ``hops`` hops (exact integer; 0 if the program
     has fewer than ``hops`` hop layers)."""
-    if hops < 0:
-        raise ConstructionError(f"hops={hops} must be >= 0")
+    hops = integer(hops, "hops", low=0, error=ConstructionError)
     c = [0] * hops + [1]
     for hop in hop_pattern:
         c = [c[i] + c[min(i + 1, hops)] for i in range(hops + 1)] if hop else [2 * x for x in c]

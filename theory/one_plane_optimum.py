@@ -51,6 +51,7 @@ from ropeproof.theory.dirichlet import ProofStep
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.proof_checks import DEFINITION, monotone_on
 from ropeproof.theory.trig_identity import vanishes_identically
+from ropeproof.theory.validate import integer
 
 M_SYM = sp.Symbol("M", positive=True, integer=True)
 """Number of competing offsets ``1 .. M``."""
@@ -77,9 +78,7 @@ def competing_offsets(n: int, reading: str = "margin_inf", convention: str = "le
         raise InputError(f"reading={reading!r}; accepted: {READINGS}")
     if convention not in CONVENTIONS:
         raise InputError(f"convention={convention!r}; accepted: {CONVENTIONS}")
-    low = 2 if convention == "length" else 1
-    if isinstance(n, bool) or not isinstance(n, int) or n < low:
-        raise InputError(f"n={n!r} must be an integer >= {low} ({convention} convention)")
+    n = integer(n, "n", low=2 if convention == "length" else 1, note=f"{convention} convention")
     largest = n - 1 if convention == "length" else n
     return largest if reading != "gap_sup" else -(-largest // 2)
 

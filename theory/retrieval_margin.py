@@ -32,6 +32,7 @@ import sympy as sp
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.trig_identity import vanishes_identically
+from ropeproof.theory.validate import integer, real
 
 N = sp.Symbol("n", positive=True)
 THETA = sp.Symbol("theta", positive=True)
@@ -71,12 +72,10 @@ def retrieval_margin_closed_form(n: int, theta: float, alphabet_size: int) -> fl
     outside that domain (past it, a competitor can align with the query exactly and the margin is
     given by the explicit formula of :mod:`ropeproof.verify.exact.retrieval_margin`).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise InputError(f"n={n} must be an integer >= 2")
-    if isinstance(alphabet_size, bool) or not isinstance(alphabet_size, int) or alphabet_size < 2:
-        raise InputError(f"alphabet_size={alphabet_size} must be an integer >= 2")
+    n, alphabet_size = integer(n, "n", low=2), integer(alphabet_size, "alphabet_size", low=2)
+    theta = real(theta, "theta", low=0)
     omega = 2 * math.pi / alphabet_size
-    if not (math.isfinite(theta) and theta >= 0) or (n - 1) * theta > omega:
+    if (n - 1) * theta > omega:
         raise InputError(
             f"theta={theta}, n={n}: the closed form needs 0 <= theta and (n - 1) theta <= omega = {omega}"
         )

@@ -7,7 +7,6 @@ torch rotation lives in :mod:`ropeproof.verify.runtime.rope`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ropeproof.theory.errors import RopeSpecError
+from ropeproof.theory.validate import integer, real
 
 Layout = Literal["interleaved", "half"]
 LAYOUTS: tuple[str, ...] = ("interleaved", "half")
@@ -51,23 +51,18 @@ class RopeSpec:
 
     def __post_init__(self) -> None:
         head_dim, rotary_dim = self.head_dim, self.rotary_dim
-        if isinstance(head_dim, bool) or not isinstance(head_dim, int | np.integer):
-            raise RopeSpecError(f"head_dim must be an int, got {type(head_dim).__name__}")
-        if head_dim < 2 or head_dim % 2:
-            raise RopeSpecError(f"head_dim={head_dim} must be an even integer >= 2")
+        head_dim = integer(head_dim, "head_dim", low=2, even=True, error=RopeSpecError)
         if rotary_dim is None:
             rotary_dim = head_dim
-        if isinstance(rotary_dim, bool) or not isinstance(rotary_dim, int | np.integer):
-            raise RopeSpecError(f"rotary_dim must be an int, got {type(rotary_dim).__name__}")
-        if rotary_dim % 2:
-            raise RopeSpecError(
-                f"rotary_dim={rotary_dim} is odd; it must be even, 0 <= rotary_dim <= head_dim={head_dim}"
-            )
-        if not 0 <= rotary_dim <= head_dim:
-            raise RopeSpecError(
-                f"rotary_dim={rotary_dim} is out of range; accepted: 0 <= rotary_dim <= head_dim"
-                f"={head_dim}, even"
-            )
+        rotary_dim = integer(
+            rotary_dim,
+            "rotary_dim",
+            low=0,
+            high=head_dim,
+            even=True,
+            note=f"head_dim={head_dim}",
+            error=RopeSpecError,
+        )
         if self.layout not in LAYOUTS:
             raise RopeSpecError(f"layout={self.layout!r} is unknown; accepted: {list(LAYOUTS)}")
         n_rot = rotary_dim // 2
@@ -84,9 +79,7 @@ class RopeSpec:
             if not np.all(np.isfinite(theta)):
                 raise RopeSpecError(f"freqs must all be finite, got {theta.tolist()}")
         else:
-            base = float(self.base)
-            if not math.isfinite(base) or base <= 0:
-                raise RopeSpecError(f"base={self.base} must be finite and > 0")
+            base = real(self.base, "base", low=0, low_open=True, error=RopeSpecError)
             k = np.arange(n_rot, dtype=np.float64)
             with np.errstate(over="ignore"):
                 theta = base ** (-2.0 * k / rotary_dim) if n_rot else np.zeros(0)

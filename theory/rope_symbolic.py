@@ -21,6 +21,7 @@ import sympy as sp
 
 from ropeproof.theory.errors import RopeSpecError
 from ropeproof.theory.trig_identity import vanishes_identically
+from ropeproof.theory.validate import integer
 
 Backend = Literal["numpy", "torch", "mpmath"]
 Vec2 = sp.Matrix
@@ -51,8 +52,7 @@ class SymbolicRopeSpec:
     @classmethod
     def symbols(cls, n_planes: int, name: str = "theta") -> SymbolicRopeSpec:
         """A spec whose frequencies are the real symbols ``theta_0 .. theta_{K-1}``."""
-        if n_planes < 1:
-            raise RopeSpecError(f"n_planes={n_planes} must be >= 1")
+        n_planes = integer(n_planes, "n_planes", low=1, error=RopeSpecError)
         return cls(sp.symbols(f"{name}_0:{n_planes}", real=True))
 
     @property

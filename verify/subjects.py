@@ -28,8 +28,8 @@ from ropeproof.constructions.paper import (
     index_construction,
     retrieval_construction,
 )
-from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import integer
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.compiled import head_module
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_dtype
@@ -98,10 +98,7 @@ def random_inputs(
     ``shared = 0`` gives i.i.d. tokens; a large ``shared`` mimics the common component of real
     residual streams (keys nearly equal), under which high frequencies act positionally.
     """
-    if isinstance(length, bool) or not isinstance(length, int) or length < 3:
-        raise InputError(f"length={length} must be an integer >= 3")
-    if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 1:
-        raise InputError(f"n_inputs={n_inputs} must be an integer >= 1")
+    length, n_inputs = integer(length, "length", low=3), integer(n_inputs, "n_inputs", low=1)
     gen = torch.Generator().manual_seed(int(seed) + 7919)
     mu = torch.randn(1, 1, d_model, generator=gen, dtype=torch.float64)
     return shared * mu + torch.randn(n_inputs, length, d_model, generator=gen, dtype=torch.float64)

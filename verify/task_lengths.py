@@ -37,6 +37,7 @@ from ropeproof.constructions.paper import (
 )
 from ropeproof.theory.construction import letter_tokens
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
 
 BUILDS: tuple[str, ...] = ("window", "distractors", "both")
@@ -49,8 +50,7 @@ def _check(task: str, n: int, build: str) -> None:
         raise InputError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
     if build not in BUILDS:
         raise InputError(f"build={build!r} is unknown; accepted: {list(BUILDS)}")
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < TASK_LENGTH:
-        raise InputError(f"n={n!r} must be an integer >= {TASK_LENGTH} ([A]'s length)")
+    integer(n, "n", low=TASK_LENGTH, note="[A]'s length")
 
 
 def required_max_int(task: str, n: int, build: str) -> int:

@@ -1,21 +1,22 @@
 """Argument types and shared options of the ``ropeproof`` subcommands.
 
-Every value is checked when the command line is parsed, so a bad value is reported as one line
-(``ropeproof sweep: error: argument --theta: 'nan' is not a finite number``) before any work
-starts. :func:`add_command` builds each subcommand's parser the same way: defaults shown in
-``--help``, one example, and ``--debug``.
+Every value is checked when the command line is parsed, by the same checks as the library's
+(:mod:`ropeproof.theory.validate`), so a bad value is reported as one line (``ropeproof sweep: error:
+argument --theta: 'nan' must be finite; accepted: a finite real number``) before any work starts.
+:func:`add_command` builds each subcommand's parser the same way: defaults shown in ``--help``, one
+example, and ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from ropeproof.theory.errors import RopeproofError
+from ropeproof.theory.validate import integer_problem, real_problem
 from ropeproof.verify.runtime.devices import DTYPES, resolve_device
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:N")
@@ -60,47 +61,52 @@ def add_command(
     return p
 
 
+def _parsed(text: str, convert: Callable[[str], object]) -> object:
+    """``convert(text)``, or ``text`` itself when it does not parse (the validator then names it)."""
+    try:
+        return convert(text)
+    except ValueError:
+        return text
+
+
+def checked_real(
+    text: str, low: float | None = None, high: float | None = None, low_open: bool = False, note: str = ""
+) -> float:
+    """``text`` as a finite float in ``[low, high]`` (``> low`` when ``low_open``), checked by
+    :func:`~ropeproof.theory.validate.real_problem`; else :class:`argparse.ArgumentTypeError` giving the
+    text and the accepted range (``note`` in parentheses at its end)."""
+    value = _parsed(text, float)
+    problem = real_problem(value, low=low, high=high, low_open=low_open, note=note)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+    return float(value)  # type: ignore[arg-type]
+
+
 def finite_float(text: str) -> float:
     """A float that is neither NaN nor infinite."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-    return value
+    return checked_real(text)
 
 
 def positive_float(text: str) -> float:
     """A finite float ``> 0``."""
-    value = finite_float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-    return value
+    return checked_real(text, low=0.0, low_open=True)
 
 
 def nonnegative_float(text: str) -> float:
     """A finite float ``>= 0``."""
-    value = finite_float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
-    return value
+    return checked_real(text, low=0.0)
 
 
 def int_in(low: int, high: int | None = None, even: bool = False) -> Callable[[str], int]:
-    """An integer ``low <= value`` (``<= high`` when given; even when ``even``)."""
-    accepted = f"an{' even' if even else ''} integer >= {low}" + (
-        f" and <= {high}" if high is not None else ""
-    )
+    """An integer ``low <= value`` (``<= high`` when given; even when ``even``), checked by
+    :func:`~ropeproof.theory.validate.integer_problem` (the message gives the accepted range)."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; accepted: {accepted}") from None
-        if value < low or (high is not None and value > high) or (even and value % 2):
-            raise argparse.ArgumentTypeError(f"{text!r} is out of range; accepted: {accepted}")
-        return value
+        value = _parsed(text, int)
+        problem = integer_problem(value, low=low, high=high, even=even)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+        return int(value)  # type: ignore[call-overload]
 
     parse.accepted = (low, high, even)  # type: ignore[attr-defined]  # read by the CLI fuzz test
     return parse

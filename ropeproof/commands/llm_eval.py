@@ -23,6 +23,7 @@ from ropeproof.commands.arguments import (
     add_device,
     add_json,
     add_output,
+    checked_real,
     image_formats,
     int_in,
     positive_float,
@@ -67,13 +68,7 @@ def temperature(text: str) -> float | None:
     """``--temperature``: a number >= 0, or ``omit`` (send none: the provider's default)."""
     if text == "omit":
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number >= 0 or 'omit'") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{text!r} is out of range; accepted: a number in 0..100, or 'omit'")
-    return value
+    return checked_real(text, low=0.0, high=100.0, note="or 'omit'")
 
 
 def json_object(text: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from ropeproof.commands.arguments import (
 )
 from ropeproof.constructions.paper import INDEX_THETA, TASK_LENGTH
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.ps.exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
 from ropeproof.verify.ps.head_subject import head_subject
 from ropeproof.verify.ps.per_frequency import per_frequency_scores
@@ -101,8 +102,7 @@ def _subject(args: argparse.Namespace) -> Subject:
             args.n_inputs, args.length, args.head_dim, args.base, args.d_model,
             shared=args.shared, seed=args.seed, device=device, dtype=dtype,
         )  # fmt: skip
-    if not 3 <= args.length <= TASK_LENGTH:
-        raise InputError(f"--length={args.length} for {args.head}; accepted: 3 <= length <= {TASK_LENGTH}")
+    integer(args.length, "--length", low=3, high=TASK_LENGTH, note=f"the {args.head} head's task length")
     if args.head == "index":
         theta = INDEX_THETA if args.theta is None else args.theta
         subj = index_subject(args.n_inputs, theta, args.seed, device, dtype)

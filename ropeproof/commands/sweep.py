@@ -256,8 +256,6 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--theta is required and must be a finite number (got {args.theta})")
     start, stop, step = parse_lengths(args.lengths)
     if args.executor == "dask":
-        if args.construction == "retrieval" and args.alphabet < 2:
-            return _fail(f"--alphabet {args.alphabet} must be >= 2")
         spec = SweepSpec(
             args.construction, args.theta, (start, stop, step), args.alphabet, dtype_name(args.dtype)
         )
@@ -273,8 +271,6 @@ def run(args: argparse.Namespace) -> int:
         params = {"theta": args.theta}
         bound = "Delta_Index(n) <= min(1 - cos(theta), pi^2/(2 n^2))"
     else:
-        if args.alphabet < 2:
-            return _fail(f"--alphabet {args.alphabet} must be >= 2")
         blocks = iter_retrieval_sweep(args.alphabet, args.theta, first, last, dt, device)
         params = {"alphabet_size": args.alphabet, "theta": args.theta, "omega": 2 * math.pi / args.alphabet}
         bound = "Delta_Retrieval(n) <= 1 - cos(omega - n theta)"

@@ -43,8 +43,14 @@ def a_file(tmp_path: Path) -> Path:
 
 
 CASES = [
-    (["sweep", "index", "--theta", "nan"], "argument --theta: 'nan' is not a finite number"),
-    (["sweep", "index", "--theta", "inf"], "argument --theta: 'inf' is not a finite number"),
+    (
+        ["sweep", "index", "--theta", "nan"],
+        "argument --theta: 'nan' must be finite; accepted: a finite real number",
+    ),
+    (
+        ["sweep", "index", "--theta", "inf"],
+        "argument --theta: 'inf' must be finite; accepted: a finite real number",
+    ),
     (["sweep", "index", "--theta", "0.8", "--lengths", "5:2"], "need 2 <= A <= B"),
     (["sweep", "index", "--theta", "0.8", "--lengths", "1:5"], "need 2 <= A <= B"),
     (["sweep", "index", "--theta", "0.8", "--lengths", "2:5:0"], "STEP >= 1"),
@@ -63,8 +69,14 @@ CASES = [
         ["ps-score", "random", "--head-dim", "7"],
         "argument --head-dim: '7' is out of range; accepted: an even",
     ),
-    (["ps-score", "index", "--length", "40"], "--length=40 for index; accepted: 3 <= length <= 17"),
-    (["ps-score", "random", "--tau", "0"], "argument --tau: '0' must be > 0"),
+    (
+        ["ps-score", "index", "--length", "40"],
+        "--length=40 is out of range; accepted: an integer >= 3 and <= 17 (the index head's task length)",
+    ),
+    (
+        ["ps-score", "random", "--tau", "0"],
+        "argument --tau: '0' is out of range; accepted: a finite real number > 0",
+    ),
     (["figures", "--only", "nosuch"], "argument --only: invalid choice: 'nosuch'"),
     (["compile", "index", "--letters", "0", "--out", "x"], "argument --letters: '0' is out of range"),
     (

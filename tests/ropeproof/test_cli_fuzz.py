@@ -201,7 +201,7 @@ def _trivial_correction() -> Correction:
 @contextlib.contextmanager
 def _no_cluster(*args: object) -> Iterator[None]:
     """Stands in for :func:`ropeproof.verify.exact.shard_runner._client`: ``--executor dask`` vectors
-    get as far as starting a cluster, then end in a one-line error (tests/verify/exact/test_dask_executor.py
+    get as far as starting a cluster, then end in a one-line error (tests/verify/exact/test_shard_runner.py
     runs real clusters)."""
     raise InputError("no Dask cluster in the fuzz test")
     yield

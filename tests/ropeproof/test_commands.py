@@ -227,4 +227,4 @@ def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         main(["export-model", "gptj", "number", "--hops", "3", "--layers", "2", "--out", str(tmp_path / "x")])
         == 2
     )
-    assert "layers=2 must be an integer >= hops=3" in capsys.readouterr().err
+    assert "layers=2 is out of range; accepted: an integer >= 3 (hops=3)" in capsys.readouterr().err

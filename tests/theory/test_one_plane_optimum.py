@@ -81,7 +81,7 @@ def test_readings_and_conventions() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"n": 1}, "n=1 must be an integer >= 2"),
+        ({"n": 1}, r"n=1 is out of range; accepted: an integer >= 2 \(length convention\)"),
         ({"n": 0, "convention": "offset"}, ">= 1"),
         ({"n": 3, "reading": "nosuch"}, "reading="),
         ({"n": 3, "convention": "nosuch"}, "convention="),

@@ -50,6 +50,7 @@ from ropeproof.constructions.paper import (
 from ropeproof.theory.architectures import ARCHITECTURES, GPTJ_BASE, architecture
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop import MultiHopProgram, code_dims
+from ropeproof.theory.validate import integer
 from ropeproof.verify.beyond.spectrum_search import best_on_spectrum, nearest_plane, spectrum_frequencies
 
 SOLVERS: tuple[str, ...] = ("best", "paper", "smallest")
@@ -122,10 +123,8 @@ def _check(task: str, solver: str, arch: str, width: int, max_length: int) -> No
         raise InputError(f"solver={solver!r} is unknown; accepted: {list(SOLVERS)}")
     if arch not in ARCHITECTURES:
         raise InputError(f"arch={arch!r} is unknown; accepted: {list(ARCHITECTURES)}")
-    if isinstance(width, bool) or not isinstance(width, int) or width < 4 or width % 2:
-        raise InputError(f"width={width!r} must be an even integer >= 4")
-    if isinstance(max_length, bool) or not isinstance(max_length, int) or not 3 <= max_length <= 1 << 20:
-        raise InputError(f"max_length={max_length!r} must be an integer in 3 .. {1 << 20}")
+    integer(width, "width", low=4, even=True)
+    integer(max_length, "max_length", low=3, high=1 << 20)
 
 
 def _reflexive_room(task: str, channel_code: str, reflexive: str) -> int:

@@ -27,6 +27,7 @@ from flint import arb
 
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.exact.angles import reduced_angles
 from ropeproof.verify.exact.certified import arb_ends, arb_precision
 
@@ -96,10 +97,9 @@ def dirichlet_witnesses(freqs: Sequence[float], max_n: int, prec: int = 80) -> l
     f = np.asarray(freqs, dtype=np.float64).reshape(-1)
     if f.size == 0 or not np.all(np.isfinite(f)):
         raise InputError("freqs must be a non-empty list of finite frequencies")
-    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or max_n < 2:
-        raise InputError(f"max_n={max_n} must be an integer >= 2")
+    max_n = integer(max_n, "max_n", low=2)
     out = []
-    for q in q_values(f.size, int(max_n)):
+    for q in q_values(f.size, max_n):
         if q**f.size + 1 > MAX_POINTS:
             raise InputError(f"Q^K + 1 = {q**f.size + 1} points exceed the limit {MAX_POINTS}")
         best: BoxWitness | None = None

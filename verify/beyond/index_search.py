@@ -39,6 +39,7 @@ import torch
 
 from ropeproof.theory.dirichlet import mixed_radix_base
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.beyond.many_plane import (
     dirichlet_normalised,
     fit_slope,
@@ -170,12 +171,9 @@ def search_best_index(
     seed: int = 0,
 ) -> SearchResult:
     """Best ``planes``-plane T_Index at ``length`` found by the global-then-local search above."""
-    if isinstance(planes, bool) or not isinstance(planes, int) or not 1 <= planes <= 64:
-        raise InputError(f"planes={planes!r} must be an integer in 1 .. 64")
-    if isinstance(length, bool) or not isinstance(length, int) or not 3 <= length <= 1 << 16:
-        raise InputError(f"length={length!r} must be an integer in 3 .. 65536")
-    if candidates < 1 or refine < 0 or steps < 0:
-        raise InputError("candidates must be >= 1, refine and steps >= 0")
+    planes, length = integer(planes, "planes", low=1, high=64), integer(length, "length", low=3, high=1 << 16)
+    candidates = integer(candidates, "candidates", low=1)
+    refine, steps = integer(refine, "refine", low=0), integer(steps, "steps", low=0)
     gen = torch.Generator().manual_seed(int(seed))
     freqs, labels = _candidates(planes, length, candidates, gen)
     scores = batch_margins(freqs, torch.ones_like(freqs), length)

@@ -39,8 +39,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.beyond.many_plane import standard_frequencies
 from ropeproof.verify.exact.certified import prefix_top2
+
+MAX_CODE_ALPHABET = 4096
+"""Largest alphabet of a letter code built here (its margins are computed per query class)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ def _unit(phase: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
 
 def one_plane_code(alphabet: int, theta: float = 0.0) -> LetterCode:
     """[A]'s T_Retrieval code: one plane at ``theta``, letter ``c`` at phase ``c 2 pi / |ALPH|``."""
-    _check_alphabet(alphabet)
+    alphabet = integer(alphabet, "alphabet", low=2, high=MAX_CODE_ALPHABET)
     omega = 2 * math.pi / alphabet
     return LetterCode(
         "one-plane", np.array([float(theta)]), np.zeros(alphabet, dtype=np.int64), omega * np.arange(alphabet)
@@ -110,18 +114,13 @@ def one_plane_code(alphabet: int, theta: float = 0.0) -> LetterCode:
 def orthogonal_code(alphabet: int, freqs: Sequence[float] | float = 0.0) -> LetterCode:
     """Orthonormal letter vectors: letter ``i`` in plane ``i // 2`` at phase ``(i % 2) pi / 2``;
     ``freqs`` is one frequency for every plane or one per plane (``ceil(|ALPH|/2)`` of them)."""
-    _check_alphabet(alphabet)
+    alphabet = integer(alphabet, "alphabet", low=2, high=MAX_CODE_ALPHABET)
     planes = (alphabet + 1) // 2
     f = np.full(planes, float(freqs)) if np.isscalar(freqs) else np.asarray(freqs, dtype=np.float64)
     if f.shape != (planes,):
         raise InputError(f"orthogonal_code({alphabet}) needs {planes} plane frequencies; got {f.size}")
     i = np.arange(alphabet)
     return LetterCode("orthogonal", f, i // 2, (i % 2) * (math.pi / 2))
-
-
-def _check_alphabet(alphabet: int) -> None:
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or not 2 <= alphabet <= 4096:
-        raise InputError(f"alphabet={alphabet!r} must be an integer in 2 .. 4096")
 
 
 def margin_from_terms(target: np.ndarray, other: np.ndarray, self_score: float) -> np.ndarray:
@@ -143,8 +142,7 @@ def code_margins(code: LetterCode, max_n: int) -> np.ndarray:
     Queries with the same plane frequency and the same relative phases of their plane-mates share
     their terms, so each class is computed once.
     """
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or not 2 <= max_n <= 10**7:
-        raise InputError(f"max_n={max_n!r} must be an integer in 2 .. 10^7")
+    max_n = integer(max_n, "max_n", low=2, high=10**7)
     d = np.arange(0, max_n)
     out = np.full(max_n - 1, np.inf)
     seen: set[tuple] = set()
@@ -163,17 +161,20 @@ def code_margins(code: LetterCode, max_n: int) -> np.ndarray:
 
 def horizon(margins: np.ndarray) -> int:
     """The largest ``n`` with ``margin_inf(n') > 0`` for every ``2 <= n' <= n`` (1 if already ``n = 2``
-    fails). Raises if the margin is still positive at the end of the sweep."""
+    fails), from ``margins[n - 2] = margin_inf(n)`` of any head (letter codes here, the partial-induction
+    heads of :mod:`ropeproof.verify.beyond.partial_induction`). Raises :class:`InputError` if the margin
+    is still positive at the end of the sweep."""
     bad = np.nonzero(~(np.asarray(margins) > 0))[0]
     if bad.size == 0:
-        raise InputError(f"the margin is positive for every n up to {margins.size + 1}; sweep further")
+        raise InputError(
+            f"the margin is positive for every n up to {np.asarray(margins).size + 1}; sweep further"
+        )
     return int(bad[0]) + 1
 
 
 def one_plane_horizon_formula(alphabet: int, theta: float) -> int:
     """Largest ``n`` with ``(2n - 3) theta < omega`` (``theta > 0`` small: the one-plane code's horizon)."""
-    if not theta > 0:
-        raise InputError(f"theta={theta!r} must be > 0 (theta = 0 has no horizon)")
+    theta = real(theta, "theta", low=0.0, low_open=True, note="theta = 0 has no horizon")
     omega = 2 * math.pi / alphabet
     n = math.floor((omega / theta + 3) / 2)
     while (2 * n - 3) * theta >= omega:

@@ -30,35 +30,18 @@ import numpy as np
 
 from ropeproof.theory.dirichlet import dirichlet_bound, mixed_radix_base
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.exact.angles import reduced_angles
-from ropeproof.verify.exact.index_sweep import IndexSweep, index_sweep
+from ropeproof.verify.exact.index_sweep import IndexSweep, check_planes, index_sweep
 
 MAX_LENGTH = 2**26 - 1
 """Longest supported sequence (exact angle reduction needs offsets below ``2^26``)."""
 
 
-def _check_planes(freqs: Sequence[float], amps: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
-    f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
-    a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
-    if f.ndim != 1 or f.size == 0 or f.shape != a.shape:
-        raise InputError(f"freqs and amps must be equal-length, non-empty 1-D; got {f.shape} and {a.shape}")
-    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(a))) or np.any(a < 0) or a.sum() <= 0:
-        raise InputError("freqs must be finite; amps finite, >= 0 and not all 0")
-    return f, a
-
-
-def _check_length(name: str, value: int, low: int = 2, high: int = MAX_LENGTH) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not low <= value <= high:
-        raise InputError(f"{name}={value!r} must be an integer in {low} .. {high}")
-    return int(value)
-
-
 def standard_frequencies(head_dim: int, base: float = 10000.0) -> np.ndarray:
     """``theta_k = base^(-2k / head_dim)`` for ``k = 0 .. head_dim/2 - 1`` (docs/theory.md section 1)."""
-    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 2 or head_dim % 2:
-        raise InputError(f"head_dim={head_dim!r} must be an even integer >= 2")
-    if not (math.isfinite(base) and base > 1):
-        raise InputError(f"base={base!r} must be a finite number > 1")
+    head_dim = integer(head_dim, "head_dim", low=2, even=True)
+    base = real(base, "base", low=1, low_open=True)
     return base ** (-2.0 * np.arange(head_dim // 2) / head_dim)
 
 
@@ -73,9 +56,8 @@ def mixed_radix_frequencies(radices: Sequence[int]) -> np.ndarray:
 def mixed_radix_for_length(length: int, planes: int) -> tuple[int, np.ndarray]:
     """``(b, theta)``: the uniform mixed radix ``theta_k = 2 pi / b^k`` with the least ``b`` such that
     ``b^K >= length`` (Theorem R then gives ``margin_inf(n) >= 2 sin(pi / b)^2 a`` for ``n <= length``)."""
-    _check_length("length", length)
-    if isinstance(planes, bool) or not isinstance(planes, int) or planes < 1:
-        raise InputError(f"planes={planes!r} must be an integer >= 1")
+    length = integer(length, "length", low=2, high=MAX_LENGTH)
+    planes = integer(planes, "planes", low=1)
     b = mixed_radix_base(length, planes)
     return b, mixed_radix_frequencies([b] * planes)
 
@@ -83,7 +65,7 @@ def mixed_radix_for_length(length: int, planes: int) -> tuple[int, np.ndarray]:
 def mixed_radix_margin(length: int, planes: int) -> float:
     """Theorem R's normalised margin of :func:`mixed_radix_for_length` at ``n = length``:
     ``(2 / K) sin(pi / b)^2`` (exact when ``length - 1 >= b^(K-1)``, a lower bound otherwise)."""
-    b = mixed_radix_base(_check_length("length", length), planes)
+    b = mixed_radix_base(integer(length, "length", low=2, high=MAX_LENGTH), integer(planes, "planes", low=1))
     return 2.0 * math.sin(math.pi / b) ** 2 / planes
 
 
@@ -150,8 +132,8 @@ def many_plane_sweep(
     freqs: Sequence[float], amps: Sequence[float] | None = None, max_n: int = 1000, chunk: int = 1 << 20
 ) -> ManyPlaneSweep:
     """Exact, normalised T_Index extremes over planes ``(freqs, amps)`` for ``n = 2 .. max_n``."""
-    f, a = _check_planes(freqs, amps)
-    _check_length("max_n", max_n)
+    f, a = check_planes(freqs, amps, some_weight=True)
+    max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     return ManyPlaneSweep(f, a, index_sweep(f, a, max_n, chunk))
 
 
@@ -203,11 +185,10 @@ def margin_records(
     ``first_offset > 1`` starts the minimum there instead (``min_{first_offset <= m <= n-1} g(m)``;
     e.g. ``2`` gives the runner-up to the adjacent key).
     """
-    f, a = _check_planes(freqs, amps)
-    _check_length("max_n", max_n)
-    _check_length("first_offset + 1", first_offset + 1, 2, max_n)
-    if chunk < 1:
-        raise InputError(f"chunk={chunk} must be >= 1")
+    f, a = check_planes(freqs, amps, some_weight=True)
+    max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
+    first_offset = integer(first_offset, "first_offset", low=1, high=max_n - 1)
+    chunk = integer(chunk, "chunk", low=1)
     start_time = time.perf_counter()
     best = math.inf
     offsets: list[int] = []
@@ -275,8 +256,8 @@ def fit_slope(
 
 def log_lengths(n_min: int, n_max: int, per_decade: int = 12) -> np.ndarray:
     """Distinct integers spaced evenly in ``log n`` from ``n_min`` to ``n_max`` (both included)."""
-    _check_length("n_min", n_min)
-    _check_length("n_max", n_max, n_min)
+    n_min = integer(n_min, "n_min", low=2, high=MAX_LENGTH)
+    n_max = integer(n_max, "n_max", low=n_min, high=MAX_LENGTH)
     count = max(2, round(per_decade * math.log10(n_max / n_min)) + 1)
     return np.unique(np.round(np.geomspace(n_min, n_max, count)).astype(np.int64))
 
@@ -336,7 +317,7 @@ class DecayGuarantee:
 def dirichlet_decay_guarantee(freqs: Sequence[float], amps: Sequence[float] | None = None) -> DecayGuarantee:
     """The least ``Q >= 2`` with ``2 A sin(pi / Q)^2 < g(1)`` (``A = sum a_k``): Theorem D then gives
     ``margin_inf(Q^K + 1) < g(1) = margin_inf(2)``, an upper bound on where decay must start."""
-    f, a = _check_planes(freqs, amps)
+    f, a = check_planes(freqs, amps, some_weight=True)
     g1 = float((2 * a * np.sin(f / 2) ** 2).sum())
     if g1 <= 0:
         raise InputError("g(1) = 0: the margin is 0 from n = 2 on")
@@ -351,9 +332,10 @@ def grid_margins(planes: int, max_n: int, grid: int) -> tuple[np.ndarray, np.nda
     """Exhaustive search over frequency grids: ``(best, theta_best)`` where ``best[n - 2]`` is the largest
     normalised ``margin_inf(n)`` (equal amplitudes) over every ``theta`` in ``{2 pi j / grid}^K`` with
     ``theta_1 <= .. <= theta_K`` (order does not matter), ``n = 2 .. max_n``."""
-    if planes < 1 or planes > 4 or grid < 2 or grid**planes > 4 * 10**6:
-        raise InputError(f"planes={planes} must be in 1..4 and grid^planes={grid}^{planes} at most 4e6")
-    _check_length("max_n", max_n, 2, 4096)
+    planes, grid = integer(planes, "planes", low=1, high=4), integer(grid, "grid", low=2)
+    if grid**planes > 4 * 10**6:
+        raise InputError(f"grid^planes={grid}^{planes} must be at most 4e6")
+    max_n = integer(max_n, "max_n", low=2, high=4096)
     axis = 2 * math.pi * np.arange(grid) / grid
     mesh = np.stack(np.meshgrid(*[axis] * planes, indexing="ij"), -1).reshape(-1, planes)
     mesh = mesh[np.all(np.diff(mesh, axis=1) >= 0, axis=1)] if planes > 1 else mesh

@@ -55,20 +55,18 @@ from ropeproof.theory.construction import (
 )
 from ropeproof.theory.derive import OFFSET, derive
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
+from ropeproof.verify.beyond.letter_codes import horizon
 from ropeproof.verify.exact.certified import interval_ends, iv_precision
 
 THETA = sp.Symbol("theta", real=True)
 BETA = sp.Symbol("beta", positive=True)
 
 
-def _check_alphabet(alphabet: int) -> None:
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or not 2 <= alphabet <= 256:
-        raise InputError(f"alphabet={alphabet!r} must be an integer in 2 .. 256")
-
-
-def _check_n(max_n: int, limit: int = 1 << 16) -> None:
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or not 2 <= max_n <= limit:
-        raise InputError(f"max_n={max_n!r} must be an integer in 2 .. {limit}")
+MAX_HEAD_ALPHABET = 256
+"""Largest alphabet of a partial-induction head built here (its logits are tabulated per letter pair)."""
+MAX_MARGIN_LENGTH = 1 << 16
+"""Longest length at which exact margins are computed here (``O(A n^2)`` work per head)."""
 
 
 # ----------------------------------------------------------------------------------- exact margins
@@ -99,8 +97,8 @@ def head_margins(
     """``margin_inf(n)`` for ``n = 2 .. max_n`` of a head given ``logits(Y) -> [A, max_n]`` array
     ``f_Y(L, d)`` for ``d = 0 .. max_n - 1``. ``cyclic``: ``f_Y(L, d)`` depends on ``L - Y mod A``
     only, so the query ``Y = 0`` stands for all."""
-    _check_alphabet(alphabet)
-    _check_n(max_n)
+    alphabet = integer(alphabet, "alphabet", low=2, high=MAX_HEAD_ALPHABET)
+    max_n = integer(max_n, "max_n", low=2, high=MAX_MARGIN_LENGTH)
     out = np.full(max_n - 1, np.inf)
     for y in range(1 if cyclic else alphabet):
         f = np.asarray(logits(y), dtype=np.float64)
@@ -109,25 +107,15 @@ def head_margins(
     return out
 
 
-def horizon(margins: np.ndarray) -> int:
-    """Largest ``n`` with ``margin_inf(n') > 0`` for all ``2 <= n' <= n`` (1: fails already at 2)."""
-    bad = np.nonzero(~(np.asarray(margins) > 0))[0]
-    if bad.size == 0:
-        raise InputError(f"the margin is positive for every n up to {np.asarray(margins).size + 1}")
-    return int(bad[0]) + 1
-
-
 # ---------------------------------------------------------------------------- the two-plane head
 
 
 def two_plane_construction(alphabet: int, theta: float, beta: float) -> Construction:
     """The two-plane partial-induction head: a ``theta = 0`` letter plane (amplitude ``1 - beta``) and a
     positional plane at ``theta`` (amplitude ``beta``); see the module docstring."""
-    _check_alphabet(alphabet)
-    if not 0 < beta < 1:
-        raise InputError(f"beta={beta!r} must lie in (0, 1)")
-    if not (math.isfinite(theta) and theta > 0):
-        raise InputError(f"theta={theta!r} must be finite and > 0")
+    integer(alphabet, "alphabet", low=2, high=MAX_HEAD_ALPHABET)
+    real(beta, "beta", low=0, high=1, low_open=True, high_open=True)
+    real(theta, "theta", low=0, low_open=True)
     omega = 2 * sp.pi / alphabet
     letters = letter_tokens(alphabet)
     tokens = []
@@ -168,7 +156,7 @@ def two_plane_logit_expr(alphabet: int = 4) -> sp.Expr:
 
 def two_plane_margins(alphabet: int, theta: float, beta: float, max_n: int) -> np.ndarray:
     """Exact (float64) ``margin_inf(n)``, ``n = 2 .. max_n``, from the derived logit."""
-    _check_n(max_n)
+    max_n = integer(max_n, "max_n", low=2, high=MAX_MARGIN_LENGTH)
     c = two_plane_construction(alphabet, theta, beta)
     rule = derive(c).logit("pair_ll", "pair_lv")
     sym = {s.name: s for s in rule.closed.free_symbols}
@@ -209,10 +197,8 @@ class TwoPlaneDesign:
 
 def design_two_plane(alphabet: int, length: int) -> TwoPlaneDesign:
     """``theta = pi / n0`` (``sin(3 theta/2) = sin((2 n0 - 3) theta / 2)``) and the balancing ``beta``."""
-    _check_alphabet(alphabet)
-    _check_n(length)
-    if length < 3:
-        raise InputError("length must be >= 3 (n = 2 has no recency to resolve)")
+    integer(alphabet, "alphabet", low=2, high=MAX_HEAD_ALPHABET)
+    length = integer(length, "length", low=3, high=MAX_MARGIN_LENGTH, note="n = 2 has no recency to resolve")
     theta = math.pi / length
     c1 = 2 * math.sin(theta / 2) * min(math.sin(1.5 * theta), math.sin((2 * length - 3) * theta / 2))
     content = 2 * math.sin(math.pi / alphabet) ** 2
@@ -302,8 +288,8 @@ def search_one_plane(alphabet: int, length: int, trials: int = 400, seed: int = 
     vectors) and the T_Retrieval code on a grid of ``theta`` below ``omega / (2 length)``. Every
     margin is exact (float64); the best head's margin is then enclosed by interval arithmetic.
     """
-    _check_alphabet(alphabet)
-    _check_n(length, 4096)
+    alphabet = integer(alphabet, "alphabet", low=2, high=MAX_HEAD_ALPHABET)
+    length = integer(length, "length", low=2, high=4096)
     rng = np.random.default_rng(seed)
     heads: list[tuple[str, OnePlaneHead]] = []
     for _ in range(trials):
@@ -347,7 +333,7 @@ def search_one_plane(alphabet: int, length: int, trials: int = 400, seed: int = 
 def certified_one_plane_margin(head: OnePlaneHead, n: int, prec: int = 80) -> tuple[float, float]:
     """Interval enclosure ``(lo, hi)`` of a one-plane head's ``margin_inf(n)`` (``mpmath.iv`` for every
     logit, float64 rounded outward after; ``O(A^2 n^2)``)."""
-    _check_n(n, 512)
+    n = integer(n, "n", low=2, high=512)
     a = head.alphabet
     lo = np.empty((a, a, n))
     hi = np.empty((a, a, n))

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.beyond.index_search import exact_margin
 
 DROP_BELOW = 1e-9
@@ -39,10 +40,7 @@ MAX_LENGTH = 1 << 20
 
 def spectrum_frequencies(base: float, dim: int) -> np.ndarray:
     """``1 / base^(2k / dim)`` for ``k = 0 .. dim/2 - 1``, as HF writes GPT-J's and LLaMA's spectra."""
-    if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 2 or dim % 2:
-        raise InputError(f"dim={dim!r} must be an even integer >= 2")
-    if not (math.isfinite(base) and base > 1):
-        raise InputError(f"base={base!r} must be a finite number > 1")
+    dim, base = integer(dim, "dim", low=2, even=True), real(base, "base", low=1, low_open=True)
     return np.array([1.0 / (base ** (2 * k / dim)) for k in range(dim // 2)])
 
 
@@ -138,23 +136,19 @@ def best_on_spectrum(
     """The best head on planes ``allowed`` (default: all ``dim / 2``) of the spectrum ``(base, dim)`` at
     ``length``, with at most ``max_planes`` planes (module docstring; cached per process)."""
     spectrum = spectrum_frequencies(base, dim)
-    if isinstance(length, bool) or not isinstance(length, int | np.integer) or not 3 <= length <= MAX_LENGTH:
-        raise InputError(f"length={length!r} must be an integer in 3 .. {MAX_LENGTH}")
+    length = integer(length, "length", low=3, high=MAX_LENGTH)
     chosen = tuple(range(spectrum.size)) if allowed is None else tuple(sorted({int(k) for k in allowed}))
     if not chosen or chosen[0] < 0 or chosen[-1] >= spectrum.size:
         raise InputError(
             f"allowed planes {list(chosen)} must be a non-empty subset of 0 .. {spectrum.size - 1}"
         )
-    limit = len(chosen) if max_planes is None else int(max_planes)
-    if limit < 1:
-        raise InputError(f"max_planes={max_planes!r} must be >= 1")
+    limit = len(chosen) if max_planes is None else integer(max_planes, "max_planes", low=1, note="or None")
     return _best(float(base), int(dim), int(length), chosen, limit)
 
 
 def nearest_plane(base: float, dim: int, theta: float) -> int:
     """The plane ``k`` of the spectrum whose frequency is nearest ``theta`` in log scale (how [A]'s rounded
     frequencies, ``0.8660`` and ``0.0027``, are placed on a checkpoint's spectrum)."""
-    if not (math.isfinite(theta) and theta > 0):
-        raise InputError(f"theta={theta!r} must be a finite number > 0")
+    theta = real(theta, "theta", low=0, low_open=True)
     spectrum = spectrum_frequencies(base, dim)
     return int(np.argmin(np.abs(np.log(spectrum) - math.log(theta))))

@@ -25,7 +25,6 @@ import sympy as sp
 
 from ropeproof.constructions.paper import INDEX_THETA, index_construction
 from ropeproof.theory.dirichlet import ProofStep
-from ropeproof.theory.errors import InputError
 from ropeproof.theory.one_plane_optimum import (
     attaining_angles,
     best_value,
@@ -33,6 +32,7 @@ from ropeproof.theory.one_plane_optimum import (
     optimum_proof,
 )
 from ropeproof.theory.trig_identity import vanishes_identically
+from ropeproof.theory.validate import integer
 from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
 from ropeproof.verify.exact.index_sweep import IndexSweep, index_gap_expression, index_sweep
 
@@ -43,8 +43,7 @@ BRUTEFORCE_UP_TO = 8
 
 
 def _check_max_n(max_n: int) -> None:
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or not 3 <= max_n <= 10**6:
-        raise InputError(f"max_n={max_n!r} must be an integer in 3 .. 10^6")
+    integer(max_n, "max_n", low=3, high=10**6)
 
 
 @cache
@@ -196,8 +195,7 @@ def best_value_bruteforce(big_m: int, dps: int = 30) -> tuple[mpmath.mpf, list[s
     is a local maximum; there either two active ``h_a = h_b`` cross (``cos(a theta) = cos(b theta)``, so
     ``theta = 2 pi j / (a -+ b)``) or one active ``h_m`` has a local maximum (``m theta = pi`` mod ``2 pi``).
     Every such angle is evaluated."""
-    if isinstance(big_m, bool) or not isinstance(big_m, int) or not 1 <= big_m <= 64:
-        raise InputError(f"big_m={big_m!r} must be an integer in 1 .. 64")
+    big_m = integer(big_m, "big_m", low=1, high=64)
     candidates: dict[tuple[int, int], None] = {}
     for q in range(1, 2 * big_m + 1):
         for j in range(2 * q):  # theta = pi j / q: crossings (j even) and peaks (odd multiples of pi / m)

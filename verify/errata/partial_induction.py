@@ -14,13 +14,14 @@ import math
 
 import numpy as np
 
-from ropeproof.theory.errors import InputError
 from ropeproof.theory.letter_code_bounds import (
     code_horizon,
     code_partial_induction_margin,
     partial_induction_proof,
 )
-from ropeproof.verify.beyond.partial_induction import certified_one_plane_margin, horizon, retrieval_code_head
+from ropeproof.theory.validate import integer
+from ropeproof.verify.beyond.letter_codes import horizon
+from ropeproof.verify.beyond.partial_induction import certified_one_plane_margin, retrieval_code_head
 from ropeproof.verify.errata.correction_data import CorrectionData, Series
 
 ALPHABET, LENGTH = 4, 16
@@ -36,8 +37,7 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
     """The one-plane letter code at :func:`design_angle` on partial induction: exact margins against the
     closed form at every length up to the horizon, the first failing length, and against [B]'s "one plane
     cannot" (a margin ``<= 0`` at ``length``)."""
-    if isinstance(length, bool) or not isinstance(length, int) or not 3 <= length <= 200:
-        raise InputError(f"length={length!r} must be an integer in 3 .. 200")
+    length = integer(length, "length", low=3, high=200)
     theta = design_angle(alphabet, length)
     head = retrieval_code_head(alphabet, theta)
     top = code_horizon(theta, alphabet)

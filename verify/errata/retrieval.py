@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from ropeproof.constructions.paper import ALPHABET_SIZE, RETRIEVAL_THETA
-from ropeproof.theory.errors import InputError
 from ropeproof.theory.letter_code_bounds import (
     largest_gap_closed_form,
     largest_gap_proof,
@@ -26,6 +25,7 @@ from ropeproof.theory.letter_code_bounds import (
     retrieval_corrected_bound,
 )
 from ropeproof.theory.retrieval_margin import retrieval_margin_closed_form
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
 from ropeproof.verify.exact.sweep import SweepTable, retrieval_witness_tokens, sweep_retrieval
 
@@ -40,10 +40,8 @@ def _reported(n: np.ndarray, theta: float, alphabet: int, shift: int) -> np.ndar
 
 
 def _check(alphabet: int, theta: float, max_n: int) -> None:
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or not 3 <= max_n <= 10**5:
-        raise InputError(f"max_n={max_n!r} must be an integer in 3 .. 10^5")
-    if not (math.isfinite(theta) and theta >= 0):
-        raise InputError(f"theta={theta!r} must be a finite number >= 0")
+    integer(max_n, "max_n", low=3, high=10**5)
+    real(theta, "theta", low=0)
 
 
 def _attaining_input(table: SweepTable, quantity: str) -> Callable[[int], dict[str, Any]]:

@@ -27,6 +27,7 @@ import mpmath
 import numpy as np
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import real
 
 UNIT_ROUNDOFF = 2.0**-53
 """``u`` of float64 (round to nearest): every correctly rounded operation errs by at most ``u |x|``."""
@@ -75,9 +76,7 @@ P1, P2, P3, P_ERROR = _two_pi_pieces()
 @lru_cache(maxsize=4096)
 def reduce_frequency(theta: float) -> ReducedFrequency:
     """``theta`` (its exact float64 value) reduced mod ``2 pi`` into ``[-pi, pi]``, in mpmath."""
-    t = float(theta)
-    if not math.isfinite(t):
-        raise InputError(f"theta={theta!r} must be finite")
+    t = real(theta, "theta")
     x = mpmath.mpf(t)  # exact: mpmath holds any float64 exactly
     exponent = max(0, math.frexp(t)[1])
     prec = exponent + 160

@@ -50,6 +50,7 @@ from mpmath import iv, libmp
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
+from ropeproof.theory.validate import integer, real
 
 STATUSES = ("holds", "holds-equal", "violated", "undecided")
 
@@ -174,15 +175,11 @@ MAX_OFFSET = 2**53 - 2
 
 
 def _check_n(max_n: int, limit: int = 10**6) -> int:
-    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= limit:
-        raise InputError(f"max_n={max_n!r} must be an integer in 2 .. {limit}")
-    return int(max_n)
+    return integer(max_n, "max_n", low=2, high=limit)
 
 
 def _check_prec(prec: int) -> int:
-    if isinstance(prec, bool) or not isinstance(prec, int) or not 53 <= prec <= 4096:
-        raise InputError(f"prec={prec!r} must be an integer number of bits in 53 .. 4096")
-    return prec
+    return integer(prec, "prec", low=53, high=4096, note="bits")
 
 
 # --------------------------------------------------------------------------------------- enclosures
@@ -261,10 +258,7 @@ def enclose_retrieval_terms(
     with outward-rounded float64 interval products and sums. Each ``d`` is enclosed on its own, so any
     range of ``d`` gives the same enclosures.
     """
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int) or alphabet < 2:
-        raise InputError(f"alphabet={alphabet!r} must be an integer >= 2")
-    if not math.isfinite(theta):
-        raise InputError(f"theta={theta!r} must be finite")
+    alphabet, theta = integer(alphabet, "alphabet", low=2), real(theta, "theta")
     # the interval products below hold a few [max_d, A - 1] arrays (4 corners, 2 ends, clip copies)
     check_allocation(
         f"certified retrieval terms for |ALPH| = {alphabet} to d = {max_d}", 12 * 8 * max_d * (alphabet - 1)

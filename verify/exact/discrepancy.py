@@ -34,6 +34,7 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
+from ropeproof.theory.validate import integer
 from ropeproof.verify.exact.families import Family, FamilyCase
 from ropeproof.verify.exact.offset_logits import distance_logits
 from ropeproof.verify.exact.prefix_topk import excluding_first, prefix_topk
@@ -79,8 +80,7 @@ def build_tables(
     device: DeviceLike = "cpu",
 ) -> list[CaseTable]:
     """Per-case logit tables for distances ``0 .. max_n - 1``, computed with the module's arithmetic."""
-    if max_n < 2:
-        raise InputError(f"max_n={max_n} must be >= 2")
+    max_n = integer(max_n, "max_n", low=2)
     limit = family.max_length()
     if limit is not None and max_n > limit:
         raise InputError(

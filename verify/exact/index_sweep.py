@@ -29,6 +29,7 @@ import sympy as sp
 from ropeproof.theory.construction import Construction
 from ropeproof.theory.derive import OFFSET, derive
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
 
 
@@ -211,13 +212,20 @@ class IndexBlock:
     sup_hi: np.ndarray | None = None
 
 
-def _check_planes(freqs: Sequence[float], amps: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
+def check_planes(
+    freqs: Sequence[float], amps: Sequence[float] | None, some_weight: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(freqs, amps)`` as equal-length, non-empty 1-D float64 arrays (``amps`` all 1 when ``None``);
+    :class:`InputError` unless every frequency is finite and every amplitude finite and ``>= 0`` (and,
+    with ``some_weight``, not all 0)."""
     f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
     a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
-    if f.shape != a.shape or f.size == 0:
-        raise InputError(f"freqs and amps must be equal-length, non-empty; got {f.size} and {a.size}")
+    if f.ndim != 1 or f.size == 0 or f.shape != a.shape:
+        raise InputError(f"freqs and amps must be equal-length, non-empty 1-D; got {f.shape} and {a.shape}")
     if not np.all(np.isfinite(f)) or not np.all(np.isfinite(a)) or np.any(a < 0):
         raise InputError("freqs must be finite and amps finite and >= 0")
+    if some_weight and a.sum() <= 0:
+        raise InputError("amps must not be all 0")
     return f, a
 
 
@@ -232,11 +240,10 @@ def iter_index_blocks(
     """Rows ``n = start_n .. stop_n`` of many-plane T_Index, ``block`` rows at a time, in memory
     ``O(block)`` (one running prefix minimum over ``m <= n - 1``; ``gap_sup`` reads its records at
     ``ceil((n-1)/2)``)."""
-    f, a = _check_planes(freqs, amps)
+    f, a = check_planes(freqs, amps)
     if not 2 <= start_n <= stop_n < 2**26:
         raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= 2^26 - 1")
-    if block < 1:
-        raise InputError(f"block={block} must be >= 1")
+    block = integer(block, "block", low=1)
     margin = GapPrefix(f, a, with_error)
     for first in range(start_n, stop_n + 1, block):
         n = np.arange(first, min(stop_n, first + block - 1) + 1)
@@ -292,9 +299,8 @@ def index_sweep(
     freqs: Sequence[float], amps: Sequence[float] | None = None, max_n: int = 1000, chunk: int = 1 << 20
 ) -> IndexSweep:
     """Exact ``gap_sup``, ``gap_inf``, ``margin_inf`` of many-plane T_Index for ``n = 2 .. max_n``."""
-    f, a = _check_planes(freqs, [1.0] * np.atleast_1d(freqs).size if amps is None else amps)
-    if not 2 <= max_n < 2**26:
-        raise InputError(f"max_n={max_n} must be in 2 .. 2^26 - 1")
+    f, a = check_planes(freqs, [1.0] * np.atleast_1d(freqs).size if amps is None else amps)
+    max_n = integer(max_n, "max_n", low=2, high=2**26 - 1)
     blocks = list(iter_index_blocks(f, a, 2, max_n, max(1, chunk)))
     margin = np.concatenate([b.margin_inf for b in blocks])
     return IndexSweep(
@@ -318,8 +324,7 @@ def direct_index_extremes(
     the row, ``margin`` is the target's logit minus the best other. An ``O(n^2 K)`` oracle for the
     one-pass :func:`index_sweep`: in float64 (``dps=None``) or in mpmath at ``dps`` digits.
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
-        raise InputError(f"n={n} must be an integer >= 2")
+    n = integer(n, "n", low=2)
     f = np.asarray(freqs, dtype=np.float64).reshape(-1)
     a = np.asarray(amps, dtype=np.float64).reshape(-1)
     if f.shape != a.shape or f.size == 0:

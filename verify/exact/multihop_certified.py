@@ -52,6 +52,7 @@ from mpmath import iv
 from ropeproof.constructions.multihop_compile import CompiledModel, LayerInfo
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop_bound import chain_error_bound, leak_bound, mass_bound
+from ropeproof.theory.validate import integer
 from ropeproof.verify.exact.certified import arb_ends, arb_precision, interval_ends, iv_precision
 from ropeproof.verify.exact.multihop_margins import (
     distinct_layers,
@@ -238,14 +239,9 @@ def certify_model(
     start = time.perf_counter()
     if not isinstance(model, CompiledModel):
         raise InputError(f"model must be a CompiledModel, got {type(model).__name__}")
-    if isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= model.hop_layers:
-        raise InputError(
-            f"hops={hops!r} must be an integer in 1..{model.hop_layers} (the model's hop layers)"
-        )
-    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= 10**6:
-        raise InputError(f"max_n={max_n!r} must be an integer in 2..10^6")
+    hops = integer(hops, "hops", low=1, high=model.hop_layers, note="the model's hop layers")
+    max_n = integer(max_n, "max_n", low=2, high=10**6)
     _check_steps(leak, propagation, readout)
-    max_n = int(max_n)
     unit_codes = model.channel_code in ("cyclic", "onehot")
     if not unit_codes or any(info.value_weight != 1.0 for info in model.layer_info):
         raise InputError(

@@ -50,6 +50,7 @@ from mpmath import libmp
 
 from ropeproof.constructions.multihop_compile import CompiledModel, LayerInfo
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.exact.certified import (
     arb_ends,
     arb_precision,
@@ -229,9 +230,7 @@ def layer_margin_enclosure(
 ) -> Enclosure:
     """Enclosure of the layer's chain-row ``margin_inf(n)`` at scale 1 for ``n = 2 .. max_n`` (closed forms
     in the module docstring; ``vocab_size`` is the ``self`` code's size, needed for symbolic Reflexive)."""
-    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or max_n < 2:
-        raise InputError(f"max_n={max_n!r} must be an integer >= 2")
-    max_n = int(max_n)
+    max_n = integer(max_n, "max_n", low=2)
     if info.kind == "index" or (info.kind == "reflexive" and info.variant == "positional"):
         return prefix_min_interval(*enclose_gaps(info.freqs, info.amps, max_n - 1))
     if info.kind == "retrieval":
@@ -255,9 +254,10 @@ def layer_margin_enclosure(
         return lo, hi
     if len(info.freqs) != 1:
         raise InputError("a symbolic Reflexive layer is enclosed only with one plane")
-    if vocab_size is None or vocab_size < 2:
+    if vocab_size is None:
         raise InputError("vocab_size (the self code's size, >= 2) is needed for a symbolic Reflexive layer")
-    t, o, _s = enclose_retrieval_terms(int(vocab_size), info.freqs[0], max_n - 1, prec)
+    vocab_size = integer(vocab_size, "vocab_size", low=2, note="the self code's size")
+    t, o, _s = enclose_retrieval_terms(vocab_size, info.freqs[0], max_n - 1, prec)
     worst = (np.maximum(t[0], o[0]), np.maximum(t[1], o[1]))  # c = 0 (a copy) or c != 0
     return _scaled(_one_minus_prefix_max(*worst), info.amps[0])
 

@@ -48,8 +48,8 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 
-from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
+from ropeproof.theory.validate import integer
 from ropeproof.verify.exact.angles import UNIT_ROUNDOFF
 
 TABLE_CODES = 1 << 14
@@ -63,11 +63,7 @@ WINDOW = 2
 
 def check_alphabet(alphabet: object) -> int:
     """``alphabet`` as an int in ``2 .. MAX_ALPHABET``, or :class:`InputError`."""
-    if isinstance(alphabet, bool) or not isinstance(alphabet, int | np.integer) or alphabet < 2:
-        raise InputError(f"alphabet_size={alphabet!r} must be an integer >= 2")
-    if alphabet > MAX_ALPHABET:
-        raise InputError(f"alphabet_size={alphabet} must be at most 2^32 = {MAX_ALPHABET}")
-    return int(alphabet)
+    return integer(alphabet, "alphabet_size", low=2, high=MAX_ALPHABET, note="at most 2^32")
 
 
 def _double_double(numerators: list[int], alphabet: int) -> tuple[np.ndarray, np.ndarray, float]:

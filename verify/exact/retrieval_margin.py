@@ -18,17 +18,13 @@ import math
 
 import numpy as np
 
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 
 
 def retrieval_margin_explicit(max_n: int, theta: float, alphabet_size: int) -> np.ndarray:
     """``margin_inf(n)`` for every ``n = 2 .. max_n`` (index ``n - 2``), float64."""
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 2:
-        raise InputError(f"max_n={max_n} must be an integer >= 2")
-    if isinstance(alphabet_size, bool) or not isinstance(alphabet_size, int) or alphabet_size < 2:
-        raise InputError(f"alphabet_size={alphabet_size} must be an integer >= 2")
-    if not math.isfinite(theta):
-        raise InputError(f"theta={theta} must be finite")
+    max_n, alphabet_size = integer(max_n, "max_n", low=2), integer(alphabet_size, "alphabet_size", low=2)
+    theta = real(theta, "theta")
     omega = 2 * math.pi / alphabet_size
     d = np.arange(max_n, dtype=np.float64)
     c = np.arange(1, alphabet_size, dtype=np.float64)

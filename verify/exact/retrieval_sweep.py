@@ -39,6 +39,7 @@ from functools import lru_cache
 import numpy as np
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduced_angles_with_error
 from ropeproof.verify.exact.index_sweep import SIN_ULPS
 from ropeproof.verify.exact.prefix_topk import RunningTopK
@@ -55,8 +56,7 @@ GAP_SUP_KINDS = ("query", "target", "other")
 
 def _check(alphabet: int, theta: float) -> None:
     check_alphabet(alphabet)
-    if not math.isfinite(float(theta)):
-        raise InputError(f"theta={theta!r} must be finite")
+    real(theta, "theta")
 
 
 @dataclass
@@ -78,7 +78,7 @@ class DistanceLogits:
     err: np.ndarray
 
 
-def distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogits:
+def retrieval_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogits:
     """The closed-form logits at distances ``d`` (integers ``1 .. MAX_LENGTH``): ``H`` and ``L`` from
     the O(1) candidate codes of :func:`ropeproof.verify.exact.retrieval_codes.extremes`.
 
@@ -189,7 +189,7 @@ class RetrievalRows:
         """Rows ``n = next_d + 1 .. last_d + 1``: fold distances ``next_d .. last_d``."""
         first = self.next_d
         d = np.arange(first, last_d + 1)
-        lg = distance_logits(self.alphabet, self.theta, d)
+        lg = retrieval_distance_logits(self.alphabet, self.theta, d)
         hv, hi, h_pay = self.h_top.feed_with(lg.h, np.stack([lg.t, lg.h_code], 1))  # T and H's code there
         lv, li, l_pay = self.l_top.feed_with(lg.low, np.stack([lg.t, lg.h], 1))
         assert h_pay is not None and l_pay is not None
@@ -281,8 +281,7 @@ def iter_retrieval_blocks(
     ``n = 2`` is always computed; earlier rows are dropped)."""
     if not 2 <= start_n <= stop_n <= MAX_LENGTH:
         raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= {MAX_LENGTH}")
-    if block < 1:
-        raise InputError(f"block={block} must be >= 1")
+    block = integer(block, "block", low=1)
     rows = RetrievalRows(alphabet, theta)
     last = 1
     while last < stop_n:
@@ -338,7 +337,7 @@ class RetrievalSweep:
                 return out, n - 1 - d_t
             quantity = "margin_inf"
         dist = np.arange(n - 1, -1, -1, dtype=np.float64)
-        lg = distance_logits(self.alphabet, self.theta, np.maximum(dist, 1))
+        lg = retrieval_distance_logits(self.alphabet, self.theta, np.maximum(dist, 1))
         _s_hi, c_hi, _s_lo, c_lo, *_ = query_logits(self.alphabet)
         if quantity == "margin_inf":
             codes = lg.h_code.copy()
@@ -360,9 +359,8 @@ def retrieval_sweep(
     alphabet: int, theta: float, max_n: int, gap_inf_limit: int = 96, block: int = 1 << 17
 ) -> RetrievalSweep:
     """Exact ``gap_sup``, ``gap_inf``, ``margin_inf`` of T_Retrieval for every ``n = 2 .. max_n``."""
-    if isinstance(max_n, bool) or not isinstance(max_n, int | np.integer) or not 2 <= max_n <= MAX_LENGTH:
-        raise InputError(f"max_n={max_n!r} must be an integer in 2 .. {MAX_LENGTH}")
-    blocks = list(iter_retrieval_blocks(alphabet, theta, 2, int(max_n), block))
+    max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
+    blocks = list(iter_retrieval_blocks(alphabet, theta, 2, max_n, block))
     cols = {f: np.concatenate([getattr(b, f) for b in blocks]) for f in RetrievalBlock.__dataclass_fields__}
     margin = cols["margin_inf"]
     exact = margin > 0

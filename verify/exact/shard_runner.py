@@ -40,6 +40,7 @@ from typing import IO, Any
 
 from ropeproof.theory.atomic_output import write_text_atomic
 from ropeproof.theory.errors import InputError, RopeproofError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.exact.certified_shards import (
     CertifiedRecordCheck,
     GapRecords,
@@ -88,8 +89,7 @@ class SweepSpec:
     def __post_init__(self) -> None:
         if self.construction not in ("index", "retrieval"):
             raise InputError(f"construction={self.construction!r}; accepted: 'index', 'retrieval'")
-        if not math.isfinite(self.theta):
-            raise InputError(f"theta={self.theta!r} must be finite")
+        real(self.theta, "theta")
 
     def params(self) -> dict[str, Any]:
         if self.construction == "index":
@@ -184,9 +184,7 @@ def _client(executor: Any, workers: int | None, scheduler: str | None) -> Iterat
         with client:
             yield client
         return
-    n = (os.cpu_count() or 1) if workers is None else workers
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InputError(f"workers={workers!r} must be an integer >= 1")
+    n = (os.cpu_count() or 1) if workers is None else integer(workers, "workers", low=1, note="or None")
     with (
         distributed.LocalCluster(
             n_workers=n,
@@ -212,8 +210,7 @@ def _run_jobs(
 ) -> None:
     """Compute every job whose file is missing, storing each result as it arrives; raise
     :class:`ShardFailure` naming the failed shards once every other one has finished."""
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise InputError(f"retries={retries!r} must be an integer >= 0")
+    retries = integer(retries, "retries", low=0)
     todo = [j for j in jobs if not j.path.exists()]
     bar = None
     if progress:
@@ -270,9 +267,7 @@ def _remove(directory: Path, default_root: bool) -> None:
 
 def _shard_count(shards: int | None, total: int, per_shard: int, workers: int | None) -> int:
     if shards is not None:
-        if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= total:
-            raise InputError(f"shards={shards!r} must be an integer in 1 .. {total}")
-        return shards
+        return integer(shards, "shards", low=1, high=total, note="or None")
     return min(total, max(workers or os.cpu_count() or 1, -(-total // per_shard)))
 
 
@@ -335,8 +330,7 @@ def run_certified_index(
     """The certified Index check of every ``n = 2 .. max_n`` (as ``ropeproof sweep certified-index``):
     in this process, or with the offsets cut into shards run as Dask tasks (module docstring);
     ``task(theta, prec, first, last)`` encloses one shard (default :func:`records_shard_text`)."""
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 2:
-        raise InputError(f"max_n={max_n!r} must be an integer >= 2")
+    max_n = integer(max_n, "max_n", low=2)
     if executor in (None, "local"):
         records = enclose_gap_records([theta], None, *offsets_for(max_n, None), prec)
         return judge_records(records, max_n, term)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.runtime.attention import RopeAttention
 
 KeySource = torch.Tensor | Callable[[int, int], torch.Tensor]
@@ -46,10 +47,8 @@ def stream_row_top2(head: RopeAttention, keys: KeySource, n: int, chunk: int = 1
     The query is the input at position ``n - 1`` (taken from ``keys`` too). Ties keep the earlier
     position first.
     """
-    if n < 2:
-        raise InputError(f"n={n} must be >= 2 (a query and at least one other key)")
-    if chunk < 1:
-        raise InputError(f"chunk={chunk} must be >= 1")
+    n = integer(n, "n", low=2, note="a query and at least one other key")
+    chunk = integer(chunk, "chunk", low=1)
 
     def load(start: int, stop: int) -> torch.Tensor:
         x = keys[start:stop] if isinstance(keys, torch.Tensor) else keys(start, stop)

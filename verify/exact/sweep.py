@@ -45,6 +45,7 @@ from ropeproof.constructions.paper import index_construction, retrieval_construc
 from ropeproof.theory.bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
+from ropeproof.theory.validate import integer
 from ropeproof.verify.display import TableDisplay
 from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduce_frequency, reduced_angles_with_error
 from ropeproof.verify.exact.bound_checks import (
@@ -361,13 +362,9 @@ def _iv_hi(x: Any) -> float:
 
 
 def _check_sweep_args(start: int, stop: int, block: int) -> None:
-    for name, value in (("start", start), ("stop", stop), ("block", block)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise InputError(f"{name}={value!r} must be an integer")
-    if not 2 <= start <= stop <= MAX_LENGTH:
-        raise InputError(f"lengths {start}..{stop} must satisfy 2 <= start <= stop <= {MAX_LENGTH}")
-    if block < 1:
-        raise InputError(f"block={block} must be >= 1")
+    start = integer(start, "start", low=2, high=MAX_LENGTH)
+    integer(stop, "stop", low=start, high=MAX_LENGTH, note=f"start={start}")
+    integer(block, "block", low=1)
 
 
 def iter_index_sweep(

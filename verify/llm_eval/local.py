@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.llm_eval.plan import Prompt, check_format
 from ropeproof.verify.llm_eval.protocol import TASKS
 from ropeproof.verify.llm_eval.providers import Provider, Reply
@@ -124,9 +125,7 @@ class HFCausalLM(Provider):
     ) -> None:
         self.model, self.tokenizer, self.dtype = model.eval(), tokenizer, dtype
         self.format = check_format(fmt)
-        if max_tokens < 1:
-            raise InputError(f"max_tokens={max_tokens} must be >= 1")
-        self.max_tokens, self.source = max_tokens, source
+        self.max_tokens, self.source = integer(max_tokens, "max_tokens", low=1), source
         self.task = task_of_tokenizer(tokenizer)
         self.batch_size = BATCH_SIZE if self.format == "task" else 1
 

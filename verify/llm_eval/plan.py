@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.llm_eval.protocol import TASKS, chat_prompt, check_task
 from ropeproof.verify.llm_eval.sequences import FORMATS, chat_instance, check_length, task_instances
 
@@ -49,8 +50,7 @@ class Prompt:
 
 def draw_seed(seed: int, task: str, length: int, draw: int) -> int:
     """The generator seed of draw ``draw`` of ``(task, length)`` in a run with seed ``seed``."""
-    if seed < 0 or draw < 0:
-        raise InputError(f"seed={seed} and draw={draw} must be >= 0")
+    seed, draw = integer(seed, "seed", low=0), integer(draw, "draw", low=0)
     sequence = np.random.SeedSequence([seed, TASKS.index(check_task(task)), check_length(length), draw])
     return int(sequence.generate_state(1)[0])
 
@@ -73,10 +73,8 @@ def build_plan(
     check_format(fmt)
     if not tasks or not lengths:
         raise InputError("tasks and lengths must be non-empty")
-    if not 1 <= prompts <= MAX_PROMPTS:
-        raise InputError(f"prompts={prompts} is out of range; accepted: 1..{MAX_PROMPTS}")
-    if not 1 <= draws <= MAX_DRAWS:
-        raise InputError(f"draws={draws} is out of range; accepted: 1..{MAX_DRAWS}")
+    prompts = integer(prompts, "prompts", low=1, high=MAX_PROMPTS)
+    draws = integer(draws, "draws", low=1, high=MAX_DRAWS)
     out = []
     for task in dict.fromkeys(tasks):
         for length in dict.fromkeys(check_length(n) for n in lengths):

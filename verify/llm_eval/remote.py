@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.llm_eval.plan import Prompt
 from ropeproof.verify.llm_eval.providers import Provider, ProviderError, Reply
 
@@ -83,10 +84,9 @@ class _RemoteChat(Provider):
     ) -> None:
         if not model or not model.strip():
             raise InputError("model must be a non-empty model name")
-        if max_tokens < 1 or timeout <= 0 or max_retries < 0:
-            raise InputError(
-                f"max_tokens={max_tokens} must be >= 1, timeout={timeout} > 0, max_retries={max_retries} >= 0"
-            )
+        integer(max_tokens, "max_tokens", low=1)
+        real(timeout, "timeout", low=0, low_open=True, note="seconds")
+        integer(max_retries, "max_retries", low=0)
         if token_param is not None and token_param not in TOKEN_PARAMS:
             raise InputError(f"token_param={token_param!r} is unknown; accepted: {list(TOKEN_PARAMS)}")
         self.module = _client_module(self.kind)

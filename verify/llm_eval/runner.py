@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ropeproof.theory.errors import InputError, RopeproofError
+from ropeproof.theory.errors import RopeproofError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.llm_eval.parsing import parse_reply
 from ropeproof.verify.llm_eval.plan import Prompt
 from ropeproof.verify.llm_eval.providers import Provider, Redactor, Reply
@@ -137,8 +138,8 @@ def run_prompts(
     max_failures: int = MAX_FAILURES,
 ) -> RunStats:
     """Send every prompt of ``plan`` that has no reply in ``log`` (module docstring)."""
-    if concurrency < 1 or max_failures < 1:
-        raise InputError(f"concurrency={concurrency} and max_failures={max_failures} must be >= 1")
+    concurrency = integer(concurrency, "concurrency", low=1)
+    max_failures = integer(max_failures, "max_failures", low=1)
     todo = pending_prompts(plan, log)
     stats = RunStats(pending=len(todo))
     bar = _Progress(len(todo), progress)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ropeproof.constructions.paper import NUMBER_TASK_LETTERS, NUMBER_TASK_MAX_INT, TASK_LENGTH
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.llm_eval.protocol import MAX_LENGTH, MIN_LENGTH, answer, check_task
 from ropeproof.verify.task_lengths import long_task
 from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
@@ -39,11 +39,9 @@ _BLOCK, _CONTENT = 0, 1  # stream numbers of the per-prompt seeds
 
 
 def check_length(length: int) -> int:
-    if isinstance(length, bool) or not isinstance(length, int | np.integer):
-        raise InputError(f"length={length!r} must be an integer in {MIN_LENGTH}..{MAX_LENGTH}")
-    if not MIN_LENGTH <= length <= MAX_LENGTH:
-        raise InputError(f"length={length} is out of range; accepted: {MIN_LENGTH}..{MAX_LENGTH}")
-    return int(length)
+    """``length`` as an ``int`` if it is an integer in ``MIN_LENGTH .. MAX_LENGTH``; else :class:`InputError`
+    naming it."""
+    return integer(length, "length", low=MIN_LENGTH, high=MAX_LENGTH)
 
 
 def _balanced(seed: int, index: int, size: int) -> int:
@@ -57,8 +55,7 @@ def chat_instance(task: str, length: int, seed: int, index: int) -> TaskInstance
     answer's index in ``tokens``."""
     check_task(task)
     n = check_length(length)
-    if seed < 0 or index < 0:
-        raise InputError(f"seed={seed} and index={index} must be >= 0")
+    seed, index = integer(seed, "seed", low=0), integer(index, "index", low=0)
     rng = np.random.default_rng([seed, _CONTENT, index])
     letters = np.array(list(LETTERS))
     if task == "number":
@@ -83,8 +80,7 @@ def task_instances(task: str, length: int, count: int, seed: int) -> list[TaskIn
     written as the task tokenizer's words."""
     check_task(task)
     n = check_length(length)
-    if count < 1 or seed < 0:
-        raise InputError(f"count={count} must be >= 1 and seed={seed} >= 0")
+    count, seed = integer(count, "count", low=1), integer(seed, "seed", low=0)
     if n >= TASK_LENGTH:
         raw = long_task(task, count, n, hops=(1,), build="distractors", seed=seed)
     else:

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.rope import apply_rope
 
@@ -97,7 +98,5 @@ def call_rows(fn: RowFn, x: torch.Tensor, chunk_size: int | None = None, what: s
 
 def check_chunk_size(chunk_size: int | None) -> None:
     """Raise :class:`InputError` unless ``chunk_size`` is ``None`` or an integer >= 1."""
-    if chunk_size is None:
-        return
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) or chunk_size < 1:
-        raise InputError(f"chunk_size={chunk_size} must be None or an integer >= 1")
+    if chunk_size is not None:
+        integer(chunk_size, "chunk_size", low=1, note="or None")

@@ -51,6 +51,8 @@ from typing import Any
 import torch
 
 from ropeproof.theory.errors import InputError, NonFiniteError
+from ropeproof.theory.memory_budget import check_allocation
+from ropeproof.theory.validate import integer
 from ropeproof.verify.ps._rows import (
     Head,
     as_inputs,
@@ -64,6 +66,11 @@ from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
 
 MAX_EXACT_N = 8
 """Largest length for exact enumeration: ``(n-1)! = 5040`` permutations of ``n - 1 = 7`` keys."""
+DEVIATION_BYTES = 48
+"""Peak bytes per entry of the ``[batch, P, n-1]`` permuted rows and deviations (the rows, both deltas and
+:func:`_report`'s temporaries): 34 measured (``VmHWM``) for a head's table path, rounded up."""
+PERMUTATION_BYTES = 16
+"""Bytes per entry of a ``[P, n-1]`` permutation draw (the float64 keys and the int64 argsort)."""
 
 
 def permuted_logit_rows(
@@ -104,6 +111,35 @@ def permuted_logit_rows(
     stacked = x[:, full].reshape(batch * perms.shape[0], n, d)
     rows = call_rows(head, stacked, chunk_size, "a logit row").to(torch.float64)
     return row, rows.reshape(batch, perms.shape[0], m).to(row.device)
+
+
+def exclusion_bytes(head: Head, x: torch.Tensor, n_perms: int, chunk_size: int | None = None) -> int:
+    """Estimated peak bytes of :func:`deviations` and the report over ``n_perms`` permutations of the
+    inputs ``x`` (``[batch, n, d_model]``): :data:`DEVIATION_BYTES` and :data:`PERMUTATION_BYTES` per
+    entry; for a callable also the stacked permuted inputs and, when it is a :class:`RowFunction` that
+    declares ``bytes_per_sequence``, its working memory for one call (``chunk_size`` sequences, default
+    all ``batch * P``).
+
+    Shapes: x [batch, n, d_model]
+    """
+    batch, n, d = (int(s) for s in x.shape)
+    m = n - 1
+    total = DEVIATION_BYTES * batch * n_perms * m + PERMUTATION_BYTES * n_perms * m
+    if not isinstance(head, RopeAttention):
+        sequences = batch * n_perms
+        total += sequences * n * d * x.element_size()
+        declared = getattr(head, "bytes_per_sequence", None)
+        if declared is not None:
+            total += min(sequences, chunk_size or sequences) * int(declared(n))
+    return total
+
+
+def _check_exclusion_memory(head: Head, x: torch.Tensor, n_perms: int, chunk_size: int | None) -> None:
+    batch, n = int(x.shape[0]), int(x.shape[1])
+    check_allocation(
+        f"the exclusion over {n_perms} permutations of {batch} inputs of length {n}",
+        exclusion_bytes(head, x, n_perms, chunk_size),
+    )
 
 
 def all_permutations(m: int) -> torch.Tensor:
@@ -269,6 +305,7 @@ def exact_exclusion(head: Head, x: torch.Tensor, chunk_size: int | None = None) 
             f"n={n} is too large for exact enumeration ((n-1)! = {math.factorial(n - 1)} permutations); "
             f"accepted: 2 <= n <= {MAX_EXACT_N}. Use sampled_exclusion for longer inputs."
         )
+    _check_exclusion_memory(head, x, math.factorial(n - 1), chunk_size)
     perms = all_permutations(n - 1)
     row, d_pos, d_sym = deviations(head, x, perms, chunk_size)
     return _report(row, d_pos, d_sym, exact=True, n=n)
@@ -287,10 +324,10 @@ def sampled_exclusion(
     Shapes: x [batch, n, d_model]
     """
     x = as_inputs(x)
-    if isinstance(n_samples, bool) or int(n_samples) != n_samples or n_samples < 1:
-        raise InputError(f"n_samples={n_samples} must be an integer >= 1")
+    n_samples = integer(n_samples, "n_samples", low=1)
     n = x.shape[1]
-    perms = random_permutations(n - 1, int(n_samples), seed)
+    _check_exclusion_memory(head, x, n_samples, chunk_size)
+    perms = random_permutations(n - 1, n_samples, seed)
     row, d_pos, d_sym = deviations(head, x, perms, chunk_size)
     return _report(row, d_pos, d_sym, exact=False, n=n)
 
@@ -307,4 +344,4 @@ def logit_row_fn(head: RopeAttention) -> RowFunction:
     def row(x: torch.Tensor) -> torch.Tensor:
         return head(x).logits[:, -1, :]
 
-    return RowFunction(row, "logit", name="logit_row_fn")
+    return RowFunction(row, "logit", bytes_per_sequence=head.forward_bytes, name="logit_row_fn")

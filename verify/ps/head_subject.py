@@ -12,6 +12,7 @@ import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.exact.families import sample_family_inputs
 from ropeproof.verify.exact.head_sweep import head_family
 from ropeproof.verify.runtime.compiled import encode, head_module
@@ -31,10 +32,8 @@ def head_subject(
 
     Shapes: return.inputs [n_inputs, length, d_model].
     """
-    if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 1:
-        raise InputError(f"n_inputs={n_inputs} must be an integer >= 1")
-    if isinstance(length, bool) or not isinstance(length, int) or length < 3:
-        raise InputError(f"length={length} must be an integer >= 3 (two keys to swap and the query)")
+    n_inputs = integer(n_inputs, "n_inputs", low=1)
+    length = integer(length, "length", low=3, note="two keys to swap and the query")
     family = head_family(head)
     limit = family.max_length()
     if limit is not None and length > limit:

@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer_problem
 from ropeproof.verify.ps._rows import as_inputs, check_chunk_size
 from ropeproof.verify.ps.row_functions import RowFunction
 from ropeproof.verify.ps.scores import PSScores, check_tau, source_scores
@@ -119,12 +119,6 @@ class LayerSwapScores:
         }
 
 
-def _check_layer(layer: int, n_layers: int) -> int:
-    if isinstance(layer, bool) or not isinstance(layer, int | np.integer) or not 0 <= layer < n_layers:
-        raise InputError(f"layer={layer!r} must be an integer in 0..{n_layers - 1}")
-    return int(layer)
-
-
 def _check_heads(heads: Any, n_heads: int) -> tuple[int, ...]:
     if heads is None:
         return tuple(range(n_heads))
@@ -183,7 +177,10 @@ def layer_swap_scores(
             f"model must be a LayerSwapAdapter (layer_inputs, attention_rows, bytes_per_sequence, n_layers, "
             f"n_heads, softmax_dtype), got {type(model).__name__}; for HF models use HFLayerSwap(model)"
         )
-    layer = _check_layer(layer, int(model.n_layers))
+    top = int(model.n_layers) - 1
+    if integer_problem(layer, low=0, high=top) is not None:  # this wording is matched by the HF tests
+        raise InputError(f"layer={layer!r} must be an integer in 0..{top} (the model's layers)")
+    layer = int(layer)
     heads_t = _check_heads(heads, int(model.n_heads))
     tau = check_tau(tau)
     block_size = check_block_size(block_size)

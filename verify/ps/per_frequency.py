@@ -21,11 +21,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import integer
 from ropeproof.verify.ps.exact import as_inputs, sampled_exclusion
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.attention import RopeAttention
@@ -139,8 +139,7 @@ def per_frequency_scores(
     Shapes: inputs [batch, n, d_model]
     """
     x = as_inputs(inputs, "inputs", min_n=3)
-    if isinstance(n_samples, bool) or not isinstance(n_samples, int | np.integer) or n_samples < 0:
-        raise InputError(f"n_samples={n_samples} must be an integer >= 0")
+    n_samples = integer(n_samples, "n_samples", low=0)
     planes = split_planes(head, gain)
     s_pos, s_sym, rel_pos, rel_sym = [], [], [], []
     first = None

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 
 RowKind = Literal["attention", "logit"]
 ROW_KINDS: tuple[str, ...] = ("attention", "logit")
@@ -61,9 +62,8 @@ class RowFunction:
             raise InputError(f"RowFunction fn must be callable, got {type(self.fn).__name__}")
         if self.kind not in ROW_KINDS:
             raise InputError(f"RowFunction kind={self.kind!r} is unknown; accepted: {list(ROW_KINDS)}")
-        h = self.n_heads
-        if h is not None and (isinstance(h, bool) or not isinstance(h, int | np.integer) or h < 1):
-            raise InputError(f"RowFunction n_heads={h!r} must be None or an integer >= 1")
+        if self.n_heads is not None:
+            integer(self.n_heads, "RowFunction n_heads", low=1, note="or None")
         if self.softmax_dtype is not None and not (
             isinstance(self.softmax_dtype, torch.dtype) and self.softmax_dtype.is_floating_point
         ):

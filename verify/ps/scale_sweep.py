@@ -19,7 +19,7 @@ import sympy as sp
 import torch
 
 from ropeproof.theory.bounds import softmax_scale_needed
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.attention import RopeAttention
 
@@ -27,12 +27,9 @@ from ropeproof.verify.runtime.attention import RopeAttention
 def working_scale(margin: float, n: int, eps: float = 0.01) -> float:
     """``ln((n - 1)(1 - eps) / eps) / margin``: the logit scale giving weight ``>= 1 - eps`` on the
     target of every input of length ``n`` whose worst-case margin is ``margin > 0``."""
-    if not margin > 0:
-        raise InputError(f"margin={margin} must be > 0 (the head must separate the target)")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise InputError(f"n={n} must be an integer >= 2")
-    if not 0 < eps < 1:
-        raise InputError(f"eps={eps} must lie in (0, 1)")
+    margin = real(margin, "margin", low=0, low_open=True, note="the head must separate the target")
+    n = integer(n, "n", low=2)
+    eps = real(eps, "eps", low=0, high=1, low_open=True, high_open=True)
     return float(softmax_scale_needed(sp.Integer(n), sp.Float(margin, 30), sp.Float(eps, 30)))
 
 
@@ -53,15 +50,14 @@ def scores_over_scales(
 
     Shapes: inputs [batch, n, d_model]
     """
+    factors = [real(s, f"scales[{i}]", low=0, low_open=True) for i, s in enumerate(scales)]
     base = head.scale
     out = []
     try:
-        for s in scales:
-            if not float(s) > 0:
-                raise InputError(f"scales must be > 0, got {s}")
-            head.scale = base * float(s)
+        for s in factors:
+            head.scale = base * s
             sc = ps_scores(head, inputs, tau=tau)
-            out.append(ScaleScores(float(s), sc.S_pos, sc.S_sym))
+            out.append(ScaleScores(s, sc.S_pos, sc.S_sym))
     finally:
         head.scale = base
     return out

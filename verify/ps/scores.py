@@ -38,13 +38,13 @@ exactly 0 are skipped, which changes no score).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import real
 from ropeproof.verify.ps._rows import Head, as_inputs, check_chunk_size
 from ropeproof.verify.ps.row_functions import RowFunction, require_kind
 from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
@@ -185,13 +185,7 @@ def scores_from_rows(
 
 def check_tau(tau: float) -> float:
     """``tau`` as a float; :class:`InputError` unless finite and > 0."""
-    try:
-        t = float(tau)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"tau={tau!r} must be a number > 0") from exc
-    if not math.isfinite(t) or t <= 0:
-        raise InputError(f"tau={tau} must be finite and > 0")
-    return t
+    return real(tau, "tau", low=0, low_open=True)
 
 
 def source_scores(
@@ -285,12 +279,7 @@ def attention_row_fn(head: RopeAttention) -> RowFunction:
     def row(x: torch.Tensor) -> torch.Tensor:
         return head(x).pattern[:, -1, :]
 
-    h, item = head.spec.head_dim, head.dtype.itemsize
-
-    def working(n: int) -> int:  # q, k, v, two rotations [n, h]; logits, mask, pattern [n, n]; output
-        return (5 * h + 3 * n + 2 * head.d_model) * n * item
-
-    return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=working,
+    return RowFunction(row, "attention", softmax_dtype=head.dtype, bytes_per_sequence=head.forward_bytes,
                        name="attention_row_fn")  # fmt: skip
 
 

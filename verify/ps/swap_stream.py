@@ -32,10 +32,11 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError, NonFiniteError, UnderflowError
+from ropeproof.theory.memory_budget import format_bytes
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
 
 DEFAULT_MEMORY_BUDGET = 64 * 2**20
@@ -46,33 +47,19 @@ memory (larger chunks did not run faster on the CPU in the budget sweep of
 
 def check_block_size(block_size: int) -> int:
     """``block_size`` as an int; :class:`InputError` unless it is an integer >= 1."""
-    if isinstance(block_size, bool) or not isinstance(block_size, int | np.integer) or block_size < 1:
-        raise InputError(f"block_size={block_size} must be an integer >= 1")
-    return int(block_size)
+    return integer(block_size, "block_size", low=1)
 
 
 def check_memory_budget(memory_budget: int) -> int:
     """``memory_budget`` in bytes as an int; :class:`InputError` unless it is an integer >= 1."""
-    if (
-        isinstance(memory_budget, bool)
-        or not isinstance(memory_budget, int | np.integer)
-        or memory_budget < 1
-    ):
-        raise InputError(f"memory_budget={memory_budget!r} must be an integer number of bytes >= 1")
-    return int(memory_budget)
+    return integer(memory_budget, "memory_budget", low=1, note="bytes")
 
 
 def check_max_skipped_weight(value: float | None) -> float | None:
     """``None`` or a float in ``[0, 1)``; :class:`InputError` otherwise."""
     if value is None:
         return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"max_skipped_weight={value!r} must be None or a number in [0, 1)") from exc
-    if not 0 <= v < 1:
-        raise InputError(f"max_skipped_weight={value} must be None or in [0, 1)")
-    return v
+    return real(value, "max_skipped_weight", low=0, high=1, high_open=True, note="or None")
 
 
 @dataclass(frozen=True)
@@ -89,8 +76,7 @@ class BlockPairs:
 
     def __post_init__(self) -> None:
         check_block_size(self.block_size)
-        if isinstance(self.n, bool) or not isinstance(self.n, int | np.integer):
-            raise InputError(f"n must be an int, got {type(self.n).__name__}")
+        integer(self.n, "n")
         if self.n_blocks < 2:
             raise InputError(
                 f"n={self.n} with block_size={self.block_size} leaves {self.n_blocks} block(s); "
@@ -251,8 +237,8 @@ def stream_swap_scores(
     if per_swap and per_swap_bytes(batch, h, n_swaps) > budget:
         need = per_swap_bytes(batch, h, n_swaps)
         raise InputError(
-            f"per_swap=True keeps {need / 2**20:.1f} MiB of per-swap arrays (batch={batch}, heads={h}, "
-            f"S={n_swaps} swaps), over memory_budget={budget / 2**20:.1f} MiB; pass per_swap=False to "
+            f"per_swap=True keeps {format_bytes(need)} of per-swap arrays (batch={batch}, heads={h}, "
+            f"S={n_swaps} swaps), over memory_budget={format_bytes(budget)}; pass per_swap=False to "
             "keep only the per-input scores, or raise memory_budget"
         )
     half = max(1, budget // 2)

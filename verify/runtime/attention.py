@@ -28,7 +28,6 @@ tables of :func:`~ropeproof.verify.runtime.rope.rotation_table`, and check finit
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,6 +39,7 @@ from torch import nn
 
 from ropeproof.theory.errors import InputError, RopeproofError, WeightError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import real
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
 from ropeproof.verify.runtime.finite import (
     all_finite,
@@ -138,9 +138,7 @@ class RopeAttention(nn.Module):
         super().__init__()
         if not isinstance(spec, RopeSpec):
             raise WeightError(f"spec must be a RopeSpec, got {type(spec).__name__}")
-        scale = float(scale)
-        if not math.isfinite(scale):
-            raise WeightError(f"scale={scale} must be finite")
+        scale = real(scale, "scale", error=WeightError)
         dev, dt = resolve_device(device), resolve_dtype(dtype)
         w_q = torch.as_tensor(np.asarray(W_Q)) if not isinstance(W_Q, torch.Tensor) else W_Q
         if w_q.ndim != 2:
@@ -299,6 +297,12 @@ class RopeAttention(nn.Module):
             q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1), is_causal=True, scale=scale
         )
         return attended.squeeze(1) @ self.W_O
+
+    def forward_bytes(self, n: int) -> int:
+        """Estimated working memory of :meth:`forward` per sequence of ``n`` tokens, in bytes: ``q``,
+        ``k``, ``v`` and two rotations (``[n, head_dim]``), the logits, mask and pattern (``[n, n]``),
+        the input and the output (``[n, d_model]``)."""
+        return (5 * self.spec.head_dim + 3 * n + 2 * self.d_model) * n * self.dtype.itemsize
 
     def extra_repr(self) -> str:
         return (

@@ -31,6 +31,7 @@ import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
 from ropeproof.verify.runtime.rope import rope_logits
 
@@ -62,10 +63,8 @@ def readout_weights(
     """``(v_0, dropped)`` for equal-length sequences: ``v_0`` is ``[batch, n]`` with ``C_L[n-1] = sum_p
     v_0[p] C_0[p]``, ``dropped`` (``[batch]``) bounds how far the dropped entries move ``C_L[n-1]``
     (module docstring)."""
-    if block < 1:
-        raise InputError(f"block={block} must be >= 1")
-    if not 0 <= drop < 1:
-        raise InputError(f"drop={drop} must be in [0, 1)")
+    block = integer(block, "block", low=1)
+    drop = real(drop, "drop", low=0.0, high=1.0, high_open=True)
     weights = _check_structure(model)
     dev, dt = resolve_device(device), resolve_dtype(dtype)
     ids = torch.as_tensor(model.ids([list(s) for s in sequences]), device=dev)
@@ -106,8 +105,7 @@ def last_readout(
     """``(readout, dropped)``: the readout at the last position, ``[batch, V]`` (float64), of sequences of
     any lengths (equal lengths are batched, ``batch_size`` at a time), and per sequence the bound on the
     channel moved by dropped entries."""
-    if batch_size < 1:
-        raise InputError(f"batch_size={batch_size} must be >= 1")
+    batch_size = integer(batch_size, "batch_size", low=1)
     w_e = torch.as_tensor(model.W_E, dtype=torch.float64)
     w_u = torch.as_tensor(model.W_U, dtype=torch.float64)
     seqs = [list(s) for s in sequences]

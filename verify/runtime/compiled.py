@@ -9,7 +9,6 @@ its answers.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +16,7 @@ import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import real
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
 
@@ -62,11 +62,9 @@ def answer(
     """
     if mode not in ANSWER_MODES:
         raise InputError(f"mode={mode!r} is unknown; accepted: {list(ANSWER_MODES)}")
-    scale = float(softmax_scale)
-    if mode == "softmax" and not (math.isfinite(scale) and scale > 0):
-        raise InputError(f"softmax_scale={softmax_scale} must be finite and > 0")
+    scale = real(softmax_scale, "softmax_scale", low=0, low_open=True) if mode == "softmax" else 1.0
     module = _cached_module(head, device, dtype)
-    module.scale = head.scale * (scale if mode == "softmax" else 1.0)
+    module.scale = head.scale * scale
     res = module(encode(head, sequences, dtype))
     if mode == "softmax":
         w_u = torch.as_tensor(head.W_U, dtype=res.output.dtype, device=res.output.device)

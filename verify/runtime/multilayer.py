@@ -20,6 +20,7 @@ from torch import nn
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.runtime.attention import AttentionResult, RopeAttention
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
 
@@ -126,8 +127,7 @@ def answer_model(
     batch_size: int = 256,
 ) -> list[str]:
     """The model's answers to equal-length sequences, ``batch_size`` at a time."""
-    if batch_size < 1:
-        raise InputError(f"batch_size={batch_size} must be >= 1")
+    batch_size = integer(batch_size, "batch_size", low=1)
     module = _cached(model, device, dtype)
     out: list[str] = []
     seqs = list(sequences)

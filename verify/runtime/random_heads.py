@@ -9,6 +9,7 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import integer
 from ropeproof.verify.runtime.attention import RopeAttention
 from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike
 
@@ -29,8 +30,7 @@ def random_head(
     ``init="normal"`` draws ``N(0, 1)`` entries, ``init="fan_in"`` draws ``N(0, 1/fan_in)`` with
     ``fan_in`` the matrix's first dimension.
     """
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-        raise InputError(f"d_model={d_model} must be an integer >= 1")
+    d_model = integer(d_model, "d_model", low=1)
     if init not in ("normal", "fan_in"):
         raise InputError(f"init={init!r} is unknown; accepted: 'normal', 'fan_in'")
     g = torch.Generator().manual_seed(int(seed))

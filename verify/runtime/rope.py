@@ -35,6 +35,7 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.theory.validate import real
 from ropeproof.verify.runtime.finite import (
     all_finite,
     finite_screen,
@@ -360,8 +361,7 @@ def rope_logits(
         raise InputError(
             f"q and k must share dtype and device, got {q.dtype}/{q.device} and {k.dtype}/{k.device}"
         )
-    if not math.isfinite(scale):
-        raise InputError(f"scale={scale} must be finite")
+    scale = real(scale, "scale")
     _check_shape(q, spec, "q")
     _check_shape(k, spec, "k")
     same = k is q and k_positions is q_positions

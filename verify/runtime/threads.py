@@ -32,7 +32,7 @@ from contextvars import ContextVar
 
 import torch
 
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 
 try:  # a declared dependency; without it (a bare environment) only torch's threads are set
     from threadpoolctl import threadpool_limits
@@ -49,18 +49,14 @@ _ENCLOSING: ContextVar[int | None] = ContextVar("ropeproof_threads", default=Non
 
 
 def parse_threads(value: int | str, name: str = "threads") -> int:
-    """``value`` as a thread count ``N >= 0``; raises :class:`InputError` naming ``name`` otherwise."""
-    if isinstance(value, bool):
-        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)")
-    try:
-        n = int(value.strip()) if isinstance(value, str) else int(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)") from None
-    if isinstance(value, float) and value != n:
-        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)")
-    if n < 0:
-        raise InputError(f"{name}={value!r} must be an integer >= 0 (0: leave torch's setting)")
-    return n
+    """``value`` (an integer, an integral float such as ``2.0``, or its text, e.g. an environment
+    variable's) as a thread count ``N >= 0``; raises :class:`InputError` naming ``name`` otherwise."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = int(value.strip())
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return integer(value, name, low=0, note="0: leave torch's setting")
 
 
 def resolve_threads(threads: int | str | None = None) -> int:

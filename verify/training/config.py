@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 
 
 @dataclass(frozen=True)
@@ -49,15 +50,14 @@ class TrainConfig:
             "batch_size",
             "checkpoint_every",
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{name}={value!r} must be an integer >= 1")
-        if self.n_embd % 2:
-            raise InputError(f"n_embd={self.n_embd} must be even (rotary pairs dims)")
-        if self.warmup_steps < 0 or self.eval_prompts < 4 or self.score_prompts < 0:
-            raise InputError("warmup_steps >= 0, eval_prompts >= 4 (one per hop count), score_prompts >= 0")
-        if not 0.0 <= self.dropout < 1.0 or not self.lr > 0 or self.weight_decay < 0:
-            raise InputError("dropout in [0, 1), lr > 0 and weight_decay >= 0 required")
+            integer(getattr(self, name), name, low=1)
+        integer(self.n_embd, "n_embd", low=2, even=True, note="rotary pairs dims")
+        integer(self.warmup_steps, "warmup_steps", low=0)
+        integer(self.eval_prompts, "eval_prompts", low=4, note="one per hop count")
+        integer(self.score_prompts, "score_prompts", low=0)
+        real(self.dropout, "dropout", low=0.0, high=1.0, high_open=True)
+        real(self.lr, "lr", low=0.0, low_open=True)
+        real(self.weight_decay, "weight_decay", low=0.0)
 
     def with_overrides(
         self,

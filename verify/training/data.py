@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
 from ropeproof.verify.tokenizer import TASKS, task_vocabulary
 
@@ -33,8 +34,8 @@ def check_task(task: str) -> str:
 
 def stream_seed(seed: int, stream: int, index: int) -> int:
     """The generator seed of batch ``index`` of ``stream`` for run seed ``seed``."""
-    if seed < 0 or stream < 0 or index < 0:
-        raise InputError(f"seed={seed}, stream={stream}, index={index} must be >= 0")
+    for name, value in (("seed", seed), ("stream", stream), ("index", index)):
+        integer(value, name, low=0)
     return int(np.random.SeedSequence([seed, stream, index]).generate_state(1)[0])
 
 

@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real
 from ropeproof.verify.statistics import Estimate, decide, proportion_interval
 from ropeproof.verify.training.trainer import TrainingRecord
 
@@ -24,8 +25,7 @@ HOPS = (1, 2, 3, 4)
 
 def first_learned_steps(record: TrainingRecord, threshold: float) -> dict[int, int | None]:
     """``{hops: first checkpoint step with accuracy >= threshold, or None}``."""
-    if not 0 < threshold <= 1:
-        raise InputError(f"threshold={threshold} must be in (0, 1]")
+    threshold = real(threshold, "threshold", low=0.0, high=1.0, low_open=True)
     out: dict[int, int | None] = {}
     for h in HOPS:
         steps = [e["step"] for e in record.evaluations if e["accuracy"].get(str(h), 0.0) >= threshold]
@@ -46,8 +46,7 @@ def head_label(s_pos: float, s_sym: float, uniform_level: float = 0.9) -> str:
 
 def layer_depth_groups(n_layers: int) -> dict[str, list[int]]:
     """``{"middle": [...], "deep": [...]}``: [A]'s layer ranges by relative depth (module docstring)."""
-    if n_layers < 2:
-        raise InputError(f"n_layers={n_layers} must be >= 2")
+    n_layers = integer(n_layers, "n_layers", low=2)
     top = n_layers - 1
     middle = list(range(math.floor(3 / 11 * top), math.ceil(6 / 11 * top) + 1))
     deep = list(range(math.floor(9 / 11 * top), top + 1))

@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 
 from ropeproof.theory.atomic_output import staged_directory, write_text_atomic
 from ropeproof.theory.errors import InputError, OutputError
+from ropeproof.theory.validate import integer
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 from ropeproof.verify.runtime.devices import resolve_device
 from ropeproof.verify.tokenizer import task_tokenizer
@@ -295,8 +296,7 @@ def train(
     checkpoint is what a resume continues from). ``with_dynamics``: record the per-layer scores and
     entropies at each checkpoint."""
     check_task(task)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    seed = integer(seed, "seed", low=0)
     out = Path(out)
     dev = resolve_device(device)
     if resume:

@@ -7,6 +7,8 @@ import shlex
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ropeproof.cli import build_parser
 from ropeproof.commands.arguments import (
@@ -19,6 +21,8 @@ from ropeproof.commands.arguments import (
     nonnegative_float,
     positive_float,
 )
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.validate import integer, real_problem
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -81,3 +85,44 @@ def test_device_type() -> None:
     if not torch.cuda.is_available():
         with pytest.raises(argparse.ArgumentTypeError, match="CUDA is not available"):
             device("cuda")
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    value=st.integers(-20, 40),
+    low=st.integers(-5, 10),
+    span=st.none() | st.integers(0, 20),
+    even=st.booleans(),
+)
+def test_int_in_is_the_library_check(value: int, low: int, span: int | None, even: bool) -> None:
+    # the command line accepts exactly what the library's integer() accepts, with the same message
+    high = None if span is None else low + span
+    parse = int_in(low, high, even)
+    try:
+        want: int | str = integer(value, "v", low=low, high=high, even=even)
+    except InputError as exc:
+        want = str(exc).removeprefix(f"v={value} ")
+    if isinstance(want, int):
+        assert parse(str(value)) == want
+    else:
+        with pytest.raises(argparse.ArgumentTypeError) as err:
+            parse(str(value))
+        assert str(err.value) == f"{str(value)!r} {want}"
+
+
+@settings(deadline=None, max_examples=150)
+@given(value=st.floats(allow_nan=True, allow_infinity=True))
+def test_float_types_are_the_library_check(value: float) -> None:
+    for parse, bounds in (
+        (finite_float, {}),
+        (positive_float, {"low": 0.0, "low_open": True}),
+        (nonnegative_float, {"low": 0.0}),
+    ):
+        text = repr(value)
+        problem = real_problem(value, **bounds)
+        if problem is None:
+            assert parse(text) == value
+        else:
+            with pytest.raises(argparse.ArgumentTypeError) as err:
+                parse(text)
+            assert str(err.value) == f"{text!r} {problem}"

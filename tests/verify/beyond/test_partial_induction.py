@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
+from ropeproof.verify.beyond.letter_codes import horizon
 from ropeproof.verify.beyond.partial_induction import (
     BETA,
     THETA,
     OnePlaneHead,
     certified_one_plane_margin,
     design_two_plane,
-    horizon,
     one_plane_code_horizon,
     retrieval_code_head,
     search_one_plane,

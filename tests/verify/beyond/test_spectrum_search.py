@@ -86,7 +86,7 @@ def test_solution_is_rescored_and_respects_the_plane_budget() -> None:
 
 
 def test_errors() -> None:
-    with pytest.raises(InputError, match="dim=7 must be an even integer"):
+    with pytest.raises(InputError, match="dim=7 is out of range; accepted: an even integer >= 2"):
         spectrum_frequencies(10000.0, 7)
     with pytest.raises(InputError, match="base"):
         spectrum_frequencies(1.0, 8)

@@ -23,7 +23,7 @@ from ropeproof.verify.exact.retrieval_codes import (
     code_values,
 )
 from ropeproof.verify.exact.retrieval_gap_inf import gap_inf_enumerated, min_top_gap
-from ropeproof.verify.exact.retrieval_sweep import distance_logits, query_logits, retrieval_sweep
+from ropeproof.verify.exact.retrieval_sweep import query_logits, retrieval_distance_logits, retrieval_sweep
 
 
 def full_scan(alphabet: int, theta: float, d: np.ndarray):
@@ -53,7 +53,7 @@ def test_candidates_equal_the_full_scan(alphabet: int, theta: float, first: int)
     """H, L and their codes (ties to the smallest code) are bit for bit those of a scan over every
     code, at distances near ``first`` and at the edge distances 1 and 2^26 - 1."""
     d = np.concatenate([np.arange(first, first + 40), [1, 2, 2**26 - 1]])
-    lg = distance_logits(alphabet, theta, d)
+    lg = retrieval_distance_logits(alphabet, theta, d)
     h, hc, low, lc, _ = full_scan(alphabet, theta, d)
     assert np.array_equal(lg.h, h) and np.array_equal(lg.h_code, hc)
     assert np.array_equal(lg.low, low) and np.array_equal(lg.low_code, lc)
@@ -65,11 +65,11 @@ def test_ties_and_special_angles(alphabet: int) -> None:
     code, as argmax over every code did, and the query's extremes match the scan."""
     d = np.arange(1, 200)
     for theta in special_thetas(alphabet):
-        lg = distance_logits(alphabet, theta, d)
+        lg = retrieval_distance_logits(alphabet, theta, d)
         h, hc, low, lc, _ = full_scan(alphabet, theta, d)
         assert np.array_equal(lg.h_code, hc) and np.array_equal(lg.low_code, lc), theta
         assert np.array_equal(lg.h, h) and np.array_equal(lg.low, low), theta
-    lg = distance_logits(alphabet, 0.0, np.array([1]))
+    lg = retrieval_distance_logits(alphabet, 0.0, np.array([1]))
     if alphabet > 2:
         assert int(lg.h_code[0]) == 1  # tied with A - 1
     s_hi, c_hi, s_lo, c_lo, *_ = query_logits(alphabet)
@@ -81,7 +81,7 @@ def test_ties_and_special_angles(alphabet: int) -> None:
 def test_extremes_contain_the_mpmath_values(alphabet: int, theta: float) -> None:
     """Against mpmath at 40 digits over every code: |value - exact| <= err (H and L)."""
     d = np.array([1, 2, 17, 999, 123457])
-    lg = distance_logits(alphabet, theta, d)
+    lg = retrieval_distance_logits(alphabet, theta, d)
     with mpmath.workdps(40):
         w, t = 2 * mpmath.pi / alphabet, mpmath.mpf(theta)
         for i, dd in enumerate(d.tolist()):
@@ -121,7 +121,7 @@ def test_two_level_candidates_equal_the_full_scan() -> None:
     alphabet = TABLE_CODES + 2011
     for theta in (0.3, 1e-5, 2 * math.pi / alphabet, 0.0):
         d = np.array([1, 2, 3, 1000, 77777])
-        lg = distance_logits(alphabet, theta, d)
+        lg = retrieval_distance_logits(alphabet, theta, d)
         h, hc, low, lc, _ = full_scan(alphabet, theta, d)
         assert np.array_equal(lg.h, h) and np.array_equal(lg.h_code, hc)
         assert np.array_equal(lg.low, low) and np.array_equal(lg.low_code, lc)

@@ -66,7 +66,10 @@ def test_index_row_at_two_to_the_twenty() -> None:
 
 def test_errors() -> None:
     head = _random_head()
-    with pytest.raises(InputError, match="n=1 must be >= 2"):
+    with pytest.raises(
+        InputError,
+        match=r"n=1 is out of range; accepted: an integer >= 2 \(a query and at least one other key\)",
+    ):
         stream_row_top2(head, torch.zeros(1, 6), 1)
     with pytest.raises(InputError, match=r"keys\(3, 4\) must have shape \[1, 6\]"):
         stream_row_top2(head, lambda a, b: torch.zeros(b - a, 5), 4)

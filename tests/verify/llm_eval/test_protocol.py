@@ -132,7 +132,10 @@ def test_task_format_sequences_are_one_hop_in_the_task_vocabulary(task: str, len
     ("call", "fragment"),
     [
         (lambda: chat_instance("words", 8, 0, 0), "task='words' is unknown"),
-        (lambda: chat_instance("number", 1, 0, 0), "length=1 is out of range; accepted: 2..4096"),
+        (
+            lambda: chat_instance("number", 1, 0, 0),
+            "length=1 is out of range; accepted: an integer >= 2 and <= 4096",
+        ),
         (lambda: build_plan(["number"], [8], 0, 1), "prompts=0 is out of range"),
         (lambda: build_plan(["number"], [8], 1, 1, fmt="json"), "format='json' is unknown"),
     ],

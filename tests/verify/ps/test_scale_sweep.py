@@ -29,6 +29,8 @@ def test_index_becomes_pure_as_the_scale_grows_and_the_head_is_restored() -> Non
     assert subj.head.scale == before
     assert all(r.S_pos == pytest.approx(1.0, abs=1e-12) for r in rows)
     assert rows[0].S_sym > 0.1 > rows[-1].S_sym  # impure-looking at scale 1, pure where it works
-    with pytest.raises(InputError, match="scales must be > 0"):
+    with pytest.raises(
+        InputError, match=r"scales\[0\]=0\.0 is out of range; accepted: a finite real number > 0"
+    ):
         scores_over_scales(subj.head, subj.inputs, [0.0])
     assert subj.head.scale == before

@@ -64,7 +64,9 @@ def test_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_environment_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
     monkeypatch.setenv(THREADS_ENV, bad)
     if bad.strip():
-        with pytest.raises(InputError, match=rf"{THREADS_ENV}=.* must be an integer >= 0"):
+        with pytest.raises(
+            InputError, match=rf"{THREADS_ENV}=.* accepted: an integer >= 0 \(0: leave torch's setting\)"
+        ):
             outside_any_policy(resolve_threads)
     else:  # blank means unset
         assert outside_any_policy(resolve_threads) == DEFAULT_THREADS
@@ -75,7 +77,9 @@ def test_bad_explicit_value(bad: object) -> None:
     if bad is None:  # None is "not given", not an error
         assert parse_threads(" 4 ") == 4
         return
-    with pytest.raises(InputError, match=r"threads=.* must be an integer >= 0"):
+    with pytest.raises(
+        InputError, match=r"threads=.* accepted: an integer >= 0 \(0: leave torch's setting\)"
+    ):
         parse_threads(bad)  # type: ignore[arg-type]
 
 
@@ -151,7 +155,7 @@ def test_cli_threads_option(
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == (
-        "ropeproof: error: argument --threads: --threads='-3' must be an integer >= 0 "
+        "ropeproof: error: argument --threads: --threads=-3 is out of range; accepted: an integer >= 0 "
         "(0: leave torch's setting) (see 'ropeproof --help')"
     )
 

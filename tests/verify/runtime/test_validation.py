@@ -17,17 +17,20 @@ from ropeproof.verify.runtime.rope import apply_rope, rope_logits
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"head_dim": 8, "rotary_dim": 3}, r"rotary_dim=3 is odd.*0 <= rotary_dim <= head_dim=8"),
+        (
+            {"head_dim": 8, "rotary_dim": 3},
+            r"rotary_dim=3 is out of range; accepted: an even integer >= 0 and <= 8 \(head_dim=8\)",
+        ),
         ({"head_dim": 8, "rotary_dim": 10}, r"rotary_dim=10 is out of range.*head_dim=8"),
         ({"head_dim": 8, "rotary_dim": -2}, r"rotary_dim=-2 is out of range"),
-        ({"head_dim": 7}, r"head_dim=7 must be an even integer >= 2"),
-        ({"head_dim": 0}, r"head_dim=0 must be an even integer >= 2"),
+        ({"head_dim": 7}, r"head_dim=7 is out of range; accepted: an even integer >= 2"),
+        ({"head_dim": 0}, r"head_dim=0 is out of range; accepted: an even integer >= 2"),
         ({"head_dim": 8, "freqs": [1.0, 2.0]}, r"freqs has 2 entries.*rotary_dim/2=4"),
         ({"head_dim": 4, "freqs": [1.0, math.nan]}, r"freqs must all be finite"),
         ({"head_dim": 4, "freqs": [math.inf, 1.0]}, r"freqs must all be finite"),
         ({"head_dim": 4, "layout": "neox"}, r"layout='neox' is unknown.*interleaved.*half"),
-        ({"head_dim": 4, "base": -1.0}, r"base=-1.0 must be finite and > 0"),
-        ({"head_dim": 4, "base": math.nan}, r"base=nan must be finite and > 0"),
+        ({"head_dim": 4, "base": -1.0}, r"base=-1.0 is out of range; accepted: a finite real number > 0"),
+        ({"head_dim": 4, "base": math.nan}, r"base=nan must be finite; accepted: a finite real number > 0"),
     ],
 )
 def test_spec_errors(kwargs: dict, match: str) -> None:

@@ -15,13 +15,17 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, MemoryBudgetError
+from ropeproof.theory.memory_budget import ENV_VAR
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.ps._rows import as_inputs, key_logit_table
 from ropeproof.verify.ps.exact import (
+    DEVIATION_BYTES,
+    PERMUTATION_BYTES,
     all_permutations,
     deviations,
     exact_exclusion,
+    exclusion_bytes,
     logit_row_fn,
     random_permutations,
     sampled_exclusion,
@@ -256,3 +260,21 @@ def test_as_inputs_shapes_and_errors() -> None:
         as_inputs(np.ones((0, 4, 3)))
     with pytest.raises(InputError, match="NaN or inf"):
         as_inputs(np.full((1, 4, 3), np.nan))
+
+
+def test_exclusion_refuses_what_cannot_fit_before_allocating(monkeypatch: pytest.MonkeyPatch) -> None:
+    head = _head(RopeSpec(4), 4, seed=0)
+    x = torch.randn(3, 20, 4, dtype=torch.float64)
+    table = exclusion_bytes(head, x, 1000)
+    assert table == DEVIATION_BYTES * 3 * 1000 * 19 + PERMUTATION_BYTES * 1000 * 19
+    # a callable also stacks the permuted inputs and declares its forward pass per sequence
+    fn, stacked = logit_row_fn(head), 3000 * 20 * 4 * 8
+    assert exclusion_bytes(fn, x, 1000) == table + stacked + 3000 * head.forward_bytes(20)
+    assert exclusion_bytes(fn, x, 1000, chunk_size=10) == table + stacked + 10 * head.forward_bytes(20)
+    monkeypatch.setenv(ENV_VAR, "1MB")
+    # 10^12 permutations would need petabytes: refused at once, naming the computation and the limit
+    with pytest.raises(MemoryBudgetError, match=r"the exclusion over 1000000000000 permutations of 3 inputs"):
+        sampled_exclusion(head, x, n_samples=10**12)
+    with pytest.raises(MemoryBudgetError, match="exclusion over 5040 permutations"):
+        exact_exclusion(head, torch.randn(8, 8, 4, dtype=torch.float64))
+    assert sampled_exclusion(head, x, n_samples=50).n_permutations == 50  # 0.2 MB fits

@@ -1,0 +1,175 @@
+"""Tests mirror modules: every library module ``<folder>/<sub>/<module>.py`` (the folders of pyproject's
+``package-dir``) has ``tests/<folder>/<sub>/test_<module>.py``, or an entry in :data:`COVERED_ELSEWHERE`
+naming the test file that covers it, which must exist and import the module. An entry whose module has
+since gained its own test module (or is gone) must leave the list, so the list only shrinks."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COVERED_ELSEWHERE: dict[str, str] = {
+    # ---- the application: claims are exercised through the registry and the reports, commands
+    # through the command line (their tests read the command's output, not the module's functions)
+    "ropeproof.claims.corrections": "tests/ropeproof/test_errata.py",  # the corrections and `errata`
+    "ropeproof.claims.letter_codes": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims.many_plane": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims.partial_induction": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims.ps": "tests/verify/ps/test_scores.py",  # the PS claims next to the scores
+    "ropeproof.claims.remark31": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims.rope": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims.thm31": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.commands.check": "tests/ropeproof/test_cli.py",
+    "ropeproof.commands.compile": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands.derive": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands.errata": "tests/ropeproof/test_errata.py",
+    "ropeproof.commands.export": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands.export_model": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands.figures": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands.findings": "tests/ropeproof/test_findings.py",
+    "ropeproof.commands.head_dir": "tests/ropeproof/commands/test_head_commands.py",  # import-head and
+    "ropeproof.commands.import_head": "tests/ropeproof/commands/test_head_commands.py",  # --head DIR
+    "ropeproof.commands.ps_score": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands.sweep": "tests/ropeproof/test_commands.py",
+    "ropeproof.errata_report": "tests/ropeproof/test_errata.py",
+    "ropeproof.json_values": "tests/ropeproof/test_report.py",  # the report's JSON encoding
+    # ---- theory: facts checked where they are used against independent references
+    "ropeproof.theory.bounds": "tests/verify/exact/test_bounds_and_sweep.py",  # bounds vs the sweep
+    "ropeproof.theory.construction": "tests/constructions/test_construction_api.py",
+    "ropeproof.theory.derive": "tests/constructions/test_construction_api.py",
+    "ropeproof.theory.dirichlet": "tests/verify/beyond/test_many_plane.py",  # Theorems D and R
+    "ropeproof.theory.errors": "tests/theory/test_validate.py",  # the errors the checks raise
+    "ropeproof.theory.proof_checks": "tests/theory/test_one_plane_optimum.py",  # the proofs' steps
+    # ---- constructions
+    "ropeproof.constructions.compile": "tests/constructions/test_construction_api.py",
+    "ropeproof.constructions.counterexamples": "tests/verify/beyond/test_remark31.py",  # Remark 3.1
+    # ---- verify: one test per concern where a concern spans modules
+    "ropeproof.verify.errata.index": "tests/verify/errata/test_rows_against_mpmath.py",  # every errata
+    "ropeproof.verify.errata.partial_induction": "tests/verify/errata/test_rows_against_mpmath.py",  # row
+    "ropeproof.verify.errata.readout": "tests/verify/errata/test_rows_against_mpmath.py",  # against
+    "ropeproof.verify.errata.retrieval": "tests/verify/errata/test_rows_against_mpmath.py",  # mpmath
+    "ropeproof.verify.exact.families": "tests/verify/exact/test_discrepancy.py",
+    "ropeproof.verify.exact.mp_reference": "tests/constructions/test_paper.py",  # the mpmath reference
+    "ropeproof.verify.exact.retrieval_gap_inf": "tests/verify/exact/test_retrieval_codes.py",
+    "ropeproof.verify.llm_eval.choose_provider": "tests/verify/llm_eval/test_providers.py",
+    "ropeproof.verify.llm_eval.harness": "tests/verify/llm_eval/test_run_log.py",
+    "ropeproof.verify.llm_eval.local_models": "tests/verify/llm_eval/test_local.py",
+    "ropeproof.verify.llm_eval.plan": "tests/verify/llm_eval/test_protocol.py",
+    "ropeproof.verify.llm_eval.remote": "tests/verify/llm_eval/test_providers.py",
+    "ropeproof.verify.llm_eval.results": "tests/verify/llm_eval/test_run_log.py",
+    "ropeproof.verify.llm_eval.runner": "tests/verify/llm_eval/test_run_log.py",
+    "ropeproof.verify.llm_eval.sequences": "tests/verify/llm_eval/test_protocol.py",
+    "ropeproof.verify.ps._rows": "tests/verify/ps/test_exact.py",  # the key-logit table
+    "ropeproof.verify.runtime.devices": "tests/verify/runtime/test_devices_and_resolution.py",
+    "ropeproof.verify.runtime.random_heads": "tests/verify/runtime/test_attention.py",
+    "ropeproof.verify.runtime.reference": "tests/verify/runtime/test_devices_and_resolution.py",
+    "ropeproof.verify.runtime.resolution": "tests/verify/runtime/test_devices_and_resolution.py",
+    "ropeproof.verify.subjects": "tests/verify/ps/test_scores.py",  # the heads the scores are read on
+    "ropeproof.verify.testing.chat_server": "tests/verify/llm_eval/conftest.py",  # a fixture, served
+    "ropeproof.verify.testing.strategies": "tests/verify/testing/test_properties.py",
+    "ropeproof.verify.training.evaluation": "tests/verify/training/test_trainer.py",
+    "ropeproof.verify.training.lengths": "tests/verify/training/test_head_theory.py",
+    "ropeproof.verify.training.model": "tests/verify/training/test_dynamics.py",
+    # ---- verify/interop: the HF and TransformerLens tests are being split per module (issue 23 item 7)
+    "ropeproof.verify.interop.hf.architectures": "tests/verify/interop/test_hf_interop.py",
+    "ropeproof.verify.interop.hf.export": "tests/verify/interop/test_hf_interop.py",
+    "ropeproof.verify.interop.hf.head_import": "tests/verify/interop/test_hf_interop.py",
+    "ropeproof.verify.interop.hf.layer_swap": "tests/verify/interop/test_hf_layer_swap.py",
+    "ropeproof.verify.interop.hf.length_check": "tests/verify/interop/test_hf_length_check.py",
+    "ropeproof.verify.interop.hf.model_export": "tests/verify/interop/test_hf_model_export.py",
+    "ropeproof.verify.interop.hf.model_parity": "tests/verify/interop/test_hf_model_parity.py",
+    "ropeproof.verify.interop.hf.placement": "tests/verify/interop/test_hf_interop.py",
+    "ropeproof.verify.interop.hf.run": "tests/verify/interop/test_hf_interop.py",
+    "ropeproof.verify.interop.imported": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl.checkpoint": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl.export": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl.head_import": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl.library": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl.model_head": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl.placement": "tests/verify/interop/tl/test_tl_interop.py",
+    # ---- paper figures: the figures drawn together in one test of the report's figure files
+    "ropeproof.paper_figures.accuracy": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures.discrepancy": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures.geometry": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures.many_plane": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures.ps_plane": "tests/verify/ps/test_per_frequency.py",  # drawn from its rows
+    "ropeproof.paper_figures.style": "tests/paper_figures/test_figures.py",
+}
+"""Module (installed name) -> the test file (from the repository root) that covers it, for modules
+without a test module of their own; the comment says why where the file's name does not."""
+
+
+def mirrored_test(module_path: Path, root: Path = ROOT) -> Path:
+    """``verify/ps/scores.py`` -> ``tests/verify/ps/test_scores.py`` (paths from ``root``)."""
+    rel = module_path.relative_to(root)
+    return root / "tests" / rel.parent / f"test_{rel.stem}.py"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a Python file imports by name (``from a.b import c`` counts ``a.b`` and ``a.b.c``)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+def layout_problems(modules: Mapping[str, Path], covered: Mapping[str, str], root: Path = ROOT) -> list[str]:
+    """What breaks the rule for ``modules`` (installed name -> file) with the list ``covered``: a module
+    with neither its test module nor an entry; an entry whose file is missing or does not import its
+    module; an entry for a module that is gone or now has its own test module."""
+    problems = []
+    for name, path in sorted(modules.items()):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        if not mirrored_test(path, root).exists() and name not in covered:
+            problems.append(f"{name}: no {mirrored_test(path, root).relative_to(root)} and no entry")
+    for name, test in sorted(covered.items()):
+        if name not in modules:
+            problems.append(f"{name}: listed, but no such module")
+        elif mirrored_test(modules[name], root).exists():
+            problems.append(f"{name}: listed, but it has its own test module now; remove the entry")
+        elif not (root / test).is_file():
+            problems.append(f"{name}: its cover {test} does not exist")
+        elif name not in imported_modules(root / test):
+            problems.append(f"{name}: its cover {test} does not import it")
+    return problems
+
+
+def test_every_module_has_its_test_module_or_a_named_cover(package_modules: dict[str, Path]) -> None:
+    problems = layout_problems(package_modules, COVERED_ELSEWHERE)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_rule_catches_each_kind_of_break(tmp_path: Path) -> None:
+    (tmp_path / "verify" / "ps").mkdir(parents=True)
+    (tmp_path / "tests" / "verify" / "ps").mkdir(parents=True)
+    modules = {f"ropeproof.verify.ps.{m}": tmp_path / "verify" / "ps" / f"{m}.py" for m in "abcd"}
+    for path in modules.values():
+        path.write_text("")
+    (tmp_path / "tests" / "verify" / "ps" / "test_a.py").write_text("")  # a: its own test module
+    (tmp_path / "tests" / "verify" / "ps" / "test_other.py").write_text(
+        "from ropeproof.verify.ps import b\nimport ropeproof.verify.ps.c\n"
+    )
+    good = {"ropeproof.verify.ps.b": "tests/verify/ps/test_other.py"}
+    assert layout_problems(
+        modules, {**good, "ropeproof.verify.ps.c": "tests/verify/ps/test_other.py"}, tmp_path
+    ) == ["ropeproof.verify.ps.d: no tests/verify/ps/test_d.py and no entry"]
+    bad = {
+        **good,
+        "ropeproof.verify.ps.a": "tests/verify/ps/test_other.py",  # has its own now
+        "ropeproof.verify.ps.c": "tests/verify/ps/test_missing.py",
+        "ropeproof.verify.ps.d": "tests/verify/ps/test_a.py",  # does not import d
+        "ropeproof.verify.ps.e": "tests/verify/ps/test_other.py",  # no such module
+    }
+    assert layout_problems(modules, bad, tmp_path) == [
+        "ropeproof.verify.ps.a: listed, but it has its own test module now; remove the entry",
+        "ropeproof.verify.ps.c: its cover tests/verify/ps/test_missing.py does not exist",
+        "ropeproof.verify.ps.d: its cover tests/verify/ps/test_a.py does not import it",
+        "ropeproof.verify.ps.e: listed, but no such module",
+    ]
