@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 from ropeproof.verify.training.config import TrainConfig
@@ -117,12 +118,12 @@ def write_shipped(run_dir: str | Path, dest: str | Path) -> Path:
     with quiet_progress():
         model = tf.GPTJForCausalLM.from_pretrained(run_dir, attn_implementation="eager").to(torch.float16)
     tok = tf.AutoTokenizer.from_pretrained(run_dir)
-    if dest.exists():
-        shutil.rmtree(dest)
-    save_quietly(model, tok, dest)
-    shutil.copy2(run_dir / RECORD_FILE, dest / RECORD_FILE)
     record_first = first_steps(record.task, record.config, record.seed)
-    (dest / FIRST_STEPS_FILE).write_text(json.dumps(record_first, indent=1))
-    for f in dest.iterdir():
-        f.chmod(0o644)  # package data: readable by everyone
+    # all or nothing: an interrupted packaging leaves ``dest`` as it was
+    with atomic_directory(dest, force=True, option="dest") as staging:
+        save_quietly(model, tok, staging)
+        shutil.copy2(run_dir / RECORD_FILE, staging / RECORD_FILE)
+        (staging / FIRST_STEPS_FILE).write_text(json.dumps(record_first, indent=1))
+        for f in staging.iterdir():
+            f.chmod(0o644)  # package data: readable by everyone
     return dest

@@ -87,3 +87,35 @@ def test_validation_prompts_are_not_training_prompts() -> None:
     train = torch.cat([enc.draw(64, 0, 0, k).input_ids for k in range(20)])
     shared = {tuple(r) for r in val.tolist()} & {tuple(r) for r in train.tolist()}
     assert not shared
+
+
+def test_packaging_a_run_is_all_or_nothing(tmp_path, monkeypatch) -> None:
+    """write_shipped stages the checkpoint beside ``dest``: an interruption while writing leaves the
+    previous package untouched and no partial directory behind; a finished packaging loads."""
+    import ropeproof.verify.training.shipped as shipped_module
+
+    source = shipped_path("number", "small", 0)  # a shipped package is itself a finished run
+    dest = tmp_path / "number-small"
+    dest.mkdir()
+    (dest / "previous").write_text("kept")
+
+    def interrupted(model, tokenizer, path):
+        (path / "config.json").write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shipped_module, "save_quietly", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        shipped_module.write_shipped(source, dest)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["number-small"]
+    assert [p.name for p in dest.iterdir()] == ["previous"]
+
+    monkeypatch.undo()
+    shipped_module.write_shipped(source, dest)
+    assert not (dest / "previous").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["number-small"]
+    assert (dest / "training.json").read_bytes() == (source / "training.json").read_bytes()
+    assert (dest / "first_steps.json").read_text() == (source / "first_steps.json").read_text()
+    packaged = transformers.GPTJForCausalLM.from_pretrained(dest)
+    original = load_shipped("number", config="small").model
+    for (name, a), (_, b) in zip(packaged.state_dict().items(), original.state_dict().items(), strict=True):
+        assert torch.equal(a.float(), b.float()), name
