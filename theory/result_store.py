@@ -33,6 +33,7 @@ figures are drawn again without recomputing (``ropeproof figures --from-report D
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
 import shutil
@@ -113,15 +114,31 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, allow_nan=True, separators=(",", ":"))
 
 
+def bound_arguments(product: Product[Any], args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with the defaults of ``product.compute`` filled in (so a value asked for with and without
+    a default argument is one value); :class:`InputError` for an argument it does not take."""
+    try:
+        bound = inspect.signature(product.compute).bind(None, **args)
+    except TypeError as exc:
+        raise InputError(f"product {product.name!r}: {exc}") from None
+    bound.apply_defaults()
+    return dict(list(bound.arguments.items())[1:])
+
+
 def result_key(product: Product[Any], args: dict[str, Any]) -> str:
-    """The canonical text of a value's identity: the product's name and its arguments as sorted JSON."""
-    return product.name + _dumps(dict(sorted(to_json_data(args, f"{product.name} arguments").items())))
+    """The canonical text of a value's identity: the product's name and its arguments (defaults filled
+    in, :func:`bound_arguments`) as sorted JSON."""
+    full = to_json_data(bound_arguments(product, args), f"{product.name} arguments")
+    return product.name + _dumps(dict(sorted(full.items())))
 
 
 def result_file(product: Product[Any], args: dict[str, Any]) -> str:
     """The file name of a saved value: the product's name and a hash of :func:`result_key`."""
-    digest = hashlib.sha256(result_key(product, args).encode()).hexdigest()[:20]
-    return f"{product.name}-{digest}.json"
+    return _file_of(product, result_key(product, args))
+
+
+def _file_of(product: Product[Any], key: str) -> str:
+    return f"{product.name}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
 
 
 class ResultStore:
@@ -174,7 +191,7 @@ class ResultStore:
     def _data_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
         if self.directory is None:
             return self._computed_text(product, args, key)
-        path = self.directory / result_file(product, args)
+        path = self.directory / _file_of(product, key)
         if path.is_file():
             return self._read(path, key)
         self._refuse_if_read_only(product, key)

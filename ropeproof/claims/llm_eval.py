@@ -19,7 +19,11 @@ from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.verify.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
 from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS
 
-CLAIMS = ClaimSet("llm-eval", section="[A]'s frontier-LLM protocol, on the models of this machine")
+CLAIMS = ClaimSet(
+    "llm-eval",
+    section="[A]'s frontier-LLM protocol, on the models of this machine",
+    report_figures=("llm_eval_local",),
+)
 """The llm-eval claims, in report order."""
 
 HAS_HF = importlib.util.find_spec("transformers") is not None
@@ -52,7 +56,7 @@ def _local_ordering(ctx: CheckContext) -> Outcome:
     from ropeproof.verify.llm_eval.statistics import threshold_checks
 
     p = ctx.params
-    summaries = local_results(p["lengths"], p["prompts"], p["draws"])
+    summaries = local_results(p["lengths"], p["prompts"], p["draws"], store=ctx.store)
     figures: dict[str, Any] = {"orderings": {}}
     for s in summaries:
         order = s.ordering()

@@ -29,7 +29,7 @@ from ropeproof.constructions.multihop_programs import LOGIT_SCALE, checkpoint_pr
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.multihop import chain_coefficient, standard_chain_coefficient
 from ropeproof.verify.beyond.checkpoint_solvers import DEFAULT_MAX_LENGTH, CheckpointSpec, checkpoint_spec
-from ropeproof.verify.beyond.multihop_length import length_settings, standard_study
+from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY, length_settings
 from ropeproof.verify.exact.multihop_certified import (
     BASIC,
     certificate_steps,
@@ -236,22 +236,22 @@ def _certified_long(ctx: CheckContext) -> Outcome:
     "to fail); the witnesses' tokens are in the settings' 'first_failure'.",
 )
 def _length(ctx: CheckContext) -> Outcome:
-    study = standard_study(ctx.quick)
+    study = ctx.store.get(STANDARD_STUDY, quick=ctx.quick)
     violations = [
-        r.as_dict()
-        for r in study.rows
-        if r.n <= r.certified_horizon and (r.accuracy < 1.0 or r.decoy_accuracy < 1.0)
+        r
+        for r in study["rows"]
+        if r["n"] <= r["certified_horizon"] and (r["accuracy"] < 1.0 or r["decoy_accuracy"] < 1.0)
     ]
-    summary = study.summary()
+    summary = study["summary"]
     first = {
         f"{k}/{b}": (v["measured"][b]["first_failure"] or {}).get("n")
         for k, v in summary.items()
         for b in v["measured"]
     }
-    witnesses_ok = all(f["in_vocabulary"] and f["exact"] for f in study.failures.values())
+    witnesses_ok = all(f["witness"]["in_vocabulary"] and f["witness"]["exact"] for f in study["failures"])
     figures = {
         "settings": summary,
-        "side_by_side": study.side_by_side(),
+        "side_by_side": study["side_by_side"],
         "first_failure_n": first,
         "violations": len(violations),
     }

@@ -12,7 +12,8 @@ from ropeproof.paper_figures.training import (
     ps_final_figure,
     ps_paths_figure,
 )
-from ropeproof.verify.training.shipped import shipped_path
+from ropeproof.theory.result_store import ResultStore
+from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
 from ropeproof.verify.training.trainer import load_record
 
 
@@ -21,16 +22,23 @@ def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
     rows = dynamics_rows()
     number = load_record(shipped_path("number"))
     steps = [e["step"] for e in number.evaluations]
-    assert sorted({r["step"] for r in rows if r["task"] == "number"}) == steps
-    acc = accuracy_figure()
-    first = next(r for r in acc.rows if r["task"] == "number" and r["step"] == steps[-1])
-    assert first["accuracy_4hop"] == number.evaluations[-1]["accuracy"]["4"]
-    paths = ps_paths_figure()
-    assert len(paths.rows) == sum(
-        len(load_record(shipped_path(t)).evaluations) * 6 for t in ("number", "letter")
+    assert sorted({r["step"] for r in rows if r["task"] == "number" and r["config"] == "small"}) == steps
+    store = ResultStore()
+    acc = accuracy_figure(store=store)
+    first = next(
+        r for r in acc.rows if r["task"] == "number" and r["config"] == "small" and r["step"] == steps[-1]
     )
-    final = ps_final_figure()
-    assert {r["step"] for r in final.rows if r["task"] == "number"} == {number.best_step}
+    assert first["accuracy_4hop"] == number.evaluations[-1]["accuracy"]["4"]
+    paths = ps_paths_figure(store=store)
+    configs = [c for c in ("paper", "small") if 0 in shipped_seeds("number", c)]
+    assert len(paths.rows) == sum(
+        len(r.evaluations) * r.config.n_layer
+        for r in (load_record(shipped_path(t, c)) for c in configs for t in ("number", "letter"))
+    )
+    final = ps_final_figure(store=store)
+    small_number = {r["step"] for r in final.rows if r["task"] == "number" and r["config"] == "small"}
+    assert small_number == {number.best_step}
+    assert len(store.computed) == 1  # the three figures read one product: the records' dynamics
     for result in (acc, paths, final):
         files = save_figure(result, tmp_path)
         assert all(f.stat().st_size > 0 for f in files)
@@ -39,25 +47,27 @@ def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
 def test_length_and_frequency_figures(tmp_path: Path) -> None:
     from ropeproof.paper_figures.training import frequencies_figure, length_figure
 
-    lengths = length_figure(quick=True)
+    store = ResultStore()
+    lengths = length_figure(quick=True, store=store)
+    configs = [c for c in ("paper", "small") if 0 in shipped_seeds("number", c)]
     models = {r["model"] for r in lengths.rows}
-    assert models == {
-        "trained: number-small",
-        "trained: letter-small",
-        "compiled width 6/8",
-        "compiled best (width 128)",
+    assert models == {"compiled width 6/8", "compiled best (width 128)"} | {
+        f"trained {c}" + extra for c in configs for extra in ("", ", window build", ", both build")
     }
     trained = [r for r in lengths.rows if r["kind"] == "trained"]
     assert {r["n"] for r in trained} == {17, 64, 256, 850}
     assert all(r["accuracy"] == 1.0 for r in trained if r["n"] == 17)  # the training length
     assert all(r["ci_lo"] <= r["accuracy"] <= r["ci_hi"] for r in lengths.rows)
-    compiled = [r for r in lengths.rows if r["model"] == "compiled width 6/8"]
+    compiled = [r for r in lengths.rows if r["model"] == "compiled width 6/8" and r["task"] == "number"]
     assert {(r["certified_horizon"], r["first_failure"]) for r in compiled} == {(44, 45)}
-    freqs = frequencies_figure(quick=True)
+    freqs = frequencies_figure(quick=True, store=store)
+    assert {r["config"] for r in freqs.rows} == {configs[0]}  # quick: the first configuration only
     for task in ("number", "letter"):
-        for layer in range(6):
+        layers = {r["layer"] for r in freqs.rows if r["task"] == task}
+        assert layers == set(range(load_record(shipped_path(task, configs[0])).config.n_layer))
+        for layer in layers:
             shares = [r["share"] for r in freqs.rows if r["task"] == task and r["layer"] == layer]
-            assert len(shares) == 32 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
+            assert len(shares) == 64 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
     for result in (lengths, freqs):
         assert all(f.stat().st_size > 0 for f in save_figure(result, tmp_path))
 
@@ -81,10 +91,10 @@ def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:
     run = tmp_path / "my-run"
     shutil.copytree(shipped_path("letter"), run)
     rows = length_figure_rows(quick=True, trained=[run])
-    mine = {r["n"]: r["accuracy"] for r in rows if r["model"] == "trained: my-run"}
+    mine = {(r["build"], r["n"]): r["accuracy"] for r in rows if r.get("path") == "my-run"}
     shipped = {
-        r["n"]: r["accuracy"]
+        (r["build"], r["n"]): r["accuracy"]
         for r in length_figure_rows(quick=True, trained=[shipped_path("letter")])
         if r["kind"] == "trained"
     }
-    assert mine == shipped and set(mine) == {17, 64, 256, 850}
+    assert mine == shipped and {n for _b, n in mine} == {17, 64, 256, 850}

@@ -65,6 +65,9 @@ def test_each_value_is_computed_once_and_handed_out_as_a_fresh_copy() -> None:
     assert store.get(ROWS, n=3)[0]["x"] == 0.0
     assert store.get(TOTAL, n=3) == 3.0
     assert CALLS == [("rows", {"n": 3, "scale": 1.0}), ("total", {"n": 3})]  # TOTAL reused ROWS
+    assert store.get(ROWS, n=3, scale=1.0) == store.get(ROWS, n=3)  # a default given or not: one value
+    with pytest.raises(InputError, match=r"product 'test\.rows': got an unexpected keyword argument 'm'"):
+        store.get(ROWS, n=3, m=3)
     store.get(ROWS, n=3, scale=2.0)  # other arguments: another value
     store.get(TOTAL, n=True)  # True is not 1 (the arguments are compared as JSON)
     assert len(CALLS) == 5 and len(store.computed) == 5
@@ -92,8 +95,8 @@ def test_a_directory_holds_every_data_value_and_a_second_store_reads_instead_of_
     assert again.get(TOTAL, n=4) == total and CALLS == [] and again.computed == []
     saved = ResultStore.saved(tmp_path / "store")
     assert saved.get(ROWS, n=4) == store.get(ROWS, n=4)
-    assert saved.saved_keys() == sorted(['test.rows{"n":4}', 'test.total{"n":4}'])
-    with pytest.raises(MissingResult, match=r"do not hold test\.rows\{\"n\":5\}"):
+    assert saved.saved_keys() == sorted(['test.rows{"n":4,"scale":1.0}', 'test.total{"n":4}'])
+    with pytest.raises(MissingResult, match=r"do not hold test\.rows\{\"n\":5,\"scale\":1\.0\}"):
         saved.get(ROWS, n=5)
     with pytest.raises(MissingResult, match=r"object product 'test\.thing'"):
         saved.get(THING, label="x")
