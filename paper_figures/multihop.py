@@ -9,10 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.constructions.multihop_programs import checkpoint_program
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
+from ropeproof.verify.beyond.checkpoint_solvers import CHECKPOINT_MODEL
 from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY, length_settings
 from ropeproof.verify.layer_scores import layer_ps_scores
 from ropeproof.verify.tasks import letter_task, number_task
@@ -112,7 +111,7 @@ def PS_LAYERS_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
     for task, make in (("number", number_task), ("letter", letter_task)):
         insts = make(count, seed=0)
         for variant in ("positional", "symbolic"):
-            model = compile_program(checkpoint_program(task, reflexive=variant))
+            model = store.get(CHECKPOINT_MODEL, task=task, reflexive=variant)
             for s in layer_ps_scores(model, insts):
                 rows.append({"task": task, "reflexive": variant, "inputs": count, **s.as_dict()})
     return rows

@@ -225,3 +225,18 @@ def test_two_processes_sharing_a_directory_compute_a_value_once(tmp_path: Path) 
     assert [p.returncode for p in procs] == [0, 0]
     assert outs == ["45", "45"]
     assert log.read_text() == "computed\n"  # the second asker waited for the first one's file
+
+
+def test_the_package_s_product_names_are_unique(package_modules: dict[str, Path]) -> None:
+    """Two products of one name would share their values; every module that defines products is imported
+    and its products collected (a product imported elsewhere is the same object)."""
+    import importlib
+
+    by_name: dict[str, Product[Any]] = {}
+    for module, path in package_modules.items():
+        if "_product(" not in path.read_text():
+            continue
+        for value in vars(importlib.import_module(module)).values():
+            if isinstance(value, Product):
+                assert by_name.setdefault(value.name, value) is value, f"two products named {value.name}"
+    assert len(by_name) >= 30 and {"training.shipped-model", "figure.a-theory-bounds"} <= set(by_name)

@@ -70,11 +70,10 @@ def compiled(task: str, hops: int = 4, layers: int = 12) -> Checkpoint:
     check_task(task)
 
     def load(store: ResultStore) -> tuple[Any, Any]:
-        from ropeproof.constructions.multihop_compile import compile_program
-        from ropeproof.constructions.multihop_programs import checkpoint_program
+        from ropeproof.verify.beyond.checkpoint_solvers import CHECKPOINT_MODEL
         from ropeproof.verify.interop.hf.model_export import export_model
 
-        exported = export_model(compile_program(checkpoint_program(task, hops, layers)), "gptj")
+        exported = export_model(store.get(CHECKPOINT_MODEL, task=task, hops=hops, layers=layers), "gptj")
         return exported.model, exported.tokenizer
 
     return Checkpoint(load, f"export-model gptj {task} --hops {hops} --layers {layers}")
