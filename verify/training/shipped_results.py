@@ -15,6 +15,8 @@ models. Ask the store, ``store.get(PRODUCT, **args)``:
   layer on the first ``prompts`` scoring prompts of the run's seed;
 - :data:`DECIDED_LENGTH_ROW` (data): :func:`~ropeproof.verify.training.lengths.decided_accuracy` at one
   length, with ``config`` and ``seed`` added;
+- :data:`LONG_BATCH` (object): the encoded long inputs of one task, length and build, shared by every
+  configuration (generating 64 letter inputs of 850 tokens takes about a second);
 - :data:`LENGTH_ROW` (data): :func:`~ropeproof.verify.training.lengths.length_accuracy` of a shipped model
   at one length (the inputs of each length are generated independently of the other lengths, so one
   length's row is the same whichever list it was asked for in); :data:`DIRECTORY_LENGTH_ROW` the same for
@@ -82,7 +84,8 @@ def DECIDED_LENGTH_ROW(
     from ropeproof.verify.training.lengths import decided_accuracy
 
     model = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
-    row = decided_accuracy(model, task, n, threshold, start, cap, build=build)
+    batch = store.get(LONG_BATCH, task=task, count=cap, n=n, build=build)
+    row = decided_accuracy(model, task, n, threshold, start, cap, build=build, batch=batch)
     return {**row, "config": config, "seed": seed}
 
 
@@ -94,7 +97,8 @@ def LENGTH_ROW(
     from ropeproof.verify.training.lengths import length_accuracy
 
     model = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
-    (row,) = length_accuracy(model, task, [n], build=build, count=count)
+    batch = store.get(LONG_BATCH, task=task, count=count, n=n, build=build)
+    (row,) = length_accuracy(model, task, [n], build=build, count=count, batches={n: batch})
     return row
 
 
@@ -105,5 +109,19 @@ def DIRECTORY_LENGTH_ROW(
     """``length_accuracy(model, task, [n], build, count)[0]`` of the model in the run directory ``path``."""
     from ropeproof.verify.training.lengths import length_accuracy
 
-    (row,) = length_accuracy(store.get(TRAINED_MODEL, path=path), task, [n], build=build, count=count)
+    batch = store.get(LONG_BATCH, task=task, count=count, n=n, build=build)
+    (row,) = length_accuracy(
+        store.get(TRAINED_MODEL, path=path), task, [n], build=build, count=count, batches={n: batch}
+    )
     return row
+
+
+@object_product("training.long-batch")
+def LONG_BATCH(
+    store: ResultStore, task: str, count: int, n: int, build: str = "distractors", seed: int = 0
+) -> Any:
+    """:func:`~ropeproof.verify.training.lengths.long_batch`: the long inputs every shipped configuration
+    of ``task`` is measured on (one vocabulary per task), generated once per run (read-only)."""
+    from ropeproof.verify.training.lengths import long_batch
+
+    return long_batch(task, count, n, build, seed)

@@ -58,3 +58,5 @@ def test_one_length_row_is_the_same_in_any_list_of_lengths_and_from_the_director
     assert [store.get(LENGTH_ROW, n=n, **args) for n in (17, 40)] == rows
     path = str(shipped_path("letter"))
     assert [store.get(DIRECTORY_LENGTH_ROW, path=path, task="letter", n=n, count=4) for n in (17, 40)] == rows
+    # the inputs of one task, length and build are generated once for every model that answers them
+    assert sum(k.startswith("training.long-batch") for k in store.computed) == 2
