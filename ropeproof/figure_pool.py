@@ -1,8 +1,10 @@
 """The figures of ``ropeproof check`` drawn by two processes that share the run's store.
 
 The claims run in the first process; a second one (a ``multiprocessing`` pool of one fresh interpreter,
-``spawn``: nothing is inherited) starts drawing the figures at once, in report order, into the run's
-staging directory, under the parent's thread policy. Both open the same
+``spawn``: nothing is inherited) starts drawing the figures at once into the run's staging directory,
+under the parent's thread policy: the figures named in ``first`` (``check`` passes those that run the
+trained models, :data:`ropeproof.paper_figures.NEEDS_HF`, the longest), then the others in report order.
+Both open the same
 :class:`~ropeproof.theory.result_store.ResultStore` directory, so a result that a claim and a figure both
 need (the multi-hop length study, the trained models' profiles, the local models' answers, ...) is
 computed by whichever process asks first and read by the other: no figure has to be drawn in a
@@ -19,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 from collections import deque
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +50,9 @@ def _draw_in_worker(name: str) -> list[str]:
 
 
 class FigurePool:
-    """A second process drawing ``names`` into ``out_dir`` from the store in ``store.directory`` (module
-    docstring); the figures left when the first process calls :meth:`finish` are drawn there."""
+    """A second process drawing ``names`` (those in ``first`` first) into ``out_dir`` from the store in
+    ``store.directory`` (module docstring); the figures left when the first process calls :meth:`finish`
+    are drawn there."""
 
     def __init__(
         self,
@@ -58,6 +62,7 @@ class FigurePool:
         quick: bool,
         formats: tuple[str, ...],
         threads: int | None,
+        first: Collection[str] = (),
     ) -> None:
         if store.directory is None:
             raise ValueError("the figure pool shares the store through its directory; this store has none")
@@ -65,7 +70,7 @@ class FigurePool:
         self.out_dir, self.store, self.quick, self.formats = Path(out_dir), store, quick, formats
         self.drawn_by_worker: list[str] = []
         """The figures the second process drew (in the order it finished them)."""
-        self._todo = deque(self.order)
+        self._todo = deque(sorted(self.order, key=lambda name: name not in first))  # stable: report order
         self._made: dict[str, list[Path]] = {}
         self._error: BaseException | None = None
         self._lock = threading.Lock()

@@ -182,9 +182,10 @@ def run(args: argparse.Namespace) -> int:
             formats = default_formats(args.quick) if args.formats is None else check_formats(args.formats)
         if not args.no_figures and args.jobs > 1:
             from ropeproof.figure_pool import FigurePool
+            from ropeproof.paper_figures import NEEDS_HF
 
             threads = getattr(args, "threads", None)
-            pool = FigurePool(names, staging / "figures", store, args.quick, formats, threads)
+            pool = FigurePool(names, staging / "figures", store, args.quick, formats, threads, first=NEEDS_HF)
         try:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
             ids = {c.id for c in selected}

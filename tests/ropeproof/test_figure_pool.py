@@ -25,10 +25,11 @@ def _files(directory: Path) -> dict[str, bytes]:
 
 def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "store")
-    pool = FigurePool(NAMES, tmp_path / "split", store, quick=True, formats=BOTH, threads=1)
+    pool = FigurePool(NAMES, tmp_path / "split", store, True, BOTH, threads=1, first={"a_theory_bounds"})
     split = pool.finish()
+    assert pool.drawn_by_worker[0] == "a_theory_bounds"  # sent to the second process at the start
     alone = make_all(tmp_path / "alone", quick=True, only=NAMES, formats=BOTH)
-    assert list(split) == NAMES and set(alone) == set(NAMES)
+    assert list(split) == NAMES and set(alone) == set(NAMES)  # report order, whoever drew what
     for name in NAMES:
         assert [p.name for p in split[name]] == [p.name for p in alone[name]]
         assert [p.suffix for p in split[name]] == [".png", ".pdf", ".csv", ".txt"]
