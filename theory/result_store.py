@@ -28,6 +28,12 @@ for the product itself, the locks are taken in dependency order and cannot deadl
 ``compute=False`` (:meth:`ResultStore.saved`) the store computes nothing: a data value its directory
 lacks raises :class:`MissingResult`, and so does any object product. That is how a saved report's
 figures are drawn again without recomputing (``ropeproof figures --from-report DIR``).
+
+What stays memoised per process is not a run's result but part of how one function computes its own:
+functions of a few numbers whose value is the same in every run (the symbolic derivations and proof
+steps of :mod:`ropeproof.theory`, the torch kernel's rotation tables and masks, exact angle reductions
+and code tables, sympy identities, the amplitude program of a spectrum, a head's gap enclosures),
+each behind ``functools.cache``/``lru_cache`` or a dict next to the function.
 """
 
 from __future__ import annotations
