@@ -1,10 +1,12 @@
 """Positional-symbolic plane and per-frequency profile figures, and the heads they score.
 
-Subjects (also used by ``ropeproof ps-score`` and the ``ps.*`` claims):
+Subjects (:mod:`ropeproof.verify.subjects`, also used by ``ropeproof ps-score`` and the ``ps.*`` claims):
 
-- :func:`index_subject`: T_Index ([A] Thm 3.1) on number-task inputs of 17 tokens;
-- :func:`retrieval_subject`: T_Retrieval on letter-task inputs of 17 pairs (``theta = 0`` default);
-- :func:`random_subject`: a head with random ``W_Q``/``W_K`` on random inputs.
+- :func:`~ropeproof.verify.subjects.index_subject`: T_Index ([A] Thm 3.1) on number-task inputs of 17
+  tokens;
+- :func:`~ropeproof.verify.subjects.retrieval_subject`: T_Retrieval on letter-task inputs of 17 pairs
+  (``theta = 0`` default);
+- :func:`~ropeproof.verify.subjects.random_subject`: a head with random ``W_Q``/``W_K`` on random inputs.
 
 The construction heads are compiled by the ``constructions`` package
 (``compile_construction(index_construction(...))``): one RoPE plane, one-hot tokens, ``scale = 1``,
