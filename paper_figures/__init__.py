@@ -1,11 +1,16 @@
 """Regenerate the paper figures from the library, with the plotted data saved beside each plot.
 
-Every figure is a function ``NAME_figure(quick=False) -> FigureResult`` that returns a
+Every figure is a function ``NAME_figure(quick=False, store=None) -> FigureResult`` that returns a
 :class:`matplotlib.figure.Figure` with the rows it plots and a caption, touching no global state
 (usable from a notebook as is); :func:`~ropeproof.paper_figures.style.save_figure` writes
 ``NAME.png``, ``NAME.pdf``, ``NAME.csv`` and ``NAME.caption.txt``. :func:`figures` lists them by
 name and :func:`make_all` draws and saves them: PNG and PDF, or only the PNG for ``quick`` figures
 (:func:`default_formats`; the shortened sweeps make previews, the PDFs are for the full figures).
+
+What a figure plots is a data product of the run's :class:`~ropeproof.theory.result_store.ResultStore`
+(``store``; default a fresh one): the claims of ``ropeproof check`` ask the same store, so what both
+need is computed once, and a store of a saved run (``ResultStore.saved(DIR/store)``, what
+``ropeproof figures --from-report DIR`` opens) draws every figure again without computing anything.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from pathlib import Path
 
 from ropeproof.paper_figures.style import FORMATS, FigureResult, check_formats, save_figure
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore
 
-FigureFunction = Callable[[bool], FigureResult]
+FigureFunction = Callable[..., FigureResult]
+"""``draw(quick, store=None) -> FigureResult``."""
 
 
 def figures() -> dict[str, FigureFunction]:
@@ -62,12 +69,6 @@ def figures() -> dict[str, FigureFunction]:
 NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theory", "llm_eval_local"})
 """Figures that run the shipped trained checkpoints, so they need ``transformers`` (the ``hf`` extra)."""
 
-DRAWN_WITH_CLAIMS = NEEDS_HF | frozenset({"multihop_length"})
-"""Figures that ``ropeproof check`` draws in the claims' own process (when it draws the others in a
-second one): their data is what claims also compute, memoised per process (the multi-hop length study,
-:mod:`ropeproof.verify.training.shipped_memo`, :mod:`ropeproof.verify.llm_eval.local_models`), and
-those in :data:`NEEDS_HF` need ``transformers``, which the training claims have already imported there."""
-
 
 def figure_names() -> list[str]:
     """The names :func:`make_all` accepts in ``only``."""
@@ -93,25 +94,31 @@ def make_all(
     quick: bool = False,
     only: list[str] | None = None,
     formats: list[str] | tuple[str, ...] | None = None,
+    store: ResultStore | None = None,
 ) -> dict[str, list[Path]]:
     """Draw and save the figures named in ``only`` under ``out_dir`` (an empty list draws none; default:
     every figure this installation can draw, :func:`available_figure_names`; a figure named in ``only``
     that needs a missing extra raises the error that names the extra), in ``formats`` (default:
-    :func:`default_formats`)."""
+    :func:`default_formats`), from the results in ``store`` (default: a fresh store, shared by the
+    figures drawn)."""
     table = figures()
     unknown = sorted(set(only or []) - set(table))
     if unknown:
         raise InputError(f"unknown figures {unknown}; accepted: {sorted(table)}")
     chosen = set(only) if only is not None else set(available_figure_names())
     fmts = default_formats(quick) if formats is None else check_formats(formats)
-    return {name: save_figure(_drawn(name, draw, quick), Path(out_dir), fmts) for name, draw in table.items()
+    store = ResultStore() if store is None else store
+    return {name: save_figure(draw_figure(name, quick, store), Path(out_dir), fmts) for name in table
             if name in chosen}  # fmt: skip
 
 
-def _drawn(name: str, draw: FigureFunction, quick: bool) -> FigureResult:
-    """``draw(quick)``, whose files must be named after the figure (``--only per_frequency`` used to write
-    ``ps_per_frequency.*``)."""
-    result = draw(quick)
+def draw_figure(name: str, quick: bool, store: ResultStore) -> FigureResult:
+    """The figure ``name`` drawn from ``store``; its files must be named after the figure
+    (``--only per_frequency`` used to write ``ps_per_frequency.*``)."""
+    table = figures()
+    if name not in table:
+        raise InputError(f"unknown figure {name!r}; accepted: {sorted(table)}")
+    result = table[name](quick, store=store)
     if result.name != name:
         raise RuntimeError(f"figure {name!r} returned files named {result.name!r}; they must match")
     return result

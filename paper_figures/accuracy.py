@@ -8,6 +8,7 @@ import numpy as np
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction, retrieval_construction
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
+from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.exact.families import family_for, sample_family_inputs
 from ropeproof.verify.runtime.compiled import answer
 
@@ -53,9 +54,16 @@ def accuracy_rows(quick: bool = False) -> list[dict]:
     return rows
 
 
+@data_product("figure.c-accuracy")
+def ACCURACY_DATA(store: ResultStore, quick: bool) -> list[dict]:
+    """:func:`accuracy_rows` as a product of the run's store."""
+    return accuracy_rows(quick)
+
+
 @styled
-def accuracy_figure(quick: bool = False) -> FigureResult:
-    rows = accuracy_rows(quick)
+def accuracy_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
+    """Accuracy against length of both compiled heads, per dtype and readout."""
+    rows = (ResultStore() if store is None else store).get(ACCURACY_DATA, quick=quick)
     names = list(dict.fromkeys(r["construction"] for r in rows))
     fig, axes = subplots(
         len(names), len(DTYPES), figsize=(10, 5.5), sharex=True, sharey=True, layout="constrained"

@@ -4,6 +4,7 @@ function of the offset."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -11,6 +12,7 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction, retrieval_construction
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
 from ropeproof.theory.derive import derive
+from ropeproof.theory.result_store import ResultStore, data_product
 
 INDEX_THETA, RETRIEVAL_THETA = 0.8660, 0.0027
 
@@ -21,18 +23,46 @@ def _plane_vectors(head, names: list[str], which: str) -> np.ndarray:
     return np.array([[w[head.token_index(t), a], w[head.token_index(t), b]] for t in names])
 
 
-@styled
-def geometry_figure(quick: bool = False) -> FigureResult:
+INTEGERS = [str(s) for s in range(1, 7)]
+LETTERS = [chr(ord("A") + i) for i in range(8)]
+INDEX_QUERIES = (1, 3, 5)
+RETRIEVAL_KEYS = ("C", "B", "D", "G")
+
+
+@data_product("figure.e-geometry")
+def GEOMETRY_DATA(store: ResultStore) -> dict[str, Any]:
+    """The compiled heads' plane vectors and the derived closed-form logits against the offset."""
     ic = index_construction(INDEX_THETA, max_int=6, letters=2)
     rc = retrieval_construction(8, RETRIEVAL_THETA, max_int=1)
     ih, rh = compile_construction(ic), compile_construction(rc)
+    index_logit, retrieval_logit = derive(ic), derive(rc)
+    return {
+        "index_queries": _plane_vectors(ih, INTEGERS, "query"),
+        "index_key": _plane_vectors(ih, ["A"], "key")[0],
+        "retrieval_keys": _plane_vectors(rh, [f"{x}A" for x in LETTERS], "key"),
+        "retrieval_query": _plane_vectors(rh, ["AC"], "query")[0],
+        "index_logit": {
+            str(s): [float(index_logit.numeric_logit_fn(str(s), "A")(x)) for x in np.arange(-12, 1)]
+            for s in INDEX_QUERIES
+        },
+        "retrieval_logit": {
+            x: [float(retrieval_logit.numeric_logit_fn("AC", f"{x}A")(v)) for v in np.arange(-300, 1)]
+            for x in RETRIEVAL_KEYS
+        },
+    }
+
+
+@styled
+def geometry_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
+    """(e) The constructions' rotation planes and their logits against the offset."""
+    data = (ResultStore() if store is None else store).get(GEOMETRY_DATA)
     fig, axes = subplots(2, 2, figsize=(9.5, 8.5), layout="constrained")
     rows = []
     # Index: every key is v; integer s's query is rho(-s theta) v
     ax = axes[0, 0]
-    ints = [str(s) for s in range(1, 7)]
-    q = _plane_vectors(ih, ints, "query")
-    k = _plane_vectors(ih, ["A"], "key")[0]
+    ints = INTEGERS
+    q = np.array(data["index_queries"])
+    k = np.array(data["index_key"])
     ax.arrow(0, 0, *k, color=COLORS["bound"], width=0.01, length_includes_head=True)
     ax.annotate("key v (all tokens)", k, fontsize=7)
     for s, vec in zip(ints, q, strict=True):
@@ -43,13 +73,13 @@ def geometry_figure(quick: bool = False) -> FigureResult:
     ax.set_title(f"T_Index plane (theta = {INDEX_THETA})")
     # Retrieval: keys rho(phi omega) v; the query (X, Y) is rho(phi(Y) omega) v
     ax = axes[0, 1]
-    letters = [chr(ord("A") + i) for i in range(8)]
-    keys = _plane_vectors(rh, [f"{x}A" for x in letters], "key")
+    letters = LETTERS
+    keys = np.array(data["retrieval_keys"])
     for x, vec in zip(letters, keys, strict=True):
         ax.arrow(0, 0, *vec, color=COLORS["bound"], width=0.006, length_includes_head=True, alpha=0.7)
         ax.annotate(f"key ({x}, .)", vec * 1.1, fontsize=7)
         rows.append({"panel": "retrieval_vectors", "token": f"{x}*", "role": "key", "x": vec[0], "y": vec[1]})
-    qv = _plane_vectors(rh, ["AC"], "query")[0]
+    qv = np.array(data["retrieval_query"])
     ax.arrow(0, 0, *qv, color=COLORS["retrieval"], width=0.012, length_includes_head=True)
     ax.annotate("query (A, C)", qv * 0.6, fontsize=7, color=COLORS["retrieval"])
     rows.append({"panel": "retrieval_vectors", "token": "AC", "role": "query", "x": qv[0], "y": qv[1]})
@@ -62,11 +92,9 @@ def geometry_figure(quick: bool = False) -> FigureResult:
         ax.set_ylabel("plane coordinate 2 (unit vectors)")
     # logits against offset, from the derived closed forms
     ax = axes[1, 0]
-    d = derive(ic)
     u = np.arange(-12, 1)
-    for s in (1, 3, 5):
-        f = d.numeric_logit_fn(str(s), "A")
-        vals = np.array([float(f(x)) for x in u])
+    for s in INDEX_QUERIES:
+        vals = np.array(data["index_logit"][str(s)])
         ax.plot(u, vals, "o-", ms=3, label=f"query s = {s} (peak at u = -{s})")
         rows += [
             {"panel": "index_logit", "token": str(s), "u": int(x), "logit": float(v)}
@@ -77,11 +105,9 @@ def geometry_figure(quick: bool = False) -> FigureResult:
     ax.set_title("T_Index logit by offset")
     ax.legend(loc="lower left")
     ax = axes[1, 1]
-    d = derive(rc)
     u = np.arange(-300, 1)
-    for x in ("C", "B", "D", "G"):
-        f = d.numeric_logit_fn("AC", f"{x}A")
-        vals = np.array([float(f(v)) for v in u])
+    for x in RETRIEVAL_KEYS:
+        vals = np.array(data["retrieval_logit"][x])
         ax.plot(u, vals, lw=1.2, label=f"key ({x}, .){' = target' if x == 'C' else ''}")
         rows += [
             {"panel": "retrieval_logit", "token": f"{x}*", "u": int(a), "logit": float(v)}

@@ -14,6 +14,7 @@ from typing import Any
 
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore
 from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS, REPORTED_THRESHOLDS, TASKS
 from ropeproof.verify.llm_eval.results import INTERVAL, RunSummary
 
@@ -98,8 +99,9 @@ def llm_eval_figure(
     return FigureResult(name, fig, rows, " ".join(caption.split()))
 
 
-def local_figure(quick: bool = False) -> FigureResult:
-    """:func:`llm_eval_figure` of the local models at the report's sizes."""
+def local_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
+    """:func:`llm_eval_figure` of the local models at the report's sizes (their results from ``store``,
+    default a fresh one: the claim ``llm-eval.local-ordering`` reads the same)."""
     from ropeproof.verify.llm_eval.local_models import LOCAL_MODELS, local_results, sizes
 
     s = sizes(quick)
@@ -108,4 +110,4 @@ def local_figure(quick: bool = False) -> FigureResult:
         f"models, each on the task it was trained or compiled for, in that task's raw token format "
         f"({s['prompts']} prompts x {s['draws']} draws per task and length)."
     )
-    return llm_eval_figure(local_results(DEFAULT_LENGTHS, **s), "llm_eval_local", context)
+    return llm_eval_figure(local_results(DEFAULT_LENGTHS, **s, store=store), "llm_eval_local", context)

@@ -1,36 +1,41 @@
 """Figures for the many-plane theory: Index margins against length, letter codes, partial induction.
 
-- :func:`make_many_plane_figure` (``many_plane_margin``): log-log normalised T_Index margin against
+- :func:`many_plane_figure` (``many_plane_margin``): log-log normalised T_Index margin against
   length for K = 1, 2, 4, 8 planes (mixed radix, searched optimum, Dirichlet bound, fitted slopes) with
   the standard RoPE spectrum (head_dim 64 and 128, base 10000) overlaid;
-- :func:`make_letter_codes_figure` (``letter_codes``): Retrieval margin of the one-plane and orthogonal
+- :func:`letter_codes_figure` (``letter_codes``): Retrieval margin of the one-plane and orthogonal
   letter codes against ``|ALPH|``, and against length on the slowest standard planes;
-- :func:`make_partial_induction_figure` (``partial_induction``): horizon against rotation for the
+- :func:`partial_induction_figure` (``partial_induction``): horizon against rotation for the
   two-plane head and one-plane heads, and margin against length.
 
 Each writes PNG, PDF, a CSV of the plotted data and ``<name>.caption.txt`` (deterministic: Agg,
-fixed metadata, no randomness).
+fixed metadata, no randomness); their data are products of the run's store (:data:`MANY_PLANE_DATA`,
+:data:`LETTER_CODES_DATA`, :data:`PARTIAL_INDUCTION_DATA`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
+from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.beyond.index_search import TABLE_LENGTHS, best_known
 from ropeproof.verify.beyond.letter_codes import (
+    SLOW_HORIZONS,
     code_margins,
     one_plane_code,
     orthogonal_code,
-    slow_plane_horizons,
+    slow_horizon_of,
 )
 from ropeproof.verify.beyond.many_plane import (
+    STANDARD_MARGIN_RECORDS,
+    MarginRecords,
     dirichlet_normalised,
     fit_slope,
     log_lengths,
-    margin_records,
     mixed_radix_curve,
     standard_frequencies,
 )
@@ -47,8 +52,10 @@ COLORS = {1: "tab:blue", 2: "tab:orange", 3: "tab:purple", 4: "tab:green", 8: "t
 STANDARD_MAX_N = 10**7
 
 
-def many_plane_rows(max_n: int = STANDARD_MAX_N) -> list[dict]:
-    """The plotted series of :func:`make_many_plane_figure`, one row per point, up to ``max_n``."""
+def many_plane_rows(max_n: int = STANDARD_MAX_N, store: ResultStore | None = None) -> list[dict]:
+    """The plotted series of :func:`many_plane_figure`, one row per point, up to ``max_n`` (the standard
+    spectrum's records from ``store``, default a fresh one)."""
+    store = ResultStore() if store is None else store
     rows: list[dict] = []
     n = log_lengths(2, max_n, 24)
     for k in PLANES:
@@ -65,7 +72,7 @@ def many_plane_rows(max_n: int = STANDARD_MAX_N) -> list[dict]:
                 {"series": "optimised", "K": k, "n": n0, "normalised_margin": best_known(k, n0).margin}
             )
     for hd in (64, 128):
-        rec = margin_records(standard_frequencies(hd), None, max_n)
+        rec = MarginRecords.from_json(store.get(STANDARD_MARGIN_RECORDS, head_dim=hd, max_n=max_n))
         for x, v in zip(n, rec.normalised(n), strict=True):
             rows.append(
                 {
@@ -78,12 +85,18 @@ def many_plane_rows(max_n: int = STANDARD_MAX_N) -> list[dict]:
     return rows
 
 
+@data_product("figure.many-plane-margin")
+def MANY_PLANE_DATA(store: ResultStore, max_n: int) -> list[dict]:
+    """:func:`many_plane_rows` as a product of the run's store."""
+    return many_plane_rows(max_n, store)
+
+
 @styled
-def many_plane_figure(quick: bool = False) -> FigureResult:
+def many_plane_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Log-log normalised ``margin_inf(n)`` against ``n`` for K = 1, 2, 4, 8 and the standard spectrum
     (to ``n = 10^7``; ``10^6`` when ``quick``)."""
     max_n = 10**6 if quick else STANDARD_MAX_N
-    rows = many_plane_rows(max_n)
+    rows = (ResultStore() if store is None else store).get(MANY_PLANE_DATA, max_n=max_n)
     fig, ax = subplots(figsize=(10.0, 5.2))
 
     def series(name: str, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,8 +150,10 @@ def many_plane_figure(quick: bool = False) -> FigureResult:
     return FigureResult("many_plane_margin", fig, rows, caption)
 
 
-def letter_code_rows() -> list[dict]:
-    """Plotted data of :func:`make_letter_codes_figure`."""
+def letter_code_rows(store: ResultStore | None = None) -> list[dict]:
+    """Plotted data of :func:`letter_codes_figure` (the slow-plane horizons from ``store``, default a fresh
+    one)."""
+    store = ResultStore() if store is None else store
     rows: list[dict] = []
     for a in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 26, 32, 40, 48, 64):
         one = float(code_margins(one_plane_code(a), 16).min())
@@ -153,7 +168,7 @@ def letter_code_rows() -> list[dict]:
                 "asymptotic": 2 * math.pi**2 / a**2,
             }
         )
-    h = slow_plane_horizons(128, 8)
+    h = slow_horizon_of(store.get(SLOW_HORIZONS, head_dim=128, alphabet=8))
     big = max(h.one_plane_horizon, h.orthogonal_horizon) + 400
     f = standard_frequencies(128)
     m1 = code_margins(one_plane_code(8, float(f[-1])), big)
@@ -172,10 +187,17 @@ def letter_code_rows() -> list[dict]:
     return rows
 
 
+@data_product("figure.letter-codes")
+def LETTER_CODES_DATA(store: ResultStore) -> dict[str, Any]:
+    """:func:`letter_code_rows` and the slow-plane horizons (``horizons``) of the figure."""
+    return {"rows": letter_code_rows(store), "horizons": store.get(SLOW_HORIZONS, head_dim=128, alphabet=8)}
+
+
 @styled
-def letter_codes_figure(quick: bool = False) -> FigureResult:
+def letter_codes_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Retrieval margin of the two letter codes against ``|ALPH|`` and, on slow planes, against length."""
-    rows = letter_code_rows()
+    data = (ResultStore() if store is None else store).get(LETTER_CODES_DATA)
+    rows, h = data["rows"], slow_horizon_of(data["horizons"])
     fig, (left, right) = subplots(1, 2, figsize=(9.0, 3.8))
     sel = [r for r in rows if r["panel"] == "alphabet"]
     a = np.array([r["x"] for r in sel])
@@ -205,7 +227,6 @@ def letter_codes_figure(quick: bool = False) -> FigureResult:
     right.plot(n, [r["one_plane"] for r in sel], "-", c="tab:blue", label="one plane at theta_min")
     right.plot(n, [r["orthogonal"] for r in sel], "-", c="tab:green", label="orthogonal, 4 lowest planes")
     right.axhline(0, c="k", lw=0.5)
-    h = slow_plane_horizons(128, 8)
     right.axvline(h.one_plane_horizon, c="tab:blue", ls=":", lw=0.8)
     right.axvline(h.orthogonal_horizon, c="tab:green", ls=":", lw=0.8)
     right.set_xscale("log")
@@ -228,7 +249,7 @@ def letter_codes_figure(quick: bool = False) -> FigureResult:
 
 
 def partial_induction_rows() -> list[dict]:
-    """Plotted data of :func:`make_partial_induction_figure`."""
+    """Plotted data of :func:`partial_induction_figure`."""
     rows: list[dict] = []
     for theta in np.geomspace(2e-3, 0.3, 9):
         th = float(theta)
@@ -276,10 +297,16 @@ def partial_induction_rows() -> list[dict]:
     return rows
 
 
+@data_product("figure.partial-induction")
+def PARTIAL_INDUCTION_DATA(store: ResultStore) -> list[dict]:
+    """:func:`partial_induction_rows` as a product of the run's store."""
+    return partial_induction_rows()
+
+
 @styled
-def partial_induction_figure(quick: bool = False) -> FigureResult:
+def partial_induction_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Partial-induction horizon against rotation, and margin against length."""
-    rows = partial_induction_rows()
+    rows = (ResultStore() if store is None else store).get(PARTIAL_INDUCTION_DATA)
     fig, (left, right) = subplots(1, 2, figsize=(9.0, 3.8))
     hz = [r for r in rows if r["panel"] == "horizon"]
     for name, style in (

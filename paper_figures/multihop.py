@@ -1,17 +1,18 @@
 """Figures of the compiled multi-hop models: accuracy against length with the proved horizon, and [A]'s
-per-layer positional/symbolic picture (the counterpart of [A]'s Figure 2)."""
+per-layer positional/symbolic picture (the counterpart of [A]'s Figure 2). Their data come from the run's
+store: the length study the claim ``multihop.length`` reads
+(:data:`~ropeproof.verify.beyond.multihop_length.STANDARD_STUDY`) and :data:`PS_LAYERS_DATA`."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.constructions.multihop_programs import checkpoint_program
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
-from ropeproof.verify.beyond.multihop_length import length_settings, standard_study
+from ropeproof.theory.result_store import ResultStore, data_product
+from ropeproof.verify.beyond.checkpoint_solvers import CHECKPOINT_MODEL
+from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY, length_settings
 from ropeproof.verify.layer_scores import layer_ps_scores
 from ropeproof.verify.tasks import letter_task, number_task
 
@@ -23,18 +24,21 @@ SETTING_COLORS = {
 """One colour per solver of the length study's checkpoints."""
 
 
-def length_rows(quick: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def length_rows(
+    quick: bool = False, store: ResultStore | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The study's rows (one per setting, build and length: the grid's, and the lengths probed between
-    grid points for an exact first failure, ``grid`` false) and its summary (horizons, first failures)."""
-    study = standard_study(quick)
-    return [r.as_dict() for r in study.rows], study.summary()
+    grid points for an exact first failure, ``grid`` false) and its summary (horizons, first failures),
+    from ``store`` (default a fresh one)."""
+    study = (ResultStore() if store is None else store).get(STANDARD_STUDY, quick=quick)
+    return study["rows"], study["summary"]
 
 
 @styled
-def length_figure(quick: bool = False) -> FigureResult:
+def length_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Accuracy against length (sampled: solid, with 95% Wilson intervals; decoy: dashed) with the
     certified horizon (dotted) and the exact first failure (triangle)."""
-    rows, summary = length_rows(quick)
+    rows, summary = length_rows(quick, store)
     tasks = ["number", "letter"]
     builds = list(dict.fromkeys(r["build"] for r in rows))
     fig, axes = subplots(
@@ -92,28 +96,31 @@ def length_figure(quick: bool = False) -> FigureResult:
     return FigureResult("multihop_length", fig, rows, caption)
 
 
-def ps_rows(quick: bool = False) -> list[dict[str, Any]]:
-    """Per-layer scores of the checkpoint programs (both tasks, both Reflexive variants; cached)."""
-    return [dict(r) for r in _ps_rows(quick)]
+def ps_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
+    """Per-layer scores of the checkpoint programs (both tasks, both Reflexive variants), from ``store``
+    (default a fresh one)."""
+    return (ResultStore() if store is None else store).get(PS_LAYERS_DATA, quick=quick)
 
 
-@functools.cache
-def _ps_rows(quick: bool) -> tuple[dict[str, Any], ...]:
+@data_product("figure.multihop-ps-layers")
+def PS_LAYERS_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
+    """[A]'s per-layer scores of both tasks' checkpoint programs, both Reflexive variants, on 100 inputs
+    (8 when ``quick``)."""
     count = 8 if quick else 100
     rows = []
     for task, make in (("number", number_task), ("letter", letter_task)):
         insts = make(count, seed=0)
         for variant in ("positional", "symbolic"):
-            model = compile_program(checkpoint_program(task, reflexive=variant))
+            model = store.get(CHECKPOINT_MODEL, task=task, reflexive=variant)
             for s in layer_ps_scores(model, insts):
                 rows.append({"task": task, "reflexive": variant, "inputs": count, **s.as_dict()})
-    return tuple(rows)
+    return rows
 
 
 @styled
-def ps_figure(quick: bool = False) -> FigureResult:
+def ps_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """[A]'s per-layer positional/symbolic scores of the compiled checkpoints."""
-    rows = ps_rows(quick)
+    rows = ps_rows(quick, store)
     fig, axes = subplots(2, 2, figsize=(8.0, 5.0), sharex=True, sharey=True, layout="constrained")
     for i, task in enumerate(("number", "letter")):
         for j, variant in enumerate(("positional", "symbolic")):

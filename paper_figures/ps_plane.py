@@ -1,18 +1,22 @@
 """Positional-symbolic plane and per-frequency profile figures, and the heads they score.
 
-Subjects (also used by ``ropeproof ps-score`` and the ``ps.*`` claims):
+Subjects (:mod:`ropeproof.verify.subjects`, also used by ``ropeproof ps-score`` and the ``ps.*`` claims):
 
-- :func:`index_subject`: T_Index ([A] Thm 3.1) on number-task inputs of 17 tokens;
-- :func:`retrieval_subject`: T_Retrieval on letter-task inputs of 17 pairs (``theta = 0`` default);
-- :func:`random_subject`: a head with random ``W_Q``/``W_K`` on random inputs.
+- :func:`~ropeproof.verify.subjects.index_subject`: T_Index ([A] Thm 3.1) on number-task inputs of 17
+  tokens;
+- :func:`~ropeproof.verify.subjects.retrieval_subject`: T_Retrieval on letter-task inputs of 17 pairs
+  (``theta = 0`` default);
+- :func:`~ropeproof.verify.subjects.random_subject`: a head with random ``W_Q``/``W_K`` on random inputs.
 
 The construction heads are compiled by the ``constructions`` package
 (``compile_construction(index_construction(...))``): one RoPE plane, one-hot tokens, ``scale = 1``,
 so logits lie in ``[-1, 1]``.
 
-Figures (:func:`make_ps_plane_figure`, :func:`make_per_frequency_figure`) are saved as PNG and PDF
-with a CSV of the plotted data and a ``<name>.caption.txt``; fixed seeds and metadata make the files
-reproducible byte for byte.
+Figures (:func:`ps_plane_figure`, :func:`per_frequency_figure`, :func:`ps_scale_figure`) are saved as
+PNG and PDF with a CSV of the plotted data and a ``<name>.caption.txt``; fixed seeds and metadata make
+the files reproducible byte for byte. Their data are products of the run's store (:data:`PS_PLANE_DATA`,
+:data:`PER_FREQUENCY_DATA`, :data:`PS_SCALE_DATA`), and the construction heads come from it
+(:data:`~ropeproof.verify.subjects.CONSTRUCTION_SUBJECT`), shared with the ``ps`` claims.
 """
 
 from __future__ import annotations
@@ -21,20 +25,23 @@ import numpy as np
 
 from ropeproof.constructions.paper import ALPHABET_SIZE, INDEX_THETA
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
-from ropeproof.verify.subjects import Subject, index_subject, random_subject, retrieval_subject
+from ropeproof.theory.result_store import ResultStore, data_product
+from ropeproof.verify.subjects import CONSTRUCTION_SUBJECT, Subject, random_subject
 
 # ----------------------------------------------------------------------------------------- figures
 
 
-def ps_plane_points(n_inputs: int = 100, n_random: int = 24) -> list[dict]:
-    """The scored points of the plane figure: constructions, then random heads (deterministic)."""
+def ps_plane_points(n_inputs: int = 100, n_random: int = 24, store: ResultStore | None = None) -> list[dict]:
+    """The scored points of the plane figure: constructions (from ``store``, default a fresh one), then
+    random heads (deterministic)."""
     from ropeproof.verify.ps.scores import ps_scores
 
+    store = ResultStore() if store is None else store
     rows = []
     subjects = [
-        ("construction", index_subject(n_inputs)),
-        ("construction", retrieval_subject(n_inputs, theta=0.0)),
-        ("construction", retrieval_subject(n_inputs, theta=0.0027)),
+        ("construction", store.get(CONSTRUCTION_SUBJECT, kind="index", n_inputs=n_inputs)),
+        ("construction", store.get(CONSTRUCTION_SUBJECT, kind="retrieval", n_inputs=n_inputs, theta=0.0)),
+        ("construction", store.get(CONSTRUCTION_SUBJECT, kind="retrieval", n_inputs=n_inputs, theta=0.0027)),
     ]
     rng = np.random.default_rng(2026)
     for i in range(n_random):
@@ -65,10 +72,16 @@ def ps_plane_points(n_inputs: int = 100, n_random: int = 24) -> list[dict]:
     return rows
 
 
+@data_product("figure.ps-plane")
+def PS_PLANE_DATA(store: ResultStore) -> list[dict]:
+    """:func:`ps_plane_points` as a product of the run's store."""
+    return ps_plane_points(store=store)
+
+
 @styled
-def ps_plane_figure(quick: bool = False) -> FigureResult:
+def ps_plane_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Scatter of the constructions and of random heads in the positional-symbolic plane."""
-    rows = ps_plane_points()
+    rows = (ResultStore() if store is None else store).get(PS_PLANE_DATA)
     fig, ax = subplots(figsize=(5.2, 4.6))
     rnd = [r for r in rows if r["kind"] == "random"]
     ax.scatter([r["S_pos"] for r in rnd], [r["S_sym"] for r in rnd], s=18, c="0.55", label="random heads")
@@ -126,10 +139,16 @@ def per_frequency_rows(n_inputs: int = 100, n_samples: int = 200) -> list[dict]:
     return rows
 
 
+@data_product("figure.per-frequency")
+def PER_FREQUENCY_DATA(store: ResultStore) -> list[dict]:
+    """:func:`per_frequency_rows` as a product of the run's store."""
+    return per_frequency_rows()
+
+
 @styled
-def per_frequency_figure(quick: bool = False) -> FigureResult:
+def per_frequency_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Per-frequency profile of a random head with the standard spectrum (head_dim 64, base 10000)."""
-    rows = per_frequency_rows()
+    rows = (ResultStore() if store is None else store).get(PER_FREQUENCY_DATA)
     fig, axes = subplots(2, 2, figsize=(8.4, 5.6), sharex=True)
     for col, inputs in enumerate(("iid", "shared=3")):
         sel = [r for r in rows if r["inputs"] == inputs]
@@ -162,24 +181,26 @@ def per_frequency_figure(quick: bool = False) -> FigureResult:
     return FigureResult("per_frequency", fig, rows, caption)
 
 
-def ps_scale_rows(n_inputs: int = 100) -> list[dict]:
+def ps_scale_rows(n_inputs: int = 100, store: ResultStore | None = None) -> list[dict]:
     """S_pos and S_sym of T_Index and T_Retrieval (theta = 0) against the logit scale, with each
-    construction's working scale (99% attention on the target at 17 tokens)."""
+    construction's working scale (99% attention on the target at 17 tokens); the heads come from
+    ``store`` (default a fresh one)."""
     from ropeproof.verify.exact.index_sweep import index_sweep
     from ropeproof.verify.exact.sweep import sweep_retrieval
     from ropeproof.verify.ps.scale_sweep import scores_over_scales, working_scale
 
+    store = ResultStore() if store is None else store
     scales = np.geomspace(1.0, 1000.0, 16).tolist()
     rows = []
     for name, subj, margin in (
         (
             "T_Index(theta=0.866)",
-            index_subject(n_inputs),
+            store.get(CONSTRUCTION_SUBJECT, kind="index", n_inputs=n_inputs),
             float(index_sweep([INDEX_THETA], [1.0], 17).margin_inf[-1]),
         ),
         (
             "T_Retrieval(theta=0)",
-            retrieval_subject(n_inputs, theta=0.0),
+            store.get(CONSTRUCTION_SUBJECT, kind="retrieval", n_inputs=n_inputs, theta=0.0),
             float(sweep_retrieval(ALPHABET_SIZE, 0.0, 17, judge=False).columns["margin_inf"][-1]),
         ),
     ):
@@ -192,10 +213,16 @@ def ps_scale_rows(n_inputs: int = 100) -> list[dict]:
     return rows
 
 
+@data_product("figure.ps-scale")
+def PS_SCALE_DATA(store: ResultStore) -> list[dict]:
+    """:func:`ps_scale_rows` as a product of the run's store."""
+    return ps_scale_rows(store=store)
+
+
 @styled
-def ps_scale_figure(quick: bool = False) -> FigureResult:
+def ps_scale_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """S_pos and S_sym of the two constructions against the logit scale (log x axis)."""
-    rows = ps_scale_rows()
+    rows = (ResultStore() if store is None else store).get(PS_SCALE_DATA)
     fig, axes = subplots(1, 2, figsize=(9.0, 3.6), sharey=True)
     for ax, name in zip(axes, ("T_Index(theta=0.866)", "T_Retrieval(theta=0)"), strict=True):
         sel = [r for r in rows if r["head"] == name and not r["is_working_scale"]]

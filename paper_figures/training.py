@@ -1,12 +1,15 @@
 """Figures of the shipped trained models' learning dynamics (``docs/theory.md`` section 6), for the
 ``paper`` configuration ([A]'s shape and schedule) and the ``small`` one, seed 0 of each: accuracy per hop
 count against step with 95% Wilson intervals, each layer's path through the positional-symbolic plane
-over training, and the final per-layer scores with 95% bootstrap intervals. All read the shipped run
-records (no training, no model runs); a configuration that does not ship is left out."""
+over training, and the final per-layer scores with 95% bootstrap intervals, all from the shipped run
+records (no training, no model runs; :data:`DYNAMICS_DATA`); accuracy against length, the per-frequency
+profile and the theory comparison of the shipped models (:data:`LENGTH_DATA`, :data:`FREQUENCIES_DATA`,
+:data:`THEORY_DATA`), whose models and profiles come from the run's store, shared with the training
+claims (:mod:`ropeproof.verify.training.shipped_results`). A configuration that does not ship is left
+out."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ import numpy as np
 from matplotlib import colormaps
 
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
+from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.statistics import proportion_interval
 from ropeproof.verify.training.observations import HOPS
 from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
@@ -49,13 +53,18 @@ def dynamics_rows() -> list[dict[str, Any]]:
     for (config, task), record in _records().items():
         for e in record.evaluations:
             dyn = e.get("dynamics") or {}
+            accuracy: dict[str, Any] = {}  # the same for every layer: computed once per checkpoint
+            for h in HOPS:
+                accuracy[f"accuracy_{h}hop"] = e["accuracy"][str(h)]
+                if "counts" in e:
+                    est = proportion_interval(*e["counts"][str(h)])
+                    accuracy[f"accuracy_{h}hop_ci_low"], accuracy[f"accuracy_{h}hop_ci_high"] = (
+                        est.low,
+                        est.high,
+                    )
             for layer in range(record.config.n_layer):
                 row: dict[str, Any] = {"config": config, "task": task, "step": e["step"], "layer": layer}
-                for h in HOPS:
-                    row[f"accuracy_{h}hop"] = e["accuracy"][str(h)]
-                    if "counts" in e:
-                        est = proportion_interval(*e["counts"][str(h)])
-                        row[f"accuracy_{h}hop_ci_low"], row[f"accuracy_{h}hop_ci_high"] = est.low, est.high
+                row.update(accuracy)
                 if dyn:
                     for key in ("S_pos", "S_sym", "entropy"):
                         row[key] = _num(dyn[key][layer])
@@ -64,6 +73,33 @@ def dynamics_rows() -> list[dict[str, Any]]:
                 row["best"] = e["step"] == record.best_step
                 rows.append(row)
     return rows
+
+
+@data_product("figure.training-dynamics")
+def DYNAMICS_DATA(store: ResultStore) -> dict[str, Any]:
+    """What the three learning-dynamics figures draw: :func:`dynamics_rows` (``rows``) and, per shipped
+    configuration and task (``"CONFIG/TASK"``), the run's set-up sentence, layers, best step and scoring
+    prompts (``records``)."""
+    return {
+        "rows": dynamics_rows(),
+        "records": {
+            f"{config}/{task}": {
+                "setup": _setup(r),
+                "n_layer": r.config.n_layer,
+                "best_step": r.best_step,
+                "score_prompts": r.config.score_prompts,
+            }
+            for (config, task), r in _records().items()
+        },
+    }
+
+
+def _dynamics(
+    store: ResultStore | None,
+) -> tuple[list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]]]:
+    data = (ResultStore() if store is None else store).get(DYNAMICS_DATA)
+    records = {tuple(k.split("/")): v for k, v in data["records"].items()}
+    return data["rows"], records  # type: ignore[return-value]
 
 
 def _setup(record: TrainingRecord) -> str:
@@ -75,7 +111,7 @@ def _setup(record: TrainingRecord) -> str:
     )
 
 
-def _panels(records: dict[tuple[str, str], TrainingRecord], height: float = 2.6) -> tuple[Any, Any, list]:
+def _panels(records: dict[tuple[str, str], Any], height: float = 2.6) -> tuple[Any, Any, list]:
     """A grid with one row per shipped configuration and one column per task."""
     configs = sorted({c for c, _ in records}, key=CONFIGS.index)
     fig, axes = subplots(
@@ -85,10 +121,10 @@ def _panels(records: dict[tuple[str, str], TrainingRecord], height: float = 2.6)
 
 
 @styled
-def accuracy_figure(quick: bool = False) -> FigureResult:
+def accuracy_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Validation accuracy per hop count against training step, both tasks, both configurations."""
-    records = _records()
-    rows = [r for r in dynamics_rows() if r["layer"] == 0]
+    all_rows, records = _dynamics(store)
+    rows = [r for r in all_rows if r["layer"] == 0]
     fig, axes, configs = _panels(records)
     for i, config in enumerate(configs):
         for j, task in enumerate(TASKS):
@@ -109,7 +145,7 @@ def accuracy_figure(quick: bool = False) -> FigureResult:
             if j == 0:
                 ax.set_ylabel("validation accuracy")
     axes[0, 0].legend(loc="lower right", fontsize=6)
-    setups = "; ".join(_setup(records[(c, "number")]) for c in configs)
+    setups = "; ".join(records[(c, "number")]["setup"] for c in configs)
     caption = (
         f"Validation accuracy per hop count against training step for the shipped runs ({setups}); each "
         "configuration's held-out balanced 17-token prompts per checkpoint, greedy last-token answer, with "
@@ -120,16 +156,16 @@ def accuracy_figure(quick: bool = False) -> FigureResult:
 
 
 @styled
-def ps_paths_figure(quick: bool = False) -> FigureResult:
+def ps_paths_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Each layer's path through the (S_pos, S_sym) plane over training, both tasks and configurations."""
-    records = _records()
-    rows = [r for r in dynamics_rows() if "S_pos" in r]
+    all_rows, records = _dynamics(store)
+    rows = [r for r in all_rows if "S_pos" in r]
     fig, axes, configs = _panels(records, 3.2)
     cmap = colormaps["viridis"]
     for i, config in enumerate(configs):
         for j, task in enumerate(TASKS):
             ax = axes[i, j]
-            n_layer = records[(config, task)].config.n_layer
+            n_layer = records[(config, task)]["n_layer"]
             for layer in range(n_layer):
                 sel = sorted(
                     (r for r in rows if r["task"] == task and r["config"] == config and r["layer"] == layer),
@@ -150,7 +186,7 @@ def ps_paths_figure(quick: bool = False) -> FigureResult:
             if j == 0:
                 ax.set_ylabel("S_sym")
         axes[i, 1].legend(loc="lower left", fontsize=5, ncol=2)
-    prompts = records[(configs[0], "number")].config.score_prompts
+    prompts = records[(configs[0], "number")]["score_prompts"]
     caption = (
         "Each layer's path through [A]'s positional-symbolic plane over training (open circle: step 0; "
         "filled: the last checkpoint), from the layer-input swap scores (tau = 1e-4) on "
@@ -162,10 +198,10 @@ def ps_paths_figure(quick: bool = False) -> FigureResult:
 
 
 @styled
-def ps_final_figure(quick: bool = False) -> FigureResult:
+def ps_final_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """S_pos, S_sym and attention entropy per layer at each run's best checkpoint, with intervals."""
-    records = _records()
-    rows = [r for r in dynamics_rows() if r["best"] and "S_pos" in r]
+    all_rows, records = _dynamics(store)
+    rows = [r for r in all_rows if r["best"] and "S_pos" in r]
     fig, axes, configs = _panels(records)
     styles = {
         "S_pos": ("o-", COLORS["index"]),
@@ -191,7 +227,7 @@ def ps_final_figure(quick: bool = False) -> FigureResult:
                     )
                 else:
                     ax.plot(layer, value, marker, ms=3, color=color, label=key)
-            ax.set_title(f"{task} task, {config}, step {records[(config, task)].best_step}", fontsize=8)
+            ax.set_title(f"{task} task, {config}, step {records[(config, task)]['best_step']}", fontsize=8)
             ax.set_ylim(-0.05, 1.05)
             if i == len(configs) - 1:
                 ax.set_xlabel("layer")
@@ -224,36 +260,28 @@ TRAINED_BUILDS = {"number": ("distractors",), "letter": ("distractors", "window"
 model knows integers up to 16 only, so the ``window`` and ``both`` builds are out of its vocabulary)."""
 
 
-@functools.cache
-def _directory_rows(
-    path: str, lengths: tuple[int, ...], count: int, build: str = "distractors"
-) -> tuple[dict[str, Any], ...]:
-    """``length_accuracy`` of the trained model in ``path`` (loaded once per process)."""
-    from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
-    from ropeproof.verify.training.lengths import length_accuracy
-
-    tf = require_transformers()
-    with quiet_progress():
-        model = tf.AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
-    return tuple(length_accuracy(model, load_record(path).task, lengths, build=build, count=count))
-
-
-def _trained_rows(path: Path, lengths: list[int], count: int) -> list[dict[str, Any]]:
+def _trained_rows(store: ResultStore, path: Path, lengths: list[int], count: int) -> list[dict[str, Any]]:
+    """The rows of one trained model: a shipped seed-0 checkpoint through the run's store (the models the
+    training claims load), any other run directory loaded from it; float32 weights either way."""
     import json
 
     from ropeproof.verify.statistics import proportion_interval
-    from ropeproof.verify.training.shipped_memo import length_accuracy_row
+    from ropeproof.verify.training.shipped_results import DIRECTORY_LENGTH_ROW, LENGTH_ROW
 
     record = load_record(path)
-    task = record.task
+    task, config = record.task, record.config.name
     limit = int(json.loads((path / "config.json").read_text())["n_positions"])
     fits = [n for n in lengths if n <= limit]
+    shipped = config in CONFIGS and 0 in shipped_seeds(task, config)
+    shipped = shipped and path.resolve() == shipped_path(task, config).resolve()
     rows = []
     for build in TRAINED_BUILDS[task]:
-        if build == "distractors" and path.resolve() == shipped_path(task).resolve():
-            measured = [length_accuracy_row(task, n, count) for n in fits]  # the claims' memo
+        if shipped:
+            args = {"task": task, "config": config, "seed": 0, "count": count, "build": build}
+            measured = [store.get(LENGTH_ROW, n=n, **args) for n in fits]
         else:
-            measured = [dict(r) for r in _directory_rows(str(path), tuple(fits), count, build)]
+            args = {"path": str(path), "task": task, "count": count, "build": build}
+            measured = [store.get(DIRECTORY_LENGTH_ROW, n=n, **args) for n in fits]
         label = f"trained {record.config.name}" + ("" if build == "distractors" else f", {build} build")
         for r in measured:
             lo, hi = proportion_interval(round(r["accuracy"] * r["count"]), r["count"]).bounds
@@ -276,35 +304,45 @@ def _trained_rows(path: Path, lengths: list[int], count: int) -> list[dict[str, 
     return rows
 
 
-def length_figure_rows(quick: bool = False, trained: list[Path] | None = None) -> list[dict[str, Any]]:
+def length_figure_rows(
+    quick: bool = False, trained: list[Path] | None = None, store: ResultStore | None = None
+) -> list[dict[str, Any]]:
     """Trained models (the ``distractors`` build, up to each model's ``n_positions``) and the compiled
     checkpoints of the length study (width 6/8 and the best at width 128), with 95% Wilson intervals,
-    certified horizons and exact first failures."""
-    from ropeproof.verify.beyond.multihop_length import standard_study
+    certified horizons and exact first failures (``store``: the run's, default a fresh one)."""
+    paths = None if trained is None else [str(Path(p)) for p in trained]
+    return (ResultStore() if store is None else store).get(LENGTH_DATA, quick=quick, trained=paths)
+
+
+@data_product("figure.training-length")
+def LENGTH_DATA(store: ResultStore, quick: bool, trained: list[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of :func:`length_figure_rows` for the run directories ``trained`` (``None``:
+    :func:`trained_length_dirs`, so a saved run names no directory of the machine that made it)."""
+    from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY
 
     lengths = [17, 64, 256, 850] if quick else [17, 24, 32, 64, 128, 256, 512, 850, 1024, 2048]
     count = 8 if quick else 64
     rows = []
-    for path in trained if trained is not None else trained_length_dirs():
-        rows += _trained_rows(Path(path), lengths, count)
-    study = standard_study(quick)
-    summary = study.summary()
-    for r in study.rows:
-        solver = r.setting.split("-", 1)[1]
-        if solver not in COMPILED_SETTINGS or r.build != "distractors" or not r.grid:
+    for path in trained_length_dirs() if trained is None else [Path(p) for p in trained]:
+        rows += _trained_rows(store, Path(path), lengths, count)
+    study = store.get(STANDARD_STUDY, quick=quick)
+    summary = study["summary"]
+    for r in study["rows"]:
+        solver = r["setting"].split("-", 1)[1]
+        if solver not in COMPILED_SETTINGS or r["build"] != "distractors" or not r["grid"]:
             continue
-        fail = summary[r.setting]["measured"]["distractors"]["first_failure"]
+        fail = summary[r["setting"]]["measured"]["distractors"]["first_failure"]
         rows.append(
             {
-                "task": r.task,
+                "task": r["task"],
                 "model": COMPILED_SETTINGS[solver][0],
                 "kind": "compiled",
-                "n": r.n,
-                "count": r.inputs,
-                "accuracy": r.accuracy,
-                "ci_lo": r.accuracy_ci[0],
-                "ci_hi": r.accuracy_ci[1],
-                "certified_horizon": r.certified_horizon,
+                "n": r["n"],
+                "count": r["inputs"],
+                "accuracy": r["accuracy"],
+                "ci_lo": r["accuracy_ci"][0],
+                "ci_hi": r["accuracy_ci"][1],
+                "certified_horizon": r["certified_horizon"],
                 "first_failure": None if fail is None else fail["n"],
             }
         )
@@ -312,11 +350,13 @@ def length_figure_rows(quick: bool = False, trained: list[Path] | None = None) -
 
 
 @styled
-def length_figure(quick: bool = False, trained: list[Path] | None = None) -> FigureResult:
+def length_figure(
+    quick: bool = False, store: ResultStore | None = None, trained: list[Path] | None = None
+) -> FigureResult:
     """Accuracy against length (log axis to 10^4): trained models (``trained``: run directories, default
     :func:`trained_length_dirs`), the width-6/8 and the best compiled checkpoints, each compiled one with
     its certified horizon (dotted) and exact first failure (triangle); bars are 95% Wilson intervals."""
-    rows = length_figure_rows(quick, trained)
+    rows = length_figure_rows(quick, trained, store)
     fig, axes = subplots(1, 2, figsize=(7.6, 3.0), sharey=True, layout="constrained")
     models = list(dict.fromkeys(r["model"] for r in rows))
     palette = colormaps["tab10"]
@@ -363,26 +403,34 @@ def _shipped_configs() -> list[str]:
     return sorted({config for config, _ in _records()}, key=CONFIGS.index)
 
 
-def frequency_rows(quick: bool = False) -> list[dict[str, Any]]:
+def frequency_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
     """Per-frequency profile rows of every layer of both tasks' seed-0 models, every shipped configuration
-    (only the first configuration under ``quick``)."""
-    from ropeproof.verify.training.shipped_memo import frequency_profile_rows, shared_shipped
+    (only the first configuration under ``quick``), from ``store`` (default a fresh one)."""
+    return (ResultStore() if store is None else store).get(FREQUENCIES_DATA, quick=quick)
+
+
+@data_product("figure.training-frequencies")
+def FREQUENCIES_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
+    """The rows of :func:`frequency_rows` (the profiles the claim ``training.frequencies`` reads too)."""
+    from ropeproof.verify.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
 
     rows = []
     for config in _shipped_configs()[:1] if quick else _shipped_configs():
         for task in TASKS:
-            for layer in range(shared_shipped(task, config).model.config.n_layer):
-                profile = frequency_profile_rows(task, 20 if quick else 100, layer, config)
+            for layer in range(store.get(SHIPPED_MODEL, task=task, config=config).model.config.n_layer):
+                profile = store.get(
+                    FREQUENCY_PROFILE, task=task, prompts=20 if quick else 100, layer=layer, config=config
+                )
                 rows += [{"config": config, "task": task, **r} for r in profile]
     return rows
 
 
 @styled
-def frequencies_figure(quick: bool = False) -> FigureResult:
+def frequencies_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Logit share per rotary frequency of every trained layer, with [A]'s frequencies marked."""
     from ropeproof.constructions.paper import INDEX_THETA, RETRIEVAL_THETA
 
-    rows = frequency_rows(quick)
+    rows = frequency_rows(quick, store)
     configs = sorted({r["config"] for r in rows}, key=CONFIGS.index)
     fig, axes = subplots(
         len(configs), 2, figsize=(7.2, 2.6 * len(configs)), squeeze=False, layout="constrained"
@@ -419,28 +467,35 @@ def frequencies_figure(quick: bool = False) -> FigureResult:
     return FigureResult("training_frequencies", fig, rows, caption)
 
 
-def theory_rows(quick: bool = False) -> list[dict[str, Any]]:
+def theory_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
     """:func:`ropeproof.verify.training.head_theory.construction_comparison` of each trained layer of the
     first shipped configuration's seed-0 models (layer 0 only when ``quick``) at the frequency of its
-    largest logit share."""
+    largest logit share, from ``store`` (default a fresh one)."""
+    return (ResultStore() if store is None else store).get(THEORY_DATA, quick=quick)
+
+
+@data_product("figure.training-theory")
+def THEORY_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
+    """The rows of :func:`theory_rows`."""
     from ropeproof.verify.training.head_theory import construction_comparison, dominant_plane
-    from ropeproof.verify.training.shipped_memo import frequency_profile_rows, shared_shipped
+    from ropeproof.verify.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
 
     config = _shipped_configs()[0]
     rows = []
     for task in TASKS:
-        model = shared_shipped(task, config).model
+        model = store.get(SHIPPED_MODEL, task=task, config=config).model
         layers = [0] if quick else range(model.config.n_layer)
         for layer in layers:
-            theta = dominant_plane(frequency_profile_rows(task, 20, layer, config))["theta"]
+            profile = store.get(FREQUENCY_PROFILE, task=task, prompts=20, layer=layer, config=config)
+            theta = dominant_plane(profile)["theta"]
             rows += [{"config": config, **r} for r in construction_comparison(model, task, layer, theta)]
     return rows
 
 
 @styled
-def theory_figure(quick: bool = False) -> FigureResult:
+def theory_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Trained heads against the single-plane construction and Theorem 3.2's bound, against length."""
-    rows = theory_rows(quick)
+    rows = theory_rows(quick, store)
     fig, axes = subplots(2, 2, figsize=(7.2, 4.8), sharex=True, layout="constrained")
     cmap = colormaps["viridis"]
     for j, task in enumerate(TASKS):

@@ -36,6 +36,11 @@ REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 3
 """Name and version of ``report.json`` (version 2: run metadata, status and pins per claim; version 3:
 the corrections, ``corrections`` and ``no_correction``)."""
 
+STORE_DIR = "store"
+"""The run's computed results inside the report directory, one JSON file per value (a
+:class:`~ropeproof.theory.result_store.ResultStore`): what ``ropeproof figures --from-report DIR`` draws
+from."""
+
 CELL_LIMIT = 160
 """Longest table cell in ``report.md``; longer values are cut with a pointer to the full value."""
 

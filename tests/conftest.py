@@ -47,7 +47,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
 
     out = tmp_path_factory.mktemp("quick") / "report"
     # --jobs 1: under pytest-xdist every core already runs a worker, so a second figure process would
-    # only compete with them (the two-process path has its own test, tests/ropeproof/test_figure_process.py)
+    # only compete with them (the two-process path has its own test, tests/ropeproof/test_figure_pool.py)
     code = main(["check", "--quick", "--strict", "--jobs", "1", "--out", str(out), "--no-progress"])
     return code, out
 

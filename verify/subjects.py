@@ -28,6 +28,8 @@ from ropeproof.constructions.paper import (
     index_construction,
     retrieval_construction,
 )
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
 from ropeproof.verify.runtime.attention import RopeAttention
@@ -87,6 +89,25 @@ def retrieval_subject(
     return Subject(
         f"T_Retrieval(theta={theta:g})", head_module(compiled, device, dtype), inputs, "constructions"
     )
+
+
+@object_product("subjects.construction-subject")
+def CONSTRUCTION_SUBJECT(
+    store: ResultStore,
+    kind: str,
+    n_inputs: int = 100,
+    theta: float | None = None,
+    device: str = "cpu",
+    dtype: str = "float64",
+) -> Subject:
+    """:func:`index_subject` (``kind="index"``, ``theta`` default ``INDEX_THETA``) or
+    :func:`retrieval_subject` (``kind="retrieval"``, default ``0.0``) as a product of the run's store: the
+    ``ps`` claims and figures score the same heads on the same inputs (read-only)."""
+    if kind == "index":
+        return index_subject(n_inputs, INDEX_THETA if theta is None else theta, device=device, dtype=dtype)
+    if kind == "retrieval":
+        return retrieval_subject(n_inputs, 0.0 if theta is None else theta, device=device, dtype=dtype)
+    raise InputError(f"kind={kind!r} must be 'index' or 'retrieval'")
 
 
 def random_inputs(

@@ -8,10 +8,11 @@ import numpy as np
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.verify.beyond.letter_codes import (
+    SLOW_HORIZONS,
     alphabet_comparison,
     code_margins,
     one_plane_code,
-    slow_plane_horizons,
+    slow_horizon_of,
 )
 from ropeproof.verify.exact.certified import certified_retrieval
 
@@ -85,7 +86,7 @@ def _slow(ctx: CheckContext) -> Outcome:
     ok, all_certified = True, True
     a = ctx.params["alphabet"]
     for hd in ctx.params["head_dim"]:
-        h = slow_plane_horizons(hd, a)
+        h = slow_horizon_of(ctx.store.get(SLOW_HORIZONS, head_dim=hd, alphabet=a))
         cert: Any = "not run (quick)"
         if hd in ctx.params["certified_head_dims"]:
             chk = certified_retrieval(a, h.one_plane_theta, h.one_plane_horizon + 1)

@@ -56,7 +56,7 @@ def _local_ordering(ctx: CheckContext) -> Outcome:
     from ropeproof.verify.llm_eval.statistics import threshold_checks
 
     p = ctx.params
-    summaries = local_results(p["lengths"], p["prompts"], p["draws"])
+    summaries = local_results(p["lengths"], p["prompts"], p["draws"], store=ctx.store)
     figures: dict[str, Any] = {"orderings": {}}
     for s in summaries:
         order = s.ordering()

@@ -21,12 +21,13 @@ from ropeproof.verify.beyond.index_search import (
     slope_table,
 )
 from ropeproof.verify.beyond.many_plane import (
+    STANDARD_MARGIN_RECORDS,
+    MarginRecords,
     dirichlet_decay_guarantee,
     dirichlet_normalised,
     grid_margins,
     log_lengths,
     many_plane_sweep,
-    margin_records,
     mixed_radix_for_length,
     mixed_radix_margin,
     standard_frequencies,
@@ -75,7 +76,7 @@ def _index_exact(ctx: CheckContext) -> Outcome:
     stream_diff = 0.0
     for hd in (64, 128):
         fr = standard_frequencies(hd)
-        rec = margin_records(fr, None, big)
+        rec = MarginRecords.from_json(ctx.store.get(STANDARD_MARGIN_RECORDS, head_dim=hd, max_n=big))
         full = index_sweep(fr, None, big).margin_inf
         stream_diff = max(stream_diff, float(np.abs(rec.margin_inf(np.arange(2, big + 1)) - full).max()))
     # direct enumeration rounds each of n cosines; the sweep is accurate to a few ulps
@@ -321,8 +322,10 @@ def _standard(ctx: CheckContext) -> Outcome:
     ok, decays = True, False
     for hd in (64, 128):
         f = standard_frequencies(hd)
-        rec = margin_records(f, None, big)
-        runner = margin_records(f, None, big, first_offset=2)
+        rec = MarginRecords.from_json(ctx.store.get(STANDARD_MARGIN_RECORDS, head_dim=hd, max_n=big))
+        runner = MarginRecords.from_json(
+            ctx.store.get(STANDARD_MARGIN_RECORDS, head_dim=hd, max_n=big, first_offset=2)
+        )
         k = hd // 2
         at = {f"{n:.0e}": float(rec.normalised(n)[0]) for n in (10, 10**3, 10**5, 10**6, big) if n <= big}
         guarantee = dirichlet_decay_guarantee(f)

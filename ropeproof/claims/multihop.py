@@ -24,12 +24,18 @@ from typing import Any
 import numpy as np
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import LOGIT_SCALE, checkpoint_program
+from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.constructions.multihop_programs import LOGIT_SCALE
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.multihop import chain_coefficient, standard_chain_coefficient
-from ropeproof.verify.beyond.checkpoint_solvers import DEFAULT_MAX_LENGTH, CheckpointSpec, checkpoint_spec
-from ropeproof.verify.beyond.multihop_length import length_settings, standard_study
+from ropeproof.theory.result_store import ResultStore
+from ropeproof.verify.beyond.checkpoint_solvers import (
+    CHECKPOINT_MODEL,
+    DEFAULT_CHECKPOINTS,
+    DEFAULT_MAX_LENGTH,
+    CheckpointSpec,
+)
+from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY, length_settings
 from ropeproof.verify.exact.multihop_certified import (
     BASIC,
     certificate_steps,
@@ -49,31 +55,21 @@ CLAIMS = ClaimSet(
 
 HOPS, LAYERS = 4, 12
 LONG = 10_000
-_MODELS: dict[str, CompiledModel] = {}
 
 
-def checkpoint_model(task: str) -> CompiledModel:
-    """The smallest checkpoint's compiled program (12 layers, 4 hop layers, widths 6 and 8; cached)."""
-    if task not in _MODELS:
-        _MODELS[task] = compile_program(checkpoint_program(task, HOPS, LAYERS))
-    return _MODELS[task]
+def checkpoint_model(store: ResultStore, task: str) -> CompiledModel:
+    """The smallest checkpoint's compiled program (12 layers, 4 hop layers, widths 6 and 8), compiled once
+    per run (the run's store)."""
+    return store.get(CHECKPOINT_MODEL, task=task, hops=HOPS, layers=LAYERS)
 
 
-_DEFAULTS: dict[tuple[str, str], tuple[CheckpointSpec, CompiledModel]] = {}
-_COMPILED: dict[tuple[str, int, float], CompiledModel] = {}
-
-
-def default_checkpoint(task: str, arch: str) -> tuple[CheckpointSpec, CompiledModel]:
+def default_checkpoint(store: ResultStore, task: str, arch: str) -> tuple[CheckpointSpec, CompiledModel]:
     """What ``ropeproof export-model ARCH TASK`` compiles by default (the best solver, width 128, built
-    for ``10^4`` tokens) and its compiled model (cached per process; a program is fixed by its task and
-    spectrum, so GPT-J and LLaMA share the number program)."""
-    if (task, arch) not in _DEFAULTS:
-        spec = checkpoint_spec(task, "best", arch, max_length=DEFAULT_MAX_LENGTH, hops=HOPS, layers=LAYERS)
-        key = (task, spec.rotary_dim, spec.rope_theta)
-        if key not in _COMPILED:
-            _COMPILED[key] = compile_program(spec.program)
-        _DEFAULTS[(task, arch)] = (spec, _COMPILED[key])
-    return _DEFAULTS[(task, arch)]
+    for ``10^4`` tokens) and its compiled model, compiled once per run (the run's store; GPT-J and LLaMA
+    share the number program)."""
+    return store.get(DEFAULT_CHECKPOINTS, task=task, max_length=DEFAULT_MAX_LENGTH, hops=HOPS, layers=LAYERS)[
+        arch
+    ]
 
 
 def _tasks(task: str, count: int, hops: tuple[int, ...] = (1, 2, 3, 4), seed: int = 0) -> list:
@@ -100,7 +96,7 @@ def _recursion(ctx: CheckContext) -> Outcome:
     closed = {h: standard_chain_coefficient(HOPS, LAYERS, h) for h in (1, 2, 3, 4)}
     worst = 0.0
     for task in ("number", "letter"):
-        model = checkpoint_model(task)
+        model = checkpoint_model(ctx.store, task)
         module = model_module(model, ctx.device, "float64")
         chan = model.feature_dims("channel")
         for h in (1, 2, 3, 4):
@@ -120,7 +116,7 @@ def _recursion(ctx: CheckContext) -> Outcome:
 
 
 def _certified(task: str, ctx: CheckContext) -> Outcome:
-    model = checkpoint_model(task)
+    model = checkpoint_model(ctx.store, task)
     cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
     basic = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"], **BASIC)
     witness = horizon_witness(model, cert)
@@ -207,7 +203,7 @@ def _certified_long(ctx: CheckContext) -> Outcome:
     ok = True
     for task in ("number", "letter"):
         for arch in ("gptj", "llama"):
-            spec, model = default_checkpoint(task, arch)
+            spec, model = default_checkpoint(ctx.store, task, arch)
             cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
             figures[f"{task}-{arch}"] = {**cert.summary(), "checkpoint": spec.summary()}
             ok &= cert.complete and cert.horizon == ctx.params["max_n"]
@@ -236,22 +232,22 @@ def _certified_long(ctx: CheckContext) -> Outcome:
     "to fail); the witnesses' tokens are in the settings' 'first_failure'.",
 )
 def _length(ctx: CheckContext) -> Outcome:
-    study = standard_study(ctx.quick)
+    study = ctx.store.get(STANDARD_STUDY, quick=ctx.quick)
     violations = [
-        r.as_dict()
-        for r in study.rows
-        if r.n <= r.certified_horizon and (r.accuracy < 1.0 or r.decoy_accuracy < 1.0)
+        r
+        for r in study["rows"]
+        if r["n"] <= r["certified_horizon"] and (r["accuracy"] < 1.0 or r["decoy_accuracy"] < 1.0)
     ]
-    summary = study.summary()
+    summary = study["summary"]
     first = {
         f"{k}/{b}": (v["measured"][b]["first_failure"] or {}).get("n")
         for k, v in summary.items()
         for b in v["measured"]
     }
-    witnesses_ok = all(f["in_vocabulary"] and f["exact"] for f in study.failures.values())
+    witnesses_ok = all(f["witness"]["in_vocabulary"] and f["witness"]["exact"] for f in study["failures"])
     figures = {
         "settings": summary,
-        "side_by_side": study.side_by_side(),
+        "side_by_side": study["side_by_side"],
         "first_failure_n": first,
         "violations": len(violations),
     }
@@ -280,7 +276,7 @@ def _ps_layers(ctx: CheckContext) -> Outcome:
     figures: dict[str, Any] = {}
     ok = True
     for task, kind, want in (("number", "index", "positional"), ("letter", "retrieval", "symbolic")):
-        model = checkpoint_model(task)
+        model = checkpoint_model(ctx.store, task)
         layers = list(range(HOPS + (1 if ctx.quick else LAYERS - HOPS)))
         scores = layer_ps_scores(model, _tasks(task, count), ctx.params["tau"], ctx.device, layers=layers)
         figures[task] = [s.as_dict() for s in scores]
@@ -315,7 +311,7 @@ def _hf_parity(ctx: CheckContext) -> Outcome:
     transformers.utils.logging.disable_progress_bar()
     try:
         for task in ("number", "letter"):
-            figures[task] = _hf_task(transformers, task)
+            figures[task] = _hf_task(transformers, checkpoint_model(ctx.store, task), task)
             ok &= figures[task]["accuracy"] == 1.0 and figures[task]["parity"]["ok"]
     finally:
         if bars:
@@ -324,7 +320,7 @@ def _hf_parity(ctx: CheckContext) -> Outcome:
     return Outcome.judge(ok, figures, key_figure="min_accuracy", counterexample=figures)
 
 
-def _hf_task(transformers: Any, task: str) -> dict[str, Any]:
+def _hf_task(transformers: Any, model: CompiledModel, task: str) -> dict[str, Any]:
     """Export, load with transformers alone, answer 48 prompts greedily; parity on 16."""
     import tempfile
 
@@ -332,7 +328,6 @@ def _hf_task(transformers: Any, task: str) -> dict[str, Any]:
     from ropeproof.verify.interop.hf.model_parity import model_parity
     from ropeproof.verify.tokenizer import prompt_text
 
-    model = checkpoint_model(task)
     insts = _tasks(task, 48, seed=7)
     with tempfile.TemporaryDirectory() as tmp:
         export_model(model, "gptj").save_pretrained(tmp)
@@ -374,7 +369,7 @@ def _hf_lengths(ctx: CheckContext) -> Outcome:
     horizons: dict[str, Any] = {}
     for task in ("number", "letter"):
         for arch in ("gptj", "llama"):
-            spec, model = default_checkpoint(task, arch)
+            spec, model = default_checkpoint(ctx.store, task, arch)
             with tempfile.TemporaryDirectory() as tmp:
                 exported = export_model(model, arch, notes=spec.notes, **spec.export_options())
                 exported.save_pretrained(tmp)

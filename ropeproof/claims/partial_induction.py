@@ -18,7 +18,7 @@ from ropeproof.verify.beyond.partial_induction import (
     two_plane_margins,
     zero_frequency_tie,
 )
-from ropeproof.verify.errata.partial_induction import partial_induction_correction
+from ropeproof.verify.errata.partial_induction import PARTIAL_INDUCTION
 
 CLAIMS = ClaimSet(
     "partial-induction",
@@ -188,7 +188,9 @@ CLAIMS.add_correction(
         sketch="Each position is chosen independently, so the worst margin is the least target logit minus "
         "one competitor: a later Y at d + 1 (cos(d theta) - cos((d + 1) theta) = 2 sin((2d + 1) theta/2) "
         "sin(theta/2), least at d = 1) or another letter, bounded by the competitor lemma as for Retrieval.",
-        compute=lambda ctx: partial_induction_correction(ctx.params["alphabet"], ctx.params["length"]),
+        compute=lambda ctx: ctx.store.get(
+            PARTIAL_INDUCTION, alphabet=ctx.params["alphabet"], length=ctx.params["length"]
+        ),
         params={"alphabet": 4, "length": 16, "twice_length": 32},
         pins={
             "horizon": 17,

@@ -26,8 +26,9 @@ from ropeproof.verify.ps.exact import ExclusionReport, exact_exclusion
 from ropeproof.verify.ps.scale_sweep import scores_over_scales, working_scale
 from ropeproof.verify.ps.scores import ps_scores
 from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.runtime.devices import dtype_name
 from ropeproof.verify.runtime.random_heads import random_head
-from ropeproof.verify.subjects import index_subject, retrieval_subject
+from ropeproof.verify.subjects import CONSTRUCTION_SUBJECT, index_subject, retrieval_subject
 
 CLAIMS = ClaimSet(
     "ps",
@@ -149,11 +150,14 @@ def _exclusion(ctx: CheckContext) -> Outcome:
 
 def _classify(ctx: CheckContext, which: str) -> Outcome:
     p = ctx.params
+    where = {"device": str(ctx.device), "dtype": dtype_name(ctx.dtype)}
     if which == "index":
-        subj = index_subject(p["n_inputs"], device=ctx.device, dtype=ctx.dtype)
+        subj = ctx.store.get(CONSTRUCTION_SUBJECT, kind="index", n_inputs=p["n_inputs"], **where)
         margin = float(index_sweep([p["theta"]], [1.0], p["length"]).margin_inf[-1])
     else:
-        subj = retrieval_subject(p["n_inputs"], p["theta"], device=ctx.device, dtype=ctx.dtype)
+        subj = ctx.store.get(
+            CONSTRUCTION_SUBJECT, kind="retrieval", n_inputs=p["n_inputs"], theta=p["theta"], **where
+        )
         margin = float(
             sweep_retrieval(p["alphabet"], p["theta"], p["length"], judge=False).columns["margin_inf"][-1]
         )

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from ropeproof.claims.containment import contained
+from ropeproof.theory.result_store import ResultStore
 from ropeproof.verify.outcome import VERDICTS, Outcome
 from ropeproof.verify.runtime.threads import thread_policy
 
@@ -95,8 +96,8 @@ def pin_matches(pinned: Any, got: Any) -> bool:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may depend on: device, dtype, ``--quick``, ``--certified`` and the claim's
-    resolved parameters (``params``, filled in by :func:`run_claim`)."""
+    """What a check may depend on: device, dtype, ``--quick``, ``--certified``, the claim's resolved
+    parameters (``params``, filled in by :func:`run_claim`) and the run's results (``store``)."""
 
     device: torch.device
     dtype: torch.dtype
@@ -104,6 +105,10 @@ class CheckContext:
     certified: bool = False
     """Decide bound claims by interval arithmetic where a certified check exists."""
     params: Mapping[str, Any] = field(default_factory=dict)
+    store: ResultStore = field(default_factory=ResultStore, compare=False)
+    """The run's computed results (:class:`~ropeproof.theory.result_store.ResultStore`), shared by every
+    claim, correction and figure of the run: ask it, ``ctx.store.get(PRODUCT, **args)``, for what others
+    compute too, and it is computed once."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ropeproof.theory.impossibility import (
     symbolic_output_is_permutation_invariant,
 )
 from ropeproof.verify.beyond.impossibility import class_search, content_independent_readout_margin
-from ropeproof.verify.errata.readout import positional_head, readout_correction
+from ropeproof.verify.errata.readout import POSITIONAL_HEAD, READOUT
 from ropeproof.verify.exact.families import sample_family_inputs
 from ropeproof.verify.runtime.compiled import answer
 from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
@@ -136,7 +136,7 @@ def _positional_attention(ctx: CheckContext) -> Outcome:
 def _positional_output(ctx: CheckContext) -> Outcome:
     p = ctx.params
     c = positional_retrieval_construction(p["alphabet"], p["period"], p["bonus"])
-    head, fam = positional_head(p["alphabet"], p["period"], p["bonus"])  # compiled once per process
+    head, fam = ctx.store.get(POSITIONAL_HEAD, alphabet=p["alphabet"], period=p["period"], bonus=p["bonus"])
     k = (p["period"] - 1) // 2
     # logit K at the query, -1/2 elsewhere: this scale gives the query weight 2(N-1) / (2(N-1) + n - 1)
     scale = math.log(2 * (p["period"] - 1)) / (k + 0.5)
@@ -208,9 +208,7 @@ CLAIMS.add_correction(
         "the weights are the same (positional), so the two margins are at most p_t A(tau, o) + R and "
         "p_t A(o, tau) - R, which sum to 2 C p_t; and the least of n - 1 weights summing to 1 - p_Q is at "
         "most (1 - p_Q)/(n - 1).",
-        compute=lambda ctx: readout_correction(
-            ctx.params["lengths"], ctx.params["alphabet"], ctx.params["period"], ctx.params["bonus"]
-        ),
+        compute=lambda ctx: ctx.store.get(READOUT, **ctx.params),
         params={
             "alphabet": 4,
             "period": 65,

@@ -4,7 +4,6 @@ certified by interval arithmetic."""
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -18,13 +17,14 @@ from ropeproof.constructions.paper import (
     RETRIEVAL_THETA,
     retrieval_construction,
 )
+from ropeproof.theory.result_store import ResultStore
 from ropeproof.theory.retrieval_margin import (
     difference_identity,
     product_forms_hold,
     retrieval_margin_closed_form,
 )
-from ropeproof.verify.errata.index import index_best_theta, index_fixed_theta, index_largest_gap
-from ropeproof.verify.errata.retrieval import retrieval_largest_gap_correction, retrieval_margin_correction
+from ropeproof.verify.errata.index import INDEX_BEST_THETA, INDEX_FIXED_THETA, INDEX_LARGEST_GAP
+from ropeproof.verify.errata.retrieval import RETRIEVAL_LARGEST_GAP, RETRIEVAL_MARGIN
 from ropeproof.verify.exact.bound_judging import (
     best_theta_outcome,
     bound_outcome,
@@ -36,7 +36,7 @@ from ropeproof.verify.exact.certified import certified_index, certified_retrieva
 from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.exact.families import retrieval_family
 from ropeproof.verify.exact.retrieval_margin import retrieval_margin_explicit
-from ropeproof.verify.exact.sweep import SweepTable, sweep_index, sweep_retrieval
+from ropeproof.verify.exact.sweep import INDEX_TABLE, RETRIEVAL_TABLE, SweepTable
 from ropeproof.verify.runtime.devices import dtype_name
 
 CLAIMS = ClaimSet(
@@ -59,14 +59,12 @@ CLAIMS = ClaimSet(
 LENGTHS = 100  # [A]'s theory figure: lengths 1 to 100 (n = 1 has no key besides the query)
 
 
-@lru_cache(maxsize=16)
-def _index_table(theta: float, max_n: int, dtype: str) -> SweepTable:
-    return sweep_index(theta, max_n, dtype, "cpu")
+def _index_table(store: ResultStore, theta: float, max_n: int, dtype: str) -> SweepTable:
+    return store.get(INDEX_TABLE, theta=theta, max_n=max_n, dtype=dtype)
 
 
-@lru_cache(maxsize=16)
-def _retrieval_table(theta: float, max_n: int, dtype: str) -> SweepTable:
-    return sweep_retrieval(ALPHABET, theta, max_n, dtype, "cpu")
+def _retrieval_table(store: ResultStore, theta: float, max_n: int, dtype: str) -> SweepTable:
+    return store.get(RETRIEVAL_TABLE, alphabet_size=ALPHABET, theta=theta, max_n=max_n, dtype=dtype)
 
 
 READINGS = {
@@ -170,7 +168,7 @@ def _index_claim(slug: str, reading: str) -> None:
     expected, first = INDEX_FINDINGS[(slug, reading)]
 
     def check(ctx: CheckContext) -> Outcome:
-        table = _index_table(ctx.params["theta"], ctx.params["max_n"], dtype_name(ctx.dtype))
+        table = _index_table(ctx.store, ctx.params["theta"], ctx.params["max_n"], dtype_name(ctx.dtype))
         return bound_outcome(table, term_index, reading, ctx.dtype, ctx.certified)
 
     CLAIMS.claim(
@@ -196,7 +194,7 @@ def _retrieval_claim(theta: float, reading: str) -> None:
     )
 
     def check(ctx: CheckContext) -> Outcome:
-        table = _retrieval_table(ctx.params["theta"], ctx.params["max_n"], dtype_name(ctx.dtype))
+        table = _retrieval_table(ctx.store, ctx.params["theta"], ctx.params["max_n"], dtype_name(ctx.dtype))
         return bound_outcome(table, None, reading, ctx.dtype, ctx.certified)
 
     CLAIMS.claim(
@@ -242,17 +240,21 @@ def _best_theta(ctx: CheckContext) -> Outcome:
     return best_theta_outcome(int(ctx.params["max_n"]))
 
 
-def _convention_rows() -> list[dict[str, Any]]:
+def _convention_rows(store: ResultStore) -> list[dict[str, Any]]:
     """Every per-reading Theorem 3.2 check under both conventions: verdict, first failing length and
     failing lengths (float64, as :func:`~ropeproof.verify.exact.bound_judging.bound_outcome` judges them)."""
     rows = []
     for reading in READINGS:
         combos: list[tuple[str, SweepTable, int | None]] = [
-            (f"thm3.2.index.{slug}.{reading}", _index_table(INDEX_THETA, LENGTHS, "float64"), ti)
+            (f"thm3.2.index.{slug}.{reading}", _index_table(store, INDEX_THETA, LENGTHS, "float64"), ti)
             for slug, (ti, _text) in INDEX_TERMS.items()
         ]
         combos += [
-            (f"thm3.2.retrieval.theta={theta:g}.{reading}", _retrieval_table(theta, LENGTHS, "float64"), None)
+            (
+                f"thm3.2.retrieval.theta={theta:g}.{reading}",
+                _retrieval_table(store, theta, LENGTHS, "float64"),
+                None,
+            )
             for theta in (RETRIEVAL_THETA, 0.0)
         ]
         for claim_id, table, term_index in combos:
@@ -294,13 +296,13 @@ def _convention_rows() -> list[dict[str, Any]]:
     "{retrieval_margin_failing_lengths_offset} with n the largest offset.",
 )
 def _length_convention(ctx: CheckContext) -> Outcome:
-    rows = _convention_rows()
+    rows = _convention_rows(ctx.store)
     changed = {
         "verdict_changes": [r["claim"] for r in rows if r["length"][0] != r["offset"][0]],
         "first_failure_changes": [r["claim"] for r in rows if r["length"][1] != r["offset"][1]],
         "extent_changes": [r["claim"] for r in rows if r["length"][2] != r["offset"][2]],
     }
-    table = _retrieval_table(RETRIEVAL_THETA, LENGTHS, "float64")
+    table = _retrieval_table(ctx.store, RETRIEVAL_THETA, LENGTHS, "float64")
     n = table.columns["n"]
     status = table.comparisons["margin_inf"].status
     length_fail = [int(v) for v in n[np.isin(status, ("violated", "tight-violated"))]]
@@ -446,7 +448,9 @@ CLAIMS.add_correction(
         "one arc is at most 2 pi/n; its ends differ by an offset 1 <= m <= n - 1 whose gap is at most "
         "1 - cos(2 pi/n), since 1 - cos increases on [0, pi]. At theta = 2 pi/n every gap is "
         "2 sin(pi m/n)^2 >= 2 sin(pi/n)^2.",
-        compute=lambda ctx: index_fixed_theta(ctx.params["theta"], ctx.params["max_n"]),
+        compute=lambda ctx: ctx.store.get(
+            INDEX_FIXED_THETA, theta=ctx.params["theta"], max_n=ctx.params["max_n"]
+        ),
         params={"theta": INDEX_THETA, "max_n": LENGTHS},
         pins={
             "rows": 99,
@@ -485,7 +489,7 @@ CLAIMS.add_correction(
         "theta = "
         "2 pi/n every gap is 2 sin(pi m/n)^2 >= 2 sin(pi/n)^2. Equality forces all n arcs to be 2 pi/n: the "
         "points are the regular n-gon, so theta = 2 pi k/n with k a unit mod n.",
-        compute=lambda ctx: index_best_theta(ctx.params["max_n"]),
+        compute=lambda ctx: ctx.store.get(INDEX_BEST_THETA, max_n=ctx.params["max_n"]),
         params={"max_n": LENGTHS},
         pins={
             "rows": 99,
@@ -522,7 +526,9 @@ CLAIMS.add_correction(
         "offsets "
         "away; the M + 1 points m theta (m = 0 .. M) leave an arc of at most 2 pi/(M + 1), as for the "
         "margin.",
-        compute=lambda ctx: index_largest_gap(ctx.params["theta"], ctx.params["max_n"]),
+        compute=lambda ctx: ctx.store.get(
+            INDEX_LARGEST_GAP, theta=ctx.params["theta"], max_n=ctx.params["max_n"]
+        ),
         params={"theta": INDEX_THETA, "max_n": LENGTHS},
         pins={
             "rows": 99,
@@ -564,9 +570,7 @@ CLAIMS.add_correction(
         "letter phi(Y) + 1 at n - 1 gives cos((n - 2) theta) - cos(omega - (n - 1) theta) = "
         "[1 - cos(omega - (n - 1) theta)] - 2 sin((n - 2) theta/2)^2. Every competitor scores at most "
         "cos(omega - d theta) at distance d while d theta <= omega, which gives the exact value.",
-        compute=lambda ctx: retrieval_margin_correction(
-            ctx.params["alphabet"], ctx.params["theta"], ctx.params["max_n"]
-        ),
+        compute=lambda ctx: ctx.store.get(RETRIEVAL_MARGIN, **ctx.params),
         params={"alphabet": ALPHABET, "theta": RETRIEVAL_THETA, "max_n": LENGTHS},
         pins={
             "rows": 99,
@@ -607,9 +611,7 @@ CLAIMS.add_correction(
         "while d theta <= omega/2; the target, at least cos(omega/2), stays on top; so the largest gap puts "
         "the "
         "target at distance 1 and the opposite letter everywhere else, the farthest at n - 1.",
-        compute=lambda ctx: retrieval_largest_gap_correction(
-            ctx.params["alphabet"], ctx.params["theta"], ctx.params["max_n"]
-        ),
+        compute=lambda ctx: ctx.store.get(RETRIEVAL_LARGEST_GAP, **ctx.params),
         params={"alphabet": ALPHABET, "theta": RETRIEVAL_THETA, "max_n": LENGTHS},
         pins={
             "rows": 99,

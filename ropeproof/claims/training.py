@@ -66,10 +66,11 @@ def seeds_of(config: str, quick: bool = False) -> list[int]:
     return seeds[:1] if quick else seeds
 
 
-def _model(task: str, config: str, seed: int) -> Any:
-    from ropeproof.verify.training.shipped_memo import shared_shipped
+def _model(ctx: CheckContext, task: str, config: str, seed: int) -> Any:
+    """The shipped model, loaded once per run (the run's store; read-only)."""
+    from ropeproof.verify.training.shipped_results import SHIPPED_MODEL
 
-    return shared_shipped(task, config, seed).model
+    return ctx.store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
 
 
 def _judged(observe: Callable[[str, int], Finding], quick_models: bool | None = None) -> Outcome:
@@ -147,7 +148,7 @@ def _accuracy(config: str, ctx: CheckContext) -> Outcome:
             if p["source"] == "record":  # the run's own evaluation of the best checkpoint (float32 weights)
                 rows = recorded_accuracy_per_hop(record, p["min_accuracy"])
             else:  # the shipped float16 weights, evaluated here
-                model = _model(task, config, seed)
+                model = _model(ctx, task, config, seed)
                 rows = decided_accuracy_per_hop(
                     model, task, record.seed, p["min_accuracy"], p["start"], p["cap"]
                 )
@@ -259,7 +260,7 @@ def _letter_last_layer(ctx: CheckContext) -> Outcome:
     detail: dict[str, Any] = {}
 
     def observe(config: str, seed: int) -> Finding:
-        model = _model("letter", config, seed)
+        model = _model(ctx, "letter", config, seed)
         layer = model.config.n_layer - 1
         record = shipped_record("letter", config, seed)
         rows = decided_accuracy_per_hop(
@@ -355,7 +356,7 @@ def _uniform_early(ctx: CheckContext) -> Outcome:
 def _length(ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
-    from ropeproof.verify.training.shipped_memo import decided_length_row
+    from ropeproof.verify.training.shipped_results import DECIDED_LENGTH_ROW
 
     p = ctx.params
     rows: dict[str, Any] = {}
@@ -366,7 +367,17 @@ def _length(ctx: CheckContext) -> Outcome:
         found = []
         for task, build, threshold, want, applies in judged:
             for n in p["lengths"]:
-                row = decided_length_row(task, config, seed, n, threshold, p["start"], p["cap"], build)
+                row = ctx.store.get(
+                    DECIDED_LENGTH_ROW,
+                    task=task,
+                    config=config,
+                    seed=seed,
+                    n=n,
+                    threshold=threshold,
+                    start=p["start"],
+                    cap=p["cap"],
+                    build=build,
+                )
                 rows.setdefault(f"{config}-seed{seed}", []).append(row)
                 if applies(n):
                     side = row["side"]
@@ -416,7 +427,7 @@ def _frequencies(ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
     from ropeproof.verify.training.head_theory import dominant_plane
-    from ropeproof.verify.training.shipped_memo import frequency_profile_rows
+    from ropeproof.verify.training.shipped_results import FREQUENCY_PROFILE
 
     tops: dict[str, Any] = {}
 
@@ -426,8 +437,16 @@ def _frequencies(ctx: CheckContext) -> Outcome:
             ("number", lambda n: 0, lambda t: t >= 0.5),
             ("letter", lambda n: n - 1, lambda t: t <= 0.05),
         ):
-            layer = layer_of(_model(task, config, seed).config.n_layer)
-            top = dominant_plane(frequency_profile_rows(task, ctx.params["prompts"], layer, config, seed))
+            layer = layer_of(_model(ctx, task, config, seed).config.n_layer)
+            profile = ctx.store.get(
+                FREQUENCY_PROFILE,
+                task=task,
+                prompts=ctx.params["prompts"],
+                layer=layer,
+                config=config,
+                seed=seed,
+            )
+            top = dominant_plane(profile)
             tops[f"{config}-seed{seed}-{task}"] = {
                 k: top[k] for k in ("layer", "freq_id", "theta", "share", "dominant_stability")
             }

@@ -28,9 +28,10 @@ from ropeproof.commands.arguments import (
     add_output,
     int_in,
 )
-from ropeproof.report import write_report
+from ropeproof.report import STORE_DIR, write_report
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore
 from ropeproof.verify.runtime.devices import resolve_dtype
 
 DEFAULT_JOBS = 2 if (os.cpu_count() or 1) >= 2 else 1
@@ -47,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Verify every registered claim and write DIR/report.md, DIR/report.json and DIR/figures/;\n"
             "then compute the corrections of the refuted statements among the claims run (report.md's\n"
             "Corrections section, report.json's 'corrections'; ropeproof errata writes them alone).\n"
+            "What claims and figures compute is computed once and kept in DIR/store/ (JSON), from which\n"
+            "ropeproof figures --from-report DIR draws the figures again without computing.\n"
             "The report is written into a temporary directory and moved into place at the end, so DIR\n"
             "holds a complete run or is left as it was (Ctrl-C included)."
         ),
@@ -98,8 +101,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--jobs",
         type=int_in(1, 2),
         default=DEFAULT_JOBS,
-        help="2: draw the figures in a second process while the claims run (except those that reuse the "
-        "claims' work: paper_figures.DRAWN_WITH_CLAIMS); 1: one process",
+        help="2: draw the figures in a second process while the claims run (both share the run's store, so "
+        "nothing is computed twice); 1: one process",
     )
     p.set_defaults(run=run)
 
@@ -162,34 +165,42 @@ def run(args: argparse.Namespace) -> int:
         return _list(claims, args)
     if args.json:
         raise InputError("--json applies to --list only; a run writes its JSON to DIR/report.json")
-    ctx = CheckContext(args.device, resolve_dtype(args.dtype), quick=args.quick, certified=args.certified)
     selected = [c for c in claims if c.quick or not args.quick]
     drawn = figures_of(selected, whole=not (args.only or args.skip))
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any claim runs
+        store = ResultStore(staging / STORE_DIR)
+        ctx = CheckContext(
+            args.device, resolve_dtype(args.dtype), quick=args.quick, certified=args.certified, store=store
+        )
         figures: dict[str, list[Path]] = {}
-        job = None
+        pool = None
+        if not args.no_figures:
+            from ropeproof.paper_figures import available_figure_names, default_formats
+            from ropeproof.paper_figures.style import check_formats
+
+            names = [n for n in available_figure_names() if drawn is None or n in drawn]  # report order
+            formats = default_formats(args.quick) if args.formats is None else check_formats(args.formats)
         if not args.no_figures and args.jobs > 1:
-            from ropeproof.figure_process import start_figures
-            from ropeproof.paper_figures import DRAWN_WITH_CLAIMS
+            from ropeproof.figure_pool import FigurePool
+            from ropeproof.paper_figures import NEEDS_HF
 
             threads = getattr(args, "threads", None)
-            job = start_figures(
-                staging / "figures", args.quick, threads, drawn, main=DRAWN_WITH_CLAIMS, formats=args.formats
-            )
+            pool = FigurePool(names, staging / "figures", store, args.quick, formats, threads, first=NEEDS_HF)
         try:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
             ids = {c.id for c in selected}
             corrections = [run_correction(c, ctx) for c in corrections_for(registered_corrections(), ids)]
             missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
-            if job is not None:
-                figures = job.finish()
+            if pool is not None:
+                figures = pool.finish()
             elif not args.no_figures:
                 from ropeproof.paper_figures import make_all
 
-                figures = make_all(staging / "figures", quick=args.quick, only=drawn, formats=args.formats)
+                figures = make_all(staging / "figures", args.quick, names, formats, store)
         finally:
-            if job is not None:
-                job.cancel()
+            if pool is not None:
+                pool.cancel()
+        store.remove_locks()
         flags = {"strict": args.strict, "figures": not args.no_figures, "only": args.only, "skip": args.skip}
         report = write_report(
             results, ctx, staging, figures, getattr(args, "argv", None), flags, corrections, missing

@@ -1,15 +1,20 @@
-"""``ropeproof figures [--out DIR] [--quick] [--only NAME ...] [--formats png,pdf]``: regenerate the
-paper figures."""
+"""``ropeproof figures [--out DIR] [--quick] [--only NAME ...] [--formats png,pdf] [--from-report DIR]``:
+regenerate the paper figures, or draw a saved report's figures again from its results."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
+from typing import Any
 
 from ropeproof.commands.arguments import add_command, add_formats, add_output
 from ropeproof.paper_figures import figure_names, make_all
+from ropeproof.report import STORE_DIR
 from ropeproof.theory.atomic_output import atomic_directory
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,15 +33,47 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=figure_names(),
         help=f"draw only these figures, a subset of: {', '.join(figure_names())}",
     )
+    p.add_argument(
+        "--from-report",
+        type=Path,
+        metavar="DIR",
+        help=f"draw the figures of the ropeproof check report in DIR again from its saved results "
+        f"(DIR/{STORE_DIR}/), computing nothing: the report's figures (or --only) at the report's --quick",
+    )
     add_formats(p)
     p.set_defaults(run=run)
 
 
+def _saved_run(directory: Path, quick: bool) -> tuple[ResultStore, bool, list[str]]:
+    """The saved results of the report in ``directory``, whether it ran ``--quick`` and its figures."""
+    try:
+        report: dict[str, Any] = json.loads((directory / "report.json").read_text())
+        run_quick = bool(report["run"]["flags"]["quick"])
+        drawn = list(report["figures"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            f"--from-report {directory}: no readable report.json of ropeproof check ({exc})"
+        ) from None
+    if quick and not run_quick:
+        raise InputError(f"--from-report {directory}: the report ran without --quick; drop --quick")
+    if not (directory / STORE_DIR).is_dir():
+        raise InputError(
+            f"--from-report {directory}: {directory / STORE_DIR} is missing (a report written before "
+            "ropeproof check kept its results); run ropeproof check again"
+        )
+    return ResultStore.saved(directory / STORE_DIR), run_quick, drawn
+
+
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    quick, only, store = args.quick, args.only, None
+    if args.from_report is not None:
+        store, quick, drawn = _saved_run(args.from_report, args.quick)
+        only = args.only if args.only else drawn
     with atomic_directory(args.out, args.force) as staging:
-        made = make_all(staging, args.quick, args.only, formats=args.formats)
+        made = make_all(staging, quick, only, formats=args.formats, store=store)
     for name, paths in made.items():
         print(f"{name}: {', '.join(p.name for p in paths)}")
-    print(f"{len(made)} figures in {args.out} ({time.perf_counter() - start:.1f} s)")
+    source = f" from the results saved in {args.from_report}" if args.from_report is not None else ""
+    print(f"{len(made)} figures in {args.out}{source} ({time.perf_counter() - start:.1f} s)")
     return 0

@@ -7,19 +7,23 @@ from pathlib import Path
 from ropeproof.paper_figures import figure_names
 from ropeproof.paper_figures.multihop import length_figure, length_rows, ps_figure, ps_rows
 from ropeproof.paper_figures.style import save_figure
+from ropeproof.theory.result_store import ResultStore
 
 
 def test_figures_draw_save_and_carry_their_rows(tmp_path: Path) -> None:
     assert {"multihop_length", "multihop_ps_layers"} <= set(figure_names())
-    fig = length_figure(quick=True)
-    rows, summary = length_rows(quick=True)  # cached: the same study
+    store = ResultStore()
+    fig = length_figure(quick=True, store=store)
+    rows, summary = length_rows(quick=True, store=store)  # the same study, computed once
+    assert store.computed == ['multihop.standard-length-study{"quick":true}']
     assert fig.rows == rows and "certified horizon" in fig.caption
     assert {r["setting"] for r in rows} == set(summary)
     assert all(r["accuracy"] == 1.0 for r in rows if r["n"] <= r["certified_horizon"])
     assert any(not r["grid"] for r in rows)  # the lengths probed for exact first failures
     assert all(r["accuracy_ci"][0] <= r["accuracy"] <= r["accuracy_ci"][1] for r in rows)
-    ps = ps_figure(quick=True)
-    assert ps.rows == ps_rows(quick=True)
+    ps = ps_figure(quick=True, store=store)
+    assert ps.rows == ps_rows(quick=True, store=store)
+    assert sum(k.startswith("figure.multihop-ps-layers") for k in store.computed) == 1
     assert {(r["task"], r["reflexive"]) for r in ps.rows} == {
         ("number", "positional"),
         ("number", "symbolic"),

@@ -12,7 +12,8 @@ from ropeproof.paper_figures.training import (
     ps_final_figure,
     ps_paths_figure,
 )
-from ropeproof.verify.training.shipped import shipped_path
+from ropeproof.theory.result_store import ResultStore
+from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
 from ropeproof.verify.training.trainer import load_record
 
 
@@ -20,22 +21,22 @@ def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
     assert {"training_accuracy", "training_ps_paths", "training_ps_final"} <= set(figure_names())
     rows = dynamics_rows()
     assert {r["config"] for r in rows} == {"paper", "small"}  # seed 0 of both configurations
+    store = ResultStore()
+    acc, paths, final = (f(store=store) for f in (accuracy_figure, ps_paths_figure, ps_final_figure))
+    assert len(store.computed) == 1  # the three figures read one product: the records' dynamics
     for config, layers in (("paper", 12), ("small", 6)):
         number = load_record(shipped_path("number", config))
         steps = [e["step"] for e in number.evaluations]
         assert sorted({r["step"] for r in rows if r["task"] == "number" and r["config"] == config}) == steps
-        acc = accuracy_figure()
         last = next(
             r for r in acc.rows if r["task"] == "number" and r["config"] == config and r["step"] == steps[-1]
         )
         assert last["accuracy_4hop"] == number.evaluations[-1]["accuracy"]["4"]
         k, n = number.evaluations[-1]["counts"]["4"]
         assert last["accuracy_4hop_ci_low"] <= k / n <= last["accuracy_4hop_ci_high"]  # Wilson band
-        paths = ps_paths_figure()
         assert len([r for r in paths.rows if r["config"] == config]) == sum(
             len(load_record(shipped_path(t, config)).evaluations) * layers for t in ("number", "letter")
         )
-        final = ps_final_figure()
         best = [r for r in final.rows if r["task"] == "number" and r["config"] == config]
         assert {r["step"] for r in best} == {number.best_step} and len(best) == layers
         assert all(r["S_pos_ci_low"] <= r["S_pos"] <= r["S_pos_ci_high"] for r in best)
@@ -47,29 +48,26 @@ def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
 def test_length_and_frequency_figures(tmp_path: Path) -> None:
     from ropeproof.paper_figures.training import frequencies_figure, length_figure
 
-    lengths = length_figure(quick=True)
+    store = ResultStore()
+    lengths = length_figure(quick=True, store=store)
+    configs = [c for c in ("paper", "small") if 0 in shipped_seeds("number", c)]
     models = {r["model"] for r in lengths.rows}
-    assert models == {
-        "trained paper",
-        "trained paper, window build",
-        "trained paper, both build",
-        "trained small",
-        "trained small, window build",
-        "trained small, both build",
-        "compiled width 6/8",
-        "compiled best (width 128)",
+    assert models == {"compiled width 6/8", "compiled best (width 128)"} | {
+        f"trained {c}" + extra for c in configs for extra in ("", ", window build", ", both build")
     }
     trained = [r for r in lengths.rows if r["kind"] == "trained"]
     assert {r["n"] for r in trained} == {17, 64, 256, 850}
     assert {r["build"] for r in trained if r["task"] == "number"} == {"distractors"}  # its vocabulary
     assert all(r["accuracy"] >= 0.875 for r in trained if r["n"] == 17)  # the training length, 8 inputs
     assert all(r["ci_lo"] <= r["accuracy"] <= r["ci_hi"] for r in lengths.rows)
-    compiled = [r for r in lengths.rows if r["model"] == "compiled width 6/8"]
+    compiled = [r for r in lengths.rows if r["model"] == "compiled width 6/8" and r["task"] == "number"]
     assert {(r["certified_horizon"], r["first_failure"]) for r in compiled} == {(44, 45)}
-    freqs = frequencies_figure(quick=True)
-    assert {r["config"] for r in freqs.rows} == {"paper"}  # quick: the first shipped configuration
+    freqs = frequencies_figure(quick=True, store=store)
+    assert {r["config"] for r in freqs.rows} == {configs[0]}  # quick: the first configuration only
     for task in ("number", "letter"):
-        for layer in range(12):
+        layers = {r["layer"] for r in freqs.rows if r["task"] == task}
+        assert layers == set(range(load_record(shipped_path(task, configs[0])).config.n_layer))
+        for layer in layers:
             shares = [r["share"] for r in freqs.rows if r["task"] == task and r["layer"] == layer]
             assert len(shares) == 64 and abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
     for result in (lengths, freqs):
@@ -101,4 +99,4 @@ def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:
         for r in length_figure_rows(quick=True, trained=[shipped_path("letter")])
         if r["kind"] == "trained"
     }
-    assert mine == shipped and {n for _, n in mine} == {17, 64, 256, 850}
+    assert mine == shipped and {n for _b, n in mine} == {17, 64, 256, 850}

@@ -195,7 +195,7 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
     out = tmp_path / "rep"
 
     def draw_one_then(stop: BaseException):
-        def make_all(out_dir: Path, quick: bool = False, only=None, formats=None):
+        def make_all(out_dir: Path, quick: bool = False, only=None, formats=None, store=None):
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "fig_a.png").write_bytes(b"png of this run")
             if stop is not None:

@@ -176,7 +176,7 @@ def _trivial_claim(ctx: registry.CheckContext) -> registry.Outcome:
     return registry.Outcome.judge(True, {"x": 1.0}, "x")
 
 
-def _tiny_figure(quick: bool = False) -> FigureResult:
+def _tiny_figure(quick: bool = False, store: object = None) -> FigureResult:
     fig, ax = subplots(figsize=(1, 1))
     ax.plot([0, 1], [0, 1])
     return FigureResult("tiny", fig, [{"x": 0, "y": 0}, {"x": 1, "y": 1}], "A tiny figure.")

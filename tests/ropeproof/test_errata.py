@@ -130,9 +130,9 @@ def test_a_correction_whose_values_change_fails_check_strict(
     """Shrink the best-angle correction's corrected values by 1%: the rows no longer equal the exact
     optimum, the status 'proved' is no longer established, and check --strict fails on the correction
     although its claim still comes out as pinned."""
-    from ropeproof.claims import thm32
+    from ropeproof.verify.errata import index as errata_index
 
-    real = thm32.index_best_theta
+    real = errata_index.index_best_theta
 
     def shrunk(max_n: int) -> CorrectionData:
         data = real(max_n)
@@ -140,7 +140,7 @@ def test_a_correction_whose_values_change_fails_check_strict(
         smaller = Series(s.label, s.n, s.exact, s.reported, s.reported_offset, 0.99 * s.corrected)
         return dataclasses.replace(data, series=[smaller])
 
-    monkeypatch.setattr(thm32, "index_best_theta", shrunk)
+    monkeypatch.setattr(errata_index, "index_best_theta", shrunk)  # what the run's store computes with
     chosen = [c for c in registered_claims() if c.id == "thm3.2.index.pi2-over-2n2.best-theta"]
     monkeypatch.setattr(check, "registered_claims", lambda: chosen)
     args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--out", str(tmp_path)]

@@ -50,6 +50,7 @@ from ropeproof.constructions.paper import (
 from ropeproof.theory.architectures import ARCHITECTURES, GPTJ_BASE, architecture
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop import MultiHopProgram, code_dims
+from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
 from ropeproof.verify.beyond.spectrum_search import best_on_spectrum, nearest_plane, spectrum_frequencies
 
@@ -240,3 +241,35 @@ def checkpoint_spec(
     design["reflexive"] = best.as_dict()
     program = letter_program(hops, layers, code, "orthogonal", "positional", best.planes, **common)
     return CheckpointSpec(task, solver, arch, width, max_length, program, rotary, base, tuple(notes), design)
+
+
+@object_product("beyond.checkpoint-model")
+def CHECKPOINT_MODEL(
+    store: ResultStore, task: str, hops: int = 4, layers: int = 12, reflexive: str = "positional"
+) -> Any:
+    """The compiled program of the smallest checkpoint (:func:`checkpoint_program`: widths 6 and 8) as a
+    product of the run's store: the multi-hop claims, the local llm-eval models and the per-layer figure
+    compile it once (read-only)."""
+    from ropeproof.constructions.multihop_compile import compile_program
+
+    return compile_program(checkpoint_program(task, hops, layers, reflexive=reflexive))
+
+
+@object_product("beyond.default-checkpoints")
+def DEFAULT_CHECKPOINTS(
+    store: ResultStore, task: str, max_length: int = DEFAULT_MAX_LENGTH, hops: int = 4, layers: int = 12
+) -> dict[str, tuple[CheckpointSpec, Any]]:
+    """``{arch: (spec, compiled model)}`` for ``gptj`` and ``llama``: what ``ropeproof export-model ARCH
+    TASK`` compiles by default (the best solver, width 128), each program compiled once (a program is fixed
+    by its task and spectrum, so GPT-J and LLaMA share the number program; read-only)."""
+    from ropeproof.constructions.multihop_compile import compile_program
+
+    out: dict[str, tuple[CheckpointSpec, Any]] = {}
+    compiled: dict[tuple[int, float], Any] = {}
+    for arch in ("gptj", "llama"):
+        spec = checkpoint_spec(task, "best", arch, max_length=max_length, hops=hops, layers=layers)
+        key = (spec.rotary_dim, spec.rope_theta)
+        if key not in compiled:
+            compiled[key] = compile_program(spec.program)
+        out[arch] = (spec, compiled[key])
+    return out

@@ -32,13 +32,16 @@ spectrum) the one-plane code's horizon is the largest ``n`` with ``(2n - 3) thet
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.theory.validate import integer, real
 from ropeproof.verify.beyond.many_plane import standard_frequencies
 from ropeproof.verify.exact.certified import prefix_top2
@@ -221,6 +224,18 @@ def slow_plane_horizons(head_dim: int = 128, alphabet: int = 8, base: float = 10
         float(m2[14]),
         float(m1[14]),
     )
+
+
+@data_product("beyond.slow-plane-horizons")
+def SLOW_HORIZONS(store: ResultStore, head_dim: int = 128, alphabet: int = 8) -> dict[str, Any]:
+    """:func:`slow_plane_horizons` as JSON data (:func:`slow_horizon_of` reads it back): the claim
+    ``letter-codes.slow-horizon`` and the figure ``letter_codes`` use the same horizons."""
+    return dataclasses.asdict(slow_plane_horizons(head_dim, alphabet))
+
+
+def slow_horizon_of(data: dict[str, Any]) -> SlowHorizon:
+    """The :class:`SlowHorizon` of :data:`SLOW_HORIZONS` data."""
+    return SlowHorizon(**{**data, "orthogonal_thetas": tuple(data["orthogonal_thetas"])})
 
 
 def alphabet_comparison(alphabets: Sequence[int], max_n: int = 64) -> list[dict[str, float | int]]:

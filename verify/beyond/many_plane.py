@@ -25,11 +25,13 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ropeproof.theory.dirichlet import dirichlet_bound, mixed_radix_base
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.theory.validate import integer, real
 from ropeproof.verify.exact.angles import reduced_angles
 from ropeproof.verify.exact.index_sweep import IndexSweep, check_planes, index_sweep
@@ -169,6 +171,29 @@ class MarginRecords:
         """The least ``n`` with ``margin_inf(n) < margin_inf(2) = g(1)`` (``None``: none up to ``max_n``)."""
         return int(self.offsets[1]) + 1 if self.offsets.size > 1 else None
 
+    def to_json(self) -> dict[str, Any]:
+        """The records as JSON data (:meth:`from_json` reads them back exactly)."""
+        return {
+            "max_n": self.max_n,
+            "offsets": self.offsets.tolist(),
+            "gaps": self.gaps.tolist(),
+            "total_amplitude": self.total_amplitude,
+            "evaluated": self.evaluated,
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MarginRecords:
+        """The records :meth:`to_json` wrote."""
+        return cls(
+            int(data["max_n"]),
+            np.array(data["offsets"], dtype=np.int64),
+            np.array(data["gaps"], dtype=np.float64),
+            float(data["total_amplitude"]),
+            int(data["evaluated"]),
+            float(data["seconds"]),
+        )
+
 
 def margin_records(
     freqs: Sequence[float],
@@ -224,6 +249,16 @@ def margin_records(
         evaluated,
         time.perf_counter() - start_time,
     )
+
+
+@data_product("beyond.standard-margin-records")
+def STANDARD_MARGIN_RECORDS(
+    store: ResultStore, head_dim: int, max_n: int, first_offset: int = 1
+) -> dict[str, Any]:
+    """:func:`margin_records` of the standard spectrum (:func:`standard_frequencies` of ``head_dim``, equal
+    amplitudes) as :meth:`MarginRecords.to_json` data: the many-plane claims and figure stream the same
+    records."""
+    return margin_records(standard_frequencies(head_dim), None, max_n, first_offset=first_offset).to_json()
 
 
 @dataclass(frozen=True)

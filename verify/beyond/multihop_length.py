@@ -30,7 +30,6 @@ True``, rows of the search ``grid = False``; a summary's ``grid_all_correct_up_t
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from typing import Any
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.beyond.checkpoint_solvers import CheckpointSpec, checkpoint_spec
 from ropeproof.verify.exact.multihop_certified import (
     MultiHopCertificate,
@@ -54,6 +54,7 @@ from ropeproof.verify.tasks import TaskInstance
 __all__ = [
     "HOPS",
     "LAYERS",
+    "STANDARD_STUDY",
     "WIDTH",
     "LengthRow",
     "LengthSetting",
@@ -185,6 +186,17 @@ class LengthStudy:
                     "gap": m["gap_to_certificate"],
                 }
         return out
+
+    def to_json(self) -> dict[str, Any]:
+        """What the claims and figures read, as JSON data: ``rows`` (:meth:`LengthRow.as_dict`), ``summary``,
+        ``side_by_side`` and ``failures`` (one entry per setting and build: ``setting``, ``build`` and the
+        witness)."""
+        return {
+            "rows": [r.as_dict() for r in self.rows],
+            "summary": self.summary(),
+            "side_by_side": self.side_by_side(),
+            "failures": [{"setting": k, "build": b, "witness": f} for (k, b), f in self.failures.items()],
+        }
 
 
 def _all_correct_up_to(rows: list[LengthRow]) -> int | None:
@@ -345,12 +357,18 @@ def length_study(
     return LengthStudy(rows, certificates, failures, steps, {s.key: s.label for s in settings})
 
 
-@functools.cache
 def standard_study(quick: bool = False) -> LengthStudy:
-    """The study the claims and the figure report (cached per process): every setting; the
-    ``distractors`` build (quick) or all three builds; :func:`default_lengths` and :func:`default_count`."""
+    """The study the claims and the figures report: every setting; the ``distractors`` build (quick) or
+    all three builds; :func:`default_lengths` and :func:`default_count`."""
     builds = ("distractors",) if quick else BUILDS
     return length_study(length_settings(), default_lengths(quick), builds, lambda n: default_count(n, quick))
+
+
+@data_product("multihop.standard-length-study")
+def STANDARD_STUDY(store: ResultStore, quick: bool) -> dict[str, Any]:
+    """:func:`standard_study` as :meth:`LengthStudy.to_json` data (the claim ``multihop.length`` and the
+    figures ``multihop_length`` and ``training_length`` read it from the run's store)."""
+    return standard_study(quick).to_json()
 
 
 def log_ticks(lengths: Sequence[int]) -> list[int]:

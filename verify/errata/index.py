@@ -31,6 +31,7 @@ from ropeproof.theory.one_plane_optimum import (
     competing_offsets,
     optimum_proof,
 )
+from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.trig_identity import vanishes_identically
 from ropeproof.theory.validate import integer
 from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
@@ -257,3 +258,21 @@ def index_best_theta(max_n: int = LENGTHS) -> CorrectionData:
         },
         failure=first_failure(s, lambda k: _best_angle_witness(k, "margin_inf")),
     )
+
+
+@object_product("errata.index-fixed-theta")
+def INDEX_FIXED_THETA(store: ResultStore, theta: float = INDEX_THETA, max_n: int = LENGTHS) -> CorrectionData:
+    """:func:`index_fixed_theta` as a product of the run's store (its correction and its figure share it)."""
+    return index_fixed_theta(theta, max_n)
+
+
+@object_product("errata.index-largest-gap")
+def INDEX_LARGEST_GAP(store: ResultStore, theta: float = INDEX_THETA, max_n: int = LENGTHS) -> CorrectionData:
+    """:func:`index_largest_gap` as a product of the run's store."""
+    return index_largest_gap(theta, max_n)
+
+
+@object_product("errata.index-best-theta")
+def INDEX_BEST_THETA(store: ResultStore, max_n: int = LENGTHS) -> CorrectionData:
+    """:func:`index_best_theta` as a product of the run's store."""
+    return index_best_theta(max_n)

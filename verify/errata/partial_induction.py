@@ -19,6 +19,7 @@ from ropeproof.theory.letter_code_bounds import (
     code_partial_induction_margin,
     partial_induction_proof,
 )
+from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
 from ropeproof.verify.beyond.letter_codes import horizon
 from ropeproof.verify.beyond.partial_induction import certified_one_plane_margin, retrieval_code_head
@@ -88,3 +89,9 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
             "certified_margin": [lo, hi],
         },
     )
+
+
+@object_product("errata.partial-induction")
+def PARTIAL_INDUCTION(store: ResultStore, alphabet: int = ALPHABET, length: int = LENGTH) -> CorrectionData:
+    """:func:`partial_induction_correction` as a product of the run's store."""
+    return partial_induction_correction(alphabet, length)

@@ -12,7 +12,6 @@ key weight times the head's pair constant.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 import torch
@@ -22,6 +21,7 @@ from ropeproof.constructions.counterexamples import positional_retrieval_constru
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.positional_readout import pair_constant, readout_proof
+from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.verify.beyond.impossibility import content_independent_readout_margin
 from ropeproof.verify.errata.correction_data import CorrectionData, Series, tolerance
 from ropeproof.verify.exact.families import Family, family_for
@@ -31,13 +31,21 @@ ALPHABET, PERIOD, BONUS = 4, 65, 10.0
 """The head that the claim ``remark3.1.positional-cannot-retrieve.output`` exhibits."""
 
 
-@lru_cache(maxsize=4)
 def positional_head(
     alphabet: int = ALPHABET, period: int = PERIOD, bonus: float = BONUS
 ) -> tuple[CompiledHead, Family]:
-    """The compiled positional Retrieval head and its input family (cached: compiling takes a second)."""
+    """The compiled positional Retrieval head and its input family (compiling takes a second: ask the run's
+    store for :data:`POSITIONAL_HEAD` to compile it once per run)."""
     c = positional_retrieval_construction(alphabet, period, bonus)
     return compile_construction(c), family_for(c)
+
+
+@object_product("errata.positional-head")
+def POSITIONAL_HEAD(
+    store: ResultStore, alphabet: int = ALPHABET, period: int = PERIOD, bonus: float = BONUS
+) -> tuple[CompiledHead, Family]:
+    """:func:`positional_head` as a product of the run's store (read-only)."""
+    return positional_head(alphabet, period, bonus)
 
 
 def working_scale(period: int = PERIOD) -> float:
@@ -93,13 +101,16 @@ def readout_correction(
     alphabet: int = ALPHABET,
     period: int = PERIOD,
     bonus: float = BONUS,
+    store: ResultStore | None = None,
 ) -> CorrectionData:
     """The positional head's exact worst readout margin at each length against the bound ``C min_j p_j``
-    that every positional head obeys, and against the remark's "cannot" (a margin ``<= 0``)."""
+    that every positional head obeys, and against the remark's "cannot" (a margin ``<= 0``); the head
+    comes from ``store`` (default a fresh one)."""
     n = np.array(sorted({int(x) for x in lengths}))
     if n.size == 0 or n[0] < 2:
         raise InputError(f"lengths={list(lengths)!r} must be a non-empty list of integers >= 2")
-    head, family = positional_head(alphabet, period, bonus)
+    store = ResultStore() if store is None else store
+    head, family = store.get(POSITIONAL_HEAD, alphabet=alphabet, period=period, bonus=bonus)
     scale = working_scale(period)
     exact, bound, where = [], [], {}
     for k in n:
@@ -153,3 +164,16 @@ def readout_correction(
         },
         failure=failure,
     )
+
+
+@object_product("errata.remark31-readout")
+def READOUT(
+    store: ResultStore,
+    lengths: list[int] | None = None,
+    alphabet: int = ALPHABET,
+    period: int = PERIOD,
+    bonus: float = BONUS,
+) -> CorrectionData:
+    """:func:`readout_correction` as a product of the run's store (``lengths`` default ``3 .. period``)."""
+    chosen = list(range(3, period + 1)) if lengths is None else lengths
+    return readout_correction(chosen, alphabet, period, bonus, store)

@@ -24,6 +24,7 @@ from ropeproof.theory.letter_code_bounds import (
     retrieval_bound_proof,
     retrieval_corrected_bound,
 )
+from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.retrieval_margin import retrieval_margin_closed_form
 from ropeproof.theory.validate import integer, real
 from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
@@ -199,3 +200,19 @@ def retrieval_largest_gap_correction(
         },
         failure=first_failure(main, _attaining_input(table, "gap_sup")),
     )
+
+
+@object_product("errata.retrieval-margin")
+def RETRIEVAL_MARGIN(
+    store: ResultStore, alphabet: int = ALPHABET_SIZE, theta: float = RETRIEVAL_THETA, max_n: int = LENGTHS
+) -> CorrectionData:
+    """:func:`retrieval_margin_correction` as a product of the run's store."""
+    return retrieval_margin_correction(alphabet, theta, max_n)
+
+
+@object_product("errata.retrieval-largest-gap")
+def RETRIEVAL_LARGEST_GAP(
+    store: ResultStore, alphabet: int = ALPHABET_SIZE, theta: float = RETRIEVAL_THETA, max_n: int = LENGTHS
+) -> CorrectionData:
+    """:func:`retrieval_largest_gap_correction` as a product of the run's store."""
+    return retrieval_largest_gap_correction(alphabet, theta, max_n)

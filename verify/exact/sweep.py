@@ -45,6 +45,7 @@ from ropeproof.constructions.paper import index_construction, retrieval_construc
 from ropeproof.theory.bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
+from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
 from ropeproof.verify.display import TableDisplay
 from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduce_frequency, reduced_angles_with_error
@@ -701,3 +702,25 @@ def sweep_retrieval(
     return SweepTable(
         "retrieval", params, dtype_name(dt), cols, retrieval_bound(), comparisons, witness, mp_measured
     )
+
+
+@object_product("exact.index-sweep-table")
+def INDEX_TABLE(
+    store: ResultStore, theta: float, max_n: int, dtype: str = "float64", device: str = "cpu"
+) -> SweepTable:
+    """:func:`sweep_index` as a product of the run's store (the Theorem 3.2 claims and the theory figure
+    read the same table; read-only)."""
+    return sweep_index(theta, max_n, dtype, device)
+
+
+@object_product("exact.retrieval-sweep-table")
+def RETRIEVAL_TABLE(
+    store: ResultStore,
+    alphabet_size: int,
+    theta: float,
+    max_n: int,
+    dtype: str = "float64",
+    device: str = "cpu",
+) -> SweepTable:
+    """:func:`sweep_retrieval` as a product of the run's store (read-only)."""
+    return sweep_retrieval(alphabet_size, theta, max_n, dtype, device)

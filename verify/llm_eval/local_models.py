@@ -12,27 +12,27 @@ number can be read). :data:`LOCAL_MODELS` lists them; adding a checkpoint direct
 - ``compiled 12-layer``: the compiled ``Index^4 Reflexive^8`` / ``Retrieval^4 Reflexive^8`` models
   exported as GPT-J checkpoints (what ``ropeproof export-model gptj TASK`` writes), in memory.
 
-:func:`local_results` runs them (batched forward passes on the CPU) and memoises the answer per
-process, so the claim and the figure of ``ropeproof check`` that both read it compute it once.
+:func:`local_results` runs them (batched forward passes on the CPU) through the run's
+:class:`~ropeproof.theory.result_store.ResultStore` (:data:`LOCAL_SUMMARIES`), so the claim and the
+figure of ``ropeproof check`` that both read it compute it once.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.llm_eval.harness import evaluate
 from ropeproof.verify.llm_eval.local import HFCausalLM
 from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS, check_task
 from ropeproof.verify.llm_eval.results import RunSummary, merge_by_label
 
-Loader = Callable[[], tuple[Any, Any]]
-"""Returns ``(model, tokenizer)``."""
+Loader = Callable[[ResultStore], tuple[Any, Any]]
+"""``load(store) -> (model, tokenizer)``: the run's store holds what other claims and figures load too."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,13 @@ class LocalModel:
 
 
 def shipped(task: str) -> Checkpoint:
-    """The shipped small trained checkpoint of ``task`` (loaded once per process, read-only)."""
+    """The shipped small trained checkpoint of ``task`` (loaded once per run, read-only)."""
     check_task(task)
 
-    def load() -> tuple[Any, Any]:
-        from ropeproof.verify.training.shipped_memo import shared_shipped
+    def load(store: ResultStore) -> tuple[Any, Any]:
+        from ropeproof.verify.training.shipped_results import SHIPPED_MODEL
 
-        s = shared_shipped(task)
+        s = store.get(SHIPPED_MODEL, task=task)
         return s.model, s.tokenizer
 
     return Checkpoint(load, f"shipped {task}-small")
@@ -69,12 +69,11 @@ def compiled(task: str, hops: int = 4, layers: int = 12) -> Checkpoint:
     """The compiled ``hops``-hop, ``layers``-layer model of ``task`` exported as a GPT-J checkpoint."""
     check_task(task)
 
-    def load() -> tuple[Any, Any]:
-        from ropeproof.constructions.multihop_compile import compile_program
-        from ropeproof.constructions.multihop_programs import checkpoint_program
+    def load(store: ResultStore) -> tuple[Any, Any]:
+        from ropeproof.verify.beyond.checkpoint_solvers import CHECKPOINT_MODEL
         from ropeproof.verify.interop.hf.model_export import export_model
 
-        exported = export_model(compile_program(checkpoint_program(task, hops, layers)), "gptj")
+        exported = export_model(store.get(CHECKPOINT_MODEL, task=task, hops=hops, layers=layers), "gptj")
         return exported.model, exported.tokenizer
 
     return Checkpoint(load, f"export-model gptj {task} --hops {hops} --layers {layers}")
@@ -83,7 +82,7 @@ def compiled(task: str, hops: int = 4, layers: int = 12) -> Checkpoint:
 def directory(path: str | Path) -> Checkpoint:
     """A checkpoint directory that ``from_pretrained`` loads (float32, CPU)."""
 
-    def load() -> tuple[Any, Any]:
+    def load(store: ResultStore) -> tuple[Any, Any]:
         provider = HFCausalLM.from_directory(path, fmt="task")
         return provider.model, provider.tokenizer
 
@@ -115,13 +114,16 @@ def evaluate_local(
     prompts: int = FULL_SIZES["prompts"],
     draws: int = FULL_SIZES["draws"],
     seed: int = 0,
+    store: ResultStore | None = None,
 ) -> list[RunSummary]:
-    """One summary per label: each model answers its task in the ``task`` format (in memory)."""
+    """One summary per label: each model answers its task in the ``task`` format (in memory; the
+    checkpoints are loaded through ``store``, default a fresh one)."""
     if not models:
         raise InputError("models is empty")
+    store = ResultStore() if store is None else store
     runs = []
     for m in models:
-        model, tokenizer = m.checkpoint.load()
+        model, tokenizer = m.checkpoint.load(store)
         provider = HFCausalLM(model, tokenizer, "task", source=m.checkpoint.description)
         if provider.task != m.task:
             raise InputError(f"{m.checkpoint.description}: its tokenizer is not the {m.task} task's")
@@ -130,9 +132,12 @@ def evaluate_local(
     return merge_by_label(runs)
 
 
-@functools.cache
-def _cached(lengths: tuple[int, ...], prompts: int, draws: int, seed: int) -> tuple[RunSummary, ...]:
-    return tuple(evaluate_local(LOCAL_MODELS, lengths, prompts, draws, seed))
+@data_product("llm-eval.local-summaries")
+def LOCAL_SUMMARIES(
+    store: ResultStore, lengths: list[int], prompts: int, draws: int, seed: int = 0
+) -> list[dict[str, Any]]:
+    """:func:`evaluate_local` of :data:`LOCAL_MODELS`, as :meth:`RunSummary.to_json` data."""
+    return [s.to_json() for s in evaluate_local(LOCAL_MODELS, lengths, prompts, draws, seed, store)]
 
 
 def local_results(
@@ -140,7 +145,13 @@ def local_results(
     prompts: int = FULL_SIZES["prompts"],
     draws: int = FULL_SIZES["draws"],
     seed: int = 0,
+    store: ResultStore | None = None,
 ) -> list[RunSummary]:
-    """:func:`evaluate_local` of :data:`LOCAL_MODELS`, computed once per process for each set of
-    arguments (each caller gets its own copy)."""
-    return copy.deepcopy(list(_cached(tuple(int(n) for n in lengths), prompts, draws, seed)))
+    """:func:`evaluate_local` of :data:`LOCAL_MODELS`, computed once per run (``store``: the run's
+    :class:`~ropeproof.theory.result_store.ResultStore`, default a fresh one); each caller gets its own
+    summaries (:meth:`RunSummary.from_json`)."""
+    store = ResultStore() if store is None else store
+    data = store.get(
+        LOCAL_SUMMARIES, lengths=[int(n) for n in lengths], prompts=prompts, draws=draws, seed=seed
+    )
+    return [RunSummary.from_json(d) for d in data]

@@ -71,6 +71,15 @@ class RunSummary:
             "draws": [d.to_json() for d in self.draws],
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunSummary:
+        """The summary :meth:`to_json` wrote: label, identity (provider, model, format), results, draws,
+        missing prompts and path (the plan settings are not part of it)."""
+        identity = {k: data[k] for k in ("provider", "model", "format")}
+        results = [LengthResult(**r) for r in data["results"]]
+        draws = [DrawResult(**d) for d in data["draws"]]
+        return cls(data["label"], identity, results, draws, data["missing"], data["path"])
+
 
 def summarise_log(
     plan: list[Prompt],

@@ -10,14 +10,20 @@ measured on ``distractors`` only; the letter task on any build. GPT-J's rotary t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.statistics import Side, accuracy_estimate, decide, grow_until_decided
 from ropeproof.verify.task_lengths import long_task, required_max_int
-from ropeproof.verify.training.data import TaskEncoder
+from ropeproof.verify.training.data import Batch, TaskEncoder
 from ropeproof.verify.training.evaluation import accuracy_per_hop, predictions
+
+
+def long_batch(task: str, count: int, n: int, build: str = "distractors", seed: int = 0) -> Batch:
+    """``count`` balanced inputs of length ``n`` (``long_task(task, count, n, build=build, seed=seed)``),
+    encoded for the trained models of ``task``."""
+    return TaskEncoder(task).batch(long_task(task, count, n, build=build, seed=seed))
 
 
 def _check_build(model: Any, task: str, n: int, build: str) -> None:
@@ -40,10 +46,12 @@ def decided_accuracy(
     cap: int = 1024,
     build: str = "distractors",
     seed: int = 0,
+    batch: Batch | None = None,
 ) -> dict[str, Any]:
     """Accuracy at length ``n`` measured until its 95% Wilson interval decides ``threshold``: ``start``
     balanced inputs first, then twice as many (the first ones kept, the rest new), and so on up to
-    ``cap`` inputs; the row says where it stopped.
+    ``cap`` inputs; the row says where it stopped. ``batch``: those inputs already encoded
+    (:func:`long_batch`; models of one vocabulary share them), else they are generated here.
 
     Returns ``{"task", "build", "n", "count", "correct", "accuracy", "ci_low", "ci_high", "threshold",
     "side"}`` with ``side`` ``"above"`` (the interval is at or above ``threshold``), ``"below"``, or
@@ -52,7 +60,7 @@ def decided_accuracy(
     inputs a smaller one used.
     """
     _check_build(model, task, n, build)
-    batch = TaskEncoder(task).batch(long_task(task, cap, n, build=build, seed=seed))
+    batch = long_batch(task, cap, n, build, seed) if batch is None else batch
     right: list[bool] = []
 
     def measure(done: int, count: int) -> None:
@@ -84,14 +92,16 @@ def length_accuracy(
     build: str = "distractors",
     count: int = 64,
     seed: int = 0,
+    batches: Mapping[int, Batch] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per length: ``{"task", "build", "n", "count", "accuracy", "accuracy_<h>hop"}`` on ``count``
-    balanced inputs of length ``n`` with 1-4 hops (generator seed ``seed``)."""
-    enc = TaskEncoder(task)
+    balanced inputs of length ``n`` with 1-4 hops (generator seed ``seed``; ``batches``: those inputs
+    already encoded per length, :func:`long_batch`)."""
     rows = []
     for n in lengths:
         _check_build(model, task, n, build)
-        acc = accuracy_per_hop(model, enc.batch(long_task(task, count, n, build=build, seed=seed)))
+        batch = batches[n] if batches is not None else long_batch(task, count, n, build, seed)
+        acc = accuracy_per_hop(model, batch)
         row: dict[str, Any] = {"task": task, "build": build, "n": int(n), "count": count, "accuracy": acc[0]}
         row.update({f"accuracy_{h}hop": acc[h] for h in (1, 2, 3, 4) if h in acc})
         rows.append(row)

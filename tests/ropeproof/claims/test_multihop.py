@@ -9,6 +9,7 @@ import torch
 
 from ropeproof.claims.multihop import CLAIMS, checkpoint_model
 from ropeproof.claims.registry import CheckContext, run_claim
+from ropeproof.theory.result_store import ResultStore
 
 CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 
@@ -69,6 +70,7 @@ def test_length_and_ps_claims_hold() -> None:
     assert ps.outcome.figures["min_index_S_pos"] > 0.5 and ps.outcome.figures["min_retrieval_S_sym"] > 0.5
 
 
-def test_checkpoint_models_are_cached() -> None:
-    assert checkpoint_model("number") is checkpoint_model("number")
-    assert checkpoint_model("letter").n_layers == 12
+def test_checkpoint_models_are_compiled_once_per_run() -> None:
+    store = ResultStore()
+    assert checkpoint_model(store, "number") is checkpoint_model(store, "number")
+    assert checkpoint_model(store, "letter").n_layers == 12 and len(store.computed) == 2

@@ -40,7 +40,7 @@ def test_shipped_checkpoints_answer_the_held_out_prompts(claim_id: str) -> None:
     pytest.importorskip("transformers")
     res = run_claim(CLAIMS[claim_id], CTX)
     assert res.outcome.verdict == "holds", res.outcome.figures
-    # the Wilson lower end, not the point estimate, clears the claim's bar
+    # the Wilson lower end, not the point estimate, clears the claim's bar (0.95 paper, 0.9 small)
     assert res.outcome.figures["worst_ci_low"] >= CLAIMS[claim_id].params["min_accuracy"]
 
 

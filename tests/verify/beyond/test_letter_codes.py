@@ -14,14 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.beyond.letter_codes import (
+    SLOW_HORIZONS,
     alphabet_comparison,
     code_margins,
     horizon,
     one_plane_code,
     one_plane_horizon_formula,
     orthogonal_code,
+    slow_horizon_of,
     slow_plane_horizons,
 )
 from ropeproof.verify.exact.sweep import sweep_retrieval
@@ -147,6 +150,8 @@ def test_slow_plane_horizons() -> None:
     assert h.orthogonal_thetas[0] == pytest.approx(float(fast), rel=2**-52)
     assert h.orthogonal_horizon == ortho
     assert h.orthogonal_margin_at_16 > 0.99 > 0.3 > h.one_plane_margin_at_16
+    # the run's store keeps them as JSON data and hands back the same horizons
+    assert slow_horizon_of(ResultStore().get(SLOW_HORIZONS, head_dim=64)) == h
 
 
 def test_validation() -> None:

@@ -22,6 +22,7 @@ from ropeproof.theory.dirichlet import (
     run_proof,
 )
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import to_json_data
 from ropeproof.verify.beyond.index_search import (
     batch_margins,
     best_known,
@@ -30,6 +31,7 @@ from ropeproof.verify.beyond.index_search import (
     search_best_index,
 )
 from ropeproof.verify.beyond.many_plane import (
+    MarginRecords,
     dirichlet_decay_guarantee,
     dirichlet_normalised,
     fit_slope,
@@ -77,6 +79,10 @@ def test_margin_records_equal_the_full_sweep_exactly(freqs, max_n, chunk, first)
     np.testing.assert_array_equal(got, want)
     if first == 1:
         np.testing.assert_array_equal(got, index_sweep(freqs, None, max_n).margin_inf)
+    # the JSON form (the run's store keeps the standard spectrum's records so) reads back exactly
+    again = MarginRecords.from_json(to_json_data(rec.to_json()))
+    np.testing.assert_array_equal(again.margin_inf(np.arange(first + 1, max_n + 1)), got)
+    assert again.offsets.dtype == rec.offsets.dtype and again.decay_onset() == rec.decay_onset()
 
 
 def test_pruning_does_little_work_on_the_standard_spectrum() -> None:

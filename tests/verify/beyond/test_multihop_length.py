@@ -8,6 +8,7 @@ import pytest
 
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import to_json_data
 from ropeproof.verify.beyond.multihop_length import (
     chain_positions,
     default_count,
@@ -78,6 +79,13 @@ def test_accuracy_is_perfect_wherever_the_proof_holds_and_the_first_failure_is_e
     assert side["letter-best/distractors"] == {"certified_horizon": 64, "first_failure": None, "gap": None}
     summary = study.summary()
     assert summary["letter-best"]["measured"]["distractors"]["grid_all_correct_up_to"] == 64
+    # what the run's store keeps of it (JSON data) is the same study
+    data = to_json_data(study.to_json())
+    assert data["side_by_side"] == side and data["summary"] == to_json_data(summary)
+    assert data["rows"] == [to_json_data(r.as_dict()) for r in study.rows]
+    assert [(f["setting"], f["build"], f["witness"]["n"]) for f in data["failures"]] == [
+        ("number-smallest", "distractors", 45)
+    ]
     assert summary["number-smallest"]["certificate_steps"]["basic"]["horizon"] == 19
     with pytest.raises(InputError, match="builds"):
         length_study(settings, lengths=[17], builds=("nope",))

@@ -78,9 +78,9 @@ def test_callables_that_cannot_be_loaded_are_named(tmp_path: Path) -> None:
 def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() -> None:
     from ropeproof.verify.training.data import TaskEncoder
     from ropeproof.verify.training.evaluation import predictions
-    from ropeproof.verify.training.shipped_memo import shared_shipped
+    from ropeproof.verify.training.shipped import load_shipped
 
-    shipped = shared_shipped("number")
+    shipped = load_shipped("number")
     provider = HFCausalLM(shipped.model, shipped.tokenizer, "task", source="number-small")
     assert provider.task == "number" and task_of_tokenizer(shipped.tokenizer) == "number"
     summary = evaluate(provider, ["number"], [8, 40], prompts=16, draws=2, fmt="task")
@@ -102,9 +102,9 @@ def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() 
 
 
 def test_the_chat_format_runs_greedy_generation() -> None:
-    from ropeproof.verify.training.shipped_memo import shared_shipped
+    from ropeproof.verify.training.shipped import load_shipped
 
-    shipped = shared_shipped("letter")
+    shipped = load_shipped("letter")
     provider = HFCausalLM(shipped.model, shipped.tokenizer, "chat", max_tokens=3)
     (prompt,) = build_plan(["letter"], [6], 1, 1)
     reply = provider.ask(prompt)
@@ -152,9 +152,19 @@ def test_compiled_exports_answer_as_the_export_reads_them() -> None:
     assert summary.label == "compiled" and {r.task for r in summary.results} == {"letter"}
 
 
-def test_local_results_are_memoised_and_copied() -> None:
-    first = local_results([8], prompts=2, draws=1)
-    second = local_results([8], prompts=2, draws=1)
+def test_local_results_are_computed_once_per_store_and_copied() -> None:
+    from ropeproof.theory.result_store import ResultStore
+    from ropeproof.verify.llm_eval.local_models import LOCAL_SUMMARIES
+
+    store = ResultStore()
+    first = local_results([8], prompts=2, draws=1, store=store)
+    second = local_results([8], prompts=2, draws=1, store=store)
     assert [s.label for s in first] == ["trained small", "compiled 12-layer"]
     assert all({r.task for r in s.results} == {"number", "letter"} for s in first)
     assert first is not second and first[0].results == second[0].results
+    assert [k for k in store.computed if k.startswith(LOCAL_SUMMARIES.name)] == [
+        'llm-eval.local-summaries{"draws":1,"lengths":[8],"prompts":2,"seed":0}'
+    ]
+    # what the store hands out is what a direct evaluation gives
+    direct = evaluate_local(lengths=[8], prompts=2, draws=1)
+    assert [s.to_json() for s in first] == [s.to_json() for s in direct]

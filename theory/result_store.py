@@ -1,0 +1,255 @@
+"""One run's computed results: each computed once, handed out explicitly to whoever asks.
+
+A :class:`Product` names a computation, ``compute(store, **args) -> value``; :meth:`ResultStore.get`
+returns its value for those arguments, computing it the first time it is asked for and handing out the
+same value after that. Claims reach the run's store as ``ctx.store``
+(:class:`~ropeproof.claims.registry.CheckContext`), figure functions take it as ``store=``, and a
+product's own computation asks the store it is given for the products it builds on, so nothing a run
+computes is computed twice and nothing is memoised behind the caller's back.
+
+Two kinds of product:
+
+- **data** (:func:`data_product`): JSON data (``dict`` with ``str`` keys, ``list``, ``str``, ``int``,
+  ``float`` including NaN and infinities, ``bool``, ``None``; tuples and numpy scalars and arrays are
+  converted to lists and Python numbers, anything else is refused). :meth:`ResultStore.get` hands
+  out a fresh decoded copy every time: the caller may modify it, and a value is the same whether this
+  process computed it, another process did, or it was read from a saved run.
+- **object** (:func:`object_product`): anything (a loaded model, a compiled head, a sweep table), one
+  per store and process, returned as is and **read-only by contract** (do not train it, move it or
+  leave hooks on it).
+
+With a ``directory``, every data value is also written there, one JSON file per product and arguments
+(atomically, :mod:`ropeproof.theory.atomic_output`), and values already there are read instead of
+computed. Two processes that share the directory (``ropeproof check`` draws figures in a second
+process) therefore compute each data value once: a per-value file lock (the ``filelock`` package,
+:data:`LOCKS` inside the directory) makes the second asker wait for the first and then read its file.
+Products may ask for other products while they compute; since what a product builds on never asks
+for the product itself, the locks are taken in dependency order and cannot deadlock. With
+``compute=False`` (:meth:`ResultStore.saved`) the store computes nothing: a data value its directory
+lacks raises :class:`MissingResult`, and so does any object product. That is how a saved report's
+figures are drawn again without recomputing (``ropeproof figures --from-report DIR``).
+
+What stays memoised per process is not a run's result but part of how one function computes its own:
+functions of a few numbers whose value is the same in every run (the symbolic derivations and proof
+steps of :mod:`ropeproof.theory`, the torch kernel's rotation tables and masks, exact angle reductions
+and code tables, sympy identities, the amplitude program of a spectrum, a head's gap enclosures),
+each behind ``functools.cache``/``lru_cache`` or a dict next to the function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
+
+from ropeproof.theory.atomic_output import write_text_atomic
+from ropeproof.theory.errors import InputError
+
+T = TypeVar("T")
+Kind = Literal["data", "object"]
+
+RESULT_FORMAT, RESULT_VERSION = "ropeproof-result", 1
+"""Name and version of a saved value's file."""
+LOCKS = ".locks"
+"""The directory of per-value lock files inside a store's directory (:meth:`ResultStore.remove_locks`)."""
+NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+"""A product name: lower-case letters, digits, ``_``, ``.`` and ``-`` (it names the product's files)."""
+
+
+class MissingResult(InputError):
+    """A store that may not compute (a saved run) was asked for a value it does not hold."""
+
+
+@dataclass(frozen=True)
+class Product(Generic[T]):
+    """A named computation: ``compute(store, **args)`` returns the value for ``args``; ``kind`` says how
+    the store keeps it (module docstring). Names must be unique within the package (a test checks)."""
+
+    name: str
+    compute: Callable[..., T]
+    kind: Kind = "data"
+
+    def __post_init__(self) -> None:
+        if not NAME.fullmatch(self.name):
+            raise InputError(f"product name {self.name!r} must match {NAME.pattern}")
+        if self.kind not in ("data", "object"):
+            raise InputError(f"product {self.name!r}: kind={self.kind!r}; accepted: 'data', 'object'")
+
+
+def data_product(name: str) -> Callable[[Callable[..., T]], Product[T]]:
+    """Decorator: ``compute(store, **args)`` as a data :class:`Product` called ``name``."""
+    return lambda compute: Product(name, compute, "data")
+
+
+def object_product(name: str) -> Callable[[Callable[..., T]], Product[T]]:
+    """Decorator: ``compute(store, **args)`` as an object :class:`Product` called ``name``."""
+    return lambda compute: Product(name, compute, "object")
+
+
+def to_json_data(value: Any, where: str = "value") -> Any:
+    """``value`` as JSON data: tuples to lists, numpy scalars and arrays to Python numbers and lists;
+    :class:`InputError` naming the place for anything else (a ``dict`` key that is not a ``str``
+    included: JSON would turn it into text silently)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(f"{where} has the dict key {k!r}; JSON data needs str keys")
+            out[k] = to_json_data(v, f"{where}[{k!r}]")
+        return out
+    if isinstance(value, list | tuple):
+        return [to_json_data(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if hasattr(value, "dtype") and hasattr(value, "tolist"):  # numpy (or torch) scalars and arrays
+        return to_json_data(value.tolist(), where)
+    raise InputError(f"{where} is a {type(value).__name__}, not JSON data")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, allow_nan=True, separators=(",", ":"))
+
+
+def bound_arguments(product: Product[Any], args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with the defaults of ``product.compute`` filled in (so a value asked for with and without
+    a default argument is one value); :class:`InputError` for an argument it does not take."""
+    try:
+        bound = inspect.signature(product.compute).bind(None, **args)
+    except TypeError as exc:
+        raise InputError(f"product {product.name!r}: {exc}") from None
+    bound.apply_defaults()
+    return dict(list(bound.arguments.items())[1:])
+
+
+def result_key(product: Product[Any], args: dict[str, Any]) -> str:
+    """The canonical text of a value's identity: the product's name and its arguments (defaults filled
+    in, :func:`bound_arguments`) as sorted JSON."""
+    full = to_json_data(bound_arguments(product, args), f"{product.name} arguments")
+    return product.name + _dumps(dict(sorted(full.items())))
+
+
+def result_file(product: Product[Any], args: dict[str, Any]) -> str:
+    """The file name of a saved value: the product's name and a hash of :func:`result_key`."""
+    return _file_of(product, result_key(product, args))
+
+
+def _file_of(product: Product[Any], key: str) -> str:
+    return f"{product.name}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
+
+
+class ResultStore:
+    """The computed results of one run (module docstring).
+
+    ``directory``: where data values are written and read (``None``: memory only). ``compute``: whether
+    a value not held may be computed (``False``: :class:`MissingResult` instead).
+    """
+
+    def __init__(self, directory: str | Path | None = None, compute: bool = True) -> None:
+        self.directory = None if directory is None else Path(directory)
+        self.may_compute = bool(compute)
+        if self.directory is not None and self.may_compute:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        if self.directory is None and not self.may_compute:
+            raise InputError("a store that may not compute needs a directory of saved results")
+        self._texts: dict[str, str] = {}
+        self._objects: dict[str, Any] = {}
+        self.computed: list[str] = []
+        """The keys (:func:`result_key`) this store computed itself, in the order it finished them."""
+
+    @classmethod
+    def saved(cls, directory: str | Path) -> ResultStore:
+        """The saved results in ``directory``, read-only: nothing is computed (:class:`MissingResult`)."""
+        path = Path(directory)
+        if not path.is_dir():
+            raise InputError(f"{path} is not a directory of saved results")
+        return cls(path, compute=False)
+
+    def get(self, product: Product[T], **args: Any) -> T:
+        """The value of ``product`` for ``args``, computed the first time it is asked for."""
+        key = result_key(product, args)
+        if product.kind == "object":
+            if key not in self._objects:
+                self._refuse_if_read_only(product, key)
+                self._objects[key] = product.compute(self, **args)
+                self.computed.append(key)
+            return self._objects[key]
+        if key not in self._texts:
+            self._texts[key] = self._data_text(product, args, key)
+        return json.loads(self._texts[key])["value"]
+
+    def _refuse_if_read_only(self, product: Product[Any], key: str) -> None:
+        if not self.may_compute:
+            raise MissingResult(
+                f"the saved results in {self.directory} do not hold {key} and may not compute it "
+                f"({product.kind} product {product.name!r})"
+            )
+
+    def _data_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
+        if self.directory is None:
+            return self._computed_text(product, args, key)
+        path = self.directory / _file_of(product, key)
+        if path.is_file():
+            return self._read(path, key)
+        self._refuse_if_read_only(product, key)
+        from filelock import FileLock
+
+        locks = self.directory / LOCKS
+        locks.mkdir(exist_ok=True)
+        with FileLock(str(locks / (path.stem + ".lock"))):
+            if path.is_file():  # another process computed it while this one waited
+                return self._read(path, key)
+            text = self._computed_text(product, args, key)
+            write_text_atomic(path, text)
+            return text
+
+    def _computed_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
+        value = to_json_data(product.compute(self, **args), product.name)
+        entry = {
+            "format": RESULT_FORMAT,
+            "version": RESULT_VERSION,
+            "product": product.name,
+            "args": json.loads(key[len(product.name) :]),
+            "value": value,
+        }
+        self.computed.append(key)
+        return _dumps(entry)
+
+    @staticmethod
+    def _read(path: Path, key: str) -> str:
+        text = path.read_text()
+        entry = json.loads(text)
+        if entry.get("format") != RESULT_FORMAT or entry.get("version") != RESULT_VERSION:
+            raise InputError(f"{path} is not a {RESULT_FORMAT} v{RESULT_VERSION} file")
+        if entry["product"] + _dumps(entry["args"]) != key:
+            raise InputError(f"{path} holds {entry['product']}{_dumps(entry['args'])}, not {key}")
+        return text
+
+    def saved_keys(self) -> list[str]:
+        """The keys of the data values in the directory (sorted; empty without a directory)."""
+        if self.directory is None:
+            return []
+        keys = []
+        for path in sorted(self.directory.glob("*.json")):
+            entry = json.loads(path.read_text())
+            keys.append(entry["product"] + _dumps(entry["args"]))
+        return sorted(keys)
+
+    def remove_locks(self) -> None:
+        """Delete the lock files (once no other process uses the directory): a finished run keeps only
+        its values."""
+        if self.directory is not None:
+            shutil.rmtree(self.directory / LOCKS, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        where = "memory" if self.directory is None else str(self.directory)
+        return f"ResultStore({where}, {len(self._texts)} data, {len(self._objects)} objects)"
