@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import json
+import math
 import platform
 import subprocess
 from collections.abc import Sequence
@@ -260,6 +261,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["", f"### {name}", ""]
         for c in claims:
             lines += _finding_line(c)
+            lines += interval_table(c["figures"])
     corrections = corrections_section(report)
     if corrections:
         lines += ["", *corrections]
@@ -334,6 +336,41 @@ README_BEGIN = "<!-- findings:begin -->"
 README_END = "<!-- findings:end -->"
 
 
+INTERVAL_KEYS = frozenset({"correct", "count", "ci_low", "ci_high"})
+
+
+def interval_table(figures: Any) -> list[str]:
+    """A markdown table of a claim's sampled accuracies, or ``[]``: one row per entry of ``figures`` whose
+    value maps column names (hop counts, lengths) to ``{"correct", "count", "ci_low", "ci_high", ...}``,
+    each cell ``correct/count [ci_low, ci_high]`` (the 95% interval, 4 decimals, rounded outward)."""
+    if not isinstance(figures, dict):
+        return []
+    rows = {
+        name: cells
+        for name, cells in figures.items()
+        if isinstance(cells, dict)
+        and cells
+        and all(isinstance(v, dict) and v.keys() >= INTERVAL_KEYS for v in cells.values())
+    }
+    if not rows:
+        return []
+    columns = list(dict.fromkeys(k for cells in rows.values() for k in cells))
+
+    def cell(v: dict[str, Any] | None) -> str:
+        if v is None:
+            return ""
+        low = math.floor(float(v["ci_low"]) * 1e4) / 1e4
+        high = math.ceil(float(v["ci_high"]) * 1e4) / 1e4
+        return f"{v['correct']}/{v['count']} [{low:.4f}, {high:.4f}]"
+
+    lines = ["", "| | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    lines += [
+        f"| {name} | " + " | ".join(cell(cells.get(k)) for k in columns) + " |"
+        for name, cells in rows.items()
+    ]
+    return [*lines, ""]
+
+
 def render_readme_findings(report: dict[str, Any]) -> str:
     """The README's findings section body: per paper result, each claim's verdict and meaning, and under
     each refuted statement its corrected statement (or why it has none yet).
@@ -367,6 +404,7 @@ def render_readme_findings(report: dict[str, Any]) -> str:
             if c["regression"]:
                 mark += " (REGRESSION)"
             lines.append(f"- {mark} (`{c['id']}`): {c['meaning'] or c['statement']}")
+            lines += interval_table(c["figures"])
             lines += corrected.get(c["id"], [])
     return "\n".join(lines) + "\n"
 

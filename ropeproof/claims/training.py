@@ -97,9 +97,9 @@ def _needs_hf() -> Outcome | None:
     statement=(
         "Every shipped paper-configuration checkpoint (number and letter task, every seed, weights stored "
         "in float16) answers held-out balanced 17-token prompts at every hop count 1-4 with accuracy whose "
-        "95% Wilson interval lies at or above {min_accuracy} (from {start} prompts, doubled until decided, "
-        "at most {cap}; under --quick, the run record's evaluation of the best checkpoint on its 2,400 "
-        "validation prompts)."
+        "95% Wilson interval lies at or above {min_accuracy} (from {start} prompts, a quarter per hop count, "
+        "doubled until decided, at most {cap}; under --quick, the run record's evaluation of the best "
+        "checkpoint on its 2,400 validation prompts)."
     ),
     reference="docs/theory.md section 6 ([A]'s set-up); ropeproof train --config paper",
     params={"min_accuracy": 0.95, "start": 400, "cap": 2400, "source": Quick("weights", "record")},
@@ -118,7 +118,8 @@ def _paper_accuracy(ctx: CheckContext) -> Outcome:
     statement=(
         "Every shipped small checkpoint (number and letter task, every seed) answers held-out balanced "
         "17-token prompts at every hop count 1-4 with accuracy whose 95% Wilson interval lies at or above "
-        "{min_accuracy} (from {start} prompts, doubled until decided, at most {cap})."
+        "{min_accuracy} (from {start} prompts, a quarter per hop count, doubled until decided, at most "
+        "{cap})."
     ),
     reference="docs/theory.md section 6 ([A]'s set-up); ropeproof train --config small",
     params={"min_accuracy": 0.9, "start": 400, "cap": 2400, "source": "weights"},

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ropeproof.commands.arguments import add_command
 from ropeproof.report import render_readme_findings, replace_readme_findings
+from ropeproof.theory.atomic_output import write_text_atomic
 from ropeproof.theory.errors import InputError
 
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         updated = replace_readme_findings(text, body)
     except ValueError as exc:  # the markers are missing
         raise InputError(f"--update-readme={args.update_readme}: {exc}") from exc
-    args.update_readme.write_text(updated)
+    write_text_atomic(args.update_readme, updated)  # an interruption leaves the README as it was
     print(f"updated the findings section of {args.update_readme}")
     return 0
 

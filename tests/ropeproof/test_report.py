@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import torch
@@ -53,3 +54,33 @@ def test_values_become_json_data() -> None:
     value = {1: (np.float64(0.5), np.arange(2)), "x": [float("nan"), np.bool_(True), None]}
     assert jsonable(value) == {"1": [0.5, [0, 1]], "x": ["nan", True, None]}
     assert json.loads(json.dumps(jsonable(value))) == jsonable(value)
+
+
+def test_sampled_accuracies_get_a_table_with_their_intervals(tmp_path: Path) -> None:
+    """A claim whose figures hold per-row sampled accuracies (correct, count, 95% interval) shows them as a
+    table under its finding in report.md and the README section, intervals rounded outward."""
+    from ropeproof.report import interval_table, render_readme_findings
+    from ropeproof.verify.statistics import proportion_interval
+
+    lo, hi = proportion_interval(97, 100).bounds
+    rows = {
+        "number-seed0": {"1": {"correct": 97, "count": 100, "accuracy": 0.97, "ci_low": lo, "ci_high": hi}},
+        "letter-seed0": {
+            "2": {"correct": 100, "count": 100, "accuracy": 1.0, "ci_low": 0.963, "ci_high": 1.0}
+        },
+    }
+    table = interval_table({**rows, "worst_ci_low": lo})
+    assert table[1:3] == ["| | 1 | 2 |", "|---|---|---|"]
+    assert table[3] == "| number-seed0 | 97/100 [0.9154, 0.9898] |  |"  # floor and ceiling at 4 decimals
+    assert table[4] == "| letter-seed0 |  | 100/100 [0.9630, 1.0000] |"
+    assert math.floor(lo * 1e4) / 1e4 == 0.9154 and math.ceil(hi * 1e4) / 1e4 == 0.9898
+    assert interval_table({"v": 1.5}) == [] and interval_table({"x": {"1": {"correct": 1}}}) == []
+
+    ctx = CheckContext(torch.device("cpu"), torch.float64, quick=True)
+    c = Claim("t.acc", "Learns.", "here", {}, lambda ctx: Outcome.judge(True, {**rows, "worst": lo}, "worst"))
+    write_report([run_claim(c, ctx)], ctx, tmp_path)
+    assert table[3] in (tmp_path / "report.md").read_text().splitlines()
+    report = json.loads((tmp_path / "report.json").read_text())
+    for claim in report["claims"]:
+        claim["section"] = "Paper"
+    assert table[4] in render_readme_findings(report).splitlines()
