@@ -40,6 +40,7 @@ from ropeproof.constructions.paper import (
     NUMBER_TASK_LETTERS,
     NUMBER_TASK_MAX_INT,
     RETRIEVAL_THETA,
+    check_task,
     integer_tokens,
 )
 from ropeproof.theory.architectures import GPTJ_BASE
@@ -358,9 +359,6 @@ def letter_program(
     )
 
 
-TASKS: tuple[str, ...] = ("number", "letter")
-
-
 def gptj_frequency(k: int, width: int) -> float:
     """Plane ``k`` of GPT-J's spectrum when the whole head rotates: ``1 / 10000^(2k / width)``, as HF
     writes it."""
@@ -385,8 +383,7 @@ def checkpoint_program(
     Retrieval and symbolic Reflexive layers use the slowest plane ``k = n_embd / 2 - 1`` (``theta = 0``
     has no home when every dim rotates). The same program exports to LLaMA.
     """
-    if task not in TASKS:
-        raise ConstructionError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
+    check_task(task, error=ConstructionError)
 
     def build(fast: float, slow: float) -> MultiHopProgram:
         refl = [(fast, 1.0)] if reflexive == "positional" else [(slow, 1.0)]

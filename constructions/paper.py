@@ -31,7 +31,7 @@ from ropeproof.theory.construction import (
     letter_pair_tokens,
     letter_tokens,
 )
-from ropeproof.theory.errors import ConstructionError
+from ropeproof.theory.errors import ConstructionError, InputError
 from ropeproof.theory.validate import integer, real
 
 THETA = sp.Symbol("theta", real=True)
@@ -59,6 +59,17 @@ TASK_LENGTH = 17
 """[A]'s training length: 8 letters, 8 integers and the query (number task); 17 pairs (letter task)."""
 HOPS = (1, 2, 3, 4)
 """[A]'s hop counts."""
+TASKS: tuple[str, ...] = ("number", "letter")
+"""[A]'s two tasks, in the order every report lists them."""
+
+
+def check_task(task: str, error: type[Exception] = InputError) -> str:
+    """``task`` if it names one of :data:`TASKS`; otherwise ``error`` (default :class:`InputError`)
+    naming the parameter and listing them."""
+    if task not in TASKS:
+        raise error(f"task={task!r} is unknown; accepted: {list(TASKS)}")
+    return task
+
 
 ExtraPlanes = Sequence[tuple[float | sp.Expr, float | sp.Expr]]
 

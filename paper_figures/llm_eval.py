@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ropeproof.constructions.paper import TASKS
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS, REPORTED_THRESHOLDS, TASKS
+from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS, REPORTED_THRESHOLDS
 from ropeproof.verify.llm_eval.results import INTERVAL, RunSummary
 
 LINE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f")

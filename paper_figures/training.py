@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from matplotlib import colormaps
 
+from ropeproof.constructions.paper import TASKS
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.statistics import proportion_interval
@@ -23,7 +24,6 @@ from ropeproof.verify.training.observations import HOPS
 from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
 from ropeproof.verify.training.trainer import TrainingRecord, load_record
 
-TASKS = ("number", "letter")
 CONFIGS = ("paper", "small")
 HOP_COLORS = {1: "#1f77b4", 2: "#ff7f0e", 3: "#2ca02c", 4: "#d62728"}
 

@@ -34,6 +34,7 @@ from ropeproof.constructions.paper import (
     NUMBER_TASK_LETTERS,
     NUMBER_TASK_MAX_INT,
     TASK_LENGTH,
+    check_task,
 )
 from ropeproof.theory.construction import letter_tokens
 from ropeproof.theory.errors import InputError
@@ -42,12 +43,10 @@ from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
 
 BUILDS: tuple[str, ...] = ("window", "distractors", "both")
 """How long inputs are built (module docstring)."""
-TASKS: tuple[str, ...] = ("number", "letter")
 
 
 def _check(task: str, n: int, build: str) -> None:
-    if task not in TASKS:
-        raise InputError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
+    check_task(task)
     if build not in BUILDS:
         raise InputError(f"build={build!r} is unknown; accepted: {list(BUILDS)}")
     integer(n, "n", low=TASK_LENGTH, note="[A]'s length")

@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ropeproof.constructions.multihop_programs import letter_vocabulary, number_vocabulary
+from ropeproof.constructions.paper import check_task
 from ropeproof.theory.errors import InputError
 
 UNK = "[UNK]"
 """The unknown-word token, the last id of every task tokenizer."""
-TASKS: tuple[str, ...] = ("number", "letter")
 
 
 def word(token: str) -> str:
@@ -36,11 +36,9 @@ def word(token: str) -> str:
 def task_vocabulary(task: str, **sizes: int) -> list[str]:
     """The task's token names in model order (``letters``/``max_int`` for the number task,
     ``alphabet``/``max_int`` for the letter task; [A]'s sizes by default)."""
-    if task == "number":
+    if check_task(task) == "number":
         return [t.name for t in number_vocabulary(**sizes)]
-    if task == "letter":
-        return [t.name for t in letter_vocabulary(**sizes)]
-    raise InputError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
+    return [t.name for t in letter_vocabulary(**sizes)]
 
 
 def prompt_text(tokens: Sequence[str]) -> str:

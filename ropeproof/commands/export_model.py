@@ -16,7 +16,8 @@ import json
 
 from ropeproof.commands.arguments import add_command, add_dtype, add_json, add_output, int_in, positive_float
 from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.constructions.multihop_programs import LOGIT_SCALE, TASKS
+from ropeproof.constructions.multihop_programs import LOGIT_SCALE
+from ropeproof.constructions.paper import TASKS
 from ropeproof.theory.architectures import ARCHITECTURES
 from ropeproof.theory.atomic_output import atomic_directory
 

@@ -9,8 +9,8 @@ import json
 import shutil
 
 from ropeproof.commands.arguments import add_command, add_device, add_json, add_output, int_in
+from ropeproof.constructions.paper import TASKS
 from ropeproof.theory.atomic_output import check_output_target
-from ropeproof.verify.tokenizer import TASKS
 from ropeproof.verify.training.config import CONFIGS
 
 

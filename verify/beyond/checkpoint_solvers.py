@@ -35,7 +35,6 @@ from typing import Any
 
 from ropeproof.constructions.multihop_programs import (
     LOGIT_SCALE,
-    TASKS,
     checkpoint_program,
     letter_program,
     number_program,
@@ -46,6 +45,7 @@ from ropeproof.constructions.paper import (
     NUMBER_TASK_LETTERS,
     NUMBER_TASK_MAX_INT,
     RETRIEVAL_THETA,
+    TASKS,
 )
 from ropeproof.theory.architectures import ARCHITECTURES, GPTJ_BASE, architecture
 from ropeproof.theory.errors import InputError

@@ -23,10 +23,10 @@ from typing import Any
 
 import torch
 
+from ropeproof.constructions.paper import TASKS
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
 from ropeproof.verify.llm_eval.plan import Prompt, check_format
-from ropeproof.verify.llm_eval.protocol import TASKS
 from ropeproof.verify.llm_eval.providers import Provider, Reply
 from ropeproof.verify.tokenizer import UNK, task_vocabulary, word
 

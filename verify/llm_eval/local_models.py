@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ropeproof.constructions.paper import check_task
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.llm_eval.harness import evaluate
 from ropeproof.verify.llm_eval.local import HFCausalLM
-from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS, check_task
+from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS
 from ropeproof.verify.llm_eval.results import RunSummary, merge_by_label
 
 Loader = Callable[[ResultStore], tuple[Any, Any]]

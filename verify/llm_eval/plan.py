@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ropeproof.constructions.paper import TASKS, check_task
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.llm_eval.protocol import TASKS, chat_prompt, check_task
+from ropeproof.verify.llm_eval.protocol import chat_prompt
 from ropeproof.verify.llm_eval.sequences import FORMATS, chat_instance, check_length, task_instances
 
 MAX_PROMPTS = 100_000

@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ropeproof.constructions.paper import check_task
 from ropeproof.theory.errors import InputError
-
-TASKS: tuple[str, ...] = ("number", "letter")
 
 NUMBER_INSTRUCTIONS = (
     "You will be given a sequence of space-separated tokens. Your task is to find the target token by "
@@ -87,12 +86,6 @@ REPORTED_THRESHOLDS: tuple[Threshold, ...] = (
     Threshold("number", 100, "<", 0.1),
 )
 """What [A] reports for GPT-5.4, GPT-5.5 and Claude Sonnet 3.7 (all three models)."""
-
-
-def check_task(task: str) -> str:
-    if task not in TASKS:
-        raise InputError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
-    return task
 
 
 def chat_prompt(task: str, sequence: str) -> str:

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ropeproof.constructions.paper import NUMBER_TASK_LETTERS, NUMBER_TASK_MAX_INT, TASK_LENGTH
+from ropeproof.constructions.paper import NUMBER_TASK_LETTERS, NUMBER_TASK_MAX_INT, TASK_LENGTH, check_task
 from ropeproof.theory.validate import integer
-from ropeproof.verify.llm_eval.protocol import MAX_LENGTH, MIN_LENGTH, answer, check_task
+from ropeproof.verify.llm_eval.protocol import MAX_LENGTH, MIN_LENGTH, answer
 from ropeproof.verify.task_lengths import long_task
 from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
 from ropeproof.verify.tokenizer import word

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from ropeproof.constructions.paper import TASKS
 from ropeproof.verify.llm_eval.parsing import is_correct
 from ropeproof.verify.llm_eval.plan import Prompt
-from ropeproof.verify.llm_eval.protocol import REPORTED_THRESHOLDS, TASKS, Threshold
+from ropeproof.verify.llm_eval.protocol import REPORTED_THRESHOLDS, Threshold
 from ropeproof.verify.statistics import proportion_interval
 
 LEVEL = 0.95

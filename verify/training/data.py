@@ -17,19 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ropeproof.constructions.paper import check_task
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
 from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
-from ropeproof.verify.tokenizer import TASKS, task_vocabulary
+from ropeproof.verify.tokenizer import task_vocabulary
 
 TRAIN, VALIDATION, SCORING = 0, 1, 2
 """Stream numbers of the seed derivation (module docstring)."""
-
-
-def check_task(task: str) -> str:
-    if task not in TASKS:
-        raise InputError(f"task={task!r} is unknown; accepted: {list(TASKS)}")
-    return task
 
 
 def stream_seed(seed: int, stream: int, index: int) -> int:

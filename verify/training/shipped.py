@@ -23,11 +23,11 @@ from typing import Any
 
 import torch
 
+from ropeproof.constructions.paper import check_task
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 from ropeproof.verify.training.config import TrainConfig
-from ropeproof.verify.training.data import check_task
 from ropeproof.verify.training.trainer import (
     RECORD_FILE,
     TrainingRecord,

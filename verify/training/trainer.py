@@ -33,6 +33,7 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from ropeproof.constructions.paper import check_task
 from ropeproof.theory.atomic_output import staged_directory, write_text_atomic
 from ropeproof.theory.errors import InputError, OutputError
 from ropeproof.theory.validate import integer
@@ -40,7 +41,7 @@ from ropeproof.verify.interop.hf.architectures import quiet_progress, require_tr
 from ropeproof.verify.runtime.devices import resolve_device
 from ropeproof.verify.tokenizer import task_tokenizer
 from ropeproof.verify.training.config import TrainConfig
-from ropeproof.verify.training.data import SCORING, TRAIN, VALIDATION, TaskEncoder, check_task
+from ropeproof.verify.training.data import SCORING, TRAIN, VALIDATION, TaskEncoder
 from ropeproof.verify.training.evaluation import counts_per_hop
 from ropeproof.verify.training.model import build_model, last_token_logits
 
