@@ -7,7 +7,8 @@ Errors are reported in one place, :func:`main`, as one line on stderr,
   have no reply;
 - ``2``: bad input: a bad argument, a :class:`~ropeproof.theory.errors.RopeproofError` (bad value,
   refused output directory, a size over the memory limit) or an operating-system error on a path;
-- ``3``: an internal error (a bug: please report it with the ``--debug`` traceback);
+- ``3``: an internal error (a bug: please report it with the ``--debug`` traceback); ``check`` also exits 3
+  when a figure could not be drawn, after writing its report without it (the traceback is in the report);
 - ``130``: interrupted (Ctrl-C); ``141``: the reader of stdout went away (``ropeproof check --list | head``).
 """
 

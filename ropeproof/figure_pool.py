@@ -11,15 +11,19 @@ computed by whichever process asks first and read by the other: no figure has to
 particular process. When its claims are done, the first process draws the figures the second has not
 started yet, from the end of the list (:meth:`FigurePool.finish`), so the two finish together.
 :meth:`FigurePool.finish` returns what :func:`ropeproof.paper_figures.make_all` would have, in report
-order; an exception in the second process is raised in the first, so a bad figure is reported like
-any other error. :meth:`FigurePool.cancel` stops the second process (an error or Ctrl-C in the first:
-the staging directory is then discarded as a whole).
+order. A figure whose drawing raises (a bug) is not drawn, whichever process met it: its traceback goes
+to :attr:`FigurePool.failed` and the other figures and the claims' results are kept, so ``check`` can
+write its report and say which figure failed (:func:`draw_or_fail`, also used by :func:`draw_figures`
+when one process draws them all). A failure of the pool itself is raised in the first process.
+:meth:`FigurePool.cancel` stops the second process (an error or Ctrl-C in the first: the staging
+directory is then discarded as a whole).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import threading
+import traceback
 from collections import deque
 from collections.abc import Collection
 from pathlib import Path
@@ -39,14 +43,45 @@ def _start_worker(
     )
 
 
-def _draw_in_worker(name: str) -> list[str]:
+def draw_or_fail(
+    name: str, quick: bool, store: ResultStore, out_dir: Path, formats: tuple[str, ...]
+) -> list[Path] | str:
+    """The files of figure ``name`` drawn from ``store`` and saved in ``out_dir``, or, when drawing or
+    saving it raises an :class:`Exception`, that exception's traceback as text (``KeyboardInterrupt``
+    and other non-``Exception`` errors propagate)."""
     from ropeproof.paper_figures import draw_figure
     from ropeproof.paper_figures.style import save_figure
+
+    try:
+        return save_figure(draw_figure(name, quick, store), out_dir, formats)
+    except Exception:
+        return traceback.format_exc()
+
+
+def draw_figures(
+    names: list[str], out_dir: Path, store: ResultStore, quick: bool, formats: tuple[str, ...]
+) -> tuple[dict[str, list[Path]], dict[str, str]]:
+    """``names`` drawn in this process, in order: ``({name: files}, {name: traceback})`` (the figures
+    drawn and those whose drawing raised, :func:`draw_or_fail`)."""
+    made: dict[str, list[Path]] = {}
+    failed: dict[str, str] = {}
+    for name in names:
+        result = draw_or_fail(name, quick, store, Path(out_dir), formats)
+        if isinstance(result, str):
+            failed[name] = result
+        else:
+            made[name] = result
+    return made, failed
+
+
+def _draw_in_worker(name: str) -> list[str] | str:
     from ropeproof.verify.runtime.threads import thread_policy
 
     with thread_policy(_WORKER["threads"]):
-        result = draw_figure(name, _WORKER["quick"], _WORKER["store"])
-        return [str(p) for p in save_figure(result, _WORKER["out_dir"], _WORKER["formats"])]
+        result = draw_or_fail(
+            name, _WORKER["quick"], _WORKER["store"], _WORKER["out_dir"], _WORKER["formats"]
+        )
+        return result if isinstance(result, str) else [str(p) for p in result]
 
 
 class FigurePool:
@@ -70,6 +105,8 @@ class FigurePool:
         self.out_dir, self.store, self.quick, self.formats = Path(out_dir), store, quick, formats
         self.drawn_by_worker: list[str] = []
         """The figures the second process drew (in the order it finished them)."""
+        self.failed: dict[str, str] = {}
+        """The figures whose drawing raised, in either process, with the traceback (:func:`draw_or_fail`)."""
         self._todo = deque(sorted(self.order, key=lambda name: name not in first))  # stable: report order
         self._made: dict[str, list[Path]] = {}
         self._error: BaseException | None = None
@@ -98,10 +135,13 @@ class FigurePool:
             error_callback=self._failed,
         )
 
-    def _drawn(self, name: str, paths: list[str]) -> None:
+    def _drawn(self, name: str, paths: list[str] | str) -> None:
         with self._lock:
-            self._made[name] = [Path(p) for p in paths]
-            self.drawn_by_worker.append(name)
+            if isinstance(paths, str):
+                self.failed[name] = paths
+            else:
+                self._made[name] = [Path(p) for p in paths]
+                self.drawn_by_worker.append(name)
         self._send_next()
 
     def _failed(self, error: BaseException) -> None:
@@ -111,23 +151,24 @@ class FigurePool:
 
     def finish(self) -> dict[str, list[Path]]:
         """Draw here the figures the second process has not started, from the last one back; wait for
-        the second process; return ``{name: [paths]}`` in report order (its exception re-raised here)."""
-        from ropeproof.paper_figures import draw_figure
-        from ropeproof.paper_figures.style import save_figure
-
+        the second process; return ``{name: [paths]}`` of the figures drawn, in report order (those
+        whose drawing raised are in :attr:`failed`; a failure of the pool itself is re-raised here)."""
         while (name := self._take(last=True)) is not None:
-            paths = save_figure(draw_figure(name, self.quick, self.store), self.out_dir, self.formats)
+            result = draw_or_fail(name, self.quick, self.store, self.out_dir, self.formats)
             with self._lock:
-                self._made[name] = paths
+                if isinstance(result, str):
+                    self.failed[name] = result
+                else:
+                    self._made[name] = result
         self._idle.wait()
         self._pool.close()
         self._pool.join()
         if self._error is not None:
             raise self._error
-        missing = [n for n in self.order if n not in self._made]
+        missing = [n for n in self.order if n not in self._made and n not in self.failed]
         if missing:  # pragma: no cover - every name is taken by one side or the other
             raise RuntimeError(f"figures {missing} were drawn by neither process")
-        return {name: self._made[name] for name in self.order}
+        return {name: self._made[name] for name in self.order if name in self._made}
 
     def cancel(self) -> None:
         """Stop the second process at once (what it was drawing is left unfinished)."""

@@ -18,7 +18,7 @@ import json
 import math
 import platform
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,10 +133,12 @@ def report_dict(
     flags: dict[str, Any] | None = None,
     corrections: Sequence[CorrectionResult] = (),
     no_correction: Sequence[NoCorrection] = (),
+    figure_errors: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The machine-readable report: the run, counts per verdict and status, one entry per claim, and
     the corrections of the refuted statements among them (``corrections``, and ``no_correction`` for
-    those that have none yet). ``regressions`` lists claims and then corrections that fail ``--strict``."""
+    those that have none yet). ``regressions`` lists claims and then corrections that fail ``--strict``.
+    ``figure_errors`` (present only when some figure's drawing raised): ``{figure: traceback}``."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
@@ -151,7 +153,7 @@ def report_dict(
         "claims": [_claim_entry(r) for r in results],
         "corrections": [correction_entry(r) for r in corrections],
         "no_correction": [no_correction_entry(nc) for nc in no_correction],
-    }
+    } | ({"figure_errors": dict(figure_errors)} if figure_errors else {})
 
 
 def _drop_timings(value: Any) -> Any:
@@ -304,6 +306,10 @@ def render_markdown(report: dict[str, Any]) -> str:
             data = next((f for f in files if f.endswith(".csv")), None)
             if png:
                 lines.append(f"- `{name}`: ![{name}](figures/{png}) (data: `figures/{data}`)")
+    if report.get("figure_errors"):
+        lines += ["", "## Figure errors", "", "These figures were not drawn: drawing them raised (a bug)."]
+        for name, text in report["figure_errors"].items():
+            lines += ["", f"### `{name}`", "", "```", text.strip(), "```"]
     errors = [c for c in report["claims"] if c["verdict"] == "error"]
     if errors:
         lines += ["", "## Errors", ""]
@@ -321,10 +327,11 @@ def write_report(
     flags: dict[str, Any] | None = None,
     corrections: Sequence[CorrectionResult] = (),
     no_correction: Sequence[NoCorrection] = (),
+    figure_errors: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Write ``out/report.json`` and ``out/report.md``; return the report dict."""
     out.mkdir(parents=True, exist_ok=True)
-    report = report_dict(results, ctx, figures, argv, flags, corrections, no_correction)
+    report = report_dict(results, ctx, figures, argv, flags, corrections, no_correction, figure_errors)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))
     return report
