@@ -192,6 +192,9 @@ def _client(executor: Any, workers: int | None, scheduler: str | None) -> Iterat
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            # no dashboard, and the scheduler's remaining HTTP routes (health checks) on a free loopback
+            # port instead of 8787, which another cluster or program may hold
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
             silence_logs=logging.CRITICAL,  # a closing cluster logs lost heartbeats as errors
         ) as cluster,
         distributed.Client(cluster) as client,

@@ -35,6 +35,9 @@ from ropeproof.verify.exact.shard_runner import (  # noqa: E402
 def client() -> Iterator[distributed.Client]:
     with shard_runner._client("dask", 2, None) as c:
         assert len(c.scheduler_info()["workers"]) == 2
+        http = c.cluster.scheduler.http_server  # health routes only: no dashboard, loopback, a free port
+        assert {s.getsockname()[0] for s in http._sockets.values()} == {"127.0.0.1"}
+        assert c.cluster.scheduler.http_server.port != 8787
         c.run(lambda: __import__("ropeproof.verify.exact.shard_runner"))  # warm the workers' imports
         yield c
 
