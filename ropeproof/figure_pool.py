@@ -135,12 +135,17 @@ class FigurePool:
             error_callback=self._failed,
         )
 
+    def _record(self, name: str, result: list[Path] | str) -> None:
+        """File the outcome of :func:`draw_or_fail` for ``name`` (caller holds the lock)."""
+        if isinstance(result, str):
+            self.failed[name] = result
+        else:
+            self._made[name] = result
+
     def _drawn(self, name: str, paths: list[str] | str) -> None:
         with self._lock:
-            if isinstance(paths, str):
-                self.failed[name] = paths
-            else:
-                self._made[name] = [Path(p) for p in paths]
+            self._record(name, paths if isinstance(paths, str) else [Path(p) for p in paths])
+            if not isinstance(paths, str):
                 self.drawn_by_worker.append(name)
         self._send_next()
 
@@ -156,10 +161,7 @@ class FigurePool:
         while (name := self._take(last=True)) is not None:
             result = draw_or_fail(name, self.quick, self.store, self.out_dir, self.formats)
             with self._lock:
-                if isinstance(result, str):
-                    self.failed[name] = result
-                else:
-                    self._made[name] = result
+                self._record(name, result)
         self._idle.wait()
         self._pool.close()
         self._pool.join()
