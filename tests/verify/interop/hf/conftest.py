@@ -50,10 +50,10 @@ def exported_head(key: str, arch: str, dtype: str = "float32", logit_scale: floa
     )
 
 
-def build_random_model(arch: str, seed: int = 0) -> Any:
+def build_random_model(arch: str, seed: int = 0, attn: str = "eager") -> Any:
     """Two layers, four heads of head_dim 8 (LLaMA with two key/value heads: GQA), ``rotary_dim = 4``
-    (GPT-J) or ``rope_theta = 500`` (LLaMA), eager attention, attention projections drawn at scale 0.3
-    so rows are far from uniform."""
+    (GPT-J) or ``rope_theta = 500`` (LLaMA), attention implementation ``attn``, attention projections
+    drawn at scale 0.3 so rows are far from uniform."""
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(seed)
     if arch == "gptj":
@@ -64,7 +64,7 @@ def build_random_model(arch: str, seed: int = 0) -> Any:
             n_layer=2,
             rotary_dim=4,
             n_inner=8,
-            attn_implementation="eager",
+            attn_implementation=attn,
         )
         model = transformers.GPTJForCausalLM(config)
     else:
@@ -77,7 +77,7 @@ def build_random_model(arch: str, seed: int = 0) -> Any:
             num_key_value_heads=2,
             head_dim=8,
             rope_theta=500.0,
-            attn_implementation="eager",
+            attn_implementation=attn,
         )
         model = transformers.LlamaForCausalLM(config)
     with torch.no_grad():

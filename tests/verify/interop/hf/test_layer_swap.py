@@ -20,34 +20,6 @@ from ropeproof.verify.ps.scores import ps_scores  # noqa: E402
 LOOP_TOL = 1e-12  # same rows (the same block on the same swapped copies); only summation order differs
 
 
-def _model(arch: str, attn: str = "eager"):
-    """Two layers, random weights (attention projections scaled up so rows are far from uniform)."""
-    torch.manual_seed(0)
-    if arch == "gptj":
-        config = transformers.GPTJConfig(
-            vocab_size=11, n_embd=32, n_head=4, n_layer=2, rotary_dim=4, n_inner=8, attn_implementation=attn
-        )
-        model = transformers.GPTJForCausalLM(config)
-    else:
-        config = transformers.LlamaConfig(
-            vocab_size=11,
-            hidden_size=32,
-            intermediate_size=8,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            head_dim=8,
-            rope_theta=500.0,
-            attn_implementation=attn,
-        )
-        model = transformers.LlamaForCausalLM(config)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "proj" in name and "mlp" not in name:
-                p.copy_(torch.randn_like(p) * 0.3)
-    return model.eval().double()
-
-
 def _ids(batch: int = 3, n: int = 12) -> torch.Tensor:
     return torch.randint(0, 11, (batch, n), generator=torch.Generator().manual_seed(1))
 
@@ -86,8 +58,8 @@ def _loop(adapter: HFLayerSwap, hidden: torch.Tensor, layer: int, tau: float, b:
 
 
 @pytest.mark.parametrize("arch", ["gptj", "llama"])
-def test_block_input_and_rerun_are_the_models_own(arch: str) -> None:
-    model = _model(arch)
+def test_block_input_and_rerun_are_the_models_own(arch: str, random_model) -> None:
+    model = random_model(arch).double()
     ids = _ids()
     adapter = HFLayerSwap(model)
     assert isinstance(adapter, LayerSwapAdapter) and adapter.n_layers == 2 and adapter.n_heads == 4
@@ -99,9 +71,9 @@ def test_block_input_and_rerun_are_the_models_own(arch: str) -> None:
 
 
 @pytest.mark.parametrize(("arch", "block_size"), [("gptj", 1), ("llama", 1), ("llama", 2)])
-def test_streamed_scores_equal_the_per_swap_loop(arch: str, block_size: int) -> None:
+def test_streamed_scores_equal_the_per_swap_loop(arch: str, block_size: int, random_model) -> None:
     """Done-when: batched over swaps, the scores equal one re-run per swap to 1e-12 in float64."""
-    model = _model(arch)
+    model = random_model(arch).double()
     ids = _ids()
     adapter = HFLayerSwap(model)
     hidden = adapter.layer_inputs(ids, 1)
@@ -117,14 +89,14 @@ def test_streamed_scores_equal_the_per_swap_loop(arch: str, block_size: int) -> 
 
 
 @pytest.mark.parametrize("arch", ["gptj", "llama"])
-def test_scores_agree_with_the_imported_heads(arch: str) -> None:
+def test_scores_agree_with_the_imported_heads(arch: str, random_model) -> None:
     """Another route: each head imported as a RopeAttention (import_model_head), scored by the table
     path on the block's normed input (the norm acts per token, so swapping hidden states swaps the
     normed ones). HF's rotary tables are float32, so rows differ by delta ~ 1e-7. A weight
     ``exp(D / tau) / Z`` (``D`` a sum of 2 row differences) then moves by at most ``4 delta / tau``
     in total over swaps, and a cosine of 2-vectors of norm >= ``rho`` (the smallest row entry seen)
     by at most ``2 sqrt(2) delta / rho``; tolerance: their sum, x2."""
-    model = _model(arch)
+    model = random_model(arch).double()
     ids = _ids()
     adapter = HFLayerSwap(model)
     hidden = adapter.layer_inputs(ids, 1)
@@ -146,11 +118,11 @@ def test_scores_agree_with_the_imported_heads(arch: str) -> None:
     assert np.abs(sc.s_sym.numpy() - ref_sym).max() <= LOOP_TOL
 
 
-def test_errors_name_the_parameter() -> None:
-    model = _model("llama")
+def test_errors_name_the_parameter(random_model) -> None:
+    model = random_model("llama").double()
     ids = _ids()
     with pytest.raises(HeadImportError, match="attn_implementation='eager'"):
-        HFLayerSwap(_model("llama", attn="sdpa"))
+        HFLayerSwap(random_model("llama", attn="sdpa").double())
     with pytest.raises(HeadImportError, match="arch"):
         HFLayerSwap(torch.nn.Linear(2, 2))
     with pytest.raises(InputError, match=r"layer=2 must be an integer in 0\.\.1"):
@@ -164,6 +136,6 @@ def test_errors_name_the_parameter() -> None:
     with pytest.raises(InputError, match="LayerSwapAdapter"):
         layer_swap_scores(model, ids, layer=0)
     with pytest.raises(HeadImportError, match=r"model\.eval\(\)"):
-        hf_layer_swap_scores(_model("gptj").train(), ids, layer=0)
+        hf_layer_swap_scores(random_model("gptj").double().train(), ids, layer=0)
     with pytest.raises(HeadImportError, match="out of range"):
         HFLayerSwap(model).attention_rows(torch.zeros(1, 3, 32, dtype=torch.float64), 5)
