@@ -16,6 +16,12 @@ from typing import Any
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
 
+ACTIVATIONS = {
+    "gelu": "exact GELU, x * Phi(x) (HF's GELUActivation; [A]'s configuration)",
+    "gelu_new": "the tanh approximation of GELU (HF's NewGELUActivation)",
+}
+"""The MLP activations a configuration may name (HF ``ACT2FN`` keys)."""
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -39,6 +45,8 @@ class TrainConfig:
     mixed_precision: bool
     eval_prompts: int
     score_prompts: int
+    activation: str = "gelu"
+    training_set: int | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -58,6 +66,10 @@ class TrainConfig:
         real(self.dropout, "dropout", low=0.0, high=1.0, high_open=True)
         real(self.lr, "lr", low=0.0, low_open=True)
         real(self.weight_decay, "weight_decay", low=0.0)
+        if self.activation not in ACTIVATIONS:
+            raise InputError(f"activation={self.activation!r} is unknown; accepted: {sorted(ACTIVATIONS)}")
+        if self.training_set is not None:
+            integer(self.training_set, "training_set", low=self.batch_size, note="at least one batch")
 
     def with_overrides(
         self,
@@ -87,8 +99,12 @@ class TrainConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrainConfig:
+        """The configuration a record stores. Records written before ``activation`` and
+        ``training_set`` existed were trained with ``gelu_new`` on fresh batches, and read so."""
         data = dict(data)
         data["betas"] = tuple(data["betas"])
+        data.setdefault("activation", "gelu_new")
+        data.setdefault("training_set", None)
         return cls(**data)
 
 
@@ -99,7 +115,7 @@ PAPER = TrainConfig(
     n_inner=512,
     dropout=0.1,
     layer_norm_epsilon=1e-5,
-    n_positions=2048,
+    n_positions=128,
     lr=1e-4,
     betas=(0.95, 0.999),
     weight_decay=1e-4,
@@ -110,14 +126,32 @@ PAPER = TrainConfig(
     mixed_precision=True,
     eval_prompts=2400,
     score_prompts=100,
+    activation="gelu",
+    training_set=432_000,
 )
-"""[A]'s model and schedule (``docs/theory.md`` section 6). [A] draws 432,000 training sequences once;
-here every step draws a fresh balanced batch (6,000 steps x 64 = 384,000 sequences, under one epoch of
-[A]'s split), and validation uses 2,400 held-out prompts, the size of [A]'s validation split.
-``n_positions`` is 2,048 where [A]'s is 128 (``docs/theory.md`` section 6): it only sizes GPT-J's sin/cos
-table (a buffer, not a weight), whose rows 0..16, all a 17-token training input reads, are the same in
-both, so training is unchanged (a test compares the two models' losses) and the length study runs these
-models at [A]'s 850 tokens and past 1,000."""
+"""[A]'s model and schedule (``docs/theory.md`` section 6): exact GELU, ``n_positions`` 128, and a fixed
+training set of 432,000 sequences drawn once and shuffled each epoch (6,000 steps x 64 = 384,000
+sequences, under one epoch), validation on 2,400 held-out prompts, the size of [A]'s validation split.
+What still differs from [A] is listed in :data:`PAPER_DEVIATIONS`."""
+
+PAPER_DEVIATIONS: tuple[str, ...] = (
+    "On the CPU training runs in float32; [A] trains in float16 mixed precision (this configuration "
+    "uses float16 autocast with loss scaling on CUDA only).",
+    "The training, validation and scoring sequences come from this toolkit's generators (balanced over "
+    "hop counts, target positions and answers); [A]'s generator and its held-out test split of 45,600 "
+    "are not available.",
+    "GPT-J's sin/cos table (a buffer, not a weight: RoPE learns no positions) is rebuilt longer when a "
+    "model is loaded for inputs past n_positions (the length study); rows 0..127 are unchanged.",
+)
+"""Every known difference between :data:`PAPER` and [A]'s configuration (the report lists them)."""
+
+PAPER_V1 = dataclasses.replace(
+    PAPER, name="paper", n_positions=2048, activation="gelu_new", training_set=None
+)
+"""The configuration the paper models of seeds 0-2 were trained with before [A]'s configuration was
+followed where known: ``gelu_new`` (the tanh approximation) where [A] uses exact GELU, a 2,048-row sin/cos
+table, and a fresh balanced batch every step (384,000 sequences) instead of a fixed training set. Their
+records store it (:meth:`TrainConfig.from_json` reads the older records so)."""
 
 SMALL = TrainConfig(
     name="small",
@@ -137,8 +171,10 @@ SMALL = TrainConfig(
     mixed_precision=False,
     eval_prompts=400,
     score_prompts=100,
+    activation="gelu_new",
 )
-"""A CPU-sized variant: 6 layers of width 64, no dropout, learning rate 1e-3, 1,500 steps. Its
+"""A CPU-sized variant: 6 layers of width 64, no dropout, learning rate 1e-3, 1,500 steps, the tanh
+approximation of GELU (as its shipped models were trained), fresh batches every step. Its
 ``n_positions`` (GPT-J's sin/cos table) is 2,048 so the length study can run it past 1,000 tokens."""
 
 CONFIGS: dict[str, TrainConfig] = {"small": SMALL, "paper": PAPER}

@@ -1,7 +1,8 @@
 """The HF ``GPTJForCausalLM`` a configuration describes (``docs/theory.md`` section 6): ``n_layer``
 blocks of one head, ``n_embd`` = head dimension = ``rotary_dim`` (RoPE over the whole head, GPT-J's
-base 10000), GELU MLP of width ``n_inner``, dropout everywhere, eager attention (the layer-swap
-scores read attention weights), untied embeddings, and the task vocabulary plus ``[UNK]``."""
+base 10000), an MLP of width ``n_inner`` with the configuration's ``activation``, dropout everywhere,
+eager attention (the layer-swap scores read attention weights), untied embeddings, and the task
+vocabulary plus ``[UNK]``."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def gptj_config(config: TrainConfig, vocab_size: int) -> Any:
         n_head=1,
         rotary_dim=config.n_embd,
         n_inner=config.n_inner,
-        activation_function="gelu_new",
+        activation_function=config.activation,
         resid_pdrop=config.dropout,
         embd_pdrop=config.dropout,
         attn_pdrop=config.dropout,

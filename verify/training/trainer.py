@@ -1,6 +1,7 @@
 """The training loop: [A]'s set-up (``docs/theory.md`` section 6) on HF ``GPTJForCausalLM``.
 
-Step ``k`` (``k = 1 .. steps``) draws training batch ``k - 1`` (:mod:`ropeproof.verify.training.data`),
+Step ``k`` (``k = 1 .. steps``) takes training batch ``k - 1`` (a fresh balanced batch, or the next
+batch of a fixed training set shuffled each epoch: :class:`~ropeproof.verify.training.data.TrainingBatches`),
 computes the cross-entropy of the **last token's** logits against the answer (the only loss),
 back-propagates, and takes one AdamW step; the learning rate follows the linear schedule (warm-up from
 0 to ``lr`` over ``warmup_steps``, then linear decay to 0 at ``steps``; ``transformers``'
@@ -41,7 +42,7 @@ from ropeproof.verify.interop.hf.architectures import quiet_progress, require_tr
 from ropeproof.verify.runtime.devices import resolve_device
 from ropeproof.verify.tokenizer import task_tokenizer
 from ropeproof.verify.training.config import TrainConfig
-from ropeproof.verify.training.data import SCORING, TRAIN, VALIDATION, TaskEncoder
+from ropeproof.verify.training.data import SCORING, VALIDATION, TaskEncoder, TrainingBatches
 from ropeproof.verify.training.evaluation import counts_per_hop
 from ropeproof.verify.training.model import build_model, last_token_logits
 
@@ -133,6 +134,7 @@ class Run:
     tokenizer: Any
     record: TrainingRecord
     device: torch.device
+    batches: TrainingBatches
     step: int = 0
 
 
@@ -163,6 +165,7 @@ def new_run(task: str, config: TrainConfig, seed: int, device: torch.device) -> 
         task_tokenizer(task),
         TrainingRecord(task, config, seed),
         device,
+        TrainingBatches(encoder, config.batch_size, seed, config.training_set),
     )
 
 
@@ -225,8 +228,7 @@ def _resume_run(out: Path, task: str, config: TrainConfig, seed: int, device: to
 
 def train_step(run: Run) -> float:
     """One optimiser step on training batch ``run.step`` (last-token cross-entropy); the loss."""
-    cfg = run.record.config
-    batch = run.encoder.draw(cfg.batch_size, run.record.seed, TRAIN, run.step)
+    batch = run.batches.batch(run.step)
     ids, answers = batch.input_ids.to(run.device), batch.answers.to(run.device)
     amp = run.scaler.is_enabled()
     with torch.autocast(run.device.type, dtype=torch.float16, enabled=amp):

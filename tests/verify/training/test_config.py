@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.training.config import CONFIGS, PAPER, SMALL, TrainConfig, get_config
+from ropeproof.verify.training.config import CONFIGS, PAPER, PAPER_V1, SMALL, TrainConfig, get_config
 
 
 def test_paper_config_is_the_brief_shape_and_schedule() -> None:
     # docs/theory.md section 6: 12 layers, one head, n_embd 128, MLP 512, dropout 0.1, eps 1e-5,
-    # AdamW 1e-4, betas (0.95, 0.999), wd 1e-4, 750 warm-up, batch 64, 6000 steps / 500; n_positions 2048
-    # instead of [A]'s 128 (only the sin/cos table: test_n_positions_does_not_change_training)
+    # AdamW 1e-4, betas (0.95, 0.999), wd 1e-4, 750 warm-up, batch 64, 6000 steps / 500, n_positions 128,
+    # exact GELU, a fixed training set of 432,000 sequences
     p = PAPER
     assert (p.n_layer, p.n_embd, p.n_inner, p.dropout, p.layer_norm_epsilon, p.n_positions) == (
         12,
@@ -17,8 +19,9 @@ def test_paper_config_is_the_brief_shape_and_schedule() -> None:
         512,
         0.1,
         1e-5,
-        2048,
+        128,
     )
+    assert (p.activation, p.training_set) == ("gelu", 432_000)
     assert (p.lr, p.betas, p.weight_decay, p.warmup_steps, p.batch_size) == (
         1e-4,
         (0.95, 0.999),
@@ -45,6 +48,16 @@ def test_round_trip_and_overrides() -> None:
     assert SMALL.with_overrides() == SMALL
 
 
+def test_older_records_read_as_what_they_were_trained_with() -> None:
+    """Records written before ``activation`` and ``training_set`` existed (the shipped paper seeds 0-2)
+    were trained with the tanh GELU on fresh batches and a 2,048-row table: PAPER_V1."""
+    old = PAPER_V1.to_json()
+    del old["activation"], old["training_set"]
+    assert TrainConfig.from_json(old) == PAPER_V1
+    assert (PAPER_V1.activation, PAPER_V1.training_set, PAPER_V1.n_positions) == ("gelu_new", None, 2048)
+    assert dataclasses.replace(PAPER_V1, activation="gelu", training_set=432_000, n_positions=128) == PAPER
+
+
 def test_bad_values_are_refused() -> None:
     with pytest.raises(InputError, match="config="):
         get_config("huge")
@@ -52,14 +65,16 @@ def test_bad_values_are_refused() -> None:
         SMALL.with_overrides(steps=0)
     with pytest.raises(InputError, match="n_embd"):
         TrainConfig.from_json({**SMALL.to_json(), "n_embd": 33})
+    with pytest.raises(InputError, match="activation='relu'"):
+        dataclasses.replace(SMALL, activation="relu")
+    with pytest.raises(InputError, match="training_set=10"):
+        dataclasses.replace(SMALL, training_set=10)
 
 
 def test_n_positions_does_not_change_training() -> None:
     """[A]'s n_positions = 128 and the paper configuration's 2048 give the same initialisation and the
     same first training steps, bit for bit: the table only grows past the 17 positions training reads."""
     pytest.importorskip("transformers")
-    import dataclasses
-
     import torch
 
     from ropeproof.verify.training.trainer import new_run, train_step

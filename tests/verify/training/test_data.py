@@ -7,7 +7,16 @@ import pytest
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
 from ropeproof.verify.tokenizer import task_tokenizer
-from ropeproof.verify.training.data import TRAIN, VALIDATION, TaskEncoder, stream_seed, task_instances
+from ropeproof.verify.training.data import (
+    TRAIN,
+    VALIDATION,
+    TaskEncoder,
+    TrainingBatches,
+    fixed_training_set,
+    stream_seed,
+    task_instances,
+    training_set_chunk,
+)
 
 
 @pytest.mark.parametrize("task", ["number", "letter"])
@@ -42,3 +51,31 @@ def test_streams_differ_and_bad_seeds_are_refused() -> None:
         stream_seed(-1, TRAIN, 0)
     with pytest.raises(InputError, match="task="):
         TaskEncoder("words")
+
+
+def test_a_fixed_training_set_is_visited_once_per_epoch_in_a_new_order() -> None:
+    """TrainingBatches over a fixed set: the batches of one epoch are a permutation of the set (every
+    sequence once), the next epoch another permutation, and rows are the set's own rows."""
+    enc = TaskEncoder("number")
+    size, batch = 192, 32  # three chunks of 64; six batches an epoch
+    whole = fixed_training_set(enc, size, 7)
+    assert whole.input_ids.shape == (size, 17)
+    assert training_set_chunk(enc, size, 7, 1).input_ids.equal(whole.input_ids[64:128])
+    stream = TrainingBatches(enc, batch, 7, size)
+    rows = {tuple(r) for r in whole.input_ids.tolist()}
+    assert len(rows) == size  # no two sequences of the set alike (so rows identify their index)
+    epochs = []
+    for e in range(2):
+        seen = [tuple(r) for k in range(6 * e, 6 * e + 6) for r in stream.batch(k).input_ids.tolist()]
+        assert sorted(seen) == sorted(rows)
+        epochs.append(seen)
+    assert epochs[0] != epochs[1]
+    again = TrainingBatches(enc, batch, 7, size)  # the same order from a fresh stream (resume)
+    assert again.batch(8).input_ids.equal(stream.batch(8).input_ids)
+    first = stream.batch(0)
+    for ids, ans in zip(first.input_ids.tolist(), first.answers.tolist(), strict=True):
+        assert follow_number_chain([enc.tokens[i] for i in ids]) == enc.tokens[ans]
+    fresh = TrainingBatches(enc, batch, 7, None)
+    assert fresh.batch(3).input_ids.equal(enc.draw(batch, 7, TRAIN, 3).input_ids)
+    with pytest.raises(InputError, match="chunk=3"):
+        training_set_chunk(enc, size, 7, 3)
