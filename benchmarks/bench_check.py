@@ -83,7 +83,7 @@ def figure_costs(quick: bool) -> list[tuple[str, float]]:
     """Seconds to compute and draw each figure from a fresh store, in this process."""
     from ropeproof.paper_figures import available_figure_names, draw_figure
     from ropeproof.theory.result_store import ResultStore
-    from ropeproof.verify.runtime.threads import thread_policy
+    from ropeproof.verify.kernel.threads import thread_policy
 
     costs = []
     with thread_policy():

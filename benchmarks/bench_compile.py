@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ropeproof.constructions import multihop_compile
-from ropeproof.verify.beyond.checkpoint_solvers import checkpoint_spec
+from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec
 
 
 def embedding(program, mpmath_only: bool) -> np.ndarray:

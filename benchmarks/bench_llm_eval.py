@@ -22,10 +22,10 @@ import os
 import statistics
 import time
 
-from ropeproof.verify.llm_eval.choose_provider import make_provider
-from ropeproof.verify.llm_eval.harness import evaluate
-from ropeproof.verify.llm_eval.protocol import answer
-from ropeproof.verify.runtime.threads import thread_policy
+from ropeproof.verify.kernel.threads import thread_policy
+from ropeproof.verify.studies.llm_eval.choose_provider import make_provider
+from ropeproof.verify.studies.llm_eval.harness import evaluate
+from ropeproof.verify.studies.llm_eval.protocol import answer
 from ropeproof.verify.testing.chat_server import ChatServer
 
 
@@ -56,8 +56,8 @@ def remote(rounds: int, latency: float, prompts: int) -> None:
 
 
 def local(rounds: int) -> None:
-    from ropeproof.verify.llm_eval.local import HFCausalLM
-    from ropeproof.verify.training.shipped import load_shipped
+    from ropeproof.verify.studies.llm_eval.local import HFCausalLM
+    from ropeproof.verify.studies.training.shipped import load_shipped
 
     shipped = load_shipped("number")
     batched = HFCausalLM(shipped.model, shipped.tokenizer, "task")

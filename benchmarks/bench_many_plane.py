@@ -5,13 +5,15 @@ Prints, for head_dim 64 and 128 (base 10000, equal amplitudes):
 
 - the normalised ``margin_inf`` at ``10^3 .. max_n`` and the decay onset (none means the margin
   equals its ``n = 2`` value ``g(1)`` throughout);
-- the time of :func:`ropeproof.verify.beyond.many_plane.margin_records` (streaming with exact pruning), the
+- the time of :func:`ropeproof.verify.studies.beyond.many_plane.margin_records` (streaming with exact
+pruning), the
   fraction of
   plane terms it evaluated, and the time of the plain chunked
-  :func:`ropeproof.verify.exact.index_sweep.index_sweep`
+  :func:`ropeproof.verify.measure.exact.index_sweep.index_sweep`
   on the same lengths (skipped above ``--full-sweep-limit``);
 
-and the wall time of the certified Theorem 3.2 checks (:mod:`ropeproof.verify.exact.certified`) for every
+and the wall time of the certified Theorem 3.2 checks (:mod:`ropeproof.verify.measure.exact.certified`) for
+every
 ``n <= certified_n``: T_Index at ``theta = 0.866`` (two readings) and T_Retrieval (``|ALPH| = 8``,
 ``theta = 0`` and ``0.0027``), with their row counts.
 """
@@ -25,9 +27,13 @@ import time
 
 import numpy as np
 
-from ropeproof.verify.beyond.many_plane import dirichlet_decay_guarantee, margin_records, standard_frequencies
-from ropeproof.verify.exact.certified import certified_index, certified_retrieval
-from ropeproof.verify.exact.index_sweep import index_sweep
+from ropeproof.verify.measure.exact.certified import certified_index, certified_retrieval
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.studies.beyond.many_plane import (
+    dirichlet_decay_guarantee,
+    margin_records,
+    standard_frequencies,
+)
 
 
 def standard_spectrum(head_dim: int, max_n: int, full_sweep_limit: int) -> dict:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ropeproof.cli import main as cli_main
-from ropeproof.verify.exact import shard_runner
+from ropeproof.verify.measure.exact import shard_runner
 
 
 def main() -> None:

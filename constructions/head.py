@@ -2,7 +2,7 @@
 
 Matrices (``V`` tokens): ``W_E`` ``[V, d_model]``, ``W_Q``/``W_K``/``W_V`` ``[d_model, head_dim]``,
 ``W_O`` ``[head_dim, d_model]``, ``W_U`` ``[d_model, V]``. The head is numpy only; the torch module
-that runs it is built by :func:`ropeproof.verify.runtime.compiled.head_module`.
+that runs it is built by :func:`ropeproof.verify.kernel.compiled.head_module`.
 
 On disk a head is a directory holding
 

@@ -103,7 +103,7 @@ print(result.logits.shape, result.pattern[0, -1].argmax().item(), tasks[0].targe
 
 # %%
 from ropeproof import family_for, sweep_index
-from ropeproof.verify.exact.head_sweep import sweep_head
+from ropeproof.verify.measure.exact.head_sweep import sweep_head
 
 two_plane = sweep_head(head, 17, family=family_for(construction))
 assert (two_plane.columns["margin_inf"] > 0).all()  # correct at every length 2..17
@@ -146,7 +146,7 @@ test_second_plane_keeps_index_positional()
 
 # %%
 from ropeproof import ps_scores
-from ropeproof.verify.ps.head_subject import head_subject
+from ropeproof.verify.measure.ps.head_subject import head_subject
 
 subject = head_subject(head, n_inputs=20, length=17, seed=0)
 scores = ps_scores(subject.head, subject.inputs)

@@ -9,8 +9,8 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction, retrieval_construction
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.exact.families import family_for, sample_family_inputs
-from ropeproof.verify.runtime.compiled import answer
+from ropeproof.verify.kernel.compiled import answer
+from ropeproof.verify.measure.exact.families import family_for, sample_family_inputs
 
 DTYPES = ("float64", "float32", "bfloat16")
 SCALES = (1.0, 10.0, 100.0, None)  # None: hard attention (argmax of the logits)

@@ -12,8 +12,8 @@ import numpy as np
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
 from ropeproof.theory.bounds import index_bound, retrieval_bound
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.exact.index_sweep import index_sweep
-from ropeproof.verify.exact.sweep import INDEX_TABLE, RETRIEVAL_TABLE, sweep_retrieval
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.measure.exact.sweep import INDEX_TABLE, RETRIEVAL_TABLE, sweep_retrieval
 
 INDEX_THETA, RETRIEVAL_THETA, ALPHABET = 0.8660, 0.0027, 8
 OMEGA = 2 * math.pi / ALPHABET

@@ -1,6 +1,6 @@
 """One figure per corrected statement (docs/theory.md section 9): the exact quantity, the statement as
 reported (with ``n`` the length and with ``n`` the largest offset) and the corrected statement, against
-the sequence length. The data come from :mod:`ropeproof.verify.errata`, the same products of the run's
+the sequence length. The data come from :mod:`ropeproof.verify.studies.errata`, the same products of the run's
 store that ``ropeproof errata`` and ``ropeproof check`` pin (each correction is computed once per run);
 each figure's data (:func:`correction_figure_data`) is a product of its own, ``figure.errata-*``."""
 
@@ -13,11 +13,11 @@ import numpy as np
 
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.errata.correction_data import CorrectionData
-from ropeproof.verify.errata.index import INDEX_BEST_THETA, INDEX_FIXED_THETA, INDEX_LARGEST_GAP
-from ropeproof.verify.errata.partial_induction import PARTIAL_INDUCTION
-from ropeproof.verify.errata.readout import PERIOD, READOUT
-from ropeproof.verify.errata.retrieval import RETRIEVAL_LARGEST_GAP, RETRIEVAL_MARGIN
+from ropeproof.verify.studies.errata.correction_data import CorrectionData
+from ropeproof.verify.studies.errata.index import INDEX_BEST_THETA, INDEX_FIXED_THETA, INDEX_LARGEST_GAP
+from ropeproof.verify.studies.errata.partial_induction import PARTIAL_INDUCTION
+from ropeproof.verify.studies.errata.readout import PERIOD, READOUT
+from ropeproof.verify.studies.errata.retrieval import RETRIEVAL_LARGEST_GAP, RETRIEVAL_MARGIN
 
 CORRECTED = "#2ca02c"
 """The corrected statement's colour in every errata figure."""
@@ -26,7 +26,7 @@ SERIES_STYLES = ("-", "--")
 
 
 SERIES_FIELDS = ("n", "exact", "reported", "reported_offset", "corrected")
-"""The arrays of a :class:`~ropeproof.verify.errata.correction_data.Series` that a figure draws."""
+"""The arrays of a :class:`~ropeproof.verify.studies.errata.correction_data.Series` that a figure draws."""
 
 
 def correction_figure_data(data: CorrectionData) -> dict[str, Any]:

@@ -3,7 +3,7 @@ model, with [A]'s reported thresholds marked and a one-line reading per model (`
 section 3, "[A]'s 1-hop protocol for chat models").
 
 :func:`llm_eval_figure` draws any run summaries (``ropeproof llm-eval plot DIR...``);
-:func:`local_figure` draws the models on this machine (:mod:`ropeproof.verify.llm_eval.local_models`),
+:func:`local_figure` draws the models on this machine (:mod:`ropeproof.verify.studies.llm_eval.local_models`),
 the controlled counterpart that ``ropeproof check`` includes as ``llm_eval_local``.
 """
 
@@ -16,8 +16,8 @@ from ropeproof.constructions.paper import TASKS
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS, REPORTED_THRESHOLDS
-from ropeproof.verify.llm_eval.results import INTERVAL, RunSummary
+from ropeproof.verify.studies.llm_eval.protocol import DEFAULT_LENGTHS, REPORTED_THRESHOLDS
+from ropeproof.verify.studies.llm_eval.results import INTERVAL, RunSummary
 
 LINE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -103,7 +103,7 @@ def llm_eval_figure(
 def local_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """:func:`llm_eval_figure` of the local models at the report's sizes (their results from ``store``,
     default a fresh one: the claim ``llm-eval.local-ordering`` reads the same)."""
-    from ropeproof.verify.llm_eval.local_models import LOCAL_MODELS, local_results, sizes
+    from ropeproof.verify.studies.llm_eval.local_models import LOCAL_MODELS, local_results, sizes
 
     s = sizes(quick)
     context = (

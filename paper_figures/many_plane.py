@@ -22,15 +22,15 @@ import numpy as np
 
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.beyond.index_search import TABLE_LENGTHS, best_known
-from ropeproof.verify.beyond.letter_codes import (
+from ropeproof.verify.studies.beyond.index_search import TABLE_LENGTHS, best_known
+from ropeproof.verify.studies.beyond.letter_codes import (
     SLOW_HORIZONS,
     code_margins,
     one_plane_code,
     orthogonal_code,
     slow_horizon_of,
 )
-from ropeproof.verify.beyond.many_plane import (
+from ropeproof.verify.studies.beyond.many_plane import (
     STANDARD_MARGIN_RECORDS,
     MarginRecords,
     dirichlet_normalised,
@@ -39,7 +39,7 @@ from ropeproof.verify.beyond.many_plane import (
     mixed_radix_curve,
     standard_frequencies,
 )
-from ropeproof.verify.beyond.partial_induction import (
+from ropeproof.verify.studies.beyond.partial_induction import (
     design_two_plane,
     one_plane_code_horizon,
     retrieval_code_head,

@@ -1,7 +1,7 @@
 """Figures of the compiled multi-hop models: accuracy against length with the proved horizon, and [A]'s
 per-layer positional/symbolic picture (the counterpart of [A]'s Figure 2). Their data come from the run's
 store: the length study the claim ``multihop.length`` reads
-(:data:`~ropeproof.verify.beyond.multihop_length.STANDARD_STUDY`) and :data:`PS_LAYERS_DATA`."""
+(:data:`~ropeproof.verify.studies.beyond.multihop_length.STANDARD_STUDY`) and :data:`PS_LAYERS_DATA`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.beyond.checkpoint_solvers import CHECKPOINT_MODEL
-from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY, length_settings
-from ropeproof.verify.layer_scores import layer_ps_scores
-from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.measure.layer_scores import layer_ps_scores
+from ropeproof.verify.measure.tasks import letter_task, number_task
+from ropeproof.verify.studies.beyond.checkpoint_solvers import CHECKPOINT_MODEL
+from ropeproof.verify.studies.beyond.multihop_length import STANDARD_STUDY, length_settings
 
 SETTING_COLORS = {
     "paper": "#1f77b4",

@@ -1,12 +1,14 @@
 """Positional-symbolic plane and per-frequency profile figures, and the heads they score.
 
-Subjects (:mod:`ropeproof.verify.subjects`, also used by ``ropeproof ps-score`` and the ``ps.*`` claims):
+Subjects (:mod:`ropeproof.verify.measure.subjects`, also used by ``ropeproof ps-score`` and the ``ps.*``
+claims):
 
-- :func:`~ropeproof.verify.subjects.index_subject`: T_Index ([A] Thm 3.1) on number-task inputs of 17
+- :func:`~ropeproof.verify.measure.subjects.index_subject`: T_Index ([A] Thm 3.1) on number-task inputs of 17
   tokens;
-- :func:`~ropeproof.verify.subjects.retrieval_subject`: T_Retrieval on letter-task inputs of 17 pairs
+- :func:`~ropeproof.verify.measure.subjects.retrieval_subject`: T_Retrieval on letter-task inputs of 17 pairs
   (``theta = 0`` default);
-- :func:`~ropeproof.verify.subjects.random_subject`: a head with random ``W_Q``/``W_K`` on random inputs.
+- :func:`~ropeproof.verify.measure.subjects.random_subject`: a head with random ``W_Q``/``W_K`` on random
+inputs.
 
 The construction heads are compiled by the ``constructions`` package
 (``compile_construction(index_construction(...))``): one RoPE plane, one-hot tokens, ``scale = 1``,
@@ -16,7 +18,7 @@ Figures (:func:`ps_plane_figure`, :func:`per_frequency_figure`, :func:`ps_scale_
 PNG and PDF with a CSV of the plotted data and a ``<name>.caption.txt``; fixed seeds and metadata make
 the files reproducible byte for byte. Their data are products of the run's store (:data:`PS_PLANE_DATA`,
 :data:`PER_FREQUENCY_DATA`, :data:`PS_SCALE_DATA`), and the construction heads come from it
-(:data:`~ropeproof.verify.subjects.CONSTRUCTION_SUBJECT`), shared with the ``ps`` claims.
+(:data:`~ropeproof.verify.measure.subjects.CONSTRUCTION_SUBJECT`), shared with the ``ps`` claims.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 from ropeproof.constructions.paper import ALPHABET_SIZE, INDEX_THETA
 from ropeproof.paper_figures.style import FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.subjects import CONSTRUCTION_SUBJECT, Subject, random_subject
+from ropeproof.verify.measure.subjects import CONSTRUCTION_SUBJECT, Subject, random_subject
 
 # ----------------------------------------------------------------------------------------- figures
 
@@ -34,7 +36,7 @@ from ropeproof.verify.subjects import CONSTRUCTION_SUBJECT, Subject, random_subj
 def ps_plane_points(n_inputs: int = 100, n_random: int = 24, store: ResultStore | None = None) -> list[dict]:
     """The scored points of the plane figure: constructions (from ``store``, default a fresh one), then
     random heads (deterministic)."""
-    from ropeproof.verify.ps.scores import ps_scores
+    from ropeproof.verify.measure.ps.scores import ps_scores
 
     store = ResultStore() if store is None else store
     rows = []
@@ -116,7 +118,7 @@ def ps_plane_figure(quick: bool = False, store: ResultStore | None = None) -> Fi
 
 def per_frequency_rows(n_inputs: int = 100, n_samples: int = 200) -> list[dict]:
     """Per-plane scores of a random head_dim-64, base-10000 head on two input distributions."""
-    from ropeproof.verify.ps.per_frequency import per_frequency_scores
+    from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores
 
     rows = []
     for shared in (0.0, 3.0):
@@ -185,9 +187,9 @@ def ps_scale_rows(n_inputs: int = 100, store: ResultStore | None = None) -> list
     """S_pos and S_sym of T_Index and T_Retrieval (theta = 0) against the logit scale, with each
     construction's working scale (99% attention on the target at 17 tokens); the heads come from
     ``store`` (default a fresh one)."""
-    from ropeproof.verify.exact.index_sweep import index_sweep
-    from ropeproof.verify.exact.sweep import sweep_retrieval
-    from ropeproof.verify.ps.scale_sweep import scores_over_scales, working_scale
+    from ropeproof.verify.measure.exact.index_sweep import index_sweep
+    from ropeproof.verify.measure.exact.sweep import sweep_retrieval
+    from ropeproof.verify.measure.ps.scale_sweep import scores_over_scales, working_scale
 
     store = ResultStore() if store is None else store
     scales = np.geomspace(1.0, 1000.0, 16).tolist()

@@ -5,7 +5,7 @@ over training, and the final per-layer scores with 95% bootstrap intervals, all 
 records (no training, no model runs; :data:`DYNAMICS_DATA`); accuracy against length, the per-frequency
 profile and the theory comparison of the shipped models (:data:`LENGTH_DATA`, :data:`FREQUENCIES_DATA`,
 :data:`THEORY_DATA`), whose models and profiles come from the run's store, shared with the training
-claims (:mod:`ropeproof.verify.training.shipped_results`). A configuration that does not ship is left
+claims (:mod:`ropeproof.verify.studies.training.shipped_results`). A configuration that does not ship is left
 out."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from matplotlib import colormaps
 from ropeproof.constructions.paper import TASKS
 from ropeproof.paper_figures.style import COLORS, FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.statistics import proportion_interval
-from ropeproof.verify.training.observations import HOPS
-from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
-from ropeproof.verify.training.trainer import TrainingRecord, load_record
+from ropeproof.verify.measure.statistics import proportion_interval
+from ropeproof.verify.studies.training.observations import HOPS
+from ropeproof.verify.studies.training.shipped import shipped_path, shipped_seeds
+from ropeproof.verify.studies.training.trainer import TrainingRecord, load_record
 
 CONFIGS = ("paper", "small")
 HOP_COLORS = {1: "#1f77b4", 2: "#ff7f0e", 3: "#2ca02c", 4: "#d62728"}
@@ -265,8 +265,8 @@ def _trained_rows(store: ResultStore, path: Path, lengths: list[int], count: int
     training claims load), any other run directory loaded from it; float32 weights either way."""
     import json
 
-    from ropeproof.verify.statistics import proportion_interval
-    from ropeproof.verify.training.shipped_results import DIRECTORY_LENGTH_ROW, LENGTH_ROW
+    from ropeproof.verify.measure.statistics import proportion_interval
+    from ropeproof.verify.studies.training.shipped_results import DIRECTORY_LENGTH_ROW, LENGTH_ROW
 
     record = load_record(path)
     task, config = record.task, record.config.name
@@ -318,7 +318,7 @@ def length_figure_rows(
 def LENGTH_DATA(store: ResultStore, quick: bool, trained: list[str] | None = None) -> list[dict[str, Any]]:
     """The rows of :func:`length_figure_rows` for the run directories ``trained`` (``None``:
     :func:`trained_length_dirs`, so a saved run names no directory of the machine that made it)."""
-    from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY
+    from ropeproof.verify.studies.beyond.multihop_length import STANDARD_STUDY
 
     lengths = [17, 64, 256, 850] if quick else [17, 24, 32, 64, 128, 256, 512, 850, 1024, 2048]
     count = 8 if quick else 64
@@ -387,7 +387,7 @@ def length_figure(
     caption = (
         "Length generalisation on [A]'s tasks with 1-4 hops (the 'distractors' build: [A]'s 17-token input "
         "preceded by random distractor tokens; for the letter task the trained models also on the 'window' "
-        "and 'both' builds, ropeproof.verify.task_lengths): trained models (seed 0 of each shipped "
+        "and 'both' builds, ropeproof.verify.measure.task_lengths): trained models (seed 0 of each shipped "
         "configuration, trained on 17 tokens; each up to its position table) against the compiled 12-layer "
         "checkpoints that ropeproof export-model writes, "
         "the width-6/8 one (theta = 1) and the best (width 128, the best heads on GPT-J's spectrum). Bars: "
@@ -412,7 +412,7 @@ def frequency_rows(quick: bool = False, store: ResultStore | None = None) -> lis
 @data_product("figure.training-frequencies")
 def FREQUENCIES_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
     """The rows of :func:`frequency_rows` (the profiles the claim ``training.frequencies`` reads too)."""
-    from ropeproof.verify.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
+    from ropeproof.verify.studies.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
 
     rows = []
     for config in _shipped_configs()[:1] if quick else _shipped_configs():
@@ -461,15 +461,15 @@ def frequencies_figure(quick: bool = False, store: ResultStore | None = None) ->
         "Which RoPE frequencies move each trained layer's logits: for every rotary plane of each layer of "
         "the shipped seed-0 models (GPT-J rotary, base 10000), the standard deviation of that plane's "
         "last-token logit row on the layer's real inputs, as a share of the sum over planes "
-        "(ropeproof.verify.training.head_theory). Dotted: the frequencies [A] reports for Index (0.8660) "
-        "and Retrieval (0.0027) heads."
+        "(ropeproof.verify.studies.training.head_theory). Dotted: the frequencies [A] reports for Index "
+        "(0.8660) and Retrieval (0.0027) heads."
     )
     return FigureResult("training_frequencies", fig, rows, caption)
 
 
 def theory_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
-    """:func:`ropeproof.verify.training.head_theory.construction_comparison` of each trained layer of the
-    first shipped configuration's seed-0 models (layer 0 only when ``quick``) at the frequency of its
+    """:func:`ropeproof.verify.studies.training.head_theory.construction_comparison` of each trained layer
+    of the first shipped configuration's seed-0 models (layer 0 only when ``quick``) at the frequency of its
     largest logit share, from ``store`` (default a fresh one)."""
     return (ResultStore() if store is None else store).get(THEORY_DATA, quick=quick)
 
@@ -477,8 +477,8 @@ def theory_rows(quick: bool = False, store: ResultStore | None = None) -> list[d
 @data_product("figure.training-theory")
 def THEORY_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
     """The rows of :func:`theory_rows`."""
-    from ropeproof.verify.training.head_theory import construction_comparison, dominant_plane
-    from ropeproof.verify.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
+    from ropeproof.verify.studies.training.head_theory import construction_comparison, dominant_plane
+    from ropeproof.verify.studies.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
 
     config = _shipped_configs()[0]
     rows = []

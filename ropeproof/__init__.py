@@ -48,18 +48,18 @@ _EXPORTS: dict[str, str] = {
     "CompiledHead": "ropeproof.constructions.head",
     "load_head": "ropeproof.constructions.head",
     # verify
-    "apply_rope": "ropeproof.verify.runtime.rope",
-    "rope_logits": "ropeproof.verify.runtime.rope",
-    "RopeAttention": "ropeproof.verify.runtime.attention",
-    "answer": "ropeproof.verify.runtime.compiled",
-    "number_task": "ropeproof.verify.tasks",
-    "letter_task": "ropeproof.verify.tasks",
-    "family_for": "ropeproof.verify.exact.families",
-    "sweep_index": "ropeproof.verify.exact.sweep",
-    "sweep_retrieval": "ropeproof.verify.exact.sweep",
-    "ps_scores": "ropeproof.verify.ps.scores",
-    "exact_exclusion": "ropeproof.verify.ps.exact",
-    "per_frequency_scores": "ropeproof.verify.ps.per_frequency",
+    "apply_rope": "ropeproof.verify.kernel.rope",
+    "rope_logits": "ropeproof.verify.kernel.rope",
+    "RopeAttention": "ropeproof.verify.kernel.attention",
+    "answer": "ropeproof.verify.kernel.compiled",
+    "number_task": "ropeproof.verify.measure.tasks",
+    "letter_task": "ropeproof.verify.measure.tasks",
+    "family_for": "ropeproof.verify.measure.exact.families",
+    "sweep_index": "ropeproof.verify.measure.exact.sweep",
+    "sweep_retrieval": "ropeproof.verify.measure.exact.sweep",
+    "ps_scores": "ropeproof.verify.measure.ps.scores",
+    "exact_exclusion": "ropeproof.verify.measure.ps.exact",
+    "per_frequency_scores": "ropeproof.verify.measure.ps.per_frequency",
     "check_construction": "ropeproof.verify.testing.properties",
 }
 
@@ -85,15 +85,15 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
     )
     from ropeproof.theory.rope_spec import RopeSpec
     from ropeproof.theory.rope_symbolic import derive_logit
-    from ropeproof.verify.exact.families import family_for
-    from ropeproof.verify.exact.sweep import sweep_index, sweep_retrieval
-    from ropeproof.verify.ps.exact import exact_exclusion
-    from ropeproof.verify.ps.per_frequency import per_frequency_scores
-    from ropeproof.verify.ps.scores import ps_scores
-    from ropeproof.verify.runtime.attention import RopeAttention
-    from ropeproof.verify.runtime.compiled import answer
-    from ropeproof.verify.runtime.rope import apply_rope, rope_logits
-    from ropeproof.verify.tasks import letter_task, number_task
+    from ropeproof.verify.kernel.attention import RopeAttention
+    from ropeproof.verify.kernel.compiled import answer
+    from ropeproof.verify.kernel.rope import apply_rope, rope_logits
+    from ropeproof.verify.measure.exact.families import family_for
+    from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+    from ropeproof.verify.measure.ps.exact import exact_exclusion
+    from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores
+    from ropeproof.verify.measure.ps.scores import ps_scores
+    from ropeproof.verify.measure.tasks import letter_task, number_task
     from ropeproof.verify.testing.properties import check_construction
 
 

@@ -24,7 +24,7 @@ from typing import NoReturn
 
 from ropeproof import __version__
 from ropeproof.theory.errors import InputError, RopeproofError
-from ropeproof.verify.runtime.threads import THREADS_ENV, parse_threads, thread_policy
+from ropeproof.verify.kernel.threads import THREADS_ENV, parse_threads, thread_policy
 
 SUBCOMMANDS: tuple[str, ...] = (
     "check",

@@ -75,7 +75,7 @@ def draw_figures(
 
 
 def _draw_in_worker(name: str) -> list[str] | str:
-    from ropeproof.verify.runtime.threads import thread_policy
+    from ropeproof.verify.kernel.threads import thread_policy
 
     with thread_policy(_WORKER["threads"]):
         result = draw_or_fail(

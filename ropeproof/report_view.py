@@ -15,7 +15,7 @@ from typing import Any
 
 from ropeproof.claims import CheckContext, ClaimResult
 from ropeproof.report import render_markdown, report_dict
-from ropeproof.verify.display import TableDisplay, html_table
+from ropeproof.verify.measure.display import TableDisplay, html_table
 
 
 class ReportView(TableDisplay):

@@ -13,7 +13,7 @@ Tests marked ``slow`` (full-size checks, minutes each) are skipped unless ``-m s
 ``deadline=None`` everywhere: first-call latency (sympy, torch kernels, CUDA init) would otherwise
 trip hypothesis' per-example deadline.
 
-The suite runs under the toolkit's thread policy (``ropeproof.verify.runtime.threads``: one intra-op
+The suite runs under the toolkit's thread policy (``ropeproof.verify.kernel.threads``: one intra-op
 torch thread unless ``ROPEPROOF_THREADS`` says otherwise), like ``ropeproof check``.
 """
 
@@ -27,7 +27,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
-from ropeproof.verify.runtime.threads import thread_policy
+from ropeproof.verify.kernel.threads import thread_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_FOLDERS = {
@@ -54,7 +54,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
 
 @pytest.fixture(scope="session")
 def package_modules() -> dict[str, Path]:
-    """Every module of the installed package by name (``ropeproof.verify.runtime.rope``), with its file."""
+    """Every module of the installed package by name (``ropeproof.verify.kernel.rope``), with its file."""
     out = {}
     for folder, package in PACKAGE_FOLDERS.items():
         for path in sorted((ROOT / folder).rglob("*.py")):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import ropeproof.verify as verify_package
+
 ROOT = Path(__file__).resolve().parents[1]
 LAYER_ORDER = [
     "ropeproof.theory",
@@ -30,27 +32,11 @@ FOLDERS = {
     ].items()
 }
 LAYER_NAMES = ["theory", "constructions", "verify", "paper_figures", "CLI and claims"]
-VERIFY_LAYERS = {  # inside verify/: a module may import only modules of its own layer or lower ones
-    "runtime": 0,  # the torch kernel, devices, dtypes, rounding bounds, random heads
-    "display": 0,  # notebook display of tables
-    "statistics": 0,  # confidence intervals of sampled numbers
-    "outcome": 0,  # what a check finds: a verdict and its figures
-    "tasks": 1,  # [A]'s tasks, long task inputs, the task tokenizer
-    "task_lengths": 1,
-    "tokenizer": 1,
-    "subjects": 2,  # the heads the positional/symbolic checks score
-    "exact": 3,  # exact and certified sweeps
-    "ps": 4,  # positional/symbolic scores
-    "beyond": 5,  # results past the papers
-    "layer_scores": 5,
-    "errata": 6,  # corrected statements: exact quantities, brute force, witnesses
-    "interop": 7,  # HF and TransformerLens
-    "training": 8,  # training [A]'s models
-    "llm_eval": 9,  # the LLM harness
-    "testing": 10,  # hypothesis strategies, the property battery, a chat server: for tests and the CLI
-}
-"""The order inside ``verify/`` (the README's layout section states it); every module of ``verify`` belongs
-to one entry, by its first name below ``ropeproof.verify``."""
+VERIFY_FOLDERS = sorted(p.name for p in (ROOT / "verify").iterdir() if (p / "__init__.py").is_file())
+"""``verify/``'s folders as the tree has them."""
+VERIFY_LAYERS = {name: layer for layer, name in enumerate(verify_package.LAYERS)}
+"""The order inside ``verify/``: its folders are its layers, bottom first, as ``verify/__init__.py`` lists
+them (``LAYERS``); a module may import only modules of its own folder or lower ones."""
 BARE = ("theory", "constructions", "verify", "paper_figures")
 
 
@@ -136,20 +122,27 @@ def verify_backward_edges(mods: Mapping[str, Path], extra: Mapping[str, Path] | 
     return out
 
 
-def test_verify_layers_run_in_order(package_modules: dict[str, Path]) -> None:
-    unplaced = sorted(
-        {m.split(".")[2] for m in package_modules if m.startswith("ropeproof.verify.")} - set(VERIFY_LAYERS)
+def test_verify_folders_are_its_layers(package_modules: dict[str, Path]) -> None:
+    """Every module of ``verify`` sits in one of the layer folders, and every layer is a folder."""
+    assert sorted(VERIFY_LAYERS) == VERIFY_FOLDERS
+    loose = sorted(
+        m
+        for m, path in package_modules.items()
+        if path.parent == ROOT / "verify" and path.name != "__init__.py"
     )
-    assert not unplaced, f"verify parts without a layer in VERIFY_LAYERS: {unplaced}"
+    assert not loose, f"modules at verify/'s root, outside every layer folder: {loose}"
+
+
+def test_verify_layers_run_in_order(package_modules: dict[str, Path]) -> None:
     bad = verify_backward_edges(package_modules)
     assert not bad, "imports inside verify/ that run against its order:\n" + "\n".join(bad)
 
 
 def test_the_verify_checker_sees_a_planted_edge(tmp_path: Path, package_modules: dict[str, Path]) -> None:
     planted = tmp_path / "planted.py"
-    planted.write_text("def f():\n    from ropeproof.verify.exact.sweep import sweep_index\n")
-    bad = verify_backward_edges(package_modules, {"ropeproof.verify.runtime.planted": planted})
-    assert len(bad) == 1 and "(runtime) imports ropeproof.verify.exact.sweep" in bad[0]
+    planted.write_text("def f():\n    from ropeproof.verify.measure.exact.sweep import sweep_index\n")
+    bad = verify_backward_edges(package_modules, {"ropeproof.verify.kernel.planted": planted})
+    assert len(bad) == 1 and "(kernel) imports ropeproof.verify.measure.exact.sweep" in bad[0]
     test_tool = tmp_path / "uses_testing.py"
     test_tool.write_text("from ropeproof.verify.testing.strategies import rope_specs\n")
     bad = verify_backward_edges(package_modules, {"ropeproof.paper_figures.uses_testing": test_tool})
@@ -211,10 +204,10 @@ def test_nothing_imports_the_bare_folder_names(folder: str, package_modules: dic
 def test_the_checker_sees_a_backward_edge(tmp_path: Path, package_modules: dict[str, Path]) -> None:
     # the walker itself must be able to fail: a theory module importing verify is caught
     f = tmp_path / "bad.py"
-    f.write_text("def f():\n    from ropeproof.verify.runtime.rope import apply_rope\n")
+    f.write_text("def f():\n    from ropeproof.verify.kernel.rope import apply_rope\n")
     names = [n for n, _ in imported_names(f, "ropeproof.theory.bad", package_modules)]
-    assert "ropeproof.verify.runtime.rope" in names
-    assert layer_of("ropeproof.verify.runtime.rope") > layer_of("ropeproof.theory.bad")
+    assert "ropeproof.verify.kernel.rope" in names
+    assert layer_of("ropeproof.verify.kernel.rope") > layer_of("ropeproof.theory.bad")
     assert layer_of("ropeproof.claims.thm32") == 4 and layer_of("ropeproof.paper_figures.style") == 3
 
 

@@ -89,7 +89,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     probe = "\n".join(
         [
             "import importlib.util, json, ropeproof",
-            "from ropeproof.verify.beyond.index_search import best_known_table",
+            "from ropeproof.verify.studies.beyond.index_search import best_known_table",
             "from ropeproof.paper_figures.style import STYLE",
             "bare = [m for m in ('theory', 'verify', 'constructions', 'paper_figures')",
             "        if importlib.util.find_spec(m)]",
@@ -129,7 +129,7 @@ def test_the_lazy_api_lists_agree() -> None:
 
 def test_importing_a_lower_layer_loads_no_application() -> None:
     code = (
-        "import ropeproof.theory, ropeproof.verify.runtime.rope, sys; print(sorted(m for m in sys.modules "
+        "import ropeproof.theory, ropeproof.verify.kernel.rope, sys; print(sorted(m for m in sys.modules "
         "if m.startswith(('ropeproof.cli', 'ropeproof.claims', 'ropeproof.commands', 'ropeproof.report'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")

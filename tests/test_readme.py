@@ -25,7 +25,7 @@ def test_readme_python_blocks_run() -> None:
 
 
 def test_readme_lists_every_sweep_status() -> None:
-    from ropeproof.verify.exact.bound_checks import STATUSES
+    from ropeproof.verify.measure.exact.bound_checks import STATUSES
 
     text = README.read_text()
     missing = [s for s in STATUSES if f"`{s}`" not in text]

@@ -8,7 +8,7 @@ expressions such as ``head_dim/2`` or ``N - 1``, or ``...``. For a class, the pa
 class docstring and covers ``__init__`` (a dataclass's fields).
 
 The public API checked: the names in ``ropeproof.__all__`` and the public functions and classes
-(with their public methods) of ``ropeproof.verify.runtime``, ``.exact`` and ``.ps``.
+(with their public methods) of ``ropeproof.verify.kernel``, ``.exact`` and ``.ps``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import ropeproof
 TENSOR = re.compile(r"\b(Tensor|ndarray|ArrayLike)\b")
 ENTRY = re.compile(r"^(?P<name>return(\.\w+)?|\w+) \[(?P<dims>[^\[\]]+)\]( \([^()]*\))?$")
 DIM = re.compile(r"^(\.\.\.|[\w/+\-* ]+)$")
-PACKAGES = ("ropeproof.verify.runtime", "ropeproof.verify.exact", "ropeproof.verify.ps")
+PACKAGES = ("ropeproof.verify.kernel", "ropeproof.verify.measure.exact", "ropeproof.verify.measure.ps")
 
 
 def shapes_of(doc: str | None) -> dict[str, list[str]] | None:
@@ -93,7 +93,7 @@ TENSOR_TAKING = sorted(q for q, (fn, _) in CALLABLES.items() if tensor_params(fn
 def test_the_api_has_tensor_taking_callables() -> None:
     assert len(TENSOR_TAKING) >= 40  # the check below is not vacuous
     for name in (
-        "ropeproof.verify.runtime.rope.apply_rope",
+        "ropeproof.verify.kernel.rope.apply_rope",
         "ropeproof.RopeAttention.forward",
         "ropeproof.ps_scores",
     ):

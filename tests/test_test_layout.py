@@ -18,7 +18,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.claims.letter_codes": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.claims.many_plane": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.claims.partial_induction": "tests/ropeproof/claims/test_registry.py",
-    "ropeproof.claims.ps": "tests/verify/ps/test_scores.py",  # the PS claims next to the scores
+    "ropeproof.claims.ps": "tests/verify/measure/ps/test_scores.py",  # the PS claims next to the scores
     "ropeproof.claims.remark31": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.claims.rope": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.claims.thm31": "tests/ropeproof/claims/test_registry.py",
@@ -36,42 +36,48 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.errata_report": "tests/ropeproof/test_errata.py",
     "ropeproof.json_values": "tests/ropeproof/test_report.py",  # the report's JSON encoding
     # ---- theory: facts checked where they are used against independent references
-    "ropeproof.theory.bounds": "tests/verify/exact/test_bounds_and_sweep.py",  # bounds vs the sweep
+    "ropeproof.theory.bounds": "tests/verify/measure/exact/test_bounds_and_sweep.py",  # bounds vs the sweep
     "ropeproof.theory.construction": "tests/constructions/test_construction_api.py",
     "ropeproof.theory.derive": "tests/constructions/test_construction_api.py",
-    "ropeproof.theory.dirichlet": "tests/verify/beyond/test_many_plane.py",  # Theorems D and R
+    "ropeproof.theory.dirichlet": "tests/verify/studies/beyond/test_many_plane.py",  # Theorems D and R
     "ropeproof.theory.errors": "tests/theory/test_validate.py",  # the errors the checks raise
     "ropeproof.theory.proof_checks": "tests/theory/test_one_plane_optimum.py",  # the proofs' steps
     # ---- constructions
     "ropeproof.constructions.compile": "tests/constructions/test_construction_api.py",
-    "ropeproof.constructions.counterexamples": "tests/verify/beyond/test_remark31.py",  # Remark 3.1
-    # ---- verify: one test per concern where a concern spans modules
-    "ropeproof.verify.errata.index": "tests/verify/errata/test_rows_against_mpmath.py",  # every errata
-    "ropeproof.verify.errata.partial_induction": "tests/verify/errata/test_rows_against_mpmath.py",  # row
-    "ropeproof.verify.errata.readout": "tests/verify/errata/test_rows_against_mpmath.py",  # against
-    "ropeproof.verify.errata.retrieval": "tests/verify/errata/test_rows_against_mpmath.py",  # mpmath
-    "ropeproof.verify.exact.families": "tests/verify/exact/test_discrepancy.py",
-    "ropeproof.verify.exact.mp_reference": "tests/constructions/test_paper.py",  # the mpmath reference
-    "ropeproof.verify.exact.retrieval_gap_inf": "tests/verify/exact/test_retrieval_codes.py",
-    "ropeproof.verify.llm_eval.choose_provider": "tests/verify/llm_eval/test_providers.py",
-    "ropeproof.verify.llm_eval.harness": "tests/verify/llm_eval/test_run_log.py",
-    "ropeproof.verify.llm_eval.local_models": "tests/verify/llm_eval/test_local.py",
-    "ropeproof.verify.llm_eval.plan": "tests/verify/llm_eval/test_protocol.py",
-    "ropeproof.verify.llm_eval.remote": "tests/verify/llm_eval/test_providers.py",
-    "ropeproof.verify.llm_eval.results": "tests/verify/llm_eval/test_run_log.py",
-    "ropeproof.verify.llm_eval.runner": "tests/verify/llm_eval/test_run_log.py",
-    "ropeproof.verify.llm_eval.sequences": "tests/verify/llm_eval/test_protocol.py",
-    "ropeproof.verify.ps._rows": "tests/verify/ps/test_exact.py",  # the key-logit table
-    "ropeproof.verify.runtime.devices": "tests/verify/runtime/test_devices_and_resolution.py",
-    "ropeproof.verify.runtime.random_heads": "tests/verify/runtime/test_attention.py",
-    "ropeproof.verify.runtime.reference": "tests/verify/runtime/test_devices_and_resolution.py",
-    "ropeproof.verify.runtime.resolution": "tests/verify/runtime/test_devices_and_resolution.py",
-    "ropeproof.verify.subjects": "tests/verify/ps/test_scores.py",  # the heads the scores are read on
-    "ropeproof.verify.testing.chat_server": "tests/verify/llm_eval/conftest.py",  # a fixture, served
+    "ropeproof.constructions.counterexamples": "tests/verify/studies/beyond/test_remark31.py",  # Remark 3.1
+    # ---- verify: one test per concern where a concern spans modules; every errata row against mpmath
+    **dict.fromkeys(
+        (
+            "ropeproof.verify.studies.errata.index",
+            "ropeproof.verify.studies.errata.partial_induction",
+            "ropeproof.verify.studies.errata.readout",
+            "ropeproof.verify.studies.errata.retrieval",
+        ),
+        "tests/verify/studies/errata/test_rows_against_mpmath.py",
+    ),
+    "ropeproof.verify.measure.exact.families": "tests/verify/measure/exact/test_discrepancy.py",
+    "ropeproof.verify.measure.exact.mp_reference": "tests/constructions/test_paper.py",  # mpmath reference
+    "ropeproof.verify.measure.exact.retrieval_gap_inf": "tests/verify/measure/exact/test_retrieval_codes.py",
+    "ropeproof.verify.studies.llm_eval.choose_provider": "tests/verify/studies/llm_eval/test_providers.py",
+    "ropeproof.verify.studies.llm_eval.harness": "tests/verify/studies/llm_eval/test_run_log.py",
+    "ropeproof.verify.studies.llm_eval.local_models": "tests/verify/studies/llm_eval/test_local.py",
+    "ropeproof.verify.studies.llm_eval.plan": "tests/verify/studies/llm_eval/test_protocol.py",
+    "ropeproof.verify.studies.llm_eval.remote": "tests/verify/studies/llm_eval/test_providers.py",
+    "ropeproof.verify.studies.llm_eval.results": "tests/verify/studies/llm_eval/test_run_log.py",
+    "ropeproof.verify.studies.llm_eval.runner": "tests/verify/studies/llm_eval/test_run_log.py",
+    "ropeproof.verify.studies.llm_eval.sequences": "tests/verify/studies/llm_eval/test_protocol.py",
+    "ropeproof.verify.measure.ps._rows": "tests/verify/measure/ps/test_exact.py",  # the key-logit table
+    "ropeproof.verify.kernel.devices": "tests/verify/kernel/test_devices_and_resolution.py",
+    "ropeproof.verify.kernel.random_heads": "tests/verify/kernel/test_attention.py",
+    "ropeproof.verify.kernel.reference": "tests/verify/kernel/test_devices_and_resolution.py",
+    "ropeproof.verify.kernel.resolution": "tests/verify/kernel/test_devices_and_resolution.py",
+    # the heads the scores are read on
+    "ropeproof.verify.measure.subjects": "tests/verify/measure/ps/test_scores.py",
+    "ropeproof.verify.testing.chat_server": "tests/verify/studies/llm_eval/conftest.py",  # a fixture, served
     "ropeproof.verify.testing.strategies": "tests/verify/testing/test_properties.py",
-    "ropeproof.verify.training.evaluation": "tests/verify/training/test_trainer.py",
-    "ropeproof.verify.training.lengths": "tests/verify/training/test_head_theory.py",
-    "ropeproof.verify.training.model": "tests/verify/training/test_dynamics.py",
+    "ropeproof.verify.studies.training.evaluation": "tests/verify/studies/training/test_trainer.py",
+    "ropeproof.verify.studies.training.lengths": "tests/verify/studies/training/test_head_theory.py",
+    "ropeproof.verify.studies.training.model": "tests/verify/studies/training/test_dynamics.py",
     # ---- verify/interop: the HF and TransformerLens tests are being split per module (issue 23 item 7)
     "ropeproof.verify.interop.imported": "tests/verify/interop/tl/test_tl_interop.py",
     "ropeproof.verify.interop.tl.checkpoint": "tests/verify/interop/tl/test_tl_interop.py",
@@ -85,7 +91,8 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.paper_figures.discrepancy": "tests/paper_figures/test_figures.py",
     "ropeproof.paper_figures.geometry": "tests/paper_figures/test_figures.py",
     "ropeproof.paper_figures.many_plane": "tests/paper_figures/test_figures.py",
-    "ropeproof.paper_figures.ps_plane": "tests/verify/ps/test_per_frequency.py",  # drawn from its rows
+    # drawn from its rows
+    "ropeproof.paper_figures.ps_plane": "tests/verify/measure/ps/test_per_frequency.py",
     "ropeproof.paper_figures.style": "tests/paper_figures/test_figures.py",
 }
 """Module (installed name) -> the test file (from the repository root) that covers it, for modules
@@ -93,7 +100,7 @@ without a test module of their own; the comment says why where the file's name d
 
 
 def mirrored_test(module_path: Path, root: Path = ROOT) -> Path:
-    """``verify/ps/scores.py`` -> ``tests/verify/ps/test_scores.py`` (paths from ``root``)."""
+    """``verify/measure/ps/scores.py`` -> ``tests/verify/measure/ps/test_scores.py`` (paths from ``root``)."""
     rel = module_path.relative_to(root)
     return root / "tests" / rel.parent / f"test_{rel.stem}.py"
 
@@ -137,29 +144,31 @@ def test_every_module_has_its_test_module_or_a_named_cover(package_modules: dict
 
 
 def test_the_rule_catches_each_kind_of_break(tmp_path: Path) -> None:
-    (tmp_path / "verify" / "ps").mkdir(parents=True)
-    (tmp_path / "tests" / "verify" / "ps").mkdir(parents=True)
-    modules = {f"ropeproof.verify.ps.{m}": tmp_path / "verify" / "ps" / f"{m}.py" for m in "abcd"}
+    (tmp_path / "verify" / "measure" / "ps").mkdir(parents=True)
+    (tmp_path / "tests" / "verify" / "measure" / "ps").mkdir(parents=True)
+    modules = {
+        f"ropeproof.verify.measure.ps.{m}": tmp_path / "verify" / "measure" / "ps" / f"{m}.py" for m in "abcd"
+    }
     for path in modules.values():
         path.write_text("")
-    (tmp_path / "tests" / "verify" / "ps" / "test_a.py").write_text("")  # a: its own test module
-    (tmp_path / "tests" / "verify" / "ps" / "test_other.py").write_text(
-        "from ropeproof.verify.ps import b\nimport ropeproof.verify.ps.c\n"
+    (tmp_path / "tests" / "verify" / "measure" / "ps" / "test_a.py").write_text("")  # a: its own test module
+    (tmp_path / "tests" / "verify" / "measure" / "ps" / "test_other.py").write_text(
+        "from ropeproof.verify.measure.ps import b\nimport ropeproof.verify.measure.ps.c\n"
     )
-    good = {"ropeproof.verify.ps.b": "tests/verify/ps/test_other.py"}
+    good = {"ropeproof.verify.measure.ps.b": "tests/verify/measure/ps/test_other.py"}
     assert layout_problems(
-        modules, {**good, "ropeproof.verify.ps.c": "tests/verify/ps/test_other.py"}, tmp_path
-    ) == ["ropeproof.verify.ps.d: no tests/verify/ps/test_d.py and no entry"]
+        modules, {**good, "ropeproof.verify.measure.ps.c": "tests/verify/measure/ps/test_other.py"}, tmp_path
+    ) == ["ropeproof.verify.measure.ps.d: no tests/verify/measure/ps/test_d.py and no entry"]
     bad = {
         **good,
-        "ropeproof.verify.ps.a": "tests/verify/ps/test_other.py",  # has its own now
-        "ropeproof.verify.ps.c": "tests/verify/ps/test_missing.py",
-        "ropeproof.verify.ps.d": "tests/verify/ps/test_a.py",  # does not import d
-        "ropeproof.verify.ps.e": "tests/verify/ps/test_other.py",  # no such module
+        "ropeproof.verify.measure.ps.a": "tests/verify/measure/ps/test_other.py",  # has its own now
+        "ropeproof.verify.measure.ps.c": "tests/verify/measure/ps/test_missing.py",
+        "ropeproof.verify.measure.ps.d": "tests/verify/measure/ps/test_a.py",  # does not import d
+        "ropeproof.verify.measure.ps.e": "tests/verify/measure/ps/test_other.py",  # no such module
     }
     assert layout_problems(modules, bad, tmp_path) == [
-        "ropeproof.verify.ps.a: listed, but it has its own test module now; remove the entry",
-        "ropeproof.verify.ps.c: its cover tests/verify/ps/test_missing.py does not exist",
-        "ropeproof.verify.ps.d: its cover tests/verify/ps/test_a.py does not import it",
-        "ropeproof.verify.ps.e: listed, but no such module",
+        "ropeproof.verify.measure.ps.a: listed, but it has its own test module now; remove the entry",
+        "ropeproof.verify.measure.ps.c: its cover tests/verify/measure/ps/test_missing.py does not exist",
+        "ropeproof.verify.measure.ps.d: its cover tests/verify/measure/ps/test_a.py does not import it",
+        "ropeproof.verify.measure.ps.e: listed, but no such module",
     ]

@@ -2,7 +2,7 @@
 pairs dims, whether its base is fixed, whether dims may pass through unrotated, which norm it applies.
 
 Plain data, no ``transformers``: the programs a checkpoint carries
-(:mod:`ropeproof.verify.beyond.checkpoint_solvers`) are built from these facts, and the HF converters
+(:mod:`ropeproof.verify.studies.beyond.checkpoint_solvers`) are built from these facts, and the HF converters
 (:mod:`ropeproof.verify.interop.hf.converters`) add the key names, module paths and configs on top.
 Every use of an architecture name goes through :data:`ARCHITECTURES` (:func:`architecture`), so adding
 an architecture adds one entry (:func:`register_architecture`, which the converter registry calls).

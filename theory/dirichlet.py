@@ -1,6 +1,6 @@
 """Many-plane T_Index: the Dirichlet upper bound and the mixed-radix lower bound, stated in sympy.
 
-Setting (docs/theory.md sections 4-5; :mod:`ropeproof.verify.exact.index_sweep`). T_Index over
+Setting (docs/theory.md sections 4-5; :mod:`ropeproof.verify.measure.exact.index_sweep`). T_Index over
 planes ``k = 1 .. K`` with frequencies ``theta_k`` and amplitudes ``a_k >= 0``, ``A = sum_k a_k``.
 The target logit is ``A`` and the key ``m`` positions off the target scores ``A - g(m)``, with the stable gap
 

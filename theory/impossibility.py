@@ -16,7 +16,7 @@ A one-layer head's output at the query (last position ``n - 1``) is
 
 With an exhibited pair of task inputs (same key multiset or same query, different correct answers or
 target positions) these identities are the impossibility arguments; the tests in
-:mod:`ropeproof.verify.beyond.impossibility` pair them with searches over random heads of random
+:mod:`ropeproof.verify.studies.beyond.impossibility` pair them with searches over random heads of random
 sizes.
 """
 

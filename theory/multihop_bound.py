@@ -7,7 +7,7 @@ Setting: a program of ``L`` layers whose value/output maps copy the channel with
 length ``n`` whose chain (``p_0 = n - 1, .., p_h``) has ``h`` hops, channel codes of Euclidean norm at
 most ``M_0`` and unembedding vectors of norm at most ``U``. Let ``mu_l(n) > 0`` lower-bound layer ``l``'s
 *margin* on every chain row (target logit minus the largest other logit, before the logit scale
-``beta``; the row families are in :mod:`ropeproof.verify.exact.multihop_margins`).
+``beta``; the row families are in :mod:`ropeproof.verify.measure.exact.multihop_margins`).
 
 1. **Leak.** A chain row has at most ``K = n - 1`` keys besides its target, each at least ``beta mu``
    below it after scaling, so the softmax mass off target is
@@ -33,7 +33,8 @@ most ``M_0`` and unembedding vectors of norm at most ``U``. Let ``mu_l(n) > 0`` 
    margin (:func:`ropeproof.theory.multihop.code_margin`). When this is positive every input of the
    family is answered correctly, in exact real arithmetic.
 
-Three refinements (each sound on its own; :mod:`ropeproof.verify.exact.multihop_certified` uses all three
+Three refinements (each sound on its own; :mod:`ropeproof.verify.measure.exact.multihop_certified` uses all
+three
 unless told otherwise, and reports which one matters):
 
 1'. **Leak as a sum over offsets** (Index and positional Reflexive layers). Their keys all read the same

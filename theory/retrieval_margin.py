@@ -70,7 +70,7 @@ def retrieval_margin_closed_form(n: int, theta: float, alphabet_size: int) -> fl
 
     Valid for ``n >= 2``, ``0 <= theta`` and ``(n - 1) theta <= omega``; raises :class:`InputError`
     outside that domain (past it, a competitor can align with the query exactly and the margin is
-    given by the explicit formula of :mod:`ropeproof.verify.exact.retrieval_margin`).
+    given by the explicit formula of :mod:`ropeproof.verify.measure.exact.retrieval_margin`).
     """
     n, alphabet_size = integer(n, "n", low=2), integer(alphabet_size, "alphabet_size", low=2)
     theta = real(theta, "theta", low=0)

@@ -2,7 +2,7 @@
 
 Conventions (``docs/theory.md`` section 1): plane ``k`` of a vector at position ``p`` is rotated by
 ``p * theta_k`` with ``rho(a) = [[cos a, -sin a], [sin a, cos a]]``. This module is numpy only; the
-torch rotation lives in :mod:`ropeproof.verify.runtime.rope`.
+torch rotation lives in :mod:`ropeproof.verify.kernel.rope`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,24 @@
 """Checking: run heads in torch and measure them against the theory.
 
-Subpackages, one job each:
+Its folders are its layers, in import order (a module imports only its own folder or the ones before
+it; ``tests/test_layering.py`` reads the order from :data:`LAYERS`):
 
-- :mod:`~ropeproof.verify.runtime`: the torch kernel (RoPE rotation, the attention module, devices
-  and dtypes, rounding-error bounds, an independent numpy reference, running compiled heads);
-- :mod:`~ropeproof.verify.exact`: exact discrepancy over whole input families, length sweeps,
-  streaming, bound comparisons and interval-certified checks;
-- :mod:`~ropeproof.verify.ps`: positional/symbolic deviations, scores and per-frequency profiles;
-- :mod:`~ropeproof.verify.beyond`: results past the papers (many planes, search, letter codes,
-  partial induction, Remark 3.1's impossibilities);
-- :mod:`~ropeproof.verify.interop`: exchange with HF ``transformers``;
-- :mod:`~ropeproof.verify.testing`: hypothesis strategies, the property battery and a loopback chat
-  server (for tests and the command line);
-- :mod:`~ropeproof.verify.llm_eval`: [A]'s frontier-LLM 1-hop protocol as a harness for any model.
-
-Top-level modules: :mod:`~ropeproof.verify.tasks` ([A]'s number and letter tasks),
-:mod:`~ropeproof.verify.subjects` (the heads the positional/symbolic checks score),
-:mod:`~ropeproof.verify.task_lengths` (long task inputs, built three ways),
-:mod:`~ropeproof.verify.tokenizer` (the word-level task tokenizer of exported checkpoints) and
-:mod:`~ropeproof.verify.layer_scores` ([A]'s per-layer scores of compiled multi-hop models).
+1. :mod:`~ropeproof.verify.kernel`: the torch kernel (RoPE rotation, the attention module, devices and
+   dtypes, rounding-error bounds, an independent numpy reference, running compiled heads);
+2. :mod:`~ropeproof.verify.measure`: what is measured and how it is judged: [A]'s tasks and long
+   inputs, the task tokenizer, the heads the positional/symbolic checks score, exact and certified
+   sweeps (:mod:`~ropeproof.verify.measure.exact`), positional/symbolic scores
+   (:mod:`~ropeproof.verify.measure.ps`), per-layer scores, intervals of sampled numbers, outcomes;
+3. :mod:`~ropeproof.verify.interop`: exchange with HF ``transformers`` (:mod:`~ropeproof.verify.interop.hf`)
+   and TransformerLens (:mod:`~ropeproof.verify.interop.tl`), imported heads;
+4. :mod:`~ropeproof.verify.studies`: studies built on the three below: results past the papers
+   (:mod:`~ropeproof.verify.studies.beyond`), the corrected statements
+   (:mod:`~ropeproof.verify.studies.errata`), training [A]'s models
+   (:mod:`~ropeproof.verify.studies.training`) and the frontier-LLM harness
+   (:mod:`~ropeproof.verify.studies.llm_eval`);
+5. :mod:`~ropeproof.verify.testing`: hypothesis strategies, the property battery and a loopback chat
+   server (imported only by tests, benchmarks and the command line).
 """
+
+LAYERS = ("kernel", "measure", "interop", "studies", "testing")
+"""``verify/``'s folders from the bottom layer to the top."""

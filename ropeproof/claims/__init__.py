@@ -1,7 +1,7 @@
 """The claim registry and the claims ``ropeproof check`` verifies.
 
 - :mod:`ropeproof.claims.registry`: what a claim is (:class:`Claim`, :class:`CheckContext`; the
-  :class:`Outcome` a check returns comes from :mod:`ropeproof.verify.outcome`), :class:`ClaimSet`, and
+  :class:`Outcome` a check returns comes from :mod:`ropeproof.verify.measure.outcome`), :class:`ClaimSet`, and
   running claims;
 - :mod:`ropeproof.claims.containment`: a check cannot end or move the run around it;
 - :mod:`ropeproof.claims.corrections`: corrected statements of the claims that refute a paper's

@@ -6,7 +6,8 @@ length convention it is stated under, one sentence and its LaTeX (and the same w
 largest offset), its status (``proved``, ``certified`` over a stated range, or ``conjectured`` with the
 evidence), its range, how tight it is, and a function of the verify layer that computes the exact
 quantity, the reported and corrected statements per length, a witness and the proof steps
-(:class:`~ropeproof.verify.errata.correction_data.CorrectionData`). A topic module adds its corrections
+(:class:`~ropeproof.verify.studies.errata.correction_data.CorrectionData`). A topic module adds its
+corrections
 to its own :class:`~ropeproof.claims.registry.ClaimSet` with ``CLAIMS.add_correction(...)``; a pinned
 ``violated`` claim that has none yet gets ``CLAIMS.no_correction(claim_id, reason)``.
 
@@ -25,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ropeproof.claims.registry import Approx, CheckContext, Claim, NoCorrection, Quick, pin_matches
-from ropeproof.verify.errata.correction_data import CorrectionData
-from ropeproof.verify.runtime.threads import thread_policy
+from ropeproof.verify.kernel.threads import thread_policy
+from ropeproof.verify.studies.errata.correction_data import CorrectionData
 
 Status = Literal["proved", "certified", "conjectured"]
 STATUSES: tuple[str, ...] = ("proved", "certified", "conjectured")

@@ -11,7 +11,7 @@ import html
 import json
 from typing import Any
 
-from ropeproof.verify.display import format_cell
+from ropeproof.verify.measure.display import format_cell
 
 ClaimResult = Any
 """A :class:`ropeproof.claims.registry.ClaimResult` (``claim``, ``outcome``, ``seconds``); not imported,

@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.beyond.letter_codes import (
+from ropeproof.verify.measure.exact.certified import certified_retrieval
+from ropeproof.verify.studies.beyond.letter_codes import (
     SLOW_HORIZONS,
     alphabet_comparison,
     code_margins,
     one_plane_code,
     slow_horizon_of,
 )
-from ropeproof.verify.exact.certified import certified_retrieval
 
 CLAIMS = ClaimSet(
     "letter-codes",
@@ -42,7 +42,7 @@ CLAIMS = ClaimSet(
     meaning="[A]'s one-plane letter code loses margin like 1/|ALPH|^2; orthogonal codes do not.",
 )
 def _alphabet(ctx: CheckContext) -> Outcome:
-    from ropeproof.verify.exact.sweep import sweep_retrieval
+    from ropeproof.verify.measure.exact.sweep import sweep_retrieval
 
     rows = alphabet_comparison(ctx.params["alphabets"], ctx.params["max_n"])
     worst = max(abs(r["one_plane_margin"] / r["one_plane_closed_form"] - 1) for r in rows)

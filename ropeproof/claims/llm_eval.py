@@ -1,7 +1,7 @@
 """[A]'s frontier-LLM protocol run on the models of this machine (``docs/theory.md`` section 3, "[A]'s
 1-hop protocol for chat models"): the shipped small trained checkpoints and the compiled 12-layer
 checkpoints, each on the task it was trained or compiled for, in that task's raw token format
-(:mod:`ropeproof.verify.llm_eval.local_models`).
+(:mod:`ropeproof.verify.studies.llm_eval.local_models`).
 
 - ``llm-eval.local-ordering``: whether they show [A]'s ordering, letter accuracy above number accuracy
   at every length, and where they stand against [A]'s reported levels: ``holds`` when every model
@@ -16,8 +16,8 @@ import importlib.util
 from typing import Any
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
-from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS
+from ropeproof.verify.studies.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
+from ropeproof.verify.studies.llm_eval.protocol import DEFAULT_LENGTHS
 
 CLAIMS = ClaimSet(
     "llm-eval",
@@ -52,8 +52,8 @@ HAS_HF = importlib.util.find_spec("transformers") is not None
 def _local_ordering(ctx: CheckContext) -> Outcome:
     if not HAS_HF:
         return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    from ropeproof.verify.llm_eval.local_models import local_results
-    from ropeproof.verify.llm_eval.statistics import threshold_checks
+    from ropeproof.verify.studies.llm_eval.local_models import local_results
+    from ropeproof.verify.studies.llm_eval.statistics import threshold_checks
 
     p = ctx.params
     summaries = local_results(p["lengths"], p["prompts"], p["draws"], store=ctx.store)

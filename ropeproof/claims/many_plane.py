@@ -11,8 +11,10 @@ import numpy as np
 
 from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.theory.dirichlet import dirichlet_proof, mixed_radix_proof, proof_verdict, run_proof
-from ropeproof.verify.beyond.dirichlet_steps import dirichlet_witnesses
-from ropeproof.verify.beyond.index_search import (
+from ropeproof.verify.measure.exact.certified import certified_dirichlet
+from ropeproof.verify.measure.exact.index_sweep import direct_index_extremes, index_sweep
+from ropeproof.verify.studies.beyond.dirichlet_steps import dirichlet_witnesses
+from ropeproof.verify.studies.beyond.index_search import (
     TABLE_LENGTHS,
     TABLE_PLANES,
     best_known,
@@ -20,7 +22,7 @@ from ropeproof.verify.beyond.index_search import (
     search_best_index,
     slope_table,
 )
-from ropeproof.verify.beyond.many_plane import (
+from ropeproof.verify.studies.beyond.many_plane import (
     STANDARD_MARGIN_RECORDS,
     MarginRecords,
     dirichlet_decay_guarantee,
@@ -32,8 +34,6 @@ from ropeproof.verify.beyond.many_plane import (
     mixed_radix_margin,
     standard_frequencies,
 )
-from ropeproof.verify.exact.certified import certified_dirichlet
-from ropeproof.verify.exact.index_sweep import direct_index_extremes, index_sweep
 
 CLAIMS = ClaimSet(
     "many-plane",
@@ -260,7 +260,7 @@ def _mixed_radix(ctx: CheckContext) -> Outcome:
         "mixed radix and the Dirichlet bound; at K = 1 it is the optimum 2 sin(pi/n0)^2; fitted "
         "log-log slopes over n0 = 256..4096 are within 0.05 of -2/K."
     ),
-    reference="verify/beyond/index_search.py; theory/dirichlet.py",
+    reference="verify/studies/beyond/index_search.py; theory/dirichlet.py",
     params={"K": list(TABLE_PLANES), "n0": list(TABLE_LENGTHS), "rerun_search": Quick(True, False)},
     meaning="Search confirms the rate: the best constructions found sit between the two theorems.",
 )

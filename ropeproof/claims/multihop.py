@@ -29,22 +29,22 @@ from ropeproof.constructions.multihop_programs import LOGIT_SCALE
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.multihop import chain_coefficient, standard_chain_coefficient
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.beyond.checkpoint_solvers import (
-    CHECKPOINT_MODEL,
-    DEFAULT_CHECKPOINTS,
-    DEFAULT_MAX_LENGTH,
-    CheckpointSpec,
-)
-from ropeproof.verify.beyond.multihop_length import STANDARD_STUDY, length_settings
-from ropeproof.verify.exact.multihop_certified import (
+from ropeproof.verify.kernel.multilayer import model_module
+from ropeproof.verify.measure.exact.multihop_certified import (
     BASIC,
     certificate_steps,
     certified_horizon,
     horizon_witness,
 )
-from ropeproof.verify.layer_scores import layer_ps_scores
-from ropeproof.verify.runtime.multilayer import model_module
-from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.measure.layer_scores import layer_ps_scores
+from ropeproof.verify.measure.tasks import letter_task, number_task
+from ropeproof.verify.studies.beyond.checkpoint_solvers import (
+    CHECKPOINT_MODEL,
+    DEFAULT_CHECKPOINTS,
+    DEFAULT_MAX_LENGTH,
+    CheckpointSpec,
+)
+from ropeproof.verify.studies.beyond.multihop_length import STANDARD_STUDY, length_settings
 
 CLAIMS = ClaimSet(
     "multihop",
@@ -326,7 +326,7 @@ def _hf_task(transformers: Any, model: CompiledModel, task: str) -> dict[str, An
 
     from ropeproof.verify.interop.hf.model_export import export_model
     from ropeproof.verify.interop.hf.model_parity import model_parity
-    from ropeproof.verify.tokenizer import prompt_text
+    from ropeproof.verify.measure.tokenizer import prompt_text
 
     insts = _tasks(task, 48, seed=7)
     with tempfile.TemporaryDirectory() as tmp:

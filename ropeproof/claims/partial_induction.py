@@ -8,7 +8,7 @@ import numpy as np
 
 from ropeproof.claims.corrections import Correction
 from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.beyond.partial_induction import (
+from ropeproof.verify.studies.beyond.partial_induction import (
     design_two_plane,
     one_plane_code_horizon,
     search_one_plane,
@@ -18,7 +18,7 @@ from ropeproof.verify.beyond.partial_induction import (
     two_plane_margins,
     zero_frequency_tie,
 )
-from ropeproof.verify.errata.partial_induction import PARTIAL_INDUCTION
+from ropeproof.verify.studies.errata.partial_induction import PARTIAL_INDUCTION
 
 CLAIMS = ClaimSet(
     "partial-induction",

@@ -20,15 +20,15 @@ import torch
 from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.constructions.paper import ALPHABET_SIZE, INDEX_THETA
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.exact.index_sweep import index_sweep
-from ropeproof.verify.exact.sweep import sweep_retrieval
-from ropeproof.verify.ps.exact import ExclusionReport, exact_exclusion
-from ropeproof.verify.ps.scale_sweep import scores_over_scales, working_scale
-from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.devices import dtype_name
-from ropeproof.verify.runtime.random_heads import random_head
-from ropeproof.verify.subjects import CONSTRUCTION_SUBJECT, index_subject, retrieval_subject
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.devices import dtype_name
+from ropeproof.verify.kernel.random_heads import random_head
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.measure.exact.sweep import sweep_retrieval
+from ropeproof.verify.measure.ps.exact import ExclusionReport, exact_exclusion
+from ropeproof.verify.measure.ps.scale_sweep import scores_over_scales, working_scale
+from ropeproof.verify.measure.ps.scores import ps_scores
+from ropeproof.verify.measure.subjects import CONSTRUCTION_SUBJECT, index_subject, retrieval_subject
 
 CLAIMS = ClaimSet(
     "ps",

@@ -45,8 +45,8 @@ import torch
 
 from ropeproof.claims.containment import contained
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.outcome import VERDICTS, Outcome
-from ropeproof.verify.runtime.threads import thread_policy
+from ropeproof.verify.kernel.threads import thread_policy
+from ropeproof.verify.measure.outcome import VERDICTS, Outcome
 
 Expectation = Literal["holds", "violated", "open"]
 EXPECTATIONS: tuple[str, ...] = ("holds", "violated", "open")

@@ -17,11 +17,11 @@ from ropeproof.theory.impossibility import (
     positional_logits_ignore_key_content,
     symbolic_output_is_permutation_invariant,
 )
-from ropeproof.verify.beyond.impossibility import class_search, content_independent_readout_margin
-from ropeproof.verify.errata.readout import POSITIONAL_HEAD, READOUT
-from ropeproof.verify.exact.families import sample_family_inputs
-from ropeproof.verify.runtime.compiled import answer
-from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.kernel.compiled import answer
+from ropeproof.verify.measure.exact.families import sample_family_inputs
+from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.studies.beyond.impossibility import class_search, content_independent_readout_margin
+from ropeproof.verify.studies.errata.readout import POSITIONAL_HEAD, READOUT
 
 CLAIMS = ClaimSet(
     "remark3.1",

@@ -7,9 +7,9 @@ import torch
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.reference import reference_logits
-from ropeproof.verify.runtime.resolution import logit_error_bound
-from ropeproof.verify.runtime.rope import rope_logits
+from ropeproof.verify.kernel.reference import reference_logits
+from ropeproof.verify.kernel.resolution import logit_error_bound
+from ropeproof.verify.kernel.rope import rope_logits
 
 CLAIMS = ClaimSet("rope", section="RoPE identities")
 """The rope claims, in report order."""

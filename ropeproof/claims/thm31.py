@@ -16,12 +16,12 @@ from ropeproof.constructions.paper import (
     index_construction,
     retrieval_construction,
 )
-from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.exact.families import family_for
-from ropeproof.verify.exact.index_sweep import index_sweep
-from ropeproof.verify.runtime.compiled import answer
-from ropeproof.verify.runtime.resolution import gap_resolution
-from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.kernel.compiled import answer
+from ropeproof.verify.kernel.resolution import gap_resolution
+from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact.families import family_for
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.measure.tasks import letter_task, number_task
 
 CLAIMS = ClaimSet(
     "thm3.1",

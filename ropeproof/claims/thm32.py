@@ -23,21 +23,21 @@ from ropeproof.theory.retrieval_margin import (
     product_forms_hold,
     retrieval_margin_closed_form,
 )
-from ropeproof.verify.errata.index import INDEX_BEST_THETA, INDEX_FIXED_THETA, INDEX_LARGEST_GAP
-from ropeproof.verify.errata.retrieval import RETRIEVAL_LARGEST_GAP, RETRIEVAL_MARGIN
-from ropeproof.verify.exact.bound_judging import (
+from ropeproof.verify.kernel.devices import dtype_name
+from ropeproof.verify.measure.exact.bound_judging import (
     best_theta_outcome,
     bound_outcome,
     certified_outcome,
     length_ranges,
     terms_at,
 )
-from ropeproof.verify.exact.certified import certified_index, certified_retrieval
-from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.exact.families import retrieval_family
-from ropeproof.verify.exact.retrieval_margin import retrieval_margin_explicit
-from ropeproof.verify.exact.sweep import INDEX_TABLE, RETRIEVAL_TABLE, SweepTable
-from ropeproof.verify.runtime.devices import dtype_name
+from ropeproof.verify.measure.exact.certified import certified_index, certified_retrieval
+from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact.families import retrieval_family
+from ropeproof.verify.measure.exact.retrieval_margin import retrieval_margin_explicit
+from ropeproof.verify.measure.exact.sweep import INDEX_TABLE, RETRIEVAL_TABLE, SweepTable
+from ropeproof.verify.studies.errata.index import INDEX_BEST_THETA, INDEX_FIXED_THETA, INDEX_LARGEST_GAP
+from ropeproof.verify.studies.errata.retrieval import RETRIEVAL_LARGEST_GAP, RETRIEVAL_MARGIN
 
 CLAIMS = ClaimSet(
     "thm3.2",
@@ -242,7 +242,8 @@ def _best_theta(ctx: CheckContext) -> Outcome:
 
 def _convention_rows(store: ResultStore) -> list[dict[str, Any]]:
     """Every per-reading Theorem 3.2 check under both conventions: verdict, first failing length and
-    failing lengths (float64, as :func:`~ropeproof.verify.exact.bound_judging.bound_outcome` judges them)."""
+    failing lengths (float64, as :func:`~ropeproof.verify.measure.exact.bound_judging.bound_outcome` judges
+    them)."""
     rows = []
     for reading in READINGS:
         combos: list[tuple[str, SweepTable, int | None]] = [
@@ -412,7 +413,8 @@ def _retrieval_closed_form(ctx: CheckContext) -> Outcome:
 
 # ------------------------------------------------------------------------------------------ corrections
 # What is true instead of each refuted Theorem 3.2 statement (docs/theory.md section 9): the data and the
-# proofs are computed by ropeproof.verify.errata and ropeproof.theory; these entries state and pin them.
+# proofs are computed by ropeproof.verify.studies.errata and ropeproof.theory; these entries state and
+# pin them.
 
 _INDEX_PI2 = "thm3.2.index.pi2-over-2n2"
 _INDEX_MIN = "thm3.2.index.min"

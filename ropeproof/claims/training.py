@@ -1,7 +1,7 @@
 """Claims about trained models: [A]'s observations on training (``docs/theory.md`` section 6), judged on
 the shipped checkpoints of the ``paper`` configuration ([A]'s 12-layer shape and schedule) and, as a
 second setting, of ``small``, every seed that ships, with every sampled number decided on its 95%
-interval (:mod:`ropeproof.verify.statistics`, :mod:`ropeproof.verify.training.observations`).
+interval (:mod:`ropeproof.verify.measure.statistics`, :mod:`ropeproof.verify.studies.training.observations`).
 
 Each observation claim states "in every shipped paper-configuration seed": ``holds`` when every seed
 shows it, ``violated`` when some seed contradicts it, ``unresolvable`` when an interval leaves some seed
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.training.observations import (
+from ropeproof.verify.studies.training.observations import (
     CONTRADICTS,
     HOPS,
     SHOWS,
@@ -32,8 +32,8 @@ from ropeproof.verify.training.observations import (
     uniform_early,
     verdict_over_seeds,
 )
-from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
-from ropeproof.verify.training.trainer import TrainingRecord, load_record
+from ropeproof.verify.studies.training.shipped import shipped_path, shipped_seeds
+from ropeproof.verify.studies.training.trainer import TrainingRecord, load_record
 
 CLAIMS = ClaimSet(
     "training",
@@ -68,7 +68,7 @@ def seeds_of(config: str, quick: bool = False) -> list[int]:
 
 def _model(ctx: CheckContext, task: str, config: str, seed: int) -> Any:
     """The shipped model, loaded once per run (the run's store; read-only)."""
-    from ropeproof.verify.training.shipped_results import SHIPPED_MODEL
+    from ropeproof.verify.studies.training.shipped_results import SHIPPED_MODEL
 
     return ctx.store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
 
@@ -137,8 +137,8 @@ def _small_accuracy(ctx: CheckContext) -> Outcome:
 def _accuracy(config: str, ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
-    from ropeproof.verify.training.evaluation import decided_accuracy_per_hop
-    from ropeproof.verify.training.observations import recorded_accuracy_per_hop
+    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
+    from ropeproof.verify.studies.training.observations import recorded_accuracy_per_hop
 
     p = ctx.params
     figures: dict[str, Any] = {}
@@ -255,7 +255,7 @@ def _layer_roles(ctx: CheckContext) -> Outcome:
 def _letter_last_layer(ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
-    from ropeproof.verify.training.evaluation import decided_accuracy_per_hop
+    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
 
     p = ctx.params
     detail: dict[str, Any] = {}
@@ -357,7 +357,7 @@ def _uniform_early(ctx: CheckContext) -> Outcome:
 def _length(ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
-    from ropeproof.verify.training.shipped_results import DECIDED_LENGTH_ROW
+    from ropeproof.verify.studies.training.shipped_results import DECIDED_LENGTH_ROW
 
     p = ctx.params
     rows: dict[str, Any] = {}
@@ -427,8 +427,8 @@ def _against_90(row: dict[str, Any]) -> str:
 def _frequencies(ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
-    from ropeproof.verify.training.head_theory import dominant_plane
-    from ropeproof.verify.training.shipped_results import FREQUENCY_PROFILE
+    from ropeproof.verify.studies.training.head_theory import dominant_plane
+    from ropeproof.verify.studies.training.shipped_results import FREQUENCY_PROFILE
 
     tops: dict[str, Any] = {}
 

@@ -17,7 +17,7 @@ import torch
 
 from ropeproof.theory.errors import RopeproofError
 from ropeproof.theory.validate import integer_problem, real_problem
-from ropeproof.verify.runtime.devices import DTYPES, resolve_device
+from ropeproof.verify.kernel.devices import DTYPES, resolve_device
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:N")
 """What ``--device`` accepts (``auto``: CUDA when available, else the CPU)."""

@@ -32,7 +32,7 @@ from ropeproof.report import STORE_DIR, write_report
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.runtime.devices import resolve_dtype
+from ropeproof.verify.kernel.devices import resolve_dtype
 
 DEFAULT_JOBS = 2 if (os.cpu_count() or 1) >= 2 else 1
 """``--jobs`` default: the figures overlap the claims when the machine has a second core."""

@@ -46,7 +46,7 @@ def derivation(construction: str, latex: bool = False) -> dict[str, Any]:
     u = sp.Symbol("u", integer=True)
     discrepancy: list[str]
     if c.name == "index":
-        from ropeproof.verify.exact.index_sweep import index_gap_expression
+        from ropeproof.verify.measure.exact.index_sweep import index_gap_expression
 
         discrepancy = [
             f"competitor m positions from the target: g(m) = {_show(index_gap_expression(c), latex)}",

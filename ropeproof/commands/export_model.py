@@ -3,7 +3,8 @@ directory that ``from_pretrained`` loads, with its tokenizer.
 
 Builds ``Index^H Reflexive^(L-H)`` (number task) or ``Retrieval^H Reflexive^(L-H)`` (letter task) with the
 chosen solver on the checkpoint's own spectrum
-(:func:`ropeproof.verify.beyond.checkpoint_solvers.checkpoint_spec`: ``best``, ``paper`` or ``smallest``;
+(:func:`ropeproof.verify.studies.beyond.checkpoint_solvers.checkpoint_spec`: ``best``, ``paper`` or
+``smallest``;
 width 128 by default, built for prompts up to ``--max-length`` tokens), compiles it, certifies it and
 exports it (:mod:`ropeproof.verify.interop.hf.model_export`); the config records the certified horizon.
 Needs the optional ``hf`` extra.
@@ -94,8 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ropeproof.verify.beyond.checkpoint_solvers import checkpoint_spec
     from ropeproof.verify.interop.hf.model_export import export_model
+    from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec
 
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any work
         spec = checkpoint_spec(

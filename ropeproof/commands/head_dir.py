@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 from ropeproof.constructions.head import CompiledHead, load_head
-from ropeproof.verify.display import format_cell
-from ropeproof.verify.exact.head_sweep import sweep_head
-from ropeproof.verify.exact.sweep import parse_lengths
-from ropeproof.verify.runtime.devices import resolve_device
+from ropeproof.verify.kernel.devices import resolve_device
+from ropeproof.verify.measure.display import format_cell
+from ropeproof.verify.measure.exact.head_sweep import sweep_head
+from ropeproof.verify.measure.exact.sweep import parse_lengths
 
 
 def add_head_option(p: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """``ropeproof llm-eval``: [A]'s frontier-LLM 1-hop protocol on any model
-(:mod:`ropeproof.verify.llm_eval`), and ``ropeproof llm-eval plot DIR...``: [A]'s figure from run
+(:mod:`ropeproof.verify.studies.llm_eval`), and ``ropeproof llm-eval plot DIR...``: [A]'s figure from run
 directories.
 
 A run directory (``--out``) holds ``run.json`` (settings), ``log.jsonl`` (every request and reply, as
@@ -42,7 +42,7 @@ EXIT_INTERRUPTED = 130
 
 def lengths_list(text: str) -> tuple[int, ...]:
     """``--lengths``: comma-separated integers or inclusive ranges ``A:B[:STEP]``, each in 2..4096."""
-    from ropeproof.verify.llm_eval.protocol import MAX_LENGTH, MIN_LENGTH
+    from ropeproof.verify.studies.llm_eval.protocol import MAX_LENGTH, MIN_LENGTH
 
     accepted = f"comma-separated lengths or ranges A:B[:STEP], each in {MIN_LENGTH}..{MAX_LENGTH}"
     out: list[int] = []
@@ -234,9 +234,9 @@ def _tasks(args: argparse.Namespace, provider: Any, fmt: str) -> list[str]:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from ropeproof.verify.llm_eval.choose_provider import make_provider
-    from ropeproof.verify.llm_eval.harness import evaluate
-    from ropeproof.verify.llm_eval.run_log import LOG_FILE
+    from ropeproof.verify.studies.llm_eval.choose_provider import make_provider
+    from ropeproof.verify.studies.llm_eval.harness import evaluate
+    from ropeproof.verify.studies.llm_eval.run_log import LOG_FILE
 
     check_output_target(args.out, force=True)  # a file, a protected place: refused before any work
     provider = make_provider(
@@ -317,7 +317,7 @@ def _text(summary: Any) -> str:
 def run_plot(args: argparse.Namespace) -> int:
     from ropeproof.paper_figures.llm_eval import llm_eval_figure, readings
     from ropeproof.paper_figures.style import save_figure
-    from ropeproof.verify.llm_eval.results import load_run, merge_by_label
+    from ropeproof.verify.studies.llm_eval.results import load_run, merge_by_label
 
     summaries = merge_by_label([load_run(path) for path in args.runs])
     fmts = args.formats

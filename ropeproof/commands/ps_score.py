@@ -29,12 +29,12 @@ from ropeproof.commands.arguments import (
 from ropeproof.constructions.paper import INDEX_THETA, TASK_LENGTH
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.ps.exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
-from ropeproof.verify.ps.head_subject import head_subject
-from ropeproof.verify.ps.per_frequency import per_frequency_scores
-from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.runtime.devices import resolve_dtype
-from ropeproof.verify.subjects import Subject, index_subject, random_subject, retrieval_subject
+from ropeproof.verify.kernel.devices import resolve_dtype
+from ropeproof.verify.measure.ps.exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
+from ropeproof.verify.measure.ps.head_subject import head_subject
+from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores
+from ropeproof.verify.measure.ps.scores import ps_scores
+from ropeproof.verify.measure.subjects import Subject, index_subject, random_subject, retrieval_subject
 
 
 def register(sub: argparse._SubParsersAction) -> None:

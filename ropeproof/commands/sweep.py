@@ -14,26 +14,27 @@ from pathlib import Path
 from ropeproof.commands import head_dir
 from ropeproof.commands.arguments import add_command, add_device, add_dtype, finite_float, int_in
 from ropeproof.theory.errors import InputError, RopeproofError
-from ropeproof.verify.exact.certified import INDEX_TERMS
-from ropeproof.verify.exact.certified_shards import (
+from ropeproof.verify.kernel.devices import dtype_name, resolve_device, resolve_dtype
+from ropeproof.verify.measure.exact.certified import INDEX_TERMS
+from ropeproof.verify.measure.exact.certified_shards import (
     FORMAT as RECORDS_FORMAT,
 )
-from ropeproof.verify.exact.certified_shards import (
+from ropeproof.verify.measure.exact.certified_shards import (
     GapRecords,
     enclose_gap_records,
     judge_records,
     merge_gap_records,
     offsets_for,
 )
-from ropeproof.verify.exact.shard_runner import (
+from ropeproof.verify.measure.exact.shard_runner import (
     DEFAULT_SHARD_ROOT,
     EXECUTORS,
     SweepSpec,
     run_certified_index,
     run_sweep,
 )
-from ropeproof.verify.exact.sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
-from ropeproof.verify.exact.sweep_files import (
+from ropeproof.verify.measure.exact.sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
+from ropeproof.verify.measure.exact.sweep_files import (
     SweepHeader,
     atomic_output,
     merge_jsonl,
@@ -43,7 +44,6 @@ from ropeproof.verify.exact.sweep_files import (
     text_table,
     write_rows,
 )
-from ropeproof.verify.runtime.devices import dtype_name, resolve_device, resolve_dtype
 
 EXAMPLE = """example:
   ropeproof sweep index --theta 0.000001 --lengths 2:600 --json

@@ -1,5 +1,6 @@
 """``ropeproof train number|letter --config small --out DIR``: train [A]'s model (HF ``GPTJForCausalLM``)
-on a task, seeded, with checkpoints every N steps and resume (:mod:`ropeproof.verify.training.trainer`).
+on a task, seeded, with checkpoints every N steps and resume
+(:mod:`ropeproof.verify.studies.training.trainer`).
 Needs the optional ``hf`` extra."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import shutil
 from ropeproof.commands.arguments import add_command, add_device, add_json, add_output, int_in
 from ropeproof.constructions.paper import TASKS
 from ropeproof.theory.atomic_output import check_output_target
-from ropeproof.verify.training.config import CONFIGS
+from ropeproof.verify.studies.training.config import CONFIGS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ropeproof.verify.training.trainer import train
+    from ropeproof.verify.studies.training.trainer import train
 
     config = CONFIGS[args.config].with_overrides(
         args.steps, args.checkpoint_every, args.eval_prompts, args.score_prompts

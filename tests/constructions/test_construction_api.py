@@ -16,7 +16,7 @@ from ropeproof.constructions.paper import index_construction, retrieval_construc
 from ropeproof.theory.construction import Construction, Plane, Rotated, Token, letter_tokens
 from ropeproof.theory.derive import OFFSET, derive
 from ropeproof.theory.errors import ConstructionError, InputError
-from ropeproof.verify.runtime.compiled import encode, head_module
+from ropeproof.verify.kernel.compiled import encode, head_module
 
 
 def two_plane_toy() -> Construction:

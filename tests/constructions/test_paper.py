@@ -21,10 +21,10 @@ from ropeproof.constructions.paper import (
 )
 from ropeproof.theory.construction import Construction, Rotated
 from ropeproof.theory.derive import OFFSET, derive
-from ropeproof.verify.exact.families import family_for
-from ropeproof.verify.exact.mp_reference import MpLogits
-from ropeproof.verify.runtime.compiled import answer, encode, head_module
-from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.kernel.compiled import answer, encode, head_module
+from ropeproof.verify.measure.exact.families import family_for
+from ropeproof.verify.measure.exact.mp_reference import MpLogits
+from ropeproof.verify.measure.tasks import letter_task, number_task
 from ropeproof.verify.testing.strategies import family_inputs, index_params, retrieval_params
 
 
@@ -113,7 +113,7 @@ def test_retrieval_answers_one_hop_letter_tasks_up_to_its_horizon() -> None:
 def test_retrieval_first_failure_length_matches_exact_horizon() -> None:
     """Closed form: margin_inf(n) = cos((n-1) theta) - cos(omega - (n-2) theta), first <= 0 at
     (2n - 3) theta >= omega, i.e. n = ceil((omega/theta + 3)/2)."""
-    from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
+    from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
 
     theta, omega = 0.0027, math.pi / 4
     c = retrieval_construction(8, theta, max_int=1)

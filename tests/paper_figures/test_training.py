@@ -13,8 +13,8 @@ from ropeproof.paper_figures.training import (
     ps_paths_figure,
 )
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.training.shipped import shipped_path, shipped_seeds
-from ropeproof.verify.training.trainer import load_record
+from ropeproof.verify.studies.training.shipped import shipped_path, shipped_seeds
+from ropeproof.verify.studies.training.trainer import load_record
 
 
 def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:

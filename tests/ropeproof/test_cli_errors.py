@@ -151,7 +151,8 @@ def test_out_in_an_unwritable_place(command: list[str], capsys, monkeypatch) -> 
 
 def test_sizes_that_cannot_fit_are_refused(capsys, monkeypatch, tmp_path: Path) -> None:
     """``--alphabet 1000`` asked for 7.3 TiB and ``compile --letters 100000`` for 74.5 GiB. The exact
-    float64 retrieval sweep no longer compiles the head (it runs: tests/verify/exact/test_sweep_memory.py);
+    float64 retrieval sweep no longer compiles the head (it runs:
+    tests/verify/measure/exact/test_sweep_memory.py);
     measured logits in float32 still need it."""
     monkeypatch.setenv(ENV_VAR, "64GiB")
     argv = ["sweep", "retrieval", "--theta", "0.001", "--alphabet", "1000", "--lengths", "2:5"]

@@ -36,8 +36,8 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
 from ropeproof.paper_figures.style import FigureResult, subplots
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.errata.correction_data import CorrectionData, Series
-from ropeproof.verify.exact import shard_runner
+from ropeproof.verify.measure.exact import shard_runner
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
 
 SIZE_CAPS = {
     "n_inputs": 6,
@@ -200,8 +200,9 @@ def _trivial_correction() -> Correction:
 
 @contextlib.contextmanager
 def _no_cluster(*args: object) -> Iterator[None]:
-    """Stands in for :func:`ropeproof.verify.exact.shard_runner._client`: ``--executor dask`` vectors
-    get as far as starting a cluster, then end in a one-line error (tests/verify/exact/test_shard_runner.py
+    """Stands in for :func:`ropeproof.verify.measure.exact.shard_runner._client`: ``--executor dask`` vectors
+    get as far as starting a cluster, then end in a one-line error
+    (tests/verify/measure/exact/test_shard_runner.py
     runs real clusters)."""
     raise InputError("no Dask cluster in the fuzz test")
     yield

@@ -24,7 +24,7 @@ from ropeproof.claims.corrections import STATUSES, Correction, is_paper_finding,
 from ropeproof.cli import main
 from ropeproof.commands import check
 from ropeproof.errata_report import ERRATA_FORMAT, render_errata_markdown
-from ropeproof.verify.errata.correction_data import CorrectionData, Series
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
 
 INDEX_CORRECTIONS = ("thm3.2.index.fixed-theta", "thm3.2.index.best-theta", "thm3.2.index.largest-gap")
 
@@ -130,7 +130,7 @@ def test_a_correction_whose_values_change_fails_check_strict(
     """Shrink the best-angle correction's corrected values by 1%: the rows no longer equal the exact
     optimum, the status 'proved' is no longer established, and check --strict fails on the correction
     although its claim still comes out as pinned."""
-    from ropeproof.verify.errata import index as errata_index
+    from ropeproof.verify.studies.errata import index as errata_index
 
     real = errata_index.index_best_theta
 

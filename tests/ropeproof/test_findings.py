@@ -31,7 +31,7 @@ def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytes
     from ropeproof.claims import thm32
     from ropeproof.commands import check
     from ropeproof.theory import bounds
-    from ropeproof.verify.exact import sweep
+    from ropeproof.verify.measure.exact import sweep
 
     real = bounds.index_bound
 

@@ -60,7 +60,7 @@ def test_sampled_accuracies_get_a_table_with_their_intervals(tmp_path: Path) -> 
     """A claim whose figures hold per-row sampled accuracies (correct, count, 95% interval) shows them as a
     table under its finding in report.md and the README section, intervals rounded outward."""
     from ropeproof.report import interval_table, render_readme_findings
-    from ropeproof.verify.statistics import proportion_interval
+    from ropeproof.verify.measure.statistics import proportion_interval
 
     lo, hi = proportion_interval(97, 100).bounds
     rows = {

@@ -18,7 +18,7 @@ from ropeproof.theory.rope_symbolic import (
     rotation,
     vec2,
 )
-from ropeproof.verify.runtime.rope import rope_logits
+from ropeproof.verify.kernel.rope import rope_logits
 
 
 def _general_form(n_planes: int = 2):

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.errors import RopeproofError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.resolution import logit_error_bound
-from ropeproof.verify.runtime.rope import rope_logits
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.resolution import logit_error_bound
+from ropeproof.verify.kernel.rope import rope_logits
 
 TINY = 2.0**-1074  # the smallest subnormal: results that underflow lose up to this much per operation
 EXTREME = [0.0, -0.0, TINY, 1e-300, 1e-16, 0.5, 1.0, 3.0, 1e16, 1e154, 1e300, math.inf, -math.inf, math.nan]
@@ -96,7 +96,7 @@ def test_rope_spec_frequencies_are_refused_or_right(head_dim: int, base: float) 
 def test_index_sweep_is_refused_or_right(theta: float) -> None:
     """T_Index's worst margin at length n is min over offsets 1 <= m < n of 1 - cos(m theta) (every
     integer query s meets every competitor offset m with 1 <= |m| <= n - 1), here in mpmath."""
-    from ropeproof.verify.exact.sweep import sweep_index
+    from ropeproof.verify.measure.exact.sweep import sweep_index
 
     try:
         table = sweep_index(theta, 9)
@@ -181,7 +181,7 @@ def test_ps_scores_are_refused_or_right(
 ) -> None:
     """Inputs scaled by extreme factors (x * 1e160 overflows every logit; it used to score (0, 0)); tau = 1
     keeps the swap weights well conditioned, so float64 and mpmath agree closely."""
-    from ropeproof.verify.ps.scores import ps_scores
+    from ropeproof.verify.measure.ps.scores import ps_scores
 
     wt = torch.tensor(w, dtype=torch.float64)
     head = RopeAttention(wt, wt, torch.eye(2, dtype=torch.float64), torch.eye(2, dtype=torch.float64),

@@ -1,6 +1,6 @@
 """A head imported from a model, as a :class:`~ropeproof.constructions.head.CompiledHead`.
 
-An imported :class:`~ropeproof.verify.runtime.attention.RopeAttention` has no vocabulary. Giving it
+An imported :class:`~ropeproof.verify.kernel.attention.RopeAttention` has no vocabulary. Giving it
 one makes every tool that takes a compiled head (``answer``, exact sweeps over a token family,
 ``ps-score``, export to HF or TransformerLens) work on it, and lets ``CompiledHead.save`` write it
 as an ordinary head directory (``head.json`` + ``weights.safetensors``, format ``ropeproof-head``):
@@ -26,7 +26,7 @@ import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.verify.interop.hf.architectures import HeadImportError
-from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.kernel.attention import RopeAttention
 
 MAX_IMPORT_VOCAB = 4096
 """Largest vocabulary imported whole; past it the caller chooses ``token_ids``."""

@@ -7,7 +7,7 @@ For inputs ``x`` of shape ``[batch, n, d_model]`` the head computes
     pattern = softmax(logits, over j)
     output = pattern @ v @ W_O                                ([batch, n, d_model])
 
-with ``R_p`` the RoPE rotation of :mod:`ropeproof.verify.runtime.rope`. The same code runs on every
+with ``R_p`` the RoPE rotation of :mod:`ropeproof.verify.kernel.rope`. The same code runs on every
 device.
 
 Two paths (the ``need_weights`` convention of ``torch.nn.MultiheadAttention``):
@@ -16,13 +16,13 @@ Two paths (the ``need_weights`` convention of ``torch.nn.MultiheadAttention``):
 - ``need_weights=False``: only ``output``, through ``torch.nn.functional.scaled_dot_product_attention``
   with causal masking; the ``[batch, n, n]`` logits and pattern are never built, and the result's
   ``logits`` and ``pattern`` are ``None``. The output equals the full path's up to rounding
-  (``tests/verify/runtime/test_attention.py`` derives and asserts the tolerance).
+  (``tests/verify/kernel/test_attention.py`` derives and asserts the tolerance).
 
 Both paths project with one ``x @ [W_Q | W_K | W_V]`` product whose q and k columns are put in the
 halves order ``(a_0, .., a_{K-1}, b_0, .., b_{K-1})`` of their planes ``(a_k, b_k)`` (a permutation
 applied to q and k alike leaves every ``q . k`` unchanged), rotate q and k together with the cached
-tables of :func:`~ropeproof.verify.runtime.rope.rotation_table`, and check finiteness as
-:mod:`ropeproof.verify.runtime.finite` describes (``check=True``: one synchronisation per call).
+tables of :func:`~ropeproof.verify.kernel.rope.rotation_table`, and check finiteness as
+:mod:`ropeproof.verify.kernel.finite` describes (``check=True``: one synchronisation per call).
 """
 
 from __future__ import annotations
@@ -40,15 +40,15 @@ from torch import nn
 from ropeproof.theory.errors import InputError, RopeproofError, WeightError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import real
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
-from ropeproof.verify.runtime.finite import (
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
+from ropeproof.verify.kernel.finite import (
     all_finite,
     finite_screen,
     non_finite_input,
     overflow_error,
     passes,
 )
-from ropeproof.verify.runtime.rope import (
+from ropeproof.verify.kernel.rope import (
     Positions,
     common_origin,
     halves_order,
@@ -112,7 +112,7 @@ class RopeAttention(nn.Module):
     W_O:
         ``[head_dim, d_model]`` output projection.
     spec:
-        The :class:`~ropeproof.verify.runtime.rope.RopeSpec`; its ``head_dim`` fixes the weights' inner size.
+        The :class:`~ropeproof.verify.kernel.rope.RopeSpec`; its ``head_dim`` fixes the weights' inner size.
     scale:
         Multiplies every logit (constructions use 1; HF modules use ``1/sqrt(head_dim)``).
     device:
@@ -244,7 +244,7 @@ class RopeAttention(nn.Module):
     ) -> AttentionResult:
         """Run the head on ``x`` (``[batch, n, d_model]``) at ``positions`` (default ``0..n-1``;
         ``[n]`` or ``[batch, n]``; shifted first by a common integer, which changes no logit:
-        :func:`~ropeproof.verify.runtime.rope.common_origin`). The causal mask is by index: query ``i``
+        :func:`~ropeproof.verify.kernel.rope.common_origin`). The causal mask is by index: query ``i``
         sees keys ``j <= i``.
 
         ``need_weights=False`` computes only the output, without building logits or pattern (they are

@@ -10,9 +10,9 @@ section 6):
 :func:`readout_weights` evaluates the row vector ``v_0^T = e_{n-1}^T prod_l (I + w_l A_l)`` from the last
 layer down, ``v_l^T = v_{l+1}^T + w_l v_{l+1}^T A_l``, computing only the rows of ``A_l`` where
 ``v_{l+1}`` is nonzero (in float64 a sharp softmax underflows to exact zeros, so few rows are needed),
-in blocks, with the module's own RoPE arithmetic (:func:`~ropeproof.verify.runtime.rope.rope_logits`).
+in blocks, with the module's own RoPE arithmetic (:func:`~ropeproof.verify.kernel.rope.rope_logits`).
 Then ``C_L[n-1] = sum_p v_0[p] C_0[p]`` and the readout is ``C_L[n-1] W_U`` (:func:`last_readout`).
-This equals :class:`~ropeproof.verify.runtime.multilayer.MultiLayerRopeModel`'s readout up to the order
+This equals :class:`~ropeproof.verify.kernel.multilayer.MultiLayerRopeModel`'s readout up to the order
 of float64 summation (tested), in ``O(sum_l rows_l n)`` time and ``O(block n)`` memory.
 
 Entries of ``v_{l+1}`` below ``drop * max|v_{l+1}|`` are dropped before layer ``l`` (default ``1e-30``).
@@ -32,8 +32,8 @@ import torch
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
-from ropeproof.verify.runtime.rope import rope_logits
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
+from ropeproof.verify.kernel.rope import rope_logits
 
 
 def _check_structure(model: CompiledModel) -> list[float]:

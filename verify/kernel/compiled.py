@@ -1,7 +1,7 @@
 """Run a :class:`~ropeproof.constructions.head.CompiledHead` in torch: its module, its embeddings and
 its answers.
 
-- :func:`head_module` builds the head's :class:`~ropeproof.verify.runtime.attention.RopeAttention`
+- :func:`head_module` builds the head's :class:`~ropeproof.verify.kernel.attention.RopeAttention`
   (also available as ``RopeAttention.from_head``);
 - :func:`encode` embeds token names as a tensor (``W_E`` rows);
 - :func:`answer` reads the head's answer at the last position, by hard or softmax attention.
@@ -17,8 +17,8 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import real
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
 
 ANSWER_MODES: tuple[str, ...] = ("hard", "softmax")
 

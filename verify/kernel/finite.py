@@ -1,7 +1,7 @@
 """The finiteness policy of the torch kernel: one cheap check per public call, a precise error on
 failure.
 
-Every public function of :mod:`ropeproof.verify.runtime` that returns numbers (``apply_rope``,
+Every public function of :mod:`ropeproof.verify.kernel` that returns numbers (``apply_rope``,
 ``rope_logits``, ``RopeAttention.forward`` and ``RopeAttention.project``) takes ``check=True``.
 
 - ``check=True`` (the default, and what every verdict of the toolkit runs with): the returned tensors

@@ -1,5 +1,5 @@
 """Run a :class:`~ropeproof.constructions.multihop_compile.CompiledModel` in torch: one
-:class:`~ropeproof.verify.runtime.attention.RopeAttention` per layer on a residual stream.
+:class:`~ropeproof.verify.kernel.attention.RopeAttention` per layer on a residual stream.
 
 For inputs ``x_0 = W_E[tokens]`` (``[batch, n, d_model]``) layer ``l`` computes
 
@@ -21,8 +21,8 @@ from torch import nn
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.runtime.attention import AttentionResult, RopeAttention
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
+from ropeproof.verify.kernel.attention import AttentionResult, RopeAttention
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ import torch
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike
 
 
 def random_head(
@@ -23,7 +23,7 @@ def random_head(
     device: DeviceLike = "cpu",
     dtype: DtypeLike = torch.float64,
 ) -> RopeAttention:
-    """A :class:`~ropeproof.verify.runtime.attention.RopeAttention` with random weights.
+    """A :class:`~ropeproof.verify.kernel.attention.RopeAttention` with random weights.
 
     ``W_Q, W_K, W_V`` (``[d_model, head_dim]``) and ``W_O`` (``[head_dim, d_model]``) are drawn in
     that order from ``torch.Generator().manual_seed(seed)`` in float64 (then cast to ``dtype``):

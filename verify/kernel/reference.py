@@ -1,4 +1,4 @@
-"""Straightforward numpy reference for RoPE logits, independent of :mod:`ropeproof.verify.runtime.rope`'s
+"""Straightforward numpy reference for RoPE logits, independent of :mod:`ropeproof.verify.kernel.rope`'s
 kernel.
 
 It builds the explicit ``head_dim x head_dim`` block-diagonal matrix ``R(u)`` and evaluates

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
+from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
 
 
 def unit_roundoff(dtype: DtypeLike) -> float:

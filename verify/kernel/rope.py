@@ -21,7 +21,7 @@ for the default positions and for positions given as a short Python sequence
 Inputs. Integer tensors are promoted to float64 (exact for ``|value| < 2**53``); bool and complex
 tensors raise :class:`~ropeproof.theory.errors.InputError`, and so do positions beyond ``2**53`` in
 magnitude (:data:`EXACT_POSITION_LIMIT`), whose offsets float64 cannot hold. ``check=True``
-(default) verifies that the result is finite (:mod:`ropeproof.verify.runtime.finite`).
+(default) verifies that the result is finite (:mod:`ropeproof.verify.kernel.finite`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import torch
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import real
-from ropeproof.verify.runtime.finite import (
+from ropeproof.verify.kernel.finite import (
     all_finite,
     finite_screen,
     non_finite_input,

@@ -3,12 +3,13 @@
 For layer ``l`` (``docs/theory.md`` section 6, "[A]'s per-layer scores"): take the hidden states entering
 block ``l`` (the residual stream after ``l`` layers, content and channel), swap the hidden vectors at two
 non-query positions ``i < j`` (position ids unchanged), re-run only block ``l`` and score the last token's
-attention row with [A]'s score (``tau = 1e-4``): :func:`~ropeproof.verify.ps.scores.ps_scores` with the
+attention row with [A]'s score (``tau = 1e-4``): :func:`~ropeproof.verify.measure.ps.scores.ps_scores` with
+the
 block as a callable. Queries and keys read the content, which moves with the swap: an Index layer's keys are
 all ``v`` (its row cannot move: positional), a Retrieval layer's row follows the keys' left letters
 (symbolic). A Reflexive layer's row sits on the query itself, which is never swapped, so most swapped
 entries underflow to zero in float64 and the score is not resolved
-(:data:`~ropeproof.verify.ps.swap_stream.MAX_UNRESOLVED_WEIGHT`): such a layer is reported with NaN
+(:data:`~ropeproof.verify.measure.ps.swap_stream.MAX_UNRESOLVED_WEIGHT`): such a layer is reported with NaN
 scores and the label ``unresolved`` (it used to read about (1, 1), the ``0/0`` convention of the cosine).
 """
 
@@ -23,10 +24,10 @@ import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError, UnderflowError
-from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike
-from ropeproof.verify.runtime.multilayer import model_module
-from ropeproof.verify.tasks import TaskInstance
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike
+from ropeproof.verify.kernel.multilayer import model_module
+from ropeproof.verify.measure.ps.scores import ps_scores
+from ropeproof.verify.measure.tasks import TaskInstance
 
 CLASS_THRESHOLD = 0.5
 """A layer is positional when ``S_pos > 0.5 > S_sym`` and symbolic when ``S_sym > 0.5 > S_pos``."""

@@ -4,7 +4,7 @@ Used by the ``ps.*`` claims, ``ropeproof ps-score``, the figures, the benchmarks
 
 - :func:`index_subject`: compiled T_Index ([A] Thm 3.1) on number-task inputs of 17 tokens;
 - :func:`retrieval_subject`: compiled T_Retrieval on letter-task inputs of 17 pairs;
-- :func:`random_subject`: :func:`~ropeproof.verify.runtime.random_heads.random_head` (``init="fan_in"``)
+- :func:`random_subject`: :func:`~ropeproof.verify.kernel.random_heads.random_head` (``init="fan_in"``)
   on :func:`random_inputs`.
 
 The construction heads have one RoPE plane, one-hot tokens and ``scale = 1``, so logits lie in
@@ -32,11 +32,11 @@ from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.compiled import head_module
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_dtype
-from ropeproof.verify.runtime.random_heads import random_head
-from ropeproof.verify.tasks import encode_tasks, letter_task, number_task
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.compiled import head_module
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_dtype
+from ropeproof.verify.kernel.random_heads import random_head
+from ropeproof.verify.measure.tasks import encode_tasks, letter_task, number_task
 
 SUBJECT_LETTERS = 8
 """Letter vocabulary of the T_Index subject (a smaller vocabulary than [A]'s 120 keeps inputs light;
@@ -61,7 +61,8 @@ def index_subject(
     dtype: DtypeLike = torch.float64,
 ) -> Subject:
     """Compiled T_Index (8 letters, integers 1..16) at angle ``theta`` on ``n_inputs`` number-task
-    inputs of 17 tokens (:func:`ropeproof.verify.tasks.number_task`, 1-4 hops, vocabulary of 8 letters)."""
+    inputs of 17 tokens (:func:`ropeproof.verify.measure.tasks.number_task`, 1-4 hops, vocabulary of 8
+    letters)."""
 
     compiled = compile_construction(
         index_construction(theta=theta, max_int=NUMBER_TASK_MAX_INT, letters=SUBJECT_LETTERS)
@@ -79,7 +80,8 @@ def retrieval_subject(
     dtype: DtypeLike = torch.float64,
 ) -> Subject:
     """Compiled T_Retrieval (``|ALPH| = 8``, ``omega = pi/4``, integers 1..8) at RoPE angle ``theta``
-    on ``n_inputs`` letter-task inputs of 17 pairs (:func:`ropeproof.verify.tasks.letter_task`, 1-4 hops)."""
+    on ``n_inputs`` letter-task inputs of 17 pairs (:func:`ropeproof.verify.measure.tasks.letter_task`, 1-4
+    hops)."""
 
     compiled = compile_construction(
         retrieval_construction(alphabet_size=ALPHABET_SIZE, theta=theta, max_int=LETTER_TASK_MAX_INT)

@@ -1,4 +1,4 @@
-"""Long inputs from [A]'s task generators (:mod:`ropeproof.verify.tasks`), built three ways.
+"""Long inputs from [A]'s task generators (:mod:`ropeproof.verify.measure.tasks`), built three ways.
 
 [A] trained on 17 tokens and tested longer inputs without saying how they were built
 (``docs/theory.md`` section 6), so every length study names its ``build``:
@@ -13,7 +13,7 @@
 - ``"both"``: both windows grow, each to about half of ``n - 1`` (number task: integers up to ``n - 1``).
 
 Chains keep [A]'s structure and balance (hops, targets, answers) and are checked by
-:func:`ropeproof.verify.tasks.follow_number_chain` / ``follow_letter_chain`` in the tests.
+:func:`ropeproof.verify.measure.tasks.follow_number_chain` / ``follow_letter_chain`` in the tests.
 
 :func:`with_decoys` turns an input into a *decoy* input for a compiled model: every answer-kind token off
 the chain is replaced by one decoy whose code sits a quarter turn from the answer's on the code circle
@@ -39,7 +39,7 @@ from ropeproof.constructions.paper import (
 from ropeproof.theory.construction import letter_tokens
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
+from ropeproof.verify.measure.tasks import TaskInstance, letter_task, number_task
 
 BUILDS: tuple[str, ...] = ("window", "distractors", "both")
 """How long inputs are built (module docstring)."""

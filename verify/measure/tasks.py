@@ -27,7 +27,7 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.construction import letter_tokens
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.runtime.compiled import encode
+from ropeproof.verify.kernel.compiled import encode
 
 
 @dataclass(frozen=True)

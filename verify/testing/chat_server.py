@@ -1,6 +1,6 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API
 (``POST /v1/chat/completions``) and the Anthropic messages API (``POST /v1/messages``), for testing and
-benchmarking :mod:`ropeproof.verify.llm_eval` (or any harness) without a network.
+benchmarking :mod:`ropeproof.verify.studies.llm_eval` (or any harness) without a network.
 
 It answers every prompt with ``policy(prompt_text)``, counts every request per prompt, and fails on
 purpose when ``faults(prompt, attempt)`` says so: ``"429"`` and ``"500"`` (with ``retry-after-ms: 5``),

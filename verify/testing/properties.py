@@ -22,10 +22,10 @@ import numpy as np
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.theory.construction import Construction
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.exact.families import Family, family_for, sample_family_inputs
-from ropeproof.verify.exact.mp_reference import MpLogits
-from ropeproof.verify.runtime.compiled import encode, head_module
+from ropeproof.verify.kernel.compiled import encode, head_module
+from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact.families import Family, family_for, sample_family_inputs
+from ropeproof.verify.measure.exact.mp_reference import MpLogits
 
 
 @dataclass

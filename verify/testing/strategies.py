@@ -14,8 +14,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ropeproof.theory.rope_spec import LAYOUTS, RopeSpec
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.random_heads import random_head
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.random_heads import random_head
 
 
 @st.composite
@@ -61,9 +61,9 @@ def retrieval_params(draw: st.DrawFn, max_alphabet: int = 8, max_theta: float = 
 
 @st.composite
 def family_inputs(draw: st.DrawFn, family, n: int) -> tuple[tuple[str, ...], int]:
-    """A random length-``n`` input of a :class:`~ropeproof.verify.exact.families.Family`: ``(tokens,
+    """A random length-``n`` input of a :class:`~ropeproof.verify.measure.exact.families.Family`: ``(tokens,
     target_position)``."""
-    from ropeproof.verify.exact.families import family_input
+    from ropeproof.verify.measure.exact.families import family_input
 
     cases = family.cases_at(n)
     if not cases:

@@ -9,9 +9,9 @@ import torch
 from ropeproof.claims import llm_eval as claims_llm_eval
 from ropeproof.claims.llm_eval import CLAIMS
 from ropeproof.claims.registry import CheckContext, run_claim
-from ropeproof.verify.llm_eval import local_models
-from ropeproof.verify.llm_eval.results import RunSummary
-from ropeproof.verify.llm_eval.statistics import LengthResult
+from ropeproof.verify.studies.llm_eval import local_models
+from ropeproof.verify.studies.llm_eval.results import RunSummary
+from ropeproof.verify.studies.llm_eval.statistics import LengthResult
 
 
 def _summary(label: str, letter: tuple[float, float], number: tuple[float, float]) -> RunSummary:

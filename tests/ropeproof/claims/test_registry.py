@@ -30,8 +30,8 @@ from ropeproof.claims.registry import (
     claim,
     run_claim,
 )
-from ropeproof.verify.exact.bound_judging import certified_outcome
-from ropeproof.verify.exact.certified import CertifiedComparison
+from ropeproof.verify.measure.exact.bound_judging import certified_outcome
+from ropeproof.verify.measure.exact.certified import CertifiedComparison
 
 TOPIC_PREFIX = {
     ropeproof.claims.rope: "rope.",

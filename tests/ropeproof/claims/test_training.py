@@ -10,8 +10,8 @@ import torch
 from ropeproof.claims import training as claims_training
 from ropeproof.claims.registry import CheckContext, run_claim
 from ropeproof.claims.training import CLAIMS
-from ropeproof.verify.training.config import PAPER
-from ropeproof.verify.training.trainer import TrainingRecord
+from ropeproof.verify.studies.training.config import PAPER
+from ropeproof.verify.studies.training.trainer import TrainingRecord
 
 CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 IDS = [

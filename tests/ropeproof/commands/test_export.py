@@ -18,7 +18,7 @@ from ropeproof.constructions.paper import reflexive_construction  # noqa: E402
 from ropeproof.verify.interop.hf.architectures import EXPORT_INFO_FILE, HeadImportError  # noqa: E402
 from ropeproof.verify.interop.hf.export import ExportInfo, load_export_info  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_model_head  # noqa: E402
-from ropeproof.verify.tasks import number_task  # noqa: E402
+from ropeproof.verify.measure.tasks import number_task  # noqa: E402
 
 K1_OF_128 = 10000 ** (-2 / 128)  # 0.8659643233600653: k = 1 of a 128-dim rotary head ([A]'s id 2)
 

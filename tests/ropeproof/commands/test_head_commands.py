@@ -14,7 +14,7 @@ from ropeproof.commands import head_dir
 from ropeproof.commands.import_head import parse_token_ids
 from ropeproof.constructions.head import load_head
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict:

@@ -10,7 +10,7 @@ import pytest
 
 from ropeproof.cli import build_parser
 from ropeproof.commands.llm_eval import json_object, lengths_list, temperature
-from ropeproof.verify.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
+from ropeproof.verify.studies.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 

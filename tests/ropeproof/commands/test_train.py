@@ -7,7 +7,7 @@ import pytest
 
 from ropeproof.cli import main
 from ropeproof.commands import train as train_command
-from ropeproof.verify.training.trainer import load_record
+from ropeproof.verify.studies.training.trainer import load_record
 
 pytest.importorskip("transformers")
 

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.random_heads import random_head
-from ropeproof.verify.runtime.resolution import logit_error_bound, unit_roundoff
-from ropeproof.verify.runtime.rope import rope_logits
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.random_heads import random_head
+from ropeproof.verify.kernel.resolution import logit_error_bound, unit_roundoff
+from ropeproof.verify.kernel.rope import rope_logits
 from ropeproof.verify.testing.strategies import rope_heads
 
 

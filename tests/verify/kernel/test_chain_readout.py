@@ -11,9 +11,9 @@ import pytest
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.multihop_programs import letter_program, number_program
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.runtime.chain_readout import last_readout, long_answers, readout_weights
-from ropeproof.verify.runtime.multilayer import model_module
-from ropeproof.verify.task_lengths import long_task
+from ropeproof.verify.kernel.chain_readout import last_readout, long_answers, readout_weights
+from ropeproof.verify.kernel.multilayer import model_module
+from ropeproof.verify.measure.task_lengths import long_task
 
 
 @pytest.fixture(scope="module")

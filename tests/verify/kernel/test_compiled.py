@@ -9,7 +9,7 @@ import pytest
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import INDEX_THETA, index_construction
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.runtime.compiled import answer
+from ropeproof.verify.kernel.compiled import answer
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.devices import DTYPES, dtype_name, resolve_device, resolve_dtype
-from ropeproof.verify.runtime.reference import reference_logits
-from ropeproof.verify.runtime.resolution import gap_resolution, logit_error_bound, unit_roundoff
+from ropeproof.verify.kernel.devices import DTYPES, dtype_name, resolve_device, resolve_dtype
+from ropeproof.verify.kernel.reference import reference_logits
+from ropeproof.verify.kernel.resolution import gap_resolution, logit_error_bound, unit_roundoff
 
 
 def test_resolve_device_and_dtype() -> None:

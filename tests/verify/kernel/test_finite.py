@@ -1,5 +1,5 @@
 """The finiteness policy: NaN/inf inputs and overflows raise a named error under check=True (the
-default) in every public function of verify/runtime, and pass through silently under check=False."""
+default) in every public function of verify/kernel, and pass through silently under check=False."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import torch
 
 from ropeproof.theory.errors import InputError, NonFiniteError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.finite import (
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.finite import (
     all_finite,
     finite_screen,
     non_finite_input,
     overflow_error,
     passes,
 )
-from ropeproof.verify.runtime.rope import apply_rope, rope_logits
+from ropeproof.verify.kernel.rope import apply_rope, rope_logits
 
 
 def ones_head(dtype: str = "float64") -> RopeAttention:

@@ -12,8 +12,8 @@ import torch
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.multihop_programs import letter_program, number_program
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.runtime.multilayer import MultiLayerRopeModel, answer_model, model_module
-from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain, letter_task, number_task
+from ropeproof.verify.kernel.multilayer import MultiLayerRopeModel, answer_model, model_module
+from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain, letter_task, number_task
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.rope import apply_rope, rope_logits, rotation_cos_sin, rotation_table
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.rope import apply_rope, rope_logits, rotation_cos_sin, rotation_table
 from ropeproof.verify.testing.strategies import rope_specs
 
 

@@ -14,7 +14,7 @@ from ropeproof import cli
 from ropeproof.claims import CheckContext, Outcome, run_claim
 from ropeproof.claims.registry import Claim
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.runtime.threads import (
+from ropeproof.verify.kernel.threads import (
     DEFAULT_THREADS,
     THREADS_ENV,
     parse_threads,

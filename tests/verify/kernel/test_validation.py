@@ -10,8 +10,8 @@ import torch
 
 from ropeproof.theory.errors import InputError, RopeSpecError, WeightError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.rope import apply_rope, rope_logits
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.rope import apply_rope, rope_logits
 
 
 @pytest.mark.parametrize(

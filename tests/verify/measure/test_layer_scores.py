@@ -10,9 +10,9 @@ import torch
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.constructions.multihop_programs import checkpoint_program
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.layer_scores import CLASS_THRESHOLD, LayerScore, layer_ps_scores
-from ropeproof.verify.runtime.multilayer import model_module
-from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.kernel.multilayer import model_module
+from ropeproof.verify.measure.layer_scores import CLASS_THRESHOLD, LayerScore, layer_ps_scores
+from ropeproof.verify.measure.tasks import letter_task, number_task
 
 
 def _slow_scores(model, insts, layer: int, tau: float = 1e-4) -> tuple[float, float]:

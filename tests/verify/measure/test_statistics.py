@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.statistics import (
+from ropeproof.verify.measure.statistics import (
     Estimate,
     accuracy_estimate,
     decide,
@@ -94,7 +94,7 @@ def test_bad_input() -> None:
 
 
 def test_samples_grow_by_doubling_until_decided_or_capped() -> None:
-    from ropeproof.verify.statistics import grow_until_decided
+    from ropeproof.verify.measure.statistics import grow_until_decided
 
     seen: list[tuple[int, int]] = []
     sample: list[bool] = []

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.task_lengths import (
+from ropeproof.verify.measure.task_lengths import (
     BUILDS,
     long_letter_task,
     long_number_task,
     long_task,
     required_max_int,
 )
-from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
 
 
 @pytest.mark.parametrize("build", BUILDS)

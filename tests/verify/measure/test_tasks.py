@@ -9,7 +9,7 @@ import pytest
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction, retrieval_construction
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.tasks import (
+from ropeproof.verify.measure.tasks import (
     encode_tasks,
     follow_letter_chain,
     follow_number_chain,

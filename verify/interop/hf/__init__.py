@@ -51,7 +51,7 @@ architecture (:mod:`.gptj`, :mod:`.llama`); the code below asks the registry and
 architecture. :func:`register_converter` adds one.
 
 **Import** (:func:`import_head`): one head of a GPT-J or LLaMA layer (state dict + config, GQA
-aware) as a :class:`~ropeproof.verify.runtime.attention.RopeAttention` with the architecture's layout,
+aware) as a :class:`~ropeproof.verify.kernel.attention.RopeAttention` with the architecture's layout,
 ``rotary_dim``,
 frequencies (computed in float64 from the formula; HF evaluates them in float32) and scale.
 

@@ -27,8 +27,8 @@ from ropeproof.verify.interop.hf.converters import converter
 from ropeproof.verify.interop.hf.finite_weights import finite_weights
 from ropeproof.verify.interop.hf.placement import Placement
 from ropeproof.verify.interop.hf.run import attention_module
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
 
 EXPORT_FORMAT, EXPORT_VERSION = "ropeproof-hf-export", 2
 """Name and version of :data:`EXPORT_INFO_FILE` (version 1 had no ``format``/``version`` keys)."""

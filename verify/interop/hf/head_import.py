@@ -1,5 +1,5 @@
 """Import: one head of a GPT-J or LLaMA layer (state dict + config, GQA aware) as a
-:class:`~ropeproof.verify.runtime.attention.RopeAttention`."""
+:class:`~ropeproof.verify.kernel.attention.RopeAttention`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import torch
 from ropeproof.verify.interop.hf.architectures import HeadImportError
 from ropeproof.verify.interop.hf.converter import ROLES
 from ropeproof.verify.interop.hf.converters import converter
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device
 
 
 def _dims(name: str, dims: slice | Sequence[int] | None, hidden: int) -> np.ndarray:

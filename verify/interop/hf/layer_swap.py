@@ -1,5 +1,5 @@
 """[A]'s layer-input swap on HF ``GPTJForCausalLM`` / ``LlamaForCausalLM``: the adapter and the
-one-call scorer (the generic procedure is :mod:`ropeproof.verify.ps.layer_swap`).
+one-call scorer (the generic procedure is :mod:`ropeproof.verify.measure.ps.layer_swap`).
 
 - *Block input*: a forward pre-hook on decoder layer ``l`` records the hidden states it receives
   while the model runs on the token ids (position ids ``0 .. n-1``, no padding); the run stops there.
@@ -23,8 +23,8 @@ import torch
 
 from ropeproof.verify.interop.hf.architectures import HeadImportError
 from ropeproof.verify.interop.hf.converters import model_converter
-from ropeproof.verify.ps.layer_swap import LayerSwapScores, layer_swap_scores
-from ropeproof.verify.ps.swap_stream import DEFAULT_MEMORY_BUDGET
+from ropeproof.verify.measure.ps.layer_swap import LayerSwapScores, layer_swap_scores
+from ropeproof.verify.measure.ps.swap_stream import DEFAULT_MEMORY_BUDGET
 
 
 class _StopAtBlock(Exception):
@@ -32,7 +32,7 @@ class _StopAtBlock(Exception):
 
 
 class HFLayerSwap:
-    """A :class:`~ropeproof.verify.ps.layer_swap.LayerSwapAdapter` for an HF GPT-J or LLaMA model
+    """A :class:`~ropeproof.verify.measure.ps.layer_swap.LayerSwapAdapter` for an HF GPT-J or LLaMA model
     (causal LM or base model) loaded with ``attn_implementation="eager"``, in eval mode (dropout
     would make rows random; a model in training mode is refused). Runs on the model's device and
     dtype."""
@@ -158,7 +158,7 @@ def hf_layer_swap_scores(
     ``model``: a ``GPTJForCausalLM`` / ``LlamaForCausalLM`` (or base model) with eager attention;
     ``input_ids``: ``[batch, n]`` token ids, the query last; ``arch``: a registered converter
     (default: ``model.config.model_type``). Every other argument and the result are those of
-    :func:`ropeproof.verify.ps.layer_swap.layer_swap_scores`: the hidden states entering block
+    :func:`ropeproof.verify.measure.ps.layer_swap.layer_swap_scores`: the hidden states entering block
     ``layer`` are swapped at each pair of non-query positions (or blocks), the block alone is re-run
     with the position ids unchanged, and each head's last-token attention row gives its score.
     """

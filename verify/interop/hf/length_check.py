@@ -2,9 +2,11 @@
 ``AutoTokenizer`` and ``AutoModelForCausalLM.from_pretrained`` (no ropeproof code in the loop) and greedily
 decodes one token for sampled and decoy prompts at given lengths, in each dtype.
 
-The prompts come from [A]'s task generators (:func:`~ropeproof.verify.task_lengths.long_task`) and
-their decoy versions (:func:`~ropeproof.verify.task_lengths.with_decoys`, which needs the compiled model
-that was exported), written as text (:func:`~ropeproof.verify.tokenizer.prompt_text`); from there on it is
+The prompts come from [A]'s task generators (:func:`~ropeproof.verify.measure.task_lengths.long_task`) and
+their decoy versions (:func:`~ropeproof.verify.measure.task_lengths.with_decoys`, which needs the compiled
+model
+that was exported), written as text (:func:`~ropeproof.verify.measure.tokenizer.prompt_text`); from there on
+it is
 the user's loop: tokenizer, model, ``generate(max_new_tokens=1, do_sample=False)``. Every prompt must
 encode without ``[UNK]`` (the checkpoint's vocabulary holds it) and to exactly one id per token.
 Accuracies carry 95% Wilson intervals; the first wrong answer of each row is kept as a witness.
@@ -21,9 +23,9 @@ import torch
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
-from ropeproof.verify.statistics import proportion_interval
-from ropeproof.verify.task_lengths import long_task, with_decoys
-from ropeproof.verify.tokenizer import UNK, prompt_text
+from ropeproof.verify.measure.statistics import proportion_interval
+from ropeproof.verify.measure.task_lengths import long_task, with_decoys
+from ropeproof.verify.measure.tokenizer import UNK, prompt_text
 
 DTYPES: tuple[str, ...] = ("float32", "float64")
 

@@ -20,7 +20,8 @@ Layout (``d`` = the compiled residual width, layer ``l`` of the compiled model =
   embedding is ``W_E`` (``[UNK]`` zero), ``lm_head`` is ``W_U^T`` (``[UNK]`` zero, bias zero).
 - The LM's last-position logits equal the compiled model's readout up to rounding, so greedy decoding of
   one token returns the answer. The directory also holds ``tokenizer.json``
-  (:mod:`ropeproof.verify.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`); the config
+  (:mod:`ropeproof.verify.measure.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`); the
+  config
   records ``certified_horizon`` (:func:`horizon_record`) and, where given, ``ropeproof_notes``.
 - Every exported tensor is checked finite in the checkpoint's dtype before anything is written, and the
   logit scale is refused above :func:`max_logit_scale` (scores past float32's range).
@@ -41,7 +42,6 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
-from ropeproof.verify.exact.multihop_certified import MultiHopCertificate, certified_horizon
 from ropeproof.verify.interop.hf.architectures import (
     NORM_GAIN,
     ExportError,
@@ -53,8 +53,9 @@ from ropeproof.verify.interop.hf.converter import HFConverter
 from ropeproof.verify.interop.hf.converters import converter
 from ropeproof.verify.interop.hf.finite_weights import finite_weights
 from ropeproof.verify.interop.hf.placement import Placement
-from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
-from ropeproof.verify.tokenizer import UNK, build_tokenizer, word
+from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
+from ropeproof.verify.measure.exact.multihop_certified import MultiHopCertificate, certified_horizon
+from ropeproof.verify.measure.tokenizer import UNK, build_tokenizer, word
 
 MODEL_INFO_FILE = "ropeproof_model.json"
 """Written next to ``config.json``: how the compiled model was laid out in the checkpoint."""
@@ -246,7 +247,7 @@ def export_model(
     the weights and scores finite (:func:`max_logit_scale`); every tensor is checked finite.
 
     With ``certify`` the model is certified on every input of its task family with up to ``hop_layers``
-    hops and at most ``max_positions`` tokens (:func:`~ropeproof.verify.exact.multihop_certified.
+    hops and at most ``max_positions`` tokens (:func:`~ropeproof.verify.measure.exact.multihop_certified.
     certified_horizon`), and the config records the horizon (:func:`horizon_record`): never more than
     ``max_positions``, the longest prompt the checkpoint can run. ``notes`` (layout remarks, e.g. why
     ``rotary_dim < n_embd``) go into the config as ``ropeproof_notes``.

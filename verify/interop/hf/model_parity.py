@@ -1,7 +1,7 @@
 """Per-layer parity of an exported multi-hop checkpoint with the ropeproof module.
 
 For token sequences, the HF model (eager attention) and the ropeproof module
-(:class:`~ropeproof.verify.runtime.multilayer.MultiLayerRopeModel`, float64) are run side by side; per
+(:class:`~ropeproof.verify.kernel.multilayer.MultiLayerRopeModel`, float64) are run side by side; per
 layer the pre-softmax scores HF feeds to softmax and its attention weights are compared with the module's
 logits and pattern on the causal triangle, and the last-position LM logits with the module's readout.
 
@@ -36,7 +36,7 @@ from ropeproof.theory.architectures import architecture
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.model_export import ModelExport
 from ropeproof.verify.interop.hf.run import capture_softmax_inputs
-from ropeproof.verify.runtime.multilayer import model_module
+from ropeproof.verify.kernel.multilayer import model_module
 
 FLOAT32_UNIT = 2.0**-24
 """The float32 unit roundoff ``u``."""

@@ -2,7 +2,7 @@
 ``HookedTransformer`` 4.0 removed).
 
 **Import** (:func:`from_hooked_transformer`): one head of a rotary ``HookedTransformer`` as a
-:class:`~ropeproof.verify.runtime.attention.RopeAttention`: ``rotary_adjacent_pairs`` decides the
+:class:`~ropeproof.verify.kernel.attention.RopeAttention`: ``rotary_adjacent_pairs`` decides the
 layout (interleaved vs half), ``rotary_dim`` the partial rotary, ``rotary_base`` (and
 ``rotary_scaling_factor``) the frequencies, GQA is resolved by TransformerLens' ``W_K``/``W_V``, and
 ``attn_scale`` is folded into ``W_Q``. With it ``ps_scores``, exact sweeps and per-frequency

@@ -20,7 +20,7 @@ import torch
 
 from ropeproof.verify.interop.hf.architectures import HeadImportError
 from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
-from ropeproof.verify.runtime.devices import DTYPES, dtype_name
+from ropeproof.verify.kernel.devices import DTYPES, dtype_name
 
 TL_MODEL_FORMAT, TL_MODEL_VERSION = "ropeproof-tl-model", 1
 TL_CONFIG_FILE = "tl_config.json"

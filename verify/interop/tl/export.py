@@ -35,7 +35,7 @@ from ropeproof.verify.interop.tl import converter as tl_names
 from ropeproof.verify.interop.tl.checkpoint import save_hooked_transformer
 from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
 from ropeproof.verify.interop.tl.placement import TLPlacement, place_tl
-from ropeproof.verify.runtime.devices import DtypeLike, resolve_dtype
+from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
 
 TL_EXPORT_FORMAT, TL_EXPORT_VERSION = "ropeproof-tl-export", 1
 """Name and version of the :data:`EXPORT_INFO_FILE` a TransformerLens export writes."""

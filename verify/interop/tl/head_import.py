@@ -1,5 +1,5 @@
 """Import: one head of a rotary TransformerLens ``HookedTransformer`` as a
-:class:`~ropeproof.verify.runtime.attention.RopeAttention`.
+:class:`~ropeproof.verify.kernel.attention.RopeAttention`.
 
 TransformerLens (3.x, ``components/abstract_attention.py``) computes for head ``h`` of a layer
 
@@ -28,8 +28,8 @@ from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.interop.hf.architectures import HeadImportError
 from ropeproof.verify.interop.hf.head_import import _dims
 from ropeproof.verify.interop.tl import converter as tl_names
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device
 
 UNSUPPORTED_FLAGS: tuple[tuple[str, str], ...] = (
     ("use_NTK_by_parts_rope", "NTK-by-parts RoPE rescales frequencies piecewise"),

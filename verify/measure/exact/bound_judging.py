@@ -15,13 +15,13 @@ import mpmath
 import numpy as np
 import torch
 
-from ropeproof.verify.exact.bound_checks import BoundComparison, compare
-from ropeproof.verify.exact.certified import CertifiedComparison, certified_index, certified_retrieval
-from ropeproof.verify.exact.index_sweep import index_sweep
-from ropeproof.verify.exact.sweep import SweepTable
-from ropeproof.verify.outcome import Outcome
-from ropeproof.verify.runtime.devices import dtype_name
-from ropeproof.verify.runtime.resolution import gap_resolution
+from ropeproof.verify.kernel.devices import dtype_name
+from ropeproof.verify.kernel.resolution import gap_resolution
+from ropeproof.verify.measure.exact.bound_checks import BoundComparison, compare
+from ropeproof.verify.measure.exact.certified import CertifiedComparison, certified_index, certified_retrieval
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.measure.exact.sweep import SweepTable
+from ropeproof.verify.measure.outcome import Outcome
 
 
 def certified_outcome(
@@ -278,7 +278,8 @@ def length_outcome(
 
 def best_theta_outcome(max_n: int) -> Outcome:
     """[A]'s ``pi^2/(2 n^2)`` term read as a bound for every angle: T_Index at ``theta = 2 pi / n``, every
-    ``n = 3 .. max_n``, its exact worst margin (:func:`~ropeproof.verify.exact.index_sweep.index_sweep`)
+    ``n = 3 .. max_n``, its exact worst margin
+    (:func:`~ropeproof.verify.measure.exact.index_sweep.index_sweep`)
     against the term with ``n`` the length and with ``n`` the largest offset (float64, 24 ulps)."""
     big = int(max_n)
     ns = np.arange(3, big + 1)

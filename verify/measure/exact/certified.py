@@ -15,8 +15,8 @@ modules still use for one-off constants. A row of ``measured(n) <= bound(n)`` is
 - ``undecided``: none of the above, even after re-enclosing the row at ``refine_prec`` bits. Never
   guessed, never counted as a pass.
 
-Enclosed quantities (docs/theory.md section 5; :mod:`ropeproof.verify.exact.index_sweep`,
-:mod:`ropeproof.verify.exact.discrepancy`):
+Enclosed quantities (docs/theory.md section 5; :mod:`ropeproof.verify.measure.exact.index_sweep`,
+:mod:`ropeproof.verify.measure.exact.discrepancy`):
 
 - T_Index over planes ``(theta_k, a_k)``: ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2``;
   ``margin_inf(n) = gap_inf(n) = min_{m <= n-1} g(m)``, ``gap_sup(n) = min_{m <= ceil((n-1)/2)} g(m)``

@@ -1,6 +1,6 @@
 """The certified T_Index check in shards: enclose ``g(m)`` over ranges of offsets, merge, judge exactly.
 
-:func:`ropeproof.verify.exact.certified.certified_index` needs, for every ``n <= N``, enclosures of
+:func:`ropeproof.verify.measure.exact.certified.certified_index` needs, for every ``n <= N``, enclosures of
 ``G(M) = min_{m <= M} g(m)`` (``M = n - 1`` or ``ceil((n-1)/2)``, docs/theory.md section 5). An
 enclosure of a prefix minimum is ``[min_m lo(m), min_m hi(m)]``, and both running minima change only at
 their *records* (offsets where they drop). So one shard encloses ``g(m)`` for its own range of
@@ -10,7 +10,7 @@ shards (:func:`merge_gap_records`) keeps each record that beats every earlier sh
 exactly the record list of the whole range. :func:`judge_records` then decides every row ``n`` without
 materialising the rows: between records the measured enclosure is constant and the bound enclosure is
 non-increasing in ``n``, so ``holds`` / ``violated`` / ``holds-equal`` (the identity of
-:func:`~ropeproof.verify.exact.certified.certified_index`) / ``undecided`` are runs of ``n`` found by
+:func:`~ropeproof.verify.measure.exact.certified.certified_index`) / ``undecided`` are runs of ``n`` found by
 binary search. The statuses equal those of the unsharded check before its refinement step (which
 re-encloses a few undecided rows at higher precision; :attr:`CertifiedRecordCheck.undecided_n` lists
 the rows it would see).
@@ -35,7 +35,7 @@ import numpy as np
 import sympy as sp
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.certified import (
+from ropeproof.verify.measure.exact.certified import (
     INDEX_TERMS,
     MAX_OFFSET,
     STATUSES,
@@ -289,7 +289,7 @@ def judge_records(
     records: GapRecords, max_n: int, term: str = "min", readings: Sequence[str] = READINGS
 ) -> CertifiedRecordCheck:
     """Decide ``Delta(n) <= bound(n)`` for ``n = 2 .. max_n`` from merged one-plane records (see the module
-    docstring); ``term`` as in :data:`ropeproof.verify.exact.certified.INDEX_TERMS`."""
+    docstring); ``term`` as in :data:`ropeproof.verify.measure.exact.certified.INDEX_TERMS`."""
     t0 = time.perf_counter()
     if len(records.freqs) != 1 or records.amps != [1.0]:
         raise InputError("Theorem 3.2 is checked for one-plane T_Index (one frequency, amplitude 1)")

@@ -35,10 +35,10 @@ from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
-from ropeproof.verify.exact.families import Family, FamilyCase
-from ropeproof.verify.exact.offset_logits import distance_logits
-from ropeproof.verify.exact.prefix_topk import excluding_first, prefix_topk
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike
+from ropeproof.verify.measure.exact.families import Family, FamilyCase
+from ropeproof.verify.measure.exact.offset_logits import distance_logits
+from ropeproof.verify.measure.exact.prefix_topk import excluding_first, prefix_topk
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
 NEG, POS = float("-inf"), float("inf")

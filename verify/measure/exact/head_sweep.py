@@ -5,7 +5,7 @@ A head written by ``ropeproof compile`` records how it was built (``metadata["co
 its standard family (T_Index: integer ``s`` at the query, letter ``s`` back; T_Retrieval: one
 matching pair; Reflexive: the query is its own target), in which ``margin_inf`` is the worst
 target margin. Any other head (an import, or a head saved from Python) is swept over
-:func:`~ropeproof.verify.exact.families.token_family`, every input over its vocabulary, where
+:func:`~ropeproof.verify.measure.exact.families.token_family`, every input over its vocabulary, where
 ``gap_sup`` is [A]'s discrepancy ``Delta(n)`` and ``margin_inf`` is only the query's own margin.
 """
 
@@ -20,10 +20,10 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.paper import CONSTRUCTIONS
 from ropeproof.theory.errors import InputError, RopeproofError
-from ropeproof.verify.display import TableDisplay
-from ropeproof.verify.exact.discrepancy import QUANTITIES, SweepResult, build_tables, exact_sweep
-from ropeproof.verify.exact.families import Family, family_for, token_family
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, dtype_name, resolve_dtype
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, dtype_name, resolve_dtype
+from ropeproof.verify.measure.display import TableDisplay
+from ropeproof.verify.measure.exact.discrepancy import QUANTITIES, SweepResult, build_tables, exact_sweep
+from ropeproof.verify.measure.exact.families import Family, family_for, token_family
 
 
 def head_family(head: CompiledHead) -> Family:
@@ -94,7 +94,7 @@ def sweep_head(
 ) -> HeadSweep:
     """Exact extremes of ``head`` over ``family`` (default :func:`head_family`) for ``n = 2 .. max_n``;
     ``gap_inf`` is enumerated where the margin is not positive only for ``n <= gap_inf_limit``
-    (:func:`~ropeproof.verify.exact.discrepancy.exact_sweep`; NaN above)."""
+    (:func:`~ropeproof.verify.measure.exact.discrepancy.exact_sweep`; NaN above)."""
     fam = head_family(head) if family is None else family
     dt = resolve_dtype(dtype)
     result = exact_sweep(build_tables(head, fam, max_n, dt, device), max_n, gap_inf_limit)

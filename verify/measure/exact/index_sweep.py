@@ -13,7 +13,8 @@ and its prefix minimum ``G(M) = min_{1 <= m <= M} g(m)``:
     margin_inf(n) = gap_inf(n) = G(n - 1)               (query s = n - 1),
     gap_sup(n)                 = G(ceil((n - 1) / 2))    (query s = ceil((n - 1) / 2)).
 
-``m theta_k`` is reduced with :func:`ropeproof.verify.exact.angles.reduced_angles`, so ``g`` is accurate to
+``m theta_k`` is reduced with :func:`ropeproof.verify.measure.exact.angles.reduced_angles`, so ``g`` is
+accurate to
 a few
 ulps relative even when it is 1e-14. Cost: ``O(N K)`` for all ``n <= N``, streamed in chunks.
 """
@@ -30,7 +31,7 @@ from ropeproof.theory.construction import Construction
 from ropeproof.theory.derive import OFFSET, derive
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
+from ropeproof.verify.measure.exact.angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
 
 
 def index_gap_expression(construction: Construction) -> sp.Expr:
@@ -71,7 +72,7 @@ def stable_gaps(freqs: Sequence[float], amps: Sequence[float], m: np.ndarray) ->
 
 SIN_ULPS = 2.0
 """Assumed accuracy of float64 ``np.sin``/``np.cos``: at most 2 ulps (``4 u`` relative). glibc and numpy
-measure below 1 ulp; ``tests/verify/exact/test_angles.py`` checks the assumption against mpmath."""
+measure below 1 ulp; ``tests/verify/measure/exact/test_angles.py`` checks the assumption against mpmath."""
 
 
 def stable_gaps_with_error(

@@ -11,13 +11,13 @@ integers; targets then distractor pairs) are a subset.
 
 For each ``n`` the check encloses, by :mod:`ropeproof.theory.multihop_bound`,
 
-- every layer's chain-row margin ``mu_l(n)`` (:mod:`ropeproof.verify.exact.multihop_margins`);
+- every layer's chain-row margin ``mu_l(n)`` (:mod:`ropeproof.verify.measure.exact.multihop_margins`);
 - the leaked mass ``eps_l(n) = X / (1 + X)``: with ``leak="max"`` (step 1) ``X = K e^{-beta mu_l}``,
   ``K = n - 1`` (``eps_l = 1`` when the margin is not certified positive); with ``leak="sum"`` (the
   default, step 1') Index and positional Reflexive layers also bound ``X`` by the sum over offsets
   ``T(n - 1) + T(floor((n - 1) / 2))`` (Index) or ``T(n - 1)`` (Reflexive), ``T(k) = sum_{m <= k}
   e^{-beta g(m)}``, and take the smaller; every exponential and partial sum is an Arb ball, rounded
-  outward by :func:`~ropeproof.verify.exact.certified.arb_ends`;
+  outward by :func:`~ropeproof.verify.measure.exact.certified.arb_ends`;
 - the channel error at the last position: with ``propagation="uniform"`` (step 3) ``E = 2^L sum_l
   eps_l`` for every hop count, compared with ``c = c_L(H)``, the smallest chain coefficient; with
   ``propagation="chain"`` (the default, step 3') ``E_h`` by the per-position recursion
@@ -34,7 +34,8 @@ with each refinement left out, which says which step loses the most.
 A row ``holds`` when the lower end of ``R(n)`` is positive: then every input of length ``n`` in the
 family is answered correctly by the construction in exact real arithmetic. Otherwise it is
 ``undecided``: the bound proves nothing there, which is not a failure of the model (sampled inputs and
-searches, :mod:`ropeproof.verify.beyond.multihop_length`, say what really happens). ``eps_l`` grows and
+searches, :mod:`ropeproof.verify.studies.beyond.multihop_length`, say what really happens). ``eps_l`` grows
+and
 ``mu_l`` shrinks with ``n``, so ``R`` is non-increasing and the certified lengths are ``2 .. horizon``.
 """
 
@@ -53,8 +54,8 @@ from ropeproof.constructions.multihop_compile import CompiledModel, LayerInfo
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop_bound import chain_error_bound, leak_bound, mass_bound
 from ropeproof.theory.validate import integer
-from ropeproof.verify.exact.certified import arb_ends, arb_precision, interval_ends, iv_precision
-from ropeproof.verify.exact.multihop_margins import (
+from ropeproof.verify.measure.exact.certified import arb_ends, arb_precision, interval_ends, iv_precision
+from ropeproof.verify.measure.exact.multihop_margins import (
     distinct_layers,
     enclose_gaps,
     layer_margin_enclosure,

@@ -4,9 +4,10 @@ and enclosed in intervals (Arb balls, ``flint.arb``) from closed forms.
 Queries and keys read only the tokens' original content (``docs/theory.md`` section 6), so layer
 ``l``'s logit between two positions depends only on their tokens and their distance, exactly as for
 a single head: :func:`layer_family` states which rows of layer ``l`` must pick their target (the
-*chain rows*; the other positions may attend anywhere) as a :class:`~ropeproof.verify.exact.families.Family`
+*chain rows*; the other positions may attend anywhere) as a
+:class:`~ropeproof.verify.measure.exact.families.Family`
 with the query at ``n - 1``, and :func:`layer_sweep` runs
-:func:`~ropeproof.verify.exact.discrepancy.exact_sweep` on the layer's head. A chain row at position
+:func:`~ropeproof.verify.measure.exact.discrepancy.exact_sweep` on the layer's head. A chain row at position
 ``p < n - 1`` sees a subset of the keys a row at ``n - 1`` sees, and the families only grow with ``n``,
 so ``margin_inf(n)`` (at scale 1) lower-bounds every chain row of every input of length ``<= n``.
 
@@ -34,7 +35,7 @@ Chain rows by layer kind:
   ``margin_inf(n) = a (1 - max_{d <= n-1} max_{c=0..V-1} cos(2 pi c / V - d theta))`` (0 at ``theta = 0``:
   a repeated token ties).
 
-The enclosures follow :mod:`ropeproof.verify.exact.certified` (``flint.arb`` balls for every
+The enclosures follow :mod:`ropeproof.verify.measure.exact.certified` (``flint.arb`` balls for every
 transcendental value, outward-rounded float64 after that; :func:`enclose_gaps` is a cached equivalent for
 ``g`` built on mpmath's ``mpf_sin``) and are at scale 1: multiply by the logit scale.
 """
@@ -51,15 +52,15 @@ from mpmath import libmp
 from ropeproof.constructions.multihop_compile import CompiledModel, LayerInfo
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.exact.certified import (
+from ropeproof.verify.measure.exact.certified import (
     arb_ends,
     arb_precision,
     enclose_retrieval_terms,
     prefix_min_interval,
     retrieval_margin_interval,
 )
-from ropeproof.verify.exact.discrepancy import SweepResult, build_tables, exact_sweep
-from ropeproof.verify.exact.families import Family, FamilyCase
+from ropeproof.verify.measure.exact.discrepancy import SweepResult, build_tables, exact_sweep
+from ropeproof.verify.measure.exact.families import Family, FamilyCase
 
 Enclosure = tuple[np.ndarray, np.ndarray]
 """``(lo, hi)`` float64 arrays, row ``r`` enclosing the value at ``n = r + 2``."""
@@ -152,7 +153,7 @@ def enclose_gaps(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> E
     """Enclosures of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = 1 .. max_m`` (cached, extended on
     demand).
 
-    The same result as :func:`ropeproof.verify.exact.certified.enclose_index_gaps`, about ten times
+    The same result as :func:`ropeproof.verify.measure.exact.certified.enclose_index_gaps`, about ten times
     faster, under the same trust: ``m theta_k / 2`` is formed exactly from the float64 parameters, each sine
     comes from mpmath's multiprecision ``mpf_sin`` at :data:`SINE_BITS` bits, which (as ``mpmath.iv``
     does for its own sines) is trusted to relative error ``2^-(SINE_BITS - 10)``; squares, products with
@@ -207,7 +208,7 @@ def _one_minus_prefix_max(o_lo: np.ndarray, o_hi: np.ndarray) -> Enclosure:
 def _orthogonal_terms(theta: float, max_d: int, prec: int) -> tuple[Enclosure, Enclosure]:
     """Enclosures of ``T(d) = cos(d theta)`` and ``O(d) = |sin(d theta)|`` for ``d = 1 .. max_d``: Arb's
     ``sin_cos`` of the exact ``d theta`` at ``prec`` bits, rounded outward by
-    :func:`~ropeproof.verify.exact.certified.arb_ends`; ``|.|`` of an enclosure ``[lo, hi]`` is
+    :func:`~ropeproof.verify.measure.exact.certified.arb_ends`; ``|.|`` of an enclosure ``[lo, hi]`` is
     ``[lo, hi]``, ``[-hi, -lo]`` or ``[0, max(-lo, hi)]`` by the signs of its ends."""
     t, o = np.empty((2, max_d)), np.empty((2, max_d))
     with arb_precision(prec):

@@ -3,8 +3,8 @@
 For a query vector ``q`` (already projected by ``W_Q``) placed at position 0 and key vectors ``k_g``
 at position ``-d``, the logit is ``scale * q . R(-d) k_g``, equal (RoPE is relative) to the logit of
 a query at ``n - 1`` against a key at ``n - 1 - d``. The key side is rotated with
-:func:`ropeproof.verify.runtime.rope.apply_rope` in the requested dtype, exactly as
-:class:`~ropeproof.verify.runtime.attention.RopeAttention`
+:func:`ropeproof.verify.kernel.rope.apply_rope` in the requested dtype, exactly as
+:class:`~ropeproof.verify.kernel.attention.RopeAttention`
 does, and the distances are processed in chunks so memory stays bounded.
 """
 
@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
-from ropeproof.verify.runtime.rope import apply_rope
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
+from ropeproof.verify.kernel.rope import apply_rope
 
 
 def distance_logits(

@@ -50,7 +50,7 @@ import numpy as np
 
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
-from ropeproof.verify.exact.angles import UNIT_ROUNDOFF
+from ropeproof.verify.measure.exact.angles import UNIT_ROUNDOFF
 
 TABLE_CODES = 1 << 14
 """Alphabets with at most this many non-zero codes keep one mpmath table of every ``c omega``."""

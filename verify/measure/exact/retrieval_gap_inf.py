@@ -3,7 +3,7 @@
 ``gap_inf(n)`` is the smallest ``top1 - top2`` over inputs of length ``n`` (docs/theory.md section 5).
 Per target distance ``d_t`` every position chooses its value independently: the target is fixed at
 ``T = cos(d_t theta)``, a key at distance ``d`` takes any ``cos(c omega - d theta)`` (``c = 1 .. A-1``),
-the query any ``cos(c omega)``. :func:`ropeproof.verify.exact.discrepancy._gap_inf_config` finds the
+the query any ``cos(c omega)``. :func:`ropeproof.verify.measure.exact.discrepancy._gap_inf_config` finds the
 minimum over such choices from each position's lowest value ("low") and three scans of sorted
 ``(value, position, code)`` lists: pairs avoiding the position ``p1`` with the largest low (values
 ``>= low(p1)``), pairs through ``p1`` avoiding the second ``p2`` (values ``>= low(p2)``), and the pair
@@ -14,16 +14,16 @@ That needs every value of every position (``O(n |ALPH|)`` per target distance). 
 the largest low (``p1`` is the target, the usual case: ``T`` is near 1), far fewer suffice:
 
 - scan 1 reads only values ``>= T``: at a key, ``cos(omega delta) >= T`` with ``delta`` the circular
-  distance of the code from ``x = d theta / omega`` (:mod:`ropeproof.verify.exact.retrieval_codes`)
+  distance of the code from ``x = d theta / omega`` (:mod:`ropeproof.verify.measure.exact.retrieval_codes`)
   holds exactly on the arc ``delta <= W = |d_t theta mod 2 pi| / omega``;
 - scans 2 and 3 only pair the target with its neighbours in sorted order, and a position's nearest
   values above and below ``T`` sit at the codes nearest the arc's two ends (``f`` is monotone in
   ``delta``);
-- the lows come from :func:`ropeproof.verify.exact.retrieval_codes.extremes`.
+- the lows come from :func:`ropeproof.verify.measure.exact.retrieval_codes.extremes`.
 
 So each key keeps the codes ``floor(x - W) - 2 .. ceil(x + W) + 2`` (the arc, padded by two codes so
 that every code whose float64 value reaches ``T``, or is a neighbour of ``T``, is kept, as in the
-module docstring of :mod:`~ropeproof.verify.exact.retrieval_codes`) plus its low's code, and the same
+module docstring of :mod:`~ropeproof.verify.measure.exact.retrieval_codes`) plus its low's code, and the same
 scans run on those lists. Every pair the scans can pick survives, and the lists keep their order, so
 the result (value, positions, codes) is the full enumeration's, bit for bit (tested against it). The
 cost per target distance is ``O(n (W + 1))``: constant in ``|ALPH|`` while ``W`` is, and estimated
@@ -39,8 +39,8 @@ import math
 import numpy as np
 
 from ropeproof.theory.memory_budget import check_allocation
-from ropeproof.verify.exact.angles import reduced_angles_with_error
-from ropeproof.verify.exact.retrieval_codes import code_position, code_table, code_values, extremes
+from ropeproof.verify.measure.exact.angles import reduced_angles_with_error
+from ropeproof.verify.measure.exact.retrieval_codes import code_position, code_table, code_values, extremes
 
 NEG, POS = -math.inf, math.inf
 ENTRY_BYTES = 96
@@ -70,7 +70,7 @@ def _scan(v: np.ndarray, p: np.ndarray, g: np.ndarray, keep: np.ndarray, through
 
 
 def min_top_gap(v: np.ndarray, p: np.ndarray, g: np.ndarray, lows: np.ndarray) -> Best:
-    """:func:`ropeproof.verify.exact.discrepancy._gap_inf_config` on flat ``(value, position, group)``
+    """:func:`ropeproof.verify.measure.exact.discrepancy._gap_inf_config` on flat ``(value, position, group)``
     entries with each position's low given: ``(value, upper position, its group, lower position,
     its group)``, ``(inf, -1, -1, -1, -1)`` when no pair qualifies.
 

@@ -1,13 +1,13 @@
 """Fast exact sweep of one-plane T_Retrieval from its closed form: ``O(1)`` work per length, whatever
 ``|ALPH|``.
 
-For ``|ALPH| = A``, ``omega = 2 pi / A`` and the family of :func:`ropeproof.verify.exact.families.
+For ``|ALPH| = A``, ``omega = 2 pi / A`` and the family of :func:`ropeproof.verify.measure.exact.families.
 retrieval_family` (docs/theory.md sections 4 and 5), every case ``Y`` gives the same logits: the
 target (left letter ``Y``) at distance ``d`` scores ``T(d) = cos(d theta)``, a non-matching pair with
 left letter ``Y + c`` scores ``cos(c omega - d theta)`` (``c = 1 .. A-1``), so the position's set of
 values has largest ``H(d)`` and smallest ``L(d)`` over ``c``, and the query itself (``(Y + c, Y)``)
 scores ``cos(c omega)``, largest ``S_hi``, smallest ``S_lo``. With every position choosing its value
-independently (:mod:`ropeproof.verify.exact.discrepancy`), for ``n`` (distances ``1 .. n-1``):
+independently (:mod:`ropeproof.verify.measure.exact.discrepancy`), for ``n`` (distances ``1 .. n-1``):
 
 - ``margin_inf(n) = min_{d_t} [T(d_t) - max(S_hi, max_{d != d_t} H(d))]``, from the prefix top-2 of
   ``H`` and bottom-2 of ``T``;
@@ -20,12 +20,13 @@ independently (:mod:`ropeproof.verify.exact.discrepancy`), for ``n`` (distances 
   :func:`gap_inf_enumerated`, else NaN).
 
 ``H(d)`` and ``L(d)`` are read from the O(1) codes that can attain them (the codes nearest to
-``d theta / omega`` and to its antipode, :mod:`ropeproof.verify.exact.retrieval_codes`, which proves it),
-and ``gap_inf`` from the codes near its arcs (:mod:`ropeproof.verify.exact.retrieval_gap_inf`).
-Angles are reduced with :mod:`ropeproof.verify.exact.angles` (``c omega`` is taken from mpmath as two
+``d theta / omega`` and to its antipode, :mod:`ropeproof.verify.measure.exact.retrieval_codes`, which proves
+it),
+and ``gap_inf`` from the codes near its arcs (:mod:`ropeproof.verify.measure.exact.retrieval_gap_inf`).
+Angles are reduced with :mod:`ropeproof.verify.measure.exact.angles` (``c omega`` is taken from mpmath as two
 floats), so the values stay exact to a few ulps at any ``theta`` and length; each row carries a
 bound on its floating-point error (``2 E + 2 u |value|`` with ``E`` the largest logit error so far).
-The prefix structures stream (:class:`~ropeproof.verify.exact.prefix_topk.RunningTopK`), so memory is
+The prefix structures stream (:class:`~ropeproof.verify.measure.exact.prefix_topk.RunningTopK`), so memory is
 ``O(block)`` whatever the length and the alphabet.
 """
 
@@ -40,12 +41,14 @@ import numpy as np
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduced_angles_with_error
-from ropeproof.verify.exact.index_sweep import SIN_ULPS
-from ropeproof.verify.exact.prefix_topk import RunningTopK
-from ropeproof.verify.exact.retrieval_codes import check_alphabet, code_table, extremes
-from ropeproof.verify.exact.retrieval_codes import code_angles as code_angles  # re-exported
-from ropeproof.verify.exact.retrieval_gap_inf import gap_inf_enumerated as gap_inf_enumerated  # re-exported
+from ropeproof.verify.measure.exact.angles import UNIT_ROUNDOFF, reduced_angles_with_error
+from ropeproof.verify.measure.exact.index_sweep import SIN_ULPS
+from ropeproof.verify.measure.exact.prefix_topk import RunningTopK
+from ropeproof.verify.measure.exact.retrieval_codes import check_alphabet, code_table, extremes
+from ropeproof.verify.measure.exact.retrieval_codes import code_angles as code_angles  # re-exported
+from ropeproof.verify.measure.exact.retrieval_gap_inf import (
+    gap_inf_enumerated as gap_inf_enumerated,  # re-exported
+)
 
 NEG, POS = -math.inf, math.inf
 MAX_LENGTH = 2**26 - 1
@@ -80,7 +83,7 @@ class DistanceLogits:
 
 def retrieval_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogits:
     """The closed-form logits at distances ``d`` (integers ``1 .. MAX_LENGTH``): ``H`` and ``L`` from
-    the O(1) candidate codes of :func:`ropeproof.verify.exact.retrieval_codes.extremes`.
+    the O(1) candidate codes of :func:`ropeproof.verify.measure.exact.retrieval_codes.extremes`.
 
     Shapes: d [distances]
     """
@@ -105,7 +108,7 @@ def query_logits(alphabet: int) -> tuple[float, int, float, int, float, float]:
     """``(S_hi, c_hi, S_lo, c_lo, err_hi, err)``: extremes of ``cos(c omega)`` over ``c = 1 .. A-1``;
     ``err_hi`` bounds the error of ``S_hi``, ``err`` that of both. Small alphabets (one table of every
     code angle) scan every code; larger ones take the candidates of
-    :func:`~ropeproof.verify.exact.retrieval_codes.extremes` at angle 0 and the a-priori bound of each
+    :func:`~ropeproof.verify.measure.exact.retrieval_codes.extremes` at angle 0 and the a-priori bound of each
     value's error."""
     angles = code_table(alphabet)
     u = UNIT_ROUNDOFF

@@ -1,5 +1,5 @@
-"""Sampled discrepancy: the same quantities as :mod:`ropeproof.verify.exact.discrepancy`, as bounds from
-samples.
+"""Sampled discrepancy: the same quantities as :mod:`ropeproof.verify.measure.exact.discrepancy`, as
+bounds from samples.
 
 For heads or families without the per-position structure the exact engine needs (several layers, a
 trained model, inputs that constrain each other), run the head on sampled inputs and report, per
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.runtime.compiled import encode, head_module
+from ropeproof.verify.kernel.compiled import encode, head_module
 
 RowFn = Callable[[Sequence[Sequence[str]]], torch.Tensor]
 """``rows(batch of equal-length token lists) -> [batch, n]`` last-query logits."""

@@ -4,15 +4,16 @@
 Index verdict. With ``executor=None`` they compute in this process, as ``ropeproof sweep`` always did.
 With ``executor="dask"`` (a local cluster of ``workers`` processes, or the cluster at ``scheduler``) or a
 ``distributed.Client``, the work is cut into ``shards`` contiguous shards
-(:func:`~ropeproof.verify.exact.sweep_files.shard_lengths`,
-:func:`~ropeproof.verify.exact.certified_shards.offsets_for`), each one a Dask task
+(:func:`~ropeproof.verify.measure.exact.sweep_files.shard_lengths`,
+:func:`~ropeproof.verify.measure.exact.certified_shards.offsets_for`), each one a Dask task
 (:func:`sweep_shard_text`, :func:`records_shard_text`) retried by Dask itself (``retries``; a task whose
 worker dies is rescheduled by the scheduler). Each result comes back to this process and is stored in a
 shard directory keyed by the computation's parameters (:func:`shard_directory`) as soon as it arrives, so
 a shard that fails for good is reported with its range while the finished ones stay on disk, and running
 the same computation again computes only what is missing. The shards are then merged here by the
-verified merges (:func:`~ropeproof.verify.exact.sweep_files.merge_jsonl`,
-:func:`~ropeproof.verify.exact.certified_shards.merge_gap_records`), so the output is byte for byte the
+verified merges (:func:`~ropeproof.verify.measure.exact.sweep_files.merge_jsonl`,
+:func:`~ropeproof.verify.measure.exact.certified_shards.merge_gap_records`), so the output is byte for byte
+the
 one-process output; the shard directory is removed after a successful merge.
 
 Row sweeps recompute their prefix from ``n = 2`` in every shard (a row depends on every shorter one),
@@ -41,7 +42,8 @@ from typing import IO, Any
 from ropeproof.theory.atomic_output import write_text_atomic
 from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.exact.certified_shards import (
+from ropeproof.verify.kernel.threads import thread_policy
+from ropeproof.verify.measure.exact.certified_shards import (
     CertifiedRecordCheck,
     GapRecords,
     enclose_gap_records,
@@ -49,8 +51,8 @@ from ropeproof.verify.exact.certified_shards import (
     merge_gap_records,
     offsets_for,
 )
-from ropeproof.verify.exact.sweep import iter_index_sweep, iter_retrieval_sweep
-from ropeproof.verify.exact.sweep_files import (
+from ropeproof.verify.measure.exact.sweep import iter_index_sweep, iter_retrieval_sweep
+from ropeproof.verify.measure.exact.sweep_files import (
     FORMAT_VERSION,
     SweepHeader,
     SweepSummary,
@@ -59,7 +61,6 @@ from ropeproof.verify.exact.sweep_files import (
     shard_lengths,
     write_rows,
 )
-from ropeproof.verify.runtime.threads import thread_policy
 
 EXECUTORS = ("local", "dask")
 """``--executor`` values: ``local`` computes in this process (no shards), ``dask`` runs shards as tasks."""

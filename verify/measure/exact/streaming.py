@@ -1,9 +1,9 @@
-"""One query row of a :class:`~ropeproof.verify.runtime.attention.RopeAttention` over very long inputs, in
+"""One query row of a :class:`~ropeproof.verify.kernel.attention.RopeAttention` over very long inputs, in
 bounded memory.
 
 For the query at position ``n - 1`` the row is ``l_j = scale * (R_{n-1} q) . (R_j k_j)``,
 ``j = 0 .. n-1``. Keys are produced ``chunk`` at a time (from a tensor or a callable), rotated with
-the module's own :func:`~ropeproof.verify.runtime.rope.apply_rope`, and reduced on the fly to the running
+the module's own :func:`~ropeproof.verify.kernel.rope.apply_rope`, and reduced on the fly to the running
 top-2
 (value and position) and the softmax normaliser ``sum_j exp(l_j - l_max)``. Memory is
 ``O(chunk * (d_model + head_dim))`` whatever ``n`` is; the same code runs on CPU and CUDA.
@@ -19,7 +19,7 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.kernel.attention import RopeAttention
 
 KeySource = torch.Tensor | Callable[[int, int], torch.Tensor]
 """Layer inputs ``x[start:stop]`` (``[stop - start, d_model]``): a tensor, or a callable producing them."""
@@ -57,7 +57,7 @@ def stream_row_top2(head: RopeAttention, keys: KeySource, n: int, chunk: int = 1
         return x.to(device=head.device, dtype=head.dtype)
 
     spec, dev = head.spec, head.device
-    from ropeproof.verify.runtime.rope import apply_rope
+    from ropeproof.verify.kernel.rope import apply_rope
 
     q = apply_rope((load(n - 1, n) @ head.W_Q), spec, torch.tensor([n - 1], device=dev))[0]
     best_v = torch.full((2,), -math.inf, dtype=torch.float64, device=dev)

@@ -7,9 +7,9 @@
 - ``n``; ``gap_sup``, ``gap_inf``, ``margin_inf`` (exact, float64; docs/theory.md section 5);
 - ``bound``: [A]'s Theorem 3.2 bound at ``n``;
 - per reading of ``Delta`` (``gap_sup``: the literal one, the gap maximised over inputs; ``gap_inf``,
-  ``margin_inf``), a status (``bound_status*``, :mod:`ropeproof.verify.exact.bound_checks`) and its
+  ``margin_inf``), a status (``bound_status*``, :mod:`ropeproof.verify.measure.exact.bound_checks`) and its
   boolean (``bound_holds*``: ``True``/``False``, ``None`` when undecided). The floating-point values
-  carry error bounds (:func:`ropeproof.verify.exact.angles.reduced_angles_with_error`, ``SIN_ULPS``),
+  carry error bounds (:func:`ropeproof.verify.measure.exact.angles.reduced_angles_with_error`, ``SIN_ULPS``),
   so a row is decided wherever the enclosures separate; ties are decided by identities:
 
   - Index, term ``1 - cos(theta)``: the competitor next to the target scores ``g(1) = 2 sin(theta/2)^2``,
@@ -47,28 +47,30 @@ from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
-from ropeproof.verify.display import TableDisplay
-from ropeproof.verify.exact.angles import UNIT_ROUNDOFF, reduce_frequency, reduced_angles_with_error
-from ropeproof.verify.exact.bound_checks import (
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, dtype_name, resolve_dtype
+from ropeproof.verify.kernel.resolution import gap_resolution
+from ropeproof.verify.measure.display import TableDisplay
+from ropeproof.verify.measure.exact.angles import UNIT_ROUNDOFF, reduce_frequency, reduced_angles_with_error
+from ropeproof.verify.measure.exact.bound_checks import (
     BoundComparison,
     RowIdentity,
     judge_rows,
     min_of_terms,
 )
-from ropeproof.verify.exact.certified import iv_precision
-from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.exact.families import retrieval_family
-from ropeproof.verify.exact.index_sweep import (
+from ropeproof.verify.measure.exact.certified import iv_precision
+from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact.families import retrieval_family
+from ropeproof.verify.measure.exact.index_sweep import (
     SIN_ULPS,
     IndexBlock,
     index_gap_expression,
     iter_index_blocks,
     stable_gaps_with_error,
 )
-from ropeproof.verify.exact.mp_reference import MpLogits
-from ropeproof.verify.exact.offset_logits import distance_logits
-from ropeproof.verify.exact.retrieval_codes import code_table
-from ropeproof.verify.exact.retrieval_sweep import (
+from ropeproof.verify.measure.exact.mp_reference import MpLogits
+from ropeproof.verify.measure.exact.offset_logits import distance_logits
+from ropeproof.verify.measure.exact.retrieval_codes import code_table
+from ropeproof.verify.measure.exact.retrieval_sweep import (
     MAX_LENGTH,
     RetrievalBlock,
     RetrievalRows,
@@ -76,8 +78,6 @@ from ropeproof.verify.exact.retrieval_sweep import (
     query_logits,
     retrieval_sweep,
 )
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, dtype_name, resolve_dtype
-from ropeproof.verify.runtime.resolution import gap_resolution
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
 _JUDGE_ORDER = ("gap_sup", "margin_inf", "gap_inf")
@@ -203,7 +203,7 @@ def _add_verdict_columns(
 
 def _sin2_with_error(alpha: np.ndarray, e_alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``2 sin(alpha/2)^2`` and its error bound when ``alpha`` errs by ``e_alpha`` (as in
-    :func:`ropeproof.verify.exact.index_sweep.stable_gaps_with_error`)."""
+    :func:`ropeproof.verify.measure.exact.index_sweep.stable_gaps_with_error`)."""
     u = UNIT_ROUNDOFF
     s = np.sin(alpha / 2)
     ds = e_alpha / 2 + 2 * SIN_ULPS * u * np.abs(s)
@@ -528,7 +528,7 @@ class SweepTable(TableDisplay):
     """Rows of a sweep, columns as numpy arrays, plus what produced them.
 
     In a notebook it renders as a markdown or HTML table, and ``to_pandas()`` gives a
-    ``DataFrame`` of :meth:`rows` (pandas optional; see :mod:`ropeproof.verify.display`).
+    ``DataFrame`` of :meth:`rows` (pandas optional; see :mod:`ropeproof.verify.measure.display`).
 
     Shapes: columns [rows] (each array)
     """
@@ -615,7 +615,7 @@ def sweep_index(
     theta: float, max_n: int, dtype: DtypeLike = torch.float64, device: DeviceLike = "cpu", judge: bool = True
 ) -> SweepTable:
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
-    :func:`ropeproof.verify.exact.index_sweep.iter_index_blocks`)."""
+    :func:`ropeproof.verify.measure.exact.index_sweep.iter_index_blocks`)."""
     dt = resolve_dtype(dtype)
     check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max(int(max_n), 0))
     cols, comparisons, extras = _collect(list(iter_index_sweep(theta, 2, max_n, dt, device, judge)))
@@ -671,7 +671,7 @@ def sweep_retrieval(
     judge: bool = True,
 ) -> SweepTable:
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
-    :func:`ropeproof.verify.exact.retrieval_sweep.retrieval_sweep`)."""
+    :func:`ropeproof.verify.measure.exact.retrieval_sweep.retrieval_sweep`)."""
     dt = resolve_dtype(dtype)
     check_allocation(
         f"a retrieval sweep table with |ALPH| = {alphabet_size} to n = {max_n}",

@@ -24,8 +24,8 @@ import numpy as np
 
 from ropeproof.theory.atomic_output import atomic_path, check_output_file
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.bound_checks import STATUSES, BoundComparison
-from ropeproof.verify.exact.sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
+from ropeproof.verify.measure.exact.bound_checks import STATUSES, BoundComparison
+from ropeproof.verify.measure.exact.sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
 
 FORMAT = "ropeproof-sweep"
 FORMAT_VERSION = 2
@@ -175,7 +175,7 @@ def _floats(col: np.ndarray) -> list[str]:
 
 
 def row_columns(block: SweepBlock, judge: bool) -> tuple[list[str], list[list[str]]]:
-    """Column names and their JSON-encoded values, in the order of :class:`~ropeproof.verify.exact.
+    """Column names and their JSON-encoded values, in the order of :class:`~ropeproof.verify.measure.exact.
     sweep.SweepTable` columns."""
     cols = block.columns
     size = cols["n"].size

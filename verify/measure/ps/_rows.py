@@ -1,8 +1,8 @@
 """Row plumbing shared by the positional/symbolic checks: inputs, head calls and logit tables.
 
-A *head* is a :class:`~ropeproof.verify.runtime.attention.RopeAttention` or any callable mapping
+A *head* is a :class:`~ropeproof.verify.kernel.attention.RopeAttention` or any callable mapping
 layer inputs ``[batch, n, d_model]`` to the last token's row ``[batch, n]`` (the query's own entry
-last) or ``[batch, n - 1]``; :class:`~ropeproof.verify.ps.row_functions.RowFunction` says which row
+last) or ``[batch, n - 1]``; :class:`~ropeproof.verify.measure.ps.row_functions.RowFunction` says which row
 (attention or logit) a callable returns.
 """
 
@@ -16,8 +16,8 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.rope import apply_rope
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.rope import apply_rope
 
 RowFn = Callable[[torch.Tensor], torch.Tensor]
 """``f(x: [batch, n, d_model]) -> [batch, n]`` (or ``[batch, n-1]``): the last token's row."""

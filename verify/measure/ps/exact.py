@@ -34,10 +34,10 @@ The bound is reported in the per-entry normalised form ``bound = msd_pos + msd_s
 :func:`exact_exclusion` (so ``bound`` is exactly the right-hand side above), or ``P`` random
 permutations for :func:`sampled_exclusion` (an unbiased estimate, with standard errors).
 
-A head is a :class:`~ropeproof.verify.runtime.attention.RopeAttention` or any callable mapping layer inputs
+A head is a :class:`~ropeproof.verify.kernel.attention.RopeAttention` or any callable mapping layer inputs
 ``[batch, n, d_model]`` to the last token's logit row ``[batch, n]`` (all positions; the last entry,
 the query's own, is ignored) or ``[batch, n - 1]``. A
-:class:`~ropeproof.verify.ps.row_functions.RowFunction` must be of kind ``"logit"``; one of kind
+:class:`~ropeproof.verify.measure.ps.row_functions.RowFunction` must be of kind ``"logit"``; one of kind
 ``"attention"`` is refused (probabilities are not logits).
 """
 
@@ -53,16 +53,16 @@ import torch
 from ropeproof.theory.errors import InputError, NonFiniteError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
-from ropeproof.verify.ps._rows import (
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.finite import all_finite, finite_screen, passes
+from ropeproof.verify.measure.ps._rows import (
     Head,
     as_inputs,
     call_rows,
     check_chunk_size,
     key_logit_table,
 )
-from ropeproof.verify.ps.row_functions import RowFunction, require_kind
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
+from ropeproof.verify.measure.ps.row_functions import RowFunction, require_kind
 
 MAX_EXACT_N = 8
 """Largest length for exact enumeration: ``(n-1)! = 5040`` permutations of ``n - 1 = 7`` keys."""
@@ -334,7 +334,7 @@ def sampled_exclusion(
 
 def logit_row_fn(head: RopeAttention) -> RowFunction:
     """The callable form of a head: ``x -> head(x).logits[:, -1, :]`` (``[batch, n]``), a
-    :class:`RowFunction` of kind ``"logit"`` (so :func:`ropeproof.verify.ps.scores.ps_scores`, which
+    :class:`RowFunction` of kind ``"logit"`` (so :func:`ropeproof.verify.measure.ps.scores.ps_scores`, which
     needs attention rows, refuses it).
 
     Runs the full forward pass, so it is an independent path to the same logits as

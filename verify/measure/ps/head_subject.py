@@ -1,7 +1,7 @@
 """Any head directory as a positional/symbolic subject: the head, and inputs drawn from its family.
 
 The inputs of length ``n`` are ``n_inputs`` uniform draws from
-:func:`~ropeproof.verify.exact.head_sweep.head_family` (the paper construction's family for a head
+:func:`~ropeproof.verify.measure.exact.head_sweep.head_family` (the paper construction's family for a head
 ``ropeproof compile`` wrote, else every sequence over the head's vocabulary), embedded with
 ``W_E``. ``ropeproof ps-score --head DIR`` scores them.
 """
@@ -13,11 +13,11 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.exact.families import sample_family_inputs
-from ropeproof.verify.exact.head_sweep import head_family
-from ropeproof.verify.runtime.compiled import encode, head_module
-from ropeproof.verify.runtime.devices import DeviceLike, DtypeLike, resolve_dtype
-from ropeproof.verify.subjects import Subject
+from ropeproof.verify.kernel.compiled import encode, head_module
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_dtype
+from ropeproof.verify.measure.exact.families import sample_family_inputs
+from ropeproof.verify.measure.exact.head_sweep import head_family
+from ropeproof.verify.measure.subjects import Subject
 
 
 def head_subject(

@@ -6,8 +6,9 @@ residual stream before the block's first norm). For every pair of non-query posi
 **only block ``l``** -- the whole decoder layer with its norms -- from the swapped hidden states.
 Each head's last-token attention row in that block, before (``d``) and after (``d'``) the swap, gives
 [A]'s score, aggregated with ``softmax_over_swaps(|d_i - d_j| / tau)``, ``tau = 1e-4``
-(:mod:`ropeproof.verify.ps.scores` has the formulas). Swaps are batched: each call re-runs the block on
-a chunk of swapped copies sized by ``memory_budget`` (:mod:`ropeproof.verify.ps.swap_stream`).
+(:mod:`ropeproof.verify.measure.ps.scores` has the formulas). Swaps are batched: each call re-runs the block
+on
+a chunk of swapped copies sized by ``memory_budget`` (:mod:`ropeproof.verify.measure.ps.swap_stream`).
 
 A model plugs in through a :class:`LayerSwapAdapter`, which knows how to reach block ``l``'s input
 and how to re-run block ``l``; everything else is generic. Adapters:
@@ -27,11 +28,11 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer_problem
-from ropeproof.verify.ps._rows import as_inputs, check_chunk_size
-from ropeproof.verify.ps.row_functions import RowFunction
-from ropeproof.verify.ps.scores import PSScores, check_tau, source_scores
-from ropeproof.verify.ps.swap_sources import CallableSource
-from ropeproof.verify.ps.swap_stream import (
+from ropeproof.verify.measure.ps._rows import as_inputs, check_chunk_size
+from ropeproof.verify.measure.ps.row_functions import RowFunction
+from ropeproof.verify.measure.ps.scores import PSScores, check_tau, source_scores
+from ropeproof.verify.measure.ps.swap_sources import CallableSource
+from ropeproof.verify.measure.ps.swap_stream import (
     DEFAULT_MEMORY_BUDGET,
     BlockPairs,
     check_block_size,
@@ -159,7 +160,7 @@ def layer_swap_scores(
     heads:
         Head indices of that block to score (default: all). One re-run of the block serves all.
     tau, block_size, memory_budget, max_skipped_weight, chunk_size:
-        As for :func:`ropeproof.verify.ps.scores.ps_scores`: swap-weight temperature (``1e-4`` as in
+        As for :func:`ropeproof.verify.measure.ps.scores.ps_scores`: swap-weight temperature (``1e-4`` as in
         [A]), [B]'s blocks of positions, bytes the streaming may use (chunks of swapped copies are
         sized with ``model.bytes_per_sequence``), skipping of swaps of weight ``<= W / S`` (default
         0: only zero-weight swaps, which changes no score), and a cap on copies per call.
@@ -169,7 +170,7 @@ def layer_swap_scores(
     Returns
     -------
     LayerSwapScores
-        One :class:`~ropeproof.verify.ps.scores.PSScores` per scored head, ``s_pos``/``s_sym``
+        One :class:`~ropeproof.verify.measure.ps.scores.PSScores` per scored head, ``s_pos``/``s_sym``
         ``[len(heads), batch]``, with the skipped weight (an error bound) per head and input.
     """
     if not isinstance(model, LayerSwapAdapter):

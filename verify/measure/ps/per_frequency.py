@@ -9,10 +9,11 @@ head with
 
 RoPE rotates each plane on its own, so with ``gain = 1`` the planes' logits add up to the head's:
 ``l(i, j) = sum_k l^(k)(i, j)`` exactly. Scoring each plane head with
-:func:`ropeproof.verify.ps.scores.ps_scores` gives the behaviour-vs-frequency profile. ``gain`` only rescales
+:func:`ropeproof.verify.measure.ps.scores.ps_scores` gives the behaviour-vs-frequency profile. ``gain`` only
+rescales
 the plane's logits before the softmax (a plane carries roughly ``1/sqrt(K)`` of a random head's logit
 spread, so its attention is flatter and its scores sit closer to ``(1, 1)``); the exact deviations of
-:mod:`ropeproof.verify.ps.exact`, relative to the row variance, do not depend on it.
+:mod:`ropeproof.verify.measure.ps.exact`, relative to the row variance, do not depend on it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import torch
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
-from ropeproof.verify.ps.exact import as_inputs, sampled_exclusion
-from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.measure.ps.exact import as_inputs, sampled_exclusion
+from ropeproof.verify.measure.ps.scores import ps_scores
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,8 @@ def per_frequency_scores(
 ) -> FrequencyProfile:
     """Score every plane of ``head`` on its own: the behaviour-vs-frequency profile.
 
-    ``inputs``, ``tau`` and ``block_size`` are as for :func:`ropeproof.verify.ps.scores.ps_scores`; ``gain``
+    ``inputs``, ``tau`` and ``block_size`` are as for :func:`ropeproof.verify.measure.ps.scores.ps_scores`;
+    ``gain``
     multiplies each plane's logits (module docstring). ``n_samples > 0`` also estimates the
     relative exact deviations ``rel_pos``/``rel_sym`` from that many random permutations (seeded
     by ``seed``).

@@ -1,13 +1,13 @@
 """A head given as a function of its layer inputs, with the kind of row it returns made explicit.
 
 The positional/symbolic checks take a head either as a
-:class:`~ropeproof.verify.runtime.attention.RopeAttention` or as a function
+:class:`~ropeproof.verify.kernel.attention.RopeAttention` or as a function
 ``f(x: [batch, n, d_model]) -> row`` returning the last token's row. Two kinds of row exist, and
 confusing them gives plausible wrong numbers (an attention-row score computed on logits):
 
 - ``"attention"``: the softmax output, a probability vector over positions ``0 .. n-1`` (what
-  :func:`ropeproof.verify.ps.scores.ps_scores` needs);
-- ``"logit"``: the pre-softmax logits (what :mod:`ropeproof.verify.ps.exact` needs).
+  :func:`ropeproof.verify.measure.ps.scores.ps_scores` needs);
+- ``"logit"``: the pre-softmax logits (what :mod:`ropeproof.verify.measure.ps.exact` needs).
 
 :class:`RowFunction` carries the kind, so a check refuses the wrong one before calling it. Plain
 callables are still accepted; their attention rows are then validated by
@@ -85,9 +85,10 @@ def require_kind(head: object, kind: RowKind, where: str) -> None:
     declared = row_kind(head)
     if declared is not None and declared != kind:
         fix = (
-            "ropeproof.verify.ps.scores.attention_row_fn / last_row_fn, or RowFunction(fn, kind='attention')"
+            "ropeproof.verify.measure.ps.scores.attention_row_fn / last_row_fn, "
+            "or RowFunction(fn, kind='attention')"
             if kind == "attention"
-            else "ropeproof.verify.ps.exact.logit_row_fn, or RowFunction(fn, kind='logit')"
+            else "ropeproof.verify.measure.ps.exact.logit_row_fn, or RowFunction(fn, kind='logit')"
         )
         raise InputError(
             f"{where} needs the last token's {kind} row, but head is a RowFunction of kind={declared!r} "

@@ -20,8 +20,8 @@ import torch
 
 from ropeproof.theory.bounds import softmax_scale_needed
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.measure.ps.scores import ps_scores
 
 
 def working_scale(margin: float, n: int, eps: float = 0.01) -> float:

@@ -20,16 +20,16 @@ positional-symbolic plane. The aggregate over inputs is the plain mean. A head w
 scores exactly ``(1, 1)``. ``cos_sim(u, v) = u.v / (|u| |v|)``, taken as 1 when both vectors are
 zero (nothing moved) and 0 when only one is.
 
-A head is a :class:`~ropeproof.verify.runtime.attention.RopeAttention` (its swapped rows come from
-per-token key and rotated-query vectors, :class:`~ropeproof.verify.ps.swap_sources.TableSource`) or a
+A head is a :class:`~ropeproof.verify.kernel.attention.RopeAttention` (its swapped rows come from
+per-token key and rotated-query vectors, :class:`~ropeproof.verify.measure.ps.swap_sources.TableSource`) or a
 function of the layer inputs returning the last token's attention row: a
-:class:`~ropeproof.verify.ps.row_functions.RowFunction` of kind ``"attention"`` (a ``"logit"`` one is
+:class:`~ropeproof.verify.measure.ps.row_functions.RowFunction` of kind ``"attention"`` (a ``"logit"`` one is
 refused) or a plain callable, ``[batch, n, d_model] -> [batch, n]`` (or ``[batch, n-1]``, the
 non-query positions), so that trained models can be scored. Every row a callable returns is checked
 to be a probability vector (non-negative, summing to 1 within a tolerance derived from its precision,
-:func:`~ropeproof.verify.ps.row_functions.check_probability_rows`).
+:func:`~ropeproof.verify.measure.ps.row_functions.check_probability_rows`).
 
-Swaps are streamed (:mod:`ropeproof.verify.ps.swap_stream`): swapped copies are built and scored a
+Swaps are streamed (:mod:`ropeproof.verify.measure.ps.swap_stream`): swapped copies are built and scored a
 chunk at a time, the chunk sized by ``memory_budget``, so memory stays bounded at any ``n``; swaps
 whose weight is at most ``max_skipped_weight / S`` are not evaluated, and the skipped weight, an upper
 bound on what they could add to a score, is reported per input (default 0: only swaps of weight
@@ -45,10 +45,11 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import real
-from ropeproof.verify.ps._rows import Head, as_inputs, check_chunk_size
-from ropeproof.verify.ps.row_functions import RowFunction, require_kind
-from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
-from ropeproof.verify.ps.swap_stream import (
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.measure.ps._rows import Head, as_inputs, check_chunk_size
+from ropeproof.verify.measure.ps.row_functions import RowFunction, require_kind
+from ropeproof.verify.measure.ps.swap_sources import CallableSource, TableSource
+from ropeproof.verify.measure.ps.swap_stream import (
     DEFAULT_MEMORY_BUDGET,
     BlockPairs,
     SwapRowSource,
@@ -56,7 +57,6 @@ from ropeproof.verify.ps.swap_stream import (
     cos_sim,
     stream_swap_scores,
 )
-from ropeproof.verify.runtime.attention import RopeAttention
 
 
 def swap_plan(n: int, block_size: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -241,7 +241,7 @@ def ps_scores(
     ``n - 1 >= 2 * block_size``. ``tau > 0``: softmax temperature of the swap weights (``1e-4`` as in
     [A]). ``block_size >= 1``: swap blocks of that many consecutive positions ([B]).
     ``memory_budget``: bytes the streaming may use (default 64 MiB; see
-    :mod:`ropeproof.verify.ps.swap_stream`); ``chunk_size`` caps the swapped sequences per call of a
+    :mod:`ropeproof.verify.measure.ps.swap_stream`); ``chunk_size`` caps the swapped sequences per call of a
     callable head below that. ``max_skipped_weight``: ``None`` evaluates every swap; a number ``W``
     in ``[0, 1)`` skips swaps of weight ``<= W / S``, so each score is exact to within its reported
     ``skipped_weight <= W`` (``0``, the default, skips only zero-weight swaps). ``per_swap``: keep the
@@ -264,7 +264,7 @@ def ps_scores(
         if isinstance(head, RowFunction) and head.n_heads is not None:
             raise InputError(
                 f"ps_scores scores one head, but the row function returns n_heads={head.n_heads}; "
-                "use ropeproof.verify.ps.scores.source_scores for several heads at once"
+                "use ropeproof.verify.measure.ps.scores.source_scores for several heads at once"
             )
         source = CallableSource(head, x)
     else:
@@ -292,7 +292,7 @@ def last_row_fn(head: RopeAttention) -> RowFunction:
     ``phi = (n-1-p) theta_k`` contributes ``cos(phi) A_pk + sin(phi) B_pk`` with ``A_pk = k_a q_a +
     k_b q_b`` and ``B_pk = k_b q_a - k_a q_b`` (angles formed in float64). No key is rotated, so this
     route to the row is independent of the head's forward pass and of
-    :class:`~ropeproof.verify.ps.swap_sources.TableSource`. ``A`` and ``B`` are formed from
+    :class:`~ropeproof.verify.measure.ps.swap_sources.TableSource`. ``A`` and ``B`` are formed from
     ``k = x W_K`` when ``n <= d_model``; for longer inputs from ``x_p . alpha_k`` and ``x_p . beta_k``,
     ``alpha_k = W_K[:, a] q_a + W_K[:, b] q_b`` and ``beta_k = W_K[:, b] q_a - W_K[:, a] q_b`` (the
     brackets are linear in ``x_p``), which moves the elementwise work from ``n`` rows to ``d_model``.

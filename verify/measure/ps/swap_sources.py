@@ -1,11 +1,11 @@
-"""Row sources for the swap engine (:mod:`ropeproof.verify.ps.swap_stream`): where a swapped input's
+"""Row sources for the swap engine (:mod:`ropeproof.verify.measure.ps.swap_stream`): where a swapped input's
 attention row comes from.
 
 - :class:`CallableSource`: any function of the layer inputs (a :class:`RowFunction` or a plain
   callable). Each chunk of swaps becomes one call on a freshly built batch of swapped copies
   ``x'[c]`` (input ``b_idx[c]`` with its layer inputs at the two blocks exchanged, every other
   position and the query untouched); every returned row is checked to be a probability vector.
-- :class:`TableSource`: a :class:`~ropeproof.verify.runtime.attention.RopeAttention`, whose logits
+- :class:`TableSource`: a :class:`~ropeproof.verify.kernel.attention.RopeAttention`, whose logits
   factor through per-token vectors: ``l(n-1, p) = scale * k_c . u_p`` with ``k_c = x[c] W_K`` the
   unrotated key of the content at ``p`` and ``u_p = R_{n-1-p} q`` the query rotated back to ``p``
   (``q = x[n-1] W_Q``; rotations compose). A swap changes only the logits at the swapped positions,
@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 import torch
 
-from ropeproof.verify.ps.row_functions import RowFunction, attention_rows
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.rope import apply_rope
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.rope import apply_rope
+from ropeproof.verify.measure.ps.row_functions import RowFunction, attention_rows
 
 FLOAT64 = 8
 
@@ -57,7 +57,7 @@ class CallableSource:
         return torch.cat([p.to(parts[0].device) for p in parts], 0)
 
     def swapped_rows(self, b_idx: torch.Tensor, pa: torch.Tensor, pb: torch.Tensor) -> torch.Tensor:
-        """See :meth:`~ropeproof.verify.ps.swap_stream.SwapRowSource.swapped_rows`.
+        """See :meth:`~ropeproof.verify.measure.ps.swap_stream.SwapRowSource.swapped_rows`.
 
         Shapes: b_idx [C]; pa [C, b]; pb [C, b]; return [C, H, n - 1]
         """
@@ -105,7 +105,7 @@ class TableSource:
         return self._softmax(self.diag, torch.arange(self.batch, device=self.head.device))
 
     def swapped_rows(self, b_idx: torch.Tensor, pa: torch.Tensor, pb: torch.Tensor) -> torch.Tensor:
-        """See :meth:`~ropeproof.verify.ps.swap_stream.SwapRowSource.swapped_rows`.
+        """See :meth:`~ropeproof.verify.measure.ps.swap_stream.SwapRowSource.swapped_rows`.
 
         Shapes: b_idx [C]; pa [C, b]; pb [C, b]; return [C, 1, n - 1]
         """

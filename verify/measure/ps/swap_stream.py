@@ -1,5 +1,5 @@
 """[A]'s swap scores streamed under a memory budget: the engine behind
-:func:`ropeproof.verify.ps.scores.ps_scores` (formulas in that module's docstring).
+:func:`ropeproof.verify.measure.ps.scores.ps_scores` (formulas in that module's docstring).
 
 Nothing of size ``batch x S x n`` (every swapped copy of every input) is ever built. The work runs in
 two passes over *tiles* (a group of inputs times a range of swaps, sized by the budget):
@@ -37,7 +37,7 @@ import torch
 from ropeproof.theory.errors import InputError, NonFiniteError, UnderflowError
 from ropeproof.theory.memory_budget import format_bytes
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.runtime.finite import all_finite, finite_screen, passes
+from ropeproof.verify.kernel.finite import all_finite, finite_screen, passes
 
 DEFAULT_MEMORY_BUDGET = 64 * 2**20
 """Default ``memory_budget``: 64 MiB, so a call gets up to 32 MiB of swapped copies and working
@@ -118,7 +118,7 @@ class BlockPairs:
 
 
 class SwapRowSource(Protocol):
-    """Where the attention rows come from (:mod:`ropeproof.verify.ps.swap_sources`).
+    """Where the attention rows come from (:mod:`ropeproof.verify.measure.ps.swap_sources`).
 
     Bound to a batch of ``batch`` inputs of ``n`` tokens; rows are float64 ``[.., H, n - 1]``
     (non-query entries), on any device.

@@ -8,16 +8,16 @@ A checkpoint in [A]'s shape (12 layers, one head per layer, width ``W`` = 128 by
 plane sits on that spectrum, with the export options that put it there:
 
 - ``"best"`` (the default): the Index (number task) and positional Reflexive layers use the best head on
-  the spectrum at the design length ``max_length`` (:func:`~ropeproof.verify.beyond.spectrum_search.
+  the spectrum at the design length ``max_length`` (:func:`~ropeproof.verify.studies.beyond.spectrum_search.
   best_on_spectrum`: the amplitudes that maximise the worst-case margin, a linear program solved
   exactly), with at most as many planes as the width leaves room for. The letter task's Retrieval layers
-  use orthogonal letter codes (margin 1 at every length, :mod:`ropeproof.verify.beyond.letter_codes`):
+  use orthogonal letter codes (margin 1 at every length, :mod:`ropeproof.verify.studies.beyond.letter_codes`):
   on GPT-J at ``theta = 0`` on the last ``2 P`` dims (``rotary_dim = W - 2P``, ``P = 4`` planes for 8
   letters), the Reflexive layers on the spectrum of the rotating dims; on LLaMA, which rotates every dim,
   on the ``P`` slowest planes, with ``rope_theta`` the smallest power of ten ``>= 10^4`` that keeps
   ``(max_length - 1) theta`` of every code plane below :data:`CODE_DRIFT` radians.
 - ``"paper"``: [A]'s one-plane Index (``0.8660``) or one-plane Retrieval (``0.0027``, [A]'s code) on the
-  spectrum's nearest plane (:func:`~ropeproof.verify.beyond.spectrum_search.nearest_plane`: ``k = 1``
+  spectrum's nearest plane (:func:`~ropeproof.verify.studies.beyond.spectrum_search.nearest_plane`: ``k = 1``
   and ``k = 41`` of 128), with the ``best`` Reflexive layers, so the choice of hop layer is what differs.
 - ``"smallest"``: the program of the smallest GPT-J width
   (:func:`~ropeproof.constructions.multihop_programs.checkpoint_program`: ``theta = 1`` Index and
@@ -25,7 +25,8 @@ plane sits on that spectrum, with the export options that put it there:
   whose spectrum holds its planes, 6 and 8 included).
 
 Every solver's number vocabulary has the integers ``1 .. max(16, max_length - 1)``, so every input up to
-``max_length`` tokens of every build can be written (:func:`~ropeproof.verify.task_lengths.required_max_int`).
+``max_length`` tokens of every build can be written
+(:func:`~ropeproof.verify.measure.task_lengths.required_max_int`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,11 @@ from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop import MultiHopProgram, code_dims
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
-from ropeproof.verify.beyond.spectrum_search import best_on_spectrum, nearest_plane, spectrum_frequencies
+from ropeproof.verify.studies.beyond.spectrum_search import (
+    best_on_spectrum,
+    nearest_plane,
+    spectrum_frequencies,
+)
 
 SOLVERS: tuple[str, ...] = ("best", "paper", "smallest")
 """The programs a checkpoint can carry (module docstring)."""

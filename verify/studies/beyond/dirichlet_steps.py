@@ -28,8 +28,8 @@ from flint import arb
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.exact.angles import reduced_angles
-from ropeproof.verify.exact.certified import arb_ends, arb_precision
+from ropeproof.verify.measure.exact.angles import reduced_angles
+from ropeproof.verify.measure.exact.certified import arb_ends, arb_precision
 
 MAX_POINTS = 1 << 22
 """Largest ``Q^K + 1`` point set searched for a collision."""

@@ -25,7 +25,7 @@ from hypothesis.errors import NoSuchExample
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.families import Family, family_input
+from ropeproof.verify.measure.exact.families import Family, family_input
 
 Answer = Callable[[Sequence[Sequence[str]]], list[str | None]]
 """``answer(batch of token lists) -> answers at the last position`` (``None``: no answer)."""
@@ -136,13 +136,13 @@ def class_search(kind: str, heads: int = 40, seed: int = 0) -> ClassSearch:
     quantity is the last position's *output* (the permutation must leave it unchanged).
     ``kind="positional"``: every key the same vector (identical ``W_K`` rows), random RoPE angles;
     the quantity is the last position's *logit row* (it must not change). Each head runs through
-    :class:`~ropeproof.verify.runtime.attention.RopeAttention` in float64. The two computations differ
+    :class:`~ropeproof.verify.kernel.attention.RopeAttention` in float64. The two computations differ
     only in the order of a softmax sum, so ``tolerance = 8 n u`` relative (``u = 2^-53``).
     """
     import torch
 
     from ropeproof.theory.rope_spec import RopeSpec
-    from ropeproof.verify.runtime.attention import RopeAttention
+    from ropeproof.verify.kernel.attention import RopeAttention
 
     if kind not in ("symbolic", "positional"):
         raise InputError(f"kind={kind!r}; accepted: 'symbolic', 'positional'")
@@ -208,7 +208,7 @@ def content_independent_readout_margin(
         raise InputError("content_independent_readout_margin needs identical W_K rows (constant keys)")
     import torch
 
-    from ropeproof.verify.runtime.rope import rope_logits
+    from ropeproof.verify.kernel.rope import rope_logits
 
     s = head.W_E @ head.W_V @ head.W_O @ head.W_U  # [V, V] readout of each token's value
     k = torch.as_tensor(np.tile(head.W_K[:1], (n, 1)))

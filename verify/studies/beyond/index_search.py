@@ -5,7 +5,7 @@ Objective: the normalised worst-case margin at length ``n0``,
     mu(theta, w; n0) = min_{1 <= m <= n0 - 1} sum_k w_k 2 sin(m theta_k / 2)^2,   w_k >= 0, sum_k w_k = 1,
 
 which any ``K``-plane T_Index with amplitudes ``a = A w`` attains normalised by ``A``
-(:mod:`ropeproof.verify.beyond.many_plane`). :mod:`ropeproof.theory.dirichlet` places the optimum
+(:mod:`ropeproof.verify.studies.beyond.many_plane`). :mod:`ropeproof.theory.dirichlet` places the optimum
 ``mu*_K(n0)`` between the
 mixed radix (Theorem R) and the Dirichlet bound (Theorem D).
 
@@ -16,12 +16,13 @@ The search is global, then local:
    frequencies; all scored exactly in batches (torch, float64);
 2. the best few are refined by Adam on a smoothed objective (``-tau log sum_m exp(-g(m)/tau)`` with
    ``tau`` annealed), over ``theta`` and ``w = softmax(rho)``;
-3. every result is re-scored with the exact sweep (:func:`ropeproof.verify.exact.index_sweep.index_sweep`,
+3. every result is re-scored with the exact sweep
+(:func:`ropeproof.verify.measure.exact.index_sweep.index_sweep`,
 accurate
    angle reduction); the best exact value is returned. It is a valid lower bound on ``mu*_K(n0)``.
 
 ``best_known.json`` (package data, :func:`best_known_table`) stores the best constructions this search
-found with a larger budget (regenerate with ``python -m ropeproof.verify.beyond.index_search``); the
+found with a larger budget (regenerate with ``python -m ropeproof.verify.studies.beyond.index_search``); the
 claims and tests re-verify them exactly.
 """
 
@@ -40,7 +41,8 @@ import torch
 from ropeproof.theory.dirichlet import mixed_radix_base
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.beyond.many_plane import (
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.studies.beyond.many_plane import (
     dirichlet_normalised,
     fit_slope,
     log_lengths,
@@ -48,7 +50,6 @@ from ropeproof.verify.beyond.many_plane import (
     mixed_radix_frequencies,
     mixed_radix_margin,
 )
-from ropeproof.verify.exact.index_sweep import index_sweep
 
 
 @dataclass
@@ -85,7 +86,8 @@ class SearchResult:
 
 
 def exact_margin(freqs: Sequence[float], amps: Sequence[float], length: int) -> float:
-    """Exact normalised ``margin_inf(length)`` (:func:`ropeproof.verify.exact.index_sweep.index_sweep`)."""
+    """Exact normalised ``margin_inf(length)``
+    (:func:`ropeproof.verify.measure.exact.index_sweep.index_sweep`)."""
     a = np.asarray(amps, dtype=np.float64)
     return float(index_sweep(freqs, a, length).margin_inf[-1] / a.sum())
 

@@ -8,7 +8,8 @@ A *letter code* gives each letter ``L`` a plane ``p(L)`` and a phase ``beta_L``:
     f_Y(L, d) = [p(L) = p(Y)] cos(-d theta_{p(Y)} + beta_L - beta_Y),
 
 all vectors unit, so logits lie in ``[-1, 1]``. On the Retrieval family (docs/theory.md section 4;
-:func:`ropeproof.verify.exact.families.retrieval_family`: query ``(X, Y)``, ``X != Y``; one earlier pair
+:func:`ropeproof.verify.measure.exact.families.retrieval_family`: query ``(X, Y)``, ``X != Y``; one earlier
+pair
 with left
 letter ``Y`` at distance ``d_t``; every other pair's left letter ``!= Y``), with
 ``T_Y(d) = f_Y(Y, d)``, ``O_Y(d) = max_{L != Y} f_Y(L, d)`` and ``S_Y = O_Y(0)`` (the query's own key):
@@ -43,8 +44,8 @@ import numpy as np
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.beyond.many_plane import standard_frequencies
-from ropeproof.verify.exact.certified import prefix_top2
+from ropeproof.verify.measure.exact.certified import prefix_top2
+from ropeproof.verify.studies.beyond.many_plane import standard_frequencies
 
 MAX_CODE_ALPHABET = 4096
 """Largest alphabet of a letter code built here (its margins are computed per query class)."""
@@ -165,7 +166,8 @@ def code_margins(code: LetterCode, max_n: int) -> np.ndarray:
 def horizon(margins: np.ndarray) -> int:
     """The largest ``n`` with ``margin_inf(n') > 0`` for every ``2 <= n' <= n`` (1 if already ``n = 2``
     fails), from ``margins[n - 2] = margin_inf(n)`` of any head (letter codes here, the partial-induction
-    heads of :mod:`ropeproof.verify.beyond.partial_induction`). Raises :class:`InputError` if the margin
+    heads of :mod:`ropeproof.verify.studies.beyond.partial_induction`). Raises :class:`InputError` if the
+    margin
     is still positive at the end of the sweep."""
     bad = np.nonzero(~(np.asarray(margins) > 0))[0]
     if bad.size == 0:

@@ -3,7 +3,7 @@
 T_Index over planes ``k`` with frequencies ``theta_k`` and amplitudes ``a_k >= 0`` (docs/theory.md section
 4, with ``extra_planes``): the query of integer ``s`` is rotated by ``-s theta_k`` in every plane and
 the logit at offset ``u`` from the target is ``h(u) = sum_k a_k cos(u theta_k)``. With
-``g(m) = h(0) - h(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` (:mod:`ropeproof.verify.exact.index_sweep`):
+``g(m) = h(0) - h(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` (:mod:`ropeproof.verify.measure.exact.index_sweep`):
 
     margin_inf(n) = gap_inf(n) = min_{1 <= m <= n-1} g(m),   gap_sup(n) = min_{1 <= m <= ceil((n-1)/2)} g(m).
 
@@ -33,8 +33,8 @@ from ropeproof.theory.dirichlet import dirichlet_bound, mixed_radix_base
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.exact.angles import reduced_angles
-from ropeproof.verify.exact.index_sweep import IndexSweep, check_planes, index_sweep
+from ropeproof.verify.measure.exact.angles import reduced_angles
+from ropeproof.verify.measure.exact.index_sweep import IndexSweep, check_planes, index_sweep
 
 MAX_LENGTH = 2**26 - 1
 """Longest supported sequence (exact angle reduction needs offsets below ``2^26``)."""
@@ -204,7 +204,8 @@ def margin_records(
 ) -> MarginRecords:
     """Stream ``margin_inf(n)`` for ``n = 2 .. max_n`` as records of the prefix minimum of ``g``.
 
-    Planes are summed in the given order (as :func:`ropeproof.verify.exact.index_sweep.stable_gaps` does);
+    Planes are summed in the given order (as :func:`ropeproof.verify.measure.exact.index_sweep.stable_gaps`
+    does);
     an offset is
     dropped once its partial sum reaches the minimum over all earlier chunks. Memory ``O(chunk)``.
     ``first_offset > 1`` starts the minimum there instead (``min_{first_offset <= m <= n-1} g(m)``;

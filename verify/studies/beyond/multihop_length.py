@@ -2,7 +2,8 @@
 task generators from 17 tokens to ``10^4``, and the exact first length where a model really fails.
 
 Settings (:func:`length_settings`): the programs ``ropeproof export-model gptj TASK --solver S`` writes
-(:func:`~ropeproof.verify.beyond.checkpoint_solvers.checkpoint_spec`, 12 layers with 4 hop layers, logit
+(:func:`~ropeproof.verify.studies.beyond.checkpoint_solvers.checkpoint_spec`, 12 layers with 4 hop layers,
+logit
 scale 1000, cyclic answer codes, built for the study's longest length, so the vocabulary holds every
 input the study asks), for both tasks and the three solvers:
 
@@ -10,10 +11,10 @@ input the study asks), for both tasks and the three solvers:
 - ``smallest``: the width-6 (number) and width-8 (letter) checkpoint (``theta = 1``);
 - ``best``: the default export, width 128, the best heads on GPT-J's spectrum and orthogonal letter codes.
 
-For each length and build (:mod:`ropeproof.verify.task_lengths`) the study answers sampled inputs with
-:func:`~ropeproof.verify.runtime.chain_readout.long_answers` (float64) and the same inputs with decoys
-(:func:`~ropeproof.verify.task_lengths.with_decoys`). Accuracies carry 95% Wilson intervals
-(:mod:`ropeproof.verify.statistics`); a setting stops after ``stop_after`` consecutive grid lengths
+For each length and build (:mod:`ropeproof.verify.measure.task_lengths`) the study answers sampled inputs with
+:func:`~ropeproof.verify.kernel.chain_readout.long_answers` (float64) and the same inputs with decoys
+(:func:`~ropeproof.verify.measure.task_lengths.with_decoys`). Accuracies carry 95% Wilson intervals
+(:mod:`ropeproof.verify.measure.statistics`); a setting stops after ``stop_after`` consecutive grid lengths
 whose interval lies below 25%.
 
 **Exact first failures.** The lengths of the grid are a grid: when a grid length first gives a wrong
@@ -39,17 +40,17 @@ from ropeproof.constructions.multihop_compile import CompiledModel, compile_prog
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.beyond.checkpoint_solvers import CheckpointSpec, checkpoint_spec
-from ropeproof.verify.exact.multihop_certified import (
+from ropeproof.verify.kernel.chain_readout import long_answers
+from ropeproof.verify.kernel.multilayer import answer_model
+from ropeproof.verify.measure.exact.multihop_certified import (
     MultiHopCertificate,
     certificate_steps,
     certified_horizon,
 )
-from ropeproof.verify.runtime.chain_readout import long_answers
-from ropeproof.verify.runtime.multilayer import answer_model
-from ropeproof.verify.statistics import decide, proportion_interval
-from ropeproof.verify.task_lengths import BUILDS, chain_positions, long_task, with_decoys
-from ropeproof.verify.tasks import TaskInstance
+from ropeproof.verify.measure.statistics import decide, proportion_interval
+from ropeproof.verify.measure.task_lengths import BUILDS, chain_positions, long_task, with_decoys
+from ropeproof.verify.measure.tasks import TaskInstance
+from ropeproof.verify.studies.beyond.checkpoint_solvers import CheckpointSpec, checkpoint_spec
 
 __all__ = [
     "HOPS",

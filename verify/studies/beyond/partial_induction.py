@@ -56,8 +56,8 @@ from ropeproof.theory.construction import (
 from ropeproof.theory.derive import OFFSET, derive
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.beyond.letter_codes import horizon
-from ropeproof.verify.exact.certified import interval_ends, iv_precision
+from ropeproof.verify.measure.exact.certified import interval_ends, iv_precision
+from ropeproof.verify.studies.beyond.letter_codes import horizon
 
 THETA = sp.Symbol("theta", real=True)
 BETA = sp.Symbol("beta", positive=True)

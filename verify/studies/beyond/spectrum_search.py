@@ -3,18 +3,20 @@
 A checkpoint cannot choose its frequencies: GPT-J rotates plane ``k`` of its ``rotary_dim`` dims at
 ``10000^(-2k / rotary_dim)`` (base fixed), LLaMA at ``rope_theta^(-2k / head_dim)``
 (:func:`spectrum_frequencies`, the formula as HF writes it). What remains of the many-plane search
-(:mod:`ropeproof.verify.beyond.index_search`) is the choice of amplitudes, and for fixed frequencies
+(:mod:`ropeproof.verify.studies.beyond.index_search`) is the choice of amplitudes, and for fixed frequencies
 that is a linear program: maximise ``t`` over ``a >= 0``, ``sum_k a_k = 1``, subject to
 
     sum_k a_k g_k(m) >= t   for every m = 1 .. N - 1,     g_k(m) = 2 sin(m theta_k / 2)^2,
 
 whose optimum is ``mu*(N)``, the best normalised worst-case margin ``min_{m <= N-1} g(m)`` of any head on
-the spectrum at length ``N`` (``docs/theory.md`` sections 4 and 5; :mod:`ropeproof.verify.beyond.many_plane`
+the spectrum at length ``N`` (``docs/theory.md`` sections 4 and 5;
+:mod:`ropeproof.verify.studies.beyond.many_plane`
 states the margin). :func:`best_on_spectrum` solves it with HiGHS (``scipy.optimize.linprog``), the global
 optimum over amplitudes, not a local search. Amplitudes below :data:`DROP_BELOW` of the largest are set to
 zero (a plane the head does not use), the rest renormalised; when a width budget allows fewer planes than
 the optimum uses, the program is solved again on the ``max_planes`` planes with the largest amplitudes.
-The result is re-scored exactly (:func:`~ropeproof.verify.exact.index_sweep.index_sweep`): ``margin`` is the
+The result is re-scored exactly (:func:`~ropeproof.verify.measure.exact.index_sweep.index_sweep`): ``margin``
+is the
 margin of the amplitudes returned, ``lp_value`` the solver's optimum (a bound the re-scored margin may
 fall short of by the dropped amplitudes and the solver's tolerance; tests check how little).
 """
@@ -30,7 +32,7 @@ import numpy as np
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.beyond.index_search import exact_margin
+from ropeproof.verify.studies.beyond.index_search import exact_margin
 
 DROP_BELOW = 1e-9
 """Amplitudes below this fraction of the largest are dropped (the planes a head does not use)."""

@@ -7,7 +7,8 @@
 - :func:`index_largest_gap`: the largest gap (the literal Delta) against
   ``min(1 - cos theta, 2 sin(pi / (ceil((n-1)/2) + 1))^2)``.
 
-The exact quantities come from the one-pass sweep (:func:`ropeproof.verify.exact.index_sweep.index_sweep`);
+The exact quantities come from the one-pass sweep
+(:func:`ropeproof.verify.measure.exact.index_sweep.index_sweep`);
 the statements and their proof from :mod:`ropeproof.theory.one_plane_optimum`.
 :func:`best_value_bruteforce` maximises over the angle independently of the proof, in mpmath, over a
 finite set of angles that provably contains every maximiser.
@@ -34,8 +35,8 @@ from ropeproof.theory.one_plane_optimum import (
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.trig_identity import vanishes_identically
 from ropeproof.theory.validate import integer
-from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
-from ropeproof.verify.exact.index_sweep import IndexSweep, index_gap_expression, index_sweep
+from ropeproof.verify.measure.exact.index_sweep import IndexSweep, index_gap_expression, index_sweep
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
 
 LENGTHS = 100
 """[A]'s theory figure: lengths up to 100."""

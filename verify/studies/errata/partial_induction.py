@@ -3,7 +3,7 @@ section 9).
 
 :func:`partial_induction_correction` takes [A]'s letter code on one plane at ``theta = omega / (2 n0)``,
 which solves every input up to length ``n0 + 1``, and compares its exact worst margin
-(:meth:`ropeproof.verify.beyond.partial_induction.OnePlaneHead.margins`) with the closed form of
+(:meth:`ropeproof.verify.studies.beyond.partial_induction.OnePlaneHead.margins`) with the closed form of
 :mod:`ropeproof.theory.letter_code_bounds` at every length up to its horizon, where the margin first
 fails; the margin at ``n0`` is also enclosed by interval arithmetic.
 """
@@ -21,9 +21,9 @@ from ropeproof.theory.letter_code_bounds import (
 )
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
-from ropeproof.verify.beyond.letter_codes import horizon
-from ropeproof.verify.beyond.partial_induction import certified_one_plane_margin, retrieval_code_head
-from ropeproof.verify.errata.correction_data import CorrectionData, Series
+from ropeproof.verify.studies.beyond.letter_codes import horizon
+from ropeproof.verify.studies.beyond.partial_induction import certified_one_plane_margin, retrieval_code_head
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
 
 ALPHABET, LENGTH = 4, 16
 """The setting of the claim ``partial-induction.one-plane.fixed-length``."""

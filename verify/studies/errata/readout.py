@@ -4,7 +4,7 @@
 :func:`ropeproof.constructions.counterexamples.positional_retrieval_construction` (period ``N``: the query
 attends to itself with one logit and to every other position with another) and compares, at each length,
 its exact worst readout margin
-(:func:`ropeproof.verify.beyond.impossibility.content_independent_readout_margin`) with the bound that
+(:func:`ropeproof.verify.studies.beyond.impossibility.content_independent_readout_margin`) with the bound that
 every positional head obeys (:mod:`ropeproof.theory.positional_readout`): ``C * min_j p_j``, the least
 key weight times the head's pair constant.
 """
@@ -22,10 +22,10 @@ from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.positional_readout import pair_constant, readout_proof
 from ropeproof.theory.result_store import ResultStore, object_product
-from ropeproof.verify.beyond.impossibility import content_independent_readout_margin
-from ropeproof.verify.errata.correction_data import CorrectionData, Series, tolerance
-from ropeproof.verify.exact.families import Family, family_for
-from ropeproof.verify.runtime.rope import rope_logits
+from ropeproof.verify.kernel.rope import rope_logits
+from ropeproof.verify.measure.exact.families import Family, family_for
+from ropeproof.verify.studies.beyond.impossibility import content_independent_readout_margin
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, tolerance
 
 ALPHABET, PERIOD, BONUS = 4, 65, 10.0
 """The head that the claim ``remark3.1.positional-cannot-retrieve.output`` exhibits."""

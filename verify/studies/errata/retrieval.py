@@ -5,7 +5,8 @@
 - :func:`retrieval_largest_gap_correction`: the largest gap (the literal Delta) in closed form,
   ``cos theta + cos((n - 1) theta)``, which no bound of [A]'s shape can hold.
 
-The exact quantities come from the exact sweep (:func:`ropeproof.verify.exact.sweep.sweep_retrieval`), the
+The exact quantities come from the exact sweep (:func:`ropeproof.verify.measure.exact.sweep.sweep_retrieval`),
+the
 statements and proofs from :mod:`ropeproof.theory.letter_code_bounds`.
 """
 
@@ -27,8 +28,8 @@ from ropeproof.theory.letter_code_bounds import (
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.retrieval_margin import retrieval_margin_closed_form
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
-from ropeproof.verify.exact.sweep import SweepTable, retrieval_witness_tokens, sweep_retrieval
+from ropeproof.verify.measure.exact.sweep import SweepTable, retrieval_witness_tokens, sweep_retrieval
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
 
 LENGTHS = 100
 """[A]'s theory figure: lengths up to 100."""

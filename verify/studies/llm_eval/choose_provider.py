@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.llm_eval.providers import Provider
+from ropeproof.verify.studies.llm_eval.providers import Provider
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "hf", "python")
 
@@ -29,7 +29,7 @@ def make_provider(
     """The provider ``kind`` (:data:`PROVIDERS`) for ``model`` (a model name, a directory for ``hf``,
     ``module:function`` or ``file.py:function`` for ``python``)."""
     if kind in ("openai", "anthropic"):
-        from ropeproof.verify.llm_eval.remote import AnthropicMessages, OpenAIChat
+        from ropeproof.verify.studies.llm_eval.remote import AnthropicMessages, OpenAIChat
 
         cls = OpenAIChat if kind == "openai" else AnthropicMessages
         return cls(
@@ -46,11 +46,11 @@ def make_provider(
     if base_url is not None:
         raise InputError(f"--base-url applies to the openai and anthropic providers, not {kind!r}")
     if kind == "python":
-        from ropeproof.verify.llm_eval.local import PythonCallable
+        from ropeproof.verify.studies.llm_eval.local import PythonCallable
 
         return PythonCallable(model)
     if kind == "hf":
-        from ropeproof.verify.llm_eval.local import HFCausalLM
+        from ropeproof.verify.studies.llm_eval.local import HFCausalLM
 
         return HFCausalLM.from_directory(model, fmt=fmt, max_tokens=max_tokens, device=device, dtype=dtype)
     raise InputError(f"provider={kind!r} is unknown; accepted: {list(PROVIDERS)}")

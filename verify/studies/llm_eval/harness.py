@@ -13,12 +13,12 @@ from typing import Any
 
 from ropeproof.constructions.paper import TASKS
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.llm_eval.plan import build_plan, check_format
-from ropeproof.verify.llm_eval.protocol import DEFAULT_DRAWS, DEFAULT_LENGTHS, DEFAULT_PROMPTS
-from ropeproof.verify.llm_eval.providers import Provider
-from ropeproof.verify.llm_eval.results import RunSummary, summarise_log
-from ropeproof.verify.llm_eval.run_log import RESULTS_FILE, RunLog, open_run, write_json_atomic
-from ropeproof.verify.llm_eval.runner import MAX_FAILURES, run_prompts
+from ropeproof.verify.studies.llm_eval.plan import build_plan, check_format
+from ropeproof.verify.studies.llm_eval.protocol import DEFAULT_DRAWS, DEFAULT_LENGTHS, DEFAULT_PROMPTS
+from ropeproof.verify.studies.llm_eval.providers import Provider
+from ropeproof.verify.studies.llm_eval.results import RunSummary, summarise_log
+from ropeproof.verify.studies.llm_eval.run_log import RESULTS_FILE, RunLog, open_run, write_json_atomic
+from ropeproof.verify.studies.llm_eval.runner import MAX_FAILURES, run_prompts
 
 
 def default_label(identity: dict[str, Any]) -> str:

@@ -26,9 +26,9 @@ import torch
 from ropeproof.constructions.paper import TASKS
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.llm_eval.plan import Prompt, check_format
-from ropeproof.verify.llm_eval.providers import Provider, Reply
-from ropeproof.verify.tokenizer import UNK, task_vocabulary, word
+from ropeproof.verify.measure.tokenizer import UNK, task_vocabulary, word
+from ropeproof.verify.studies.llm_eval.plan import Prompt, check_format
+from ropeproof.verify.studies.llm_eval.providers import Provider, Reply
 
 HF_DTYPES = ("float32", "bfloat16", "float16")
 BATCH_SIZE = 64

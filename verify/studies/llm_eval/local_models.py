@@ -27,10 +27,10 @@ from typing import Any
 from ropeproof.constructions.paper import check_task
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore, data_product
-from ropeproof.verify.llm_eval.harness import evaluate
-from ropeproof.verify.llm_eval.local import HFCausalLM
-from ropeproof.verify.llm_eval.protocol import DEFAULT_LENGTHS
-from ropeproof.verify.llm_eval.results import RunSummary, merge_by_label
+from ropeproof.verify.studies.llm_eval.harness import evaluate
+from ropeproof.verify.studies.llm_eval.local import HFCausalLM
+from ropeproof.verify.studies.llm_eval.protocol import DEFAULT_LENGTHS
+from ropeproof.verify.studies.llm_eval.results import RunSummary, merge_by_label
 
 Loader = Callable[[ResultStore], tuple[Any, Any]]
 """``load(store) -> (model, tokenizer)``: the run's store holds what other claims and figures load too."""
@@ -58,7 +58,7 @@ def shipped(task: str) -> Checkpoint:
     check_task(task)
 
     def load(store: ResultStore) -> tuple[Any, Any]:
-        from ropeproof.verify.training.shipped_results import SHIPPED_MODEL
+        from ropeproof.verify.studies.training.shipped_results import SHIPPED_MODEL
 
         s = store.get(SHIPPED_MODEL, task=task)
         return s.model, s.tokenizer
@@ -71,8 +71,8 @@ def compiled(task: str, hops: int = 4, layers: int = 12) -> Checkpoint:
     check_task(task)
 
     def load(store: ResultStore) -> tuple[Any, Any]:
-        from ropeproof.verify.beyond.checkpoint_solvers import CHECKPOINT_MODEL
         from ropeproof.verify.interop.hf.model_export import export_model
+        from ropeproof.verify.studies.beyond.checkpoint_solvers import CHECKPOINT_MODEL
 
         exported = export_model(store.get(CHECKPOINT_MODEL, task=task, hops=hops, layers=layers), "gptj")
         return exported.model, exported.tokenizer

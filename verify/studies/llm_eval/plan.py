@@ -18,8 +18,8 @@ import numpy as np
 from ropeproof.constructions.paper import TASKS, check_task
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.llm_eval.protocol import chat_prompt
-from ropeproof.verify.llm_eval.sequences import FORMATS, chat_instance, check_length, task_instances
+from ropeproof.verify.studies.llm_eval.protocol import chat_prompt
+from ropeproof.verify.studies.llm_eval.sequences import FORMATS, chat_instance, check_length, task_instances
 
 MAX_PROMPTS = 100_000
 """Most prompts per draw and length (a bound on typing mistakes, not on the protocol)."""

@@ -1,6 +1,6 @@
 """What every model provider answers with, and how one is chosen.
 
-A provider turns a :class:`~ropeproof.verify.llm_eval.plan.Prompt` into a :class:`Reply`: the raw
+A provider turns a :class:`~ropeproof.verify.studies.llm_eval.plan.Prompt` into a :class:`Reply`: the raw
 text, or an ``error`` saying why there is none (a malformed response, retries used up); tokens used,
 latency, the finish reason and the model name the server reports. A request the server refuses for
 good (a wrong key, an unknown model, a bad parameter) raises :class:`ProviderError`, which stops the
@@ -9,7 +9,7 @@ run: every later request would fail the same way.
 The providers themselves: ``openai`` (any OpenAI-compatible chat endpoint) and ``anthropic`` in
 :mod:`.remote` (the official clients: retries with backoff on 429, 5xx and timeouts, bounded
 timeouts), ``hf`` (a local causal-LM directory) and ``python`` (a callable) in :mod:`.local`;
-:func:`ropeproof.verify.llm_eval.choose_provider.make_provider` picks one by name.
+:func:`ropeproof.verify.studies.llm_eval.choose_provider.make_provider` picks one by name.
 
 **Secrets.** API keys come from environment variables only. :class:`Redactor` replaces every secret
 a provider holds by ``[redacted]``; the runner passes every text it writes (log records, errors)
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ropeproof.theory.errors import RopeproofError
-from ropeproof.verify.llm_eval.plan import Prompt
+from ropeproof.verify.studies.llm_eval.plan import Prompt
 
 REDACTED = "[redacted]"
 

@@ -7,8 +7,8 @@ backoff and jitter (honouring ``Retry-After``) on 408, 409, 429, 5xx, connection
 ``timeout`` seconds per attempt. What is left after the retries becomes a :class:`Reply` with an
 ``error`` (the prompt stays unanswered and a rerun asks again); a body that is not the API's JSON is
 recorded as ``malformed response``; any other refusal (401, 403, 404, 400, ...) raises
-:class:`~ropeproof.verify.llm_eval.providers.ProviderError`. Every message is passed through the
-provider's :class:`~ropeproof.verify.llm_eval.providers.Redactor` first.
+:class:`~ropeproof.verify.studies.llm_eval.providers.ProviderError`. Every message is passed through the
+provider's :class:`~ropeproof.verify.studies.llm_eval.providers.Redactor` first.
 
 Protocol settings are sent in the request body (``temperature``, and the token limit as
 ``max_tokens`` or, for OpenAI's own endpoint whose newer models refuse it, ``max_completion_tokens``);
@@ -23,8 +23,8 @@ from typing import Any
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.llm_eval.plan import Prompt
-from ropeproof.verify.llm_eval.providers import Provider, ProviderError, Reply
+from ropeproof.verify.studies.llm_eval.plan import Prompt
+from ropeproof.verify.studies.llm_eval.providers import Provider, ProviderError, Reply
 
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 """The environment variable each provider reads its key from unless told another."""

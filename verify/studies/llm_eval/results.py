@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.llm_eval.plan import Prompt, build_plan
-from ropeproof.verify.llm_eval.run_log import LOG_FILE, RunLog, read_settings
-from ropeproof.verify.llm_eval.statistics import (
+from ropeproof.verify.studies.llm_eval.plan import Prompt, build_plan
+from ropeproof.verify.studies.llm_eval.run_log import LOG_FILE, RunLog, read_settings
+from ropeproof.verify.studies.llm_eval.statistics import (
     DrawResult,
     LengthResult,
     Ordering,

@@ -11,7 +11,7 @@ the log again drops it (it was a request in flight).
 **Resuming.** :func:`open_run` on a directory that holds a run with the same identity (provider,
 model, endpoint, protocol settings, format, seed) continues it: the plan (tasks, lengths, prompts,
 draws) may change, and only prompts without a reply are sent (a reply is matched to its prompt by
-:attr:`~ropeproof.verify.llm_eval.plan.Prompt.key`). A different identity is refused unless
+:attr:`~ropeproof.verify.studies.llm_eval.plan.Prompt.key`). A different identity is refused unless
 ``force``, which starts over. Settings and summaries are written to a temporary file beside the
 target, flushed and renamed into place.
 """

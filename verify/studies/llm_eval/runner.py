@@ -5,7 +5,7 @@
 - **Ctrl-C** stops sending new requests; the requests in flight are waited for and logged (a second
   Ctrl-C abandons them: at most the requests in flight are lost), then ``KeyboardInterrupt`` is
   raised again for the caller.
-- A :class:`~ropeproof.verify.llm_eval.providers.ProviderError` (a refusal for good) stops the run and
+- A :class:`~ropeproof.verify.studies.llm_eval.providers.ProviderError` (a refusal for good) stops the run and
   is raised once the requests in flight are done; so does a streak of ``max_failures`` consecutive
   failed requests (:class:`FailureStreakError`: the server is down or the callable is broken).
 - Every text written to the log goes through the provider's redactor.
@@ -22,10 +22,10 @@ from typing import Any
 
 from ropeproof.theory.errors import RopeproofError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.llm_eval.parsing import parse_reply
-from ropeproof.verify.llm_eval.plan import Prompt
-from ropeproof.verify.llm_eval.providers import Provider, Redactor, Reply
-from ropeproof.verify.llm_eval.run_log import RunLog
+from ropeproof.verify.studies.llm_eval.parsing import parse_reply
+from ropeproof.verify.studies.llm_eval.plan import Prompt
+from ropeproof.verify.studies.llm_eval.providers import Provider, Redactor, Reply
+from ropeproof.verify.studies.llm_eval.run_log import RunLog
 
 MAX_FAILURES = 10
 """Consecutive failed requests that stop a run (:class:`FailureStreakError`)."""

@@ -13,9 +13,9 @@ asked for), so asking for more prompts later extends a run instead of replacing 
   (all of [A]'s examples use ``1..9``).
 
 **task** (the raw token sequence of the controlled tasks, for checkpoints trained or compiled on them,
-``docs/theory.md`` section 3): [A]'s generators (:mod:`ropeproof.verify.tasks`) with one hop, written
-as the task tokenizer's words (:func:`ropeproof.verify.tokenizer.prompt_text`). From 17 tokens on, the
-``distractors`` build of :mod:`ropeproof.verify.task_lengths` ([A]'s 17-token input after random
+``docs/theory.md`` section 3): [A]'s generators (:mod:`ropeproof.verify.measure.tasks`) with one hop, written
+as the task tokenizer's words (:func:`ropeproof.verify.measure.tokenizer.prompt_text`). From 17 tokens on, the
+``distractors`` build of :mod:`ropeproof.verify.measure.task_lengths` ([A]'s 17-token input after random
 tokens, every token in the trained vocabulary); below 17, the same windows shortened: up to 8 letters
 (number) or (letter, integer) pairs (letter), then ``length - 9`` integers or (letter, letter) pairs
 when positive, then the query. These are not prefix-stable (the generators balance a whole batch).
@@ -27,10 +27,10 @@ import numpy as np
 
 from ropeproof.constructions.paper import NUMBER_TASK_LETTERS, NUMBER_TASK_MAX_INT, TASK_LENGTH, check_task
 from ropeproof.theory.validate import integer
-from ropeproof.verify.llm_eval.protocol import MAX_LENGTH, MIN_LENGTH, answer
-from ropeproof.verify.task_lengths import long_task
-from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
-from ropeproof.verify.tokenizer import word
+from ropeproof.verify.measure.task_lengths import long_task
+from ropeproof.verify.measure.tasks import TaskInstance, letter_task, number_task
+from ropeproof.verify.measure.tokenizer import word
+from ropeproof.verify.studies.llm_eval.protocol import MAX_LENGTH, MIN_LENGTH, answer
 
 FORMATS: tuple[str, ...] = ("chat", "task")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -9,14 +9,14 @@ against [A]: the ordering letter > number, and [A]'s reported thresholds.
   Chosen over Wilson's interval because its coverage is at least 95% for every true accuracy, which a
   verdict built on it needs; it is the wider of the two. Bounds: ``P(X >= k | p_low) = 0.025`` and
   ``P(X <= k | p_high) = 0.025`` for ``k`` correct of ``n`` (``scipy.stats.binomtest`` through
-  :mod:`ropeproof.verify.statistics`); ``p_low = 0`` when ``k = 0`` and ``p_high = 1`` when ``k = n``.
+  :mod:`ropeproof.verify.measure.statistics`); ``p_low = 0`` when ``k = 0`` and ``p_high = 1`` when ``k = n``.
 - **Ordering** (:func:`ordering`): at each length measured in both tasks, the letter accuracy is
   ``above`` the number accuracy when the two intervals are disjoint with letter higher, ``below`` when
   disjoint with number higher, else ``unresolved``. The model shows [A]'s ordering (``shown``) when
   it is above at every length, does not (``not shown``) when below at some length, and otherwise the
   reading is ``unresolved``.
 - **Thresholds** (:func:`threshold_checks`): each of [A]'s levels
-  (:data:`~ropeproof.verify.llm_eval.protocol.REPORTED_THRESHOLDS`) at a measured length is ``met``
+  (:data:`~ropeproof.verify.studies.llm_eval.protocol.REPORTED_THRESHOLDS`) at a measured length is ``met``
   when the whole interval is on [A]'s side, ``missed`` when the whole interval is on the other side,
   else ``unresolved``.
 """
@@ -30,17 +30,17 @@ from typing import Any
 import numpy as np
 
 from ropeproof.constructions.paper import TASKS
-from ropeproof.verify.llm_eval.parsing import is_correct
-from ropeproof.verify.llm_eval.plan import Prompt
-from ropeproof.verify.llm_eval.protocol import REPORTED_THRESHOLDS, Threshold
-from ropeproof.verify.statistics import proportion_interval
+from ropeproof.verify.measure.statistics import proportion_interval
+from ropeproof.verify.studies.llm_eval.parsing import is_correct
+from ropeproof.verify.studies.llm_eval.plan import Prompt
+from ropeproof.verify.studies.llm_eval.protocol import REPORTED_THRESHOLDS, Threshold
 
 LEVEL = 0.95
 
 
 def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """The Clopper-Pearson interval of ``k`` successes in ``n`` trials at confidence ``level``
-    (:func:`ropeproof.verify.statistics.proportion_interval` with ``method="exact"``)."""
+    (:func:`ropeproof.verify.measure.statistics.proportion_interval` with ``method="exact"``)."""
     est = proportion_interval(k, n, level, method="exact")
     return est.low, est.high
 

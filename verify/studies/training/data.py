@@ -1,13 +1,14 @@
 """Balanced task batches for training and evaluation, drawn on the fly and reproducible from a seed.
 
 Batch ``k`` of stream ``s`` for run seed ``r`` is ``number_task`` / ``letter_task``
-(:mod:`ropeproof.verify.tasks`, [A]'s 17-token defaults) with the generator seed derived from
+(:mod:`ropeproof.verify.measure.tasks`, [A]'s 17-token defaults) with the generator seed derived from
 ``(r, s, k)`` by ``numpy.random.SeedSequence``; the generators cycle through shuffled lists of hop
 counts (1-4), target positions and answers, so every batch is balanced over them. Streams:
 :data:`TRAIN` (one batch per step), :data:`VALIDATION` (accuracy), :data:`SCORING` (the layer-swap
 prompts), :data:`TRAINING_SET` (the chunks of a fixed training set, :func:`fixed_training_set`) and
 :data:`SHUFFLE` (its per-epoch orders, :class:`TrainingBatches`). Token ids are positions in
-:func:`ropeproof.verify.tokenizer.task_vocabulary`, the ids of the word-level tokenizer that checkpoints
+:func:`ropeproof.verify.measure.tokenizer.task_vocabulary`, the ids of the word-level tokenizer that
+checkpoints
 carry.
 """
 
@@ -22,8 +23,8 @@ import torch
 from ropeproof.constructions.paper import check_task
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.tasks import TaskInstance, letter_task, number_task
-from ropeproof.verify.tokenizer import task_vocabulary
+from ropeproof.verify.measure.tasks import TaskInstance, letter_task, number_task
+from ropeproof.verify.measure.tokenizer import task_vocabulary
 
 TRAIN, VALIDATION, SCORING, TRAINING_SET, SHUFFLE = 0, 1, 2, 3, 4
 """Stream numbers of the seed derivation (module docstring)."""

@@ -1,7 +1,8 @@
 """Learning dynamics at a checkpoint, as [A] measured them (``docs/theory.md`` section 6): per layer,
 [A]'s layer-input swap scores ``S_pos``, ``S_sym``
 (:func:`ropeproof.verify.interop.hf.layer_swap.hf_layer_swap_scores`, ``tau = 1e-4``, on the scoring
-prompts) with 95% bootstrap intervals over the prompts (:func:`ropeproof.verify.statistics.mean_interval`),
+prompts) with 95% bootstrap intervals over the prompts
+(:func:`ropeproof.verify.measure.statistics.mean_interval`),
 and the normalised attention entropy of the last token's row,
 
     H_l = mean over prompts of  -sum_j a_j log a_j / log n,
@@ -22,7 +23,7 @@ import torch
 
 from ropeproof.theory.errors import UnderflowError
 from ropeproof.verify.interop.hf.layer_swap import hf_layer_swap_scores
-from ropeproof.verify.statistics import mean_interval
+from ropeproof.verify.measure.statistics import mean_interval
 
 
 def attention_entropy_per_prompt(model: Any, input_ids: torch.Tensor) -> list[torch.Tensor]:

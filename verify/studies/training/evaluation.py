@@ -9,8 +9,8 @@ from typing import Any
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.training.data import Batch
-from ropeproof.verify.training.model import last_token_logits
+from ropeproof.verify.studies.training.data import Batch
+from ropeproof.verify.studies.training.model import last_token_logits
 
 
 def predictions(model: Any, input_ids: torch.Tensor, chunk: int = 512) -> torch.Tensor:
@@ -31,7 +31,7 @@ def predictions(model: Any, input_ids: torch.Tensor, chunk: int = 512) -> torch.
 
 def counts_per_hop(model: Any, batch: Batch) -> dict[int, tuple[int, int]]:
     """``{hops: (answered correctly, instances)}`` per hop count, plus key ``0``: all instances (the
-    counts a confidence interval needs, :func:`ropeproof.verify.statistics.proportion_interval`)."""
+    counts a confidence interval needs, :func:`ropeproof.verify.measure.statistics.proportion_interval`)."""
     right = predictions(model, batch.input_ids) == batch.answers
     out = {0: (int(right.sum()), int(right.numel()))}
     for h in sorted(set(batch.hops.tolist())):
@@ -76,8 +76,8 @@ def decided_accuracy_per_hop(
     Returns ``{"1": row, .., "4": row}``, each row ``{"count", "correct", "accuracy", "ci_low",
     "ci_high", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the cap).
     """
-    from ropeproof.verify.statistics import decide, grow_until_decided, proportion_interval
-    from ropeproof.verify.training.data import VALIDATION, TaskEncoder
+    from ropeproof.verify.measure.statistics import decide, grow_until_decided, proportion_interval
+    from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
 
     batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0)
     handle = None

@@ -5,7 +5,7 @@ For layer ``l`` of a GPT-J model, the head is imported in float64
 (:func:`ropeproof.verify.interop.hf.head_import.import_model_head`) and run on its real inputs: the
 hidden states entering block ``l`` on the given prompts, through the block's ``ln_1`` in float64. The
 head splits exactly into one 2-D head per rotary plane
-(:func:`ropeproof.verify.ps.per_frequency.split_planes`, logits add up). Per plane ``k`` (frequency
+(:func:`ropeproof.verify.measure.ps.per_frequency.split_planes`, logits add up). Per plane ``k`` (frequency
 ``theta_k = 10000^(-2k/d)``, [A]'s frequency id ``k + 1``,
 so that id 2 of a 128-dim head is ``0.8660`` and id 42 is ``0.0027``):
 
@@ -27,7 +27,7 @@ import torch
 
 from ropeproof.verify.interop.hf.head_import import import_model_head
 from ropeproof.verify.interop.hf.layer_swap import HFLayerSwap
-from ropeproof.verify.ps.per_frequency import per_frequency_scores, split_planes
+from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores, split_planes
 
 
 def layer_head_inputs(model: Any, input_ids: torch.Tensor, layer: int) -> torch.Tensor:
@@ -117,10 +117,10 @@ def construction_comparison(
     from ropeproof.constructions.compile import compile_construction
     from ropeproof.constructions.paper import ALPHABET_SIZE, index_construction, retrieval_construction
     from ropeproof.theory.bounds import index_bound, retrieval_bound
-    from ropeproof.verify.exact.families import family_for
-    from ropeproof.verify.exact.head_sweep import sweep_head
     from ropeproof.verify.interop.hf.model_head import compiled_from_hf_model
-    from ropeproof.verify.tokenizer import task_vocabulary
+    from ropeproof.verify.measure.exact.families import family_for
+    from ropeproof.verify.measure.exact.head_sweep import sweep_head
+    from ropeproof.verify.measure.tokenizer import task_vocabulary
 
     kind = CONSTRUCTION_OF_TASK[task]
     construction = index_construction(theta=theta) if kind == "index" else retrieval_construction(theta=theta)

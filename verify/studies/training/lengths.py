@@ -1,5 +1,6 @@
 """Length generalisation of trained models: accuracy on inputs longer than the 17 tokens they were
-trained on, built by :mod:`ropeproof.verify.task_lengths` (the same generators as the compiled multi-hop
+trained on, built by :mod:`ropeproof.verify.measure.task_lengths` (the same generators as the compiled
+multi-hop
 models' length study, ``docs/theory.md`` section 6).
 
 Only builds whose tokens are in the trained vocabulary are accepted: the number task's ``window`` and
@@ -14,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.statistics import Side, accuracy_estimate, decide, grow_until_decided
-from ropeproof.verify.task_lengths import long_task, required_max_int
-from ropeproof.verify.training.data import Batch, TaskEncoder
-from ropeproof.verify.training.evaluation import accuracy_per_hop, predictions
+from ropeproof.verify.measure.statistics import Side, accuracy_estimate, decide, grow_until_decided
+from ropeproof.verify.measure.task_lengths import long_task, required_max_int
+from ropeproof.verify.studies.training.data import Batch, TaskEncoder
+from ropeproof.verify.studies.training.evaluation import accuracy_per_hop, predictions
 
 
 def long_batch(task: str, count: int, n: int, build: str = "distractors", seed: int = 0) -> Batch:

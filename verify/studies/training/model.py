@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from ropeproof.verify.interop.hf.architectures import require_transformers
-from ropeproof.verify.training.config import TrainConfig
+from ropeproof.verify.studies.training.config import TrainConfig
 
 
 def gptj_config(config: TrainConfig, vocab_size: int) -> Any:

@@ -17,8 +17,8 @@ from typing import Any
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
-from ropeproof.verify.statistics import Estimate, decide, proportion_interval
-from ropeproof.verify.training.trainer import TrainingRecord
+from ropeproof.verify.measure.statistics import Estimate, decide, proportion_interval
+from ropeproof.verify.studies.training.trainer import TrainingRecord
 
 HOPS = (1, 2, 3, 4)
 
@@ -76,7 +76,8 @@ def layer_labels(evaluation: dict[str, Any], uniform_level: float = 0.9) -> list
     return [head_label(p, s, uniform_level) for p, s in zip(dyn["S_pos"], dyn["S_sym"], strict=True)]
 
 
-# --- decisions under uncertainty (verify/statistics.py): every sampled number with its 95% interval ---
+# --- decisions under uncertainty (verify/measure/statistics.py): every sampled number with its 95%
+# interval ---
 
 Finding = str
 """How one run bears on one of [A]'s observations: ``"shows"``, ``"contradicts"`` or ``"undecided"``
@@ -91,7 +92,7 @@ def accuracy_at(evaluation: dict[str, Any], hop: int) -> Estimate:
     if counts is None:
         raise InputError(
             f"checkpoint {evaluation['step']} records no counts; rescore the run "
-            "(ropeproof.verify.training.rescore.rescore_run) to get intervals"
+            "(ropeproof.verify.studies.training.rescore.rescore_run) to get intervals"
         )
     k, n = counts[str(hop)]
     return proportion_interval(int(k), int(n))
@@ -99,7 +100,7 @@ def accuracy_at(evaluation: dict[str, Any], hop: int) -> Estimate:
 
 def recorded_accuracy_per_hop(record: TrainingRecord, threshold: float) -> dict[str, dict[str, Any]]:
     """The run record's own accuracy per hop of its best checkpoint with 95% Wilson intervals, in the
-    rows of :func:`~ropeproof.verify.training.evaluation.decided_accuracy_per_hop` (no model runs)."""
+    rows of :func:`~ropeproof.verify.studies.training.evaluation.decided_accuracy_per_hop` (no model runs)."""
     best = best_evaluation(record)
     rows = {}
     for h in HOPS:

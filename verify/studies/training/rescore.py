@@ -1,10 +1,11 @@
 """Re-evaluate every checkpoint of a finished run with today's evaluation, keeping what it measured.
 
-A run written by an earlier version of :func:`~ropeproof.verify.training.trainer.train` records, per
+A run written by an earlier version of :func:`~ropeproof.verify.studies.training.trainer.train` records, per
 checkpoint, the accuracy per hop and the mean layer scores, but not the counts and per-layer intervals
-that decisions under uncertainty need (:mod:`ropeproof.verify.statistics`). :func:`rescore_run` loads each
+that decisions under uncertainty need (:mod:`ropeproof.verify.measure.statistics`). :func:`rescore_run` loads
+each
 ``checkpoints/step-N/`` of a run directory, evaluates it with
-:func:`~ropeproof.verify.training.trainer.evaluate_checkpoint` (the same seeded validation and scoring
+:func:`~ropeproof.verify.studies.training.trainer.evaluate_checkpoint` (the same seeded validation and scoring
 prompts) and replaces the record's entries, after checking that every number the old entry holds comes
 out the same (to 1e-9 relative, or now unresolved where a layer's rows underflow): re-scoring adds
 intervals, it never changes a measurement silently. The record is rewritten atomically.
@@ -20,8 +21,8 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
-from ropeproof.verify.training.data import TaskEncoder
-from ropeproof.verify.training.trainer import (
+from ropeproof.verify.studies.training.data import TaskEncoder
+from ropeproof.verify.studies.training.trainer import (
     RECORD_FILE,
     TrainingRecord,
     checkpoint_dir,

@@ -7,7 +7,7 @@ weights rounded to float16 (``model.safetensors``: about 440 KB for ``small``, 5
 :func:`load_shipped` loads them as float32), ``config.json``, the word-level tokenizer, the run record
 ``training.json`` (config, seed, every step's loss, every checkpoint's accuracy and counts per hop and
 learning dynamics with intervals, measured on the float32 weights during training or by
-:func:`~ropeproof.verify.training.rescore.rescore_run`) and ``first_steps.json``: the losses of the
+:func:`~ropeproof.verify.studies.training.rescore.rescore_run`) and ``first_steps.json``: the losses of the
 first :data:`FIRST_STEPS` steps and the parameters' norms after them, which a test recomputes from the
 seed (:func:`first_steps`).
 """
@@ -27,8 +27,8 @@ from ropeproof.constructions.paper import check_task
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
-from ropeproof.verify.training.config import TrainConfig
-from ropeproof.verify.training.trainer import (
+from ropeproof.verify.studies.training.config import TrainConfig
+from ropeproof.verify.studies.training.trainer import (
     RECORD_FILE,
     TrainingRecord,
     load_record,

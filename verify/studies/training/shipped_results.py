@@ -7,17 +7,21 @@ layers' rotary planes on the same prompts, and every training claim and figure r
 models. Ask the store, ``store.get(PRODUCT, **args)``:
 
 - :data:`SHIPPED_MODEL` (object): the shipped checkpoint of ``task``, ``config``, ``seed``
-  (:func:`~ropeproof.verify.training.shipped.load_shipped`: float32 weights, eager attention), **read-only
+  (:func:`~ropeproof.verify.studies.training.shipped.load_shipped`: float32 weights, eager attention),
+  **read-only
   by contract** (the products below run it; use ``load_shipped`` for a copy of your own to modify);
 - :data:`TRAINED_MODEL` (object): the model in a run directory (``ropeproof train --out DIR``), float32,
   read-only likewise;
-- :data:`FREQUENCY_PROFILE` (data): :func:`~ropeproof.verify.training.head_theory.frequency_profile` of one
+- :data:`FREQUENCY_PROFILE` (data): :func:`~ropeproof.verify.studies.training.head_theory.frequency_profile`
+of one
   layer on the first ``prompts`` scoring prompts of the run's seed;
-- :data:`DECIDED_LENGTH_ROW` (data): :func:`~ropeproof.verify.training.lengths.decided_accuracy` at one
+- :data:`DECIDED_LENGTH_ROW` (data): :func:`~ropeproof.verify.studies.training.lengths.decided_accuracy` at
+one
   length, with ``config`` and ``seed`` added;
 - :data:`LONG_BATCH` (object): the encoded long inputs of one task, length and build, shared by every
   configuration (generating 64 letter inputs of 850 tokens takes about a second);
-- :data:`LENGTH_ROW` (data): :func:`~ropeproof.verify.training.lengths.length_accuracy` of a shipped model
+- :data:`LENGTH_ROW` (data): :func:`~ropeproof.verify.studies.training.lengths.length_accuracy` of a shipped
+model
   at one length (the inputs of each length are generated independently of the other lengths, so one
   length's row is the same whichever list it was asked for in); :data:`DIRECTORY_LENGTH_ROW` the same for
   a run directory.
@@ -30,7 +34,7 @@ from typing import Any
 import torch
 
 from ropeproof.theory.result_store import ResultStore, data_product, object_product
-from ropeproof.verify.training.shipped import ShippedModel, load_shipped
+from ropeproof.verify.studies.training.shipped import ShippedModel, load_shipped
 
 
 @object_product("training.shipped-model")
@@ -58,8 +62,8 @@ def FREQUENCY_PROFILE(
 ) -> list[dict[str, Any]]:
     """``frequency_profile(model, ids, layer)`` of a shipped ``task`` model, ``ids`` the first ``prompts``
     scoring prompts of the run's seed (``TaskEncoder(task).draw(prompts, seed, SCORING, 0)``)."""
-    from ropeproof.verify.training.data import SCORING, TaskEncoder
-    from ropeproof.verify.training.head_theory import frequency_profile
+    from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
+    from ropeproof.verify.studies.training.head_theory import frequency_profile
 
     shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
     ids = TaskEncoder(task).draw(prompts, shipped.record.seed, SCORING, 0).input_ids
@@ -80,7 +84,7 @@ def DECIDED_LENGTH_ROW(
 ) -> dict[str, Any]:
     """``decided_accuracy(model, task, n, threshold, start, cap, build)`` of a shipped model (generator
     seed 0), with ``config`` and ``seed`` added to the row."""
-    from ropeproof.verify.training.lengths import decided_accuracy
+    from ropeproof.verify.studies.training.lengths import decided_accuracy
 
     model = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
     batch = store.get(LONG_BATCH, task=task, count=cap, n=n, build=build)
@@ -93,7 +97,7 @@ def LENGTH_ROW(
     store: ResultStore, task: str, config: str, seed: int, n: int, count: int, build: str = "distractors"
 ) -> dict[str, Any]:
     """``length_accuracy(model, task, [n], build, count)[0]`` of a shipped model (generator seed 0)."""
-    from ropeproof.verify.training.lengths import length_accuracy
+    from ropeproof.verify.studies.training.lengths import length_accuracy
 
     model = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
     batch = store.get(LONG_BATCH, task=task, count=count, n=n, build=build)
@@ -106,7 +110,7 @@ def DIRECTORY_LENGTH_ROW(
     store: ResultStore, path: str, task: str, n: int, count: int, build: str = "distractors"
 ) -> dict[str, Any]:
     """``length_accuracy(model, task, [n], build, count)[0]`` of the model in the run directory ``path``."""
-    from ropeproof.verify.training.lengths import length_accuracy
+    from ropeproof.verify.studies.training.lengths import length_accuracy
 
     batch = store.get(LONG_BATCH, task=task, count=count, n=n, build=build)
     (row,) = length_accuracy(
@@ -119,8 +123,8 @@ def DIRECTORY_LENGTH_ROW(
 def LONG_BATCH(
     store: ResultStore, task: str, count: int, n: int, build: str = "distractors", seed: int = 0
 ) -> Any:
-    """:func:`~ropeproof.verify.training.lengths.long_batch`: the long inputs every shipped configuration
-    of ``task`` is measured on (one vocabulary per task), generated once per run (read-only)."""
-    from ropeproof.verify.training.lengths import long_batch
+    """:func:`~ropeproof.verify.studies.training.lengths.long_batch`: the long inputs every shipped
+    configuration of ``task`` is measured on (one vocabulary per task), generated once per run (read-only)."""
+    from ropeproof.verify.studies.training.lengths import long_batch
 
     return long_batch(task, count, n, build, seed)

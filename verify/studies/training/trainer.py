@@ -1,7 +1,8 @@
 """The training loop: [A]'s set-up (``docs/theory.md`` section 6) on HF ``GPTJForCausalLM``.
 
 Step ``k`` (``k = 1 .. steps``) takes training batch ``k - 1`` (a fresh balanced batch, or the next
-batch of a fixed training set shuffled each epoch: :class:`~ropeproof.verify.training.data.TrainingBatches`),
+batch of a fixed training set shuffled each epoch:
+:class:`~ropeproof.verify.studies.training.data.TrainingBatches`),
 computes the cross-entropy of the **last token's** logits against the answer (the only loss),
 back-propagates, and takes one AdamW step; the learning rate follows the linear schedule (warm-up from
 0 to ``lr`` over ``warmup_steps``, then linear decay to 0 at ``steps``; ``transformers``'
@@ -12,7 +13,7 @@ At step 0 (the initialised model), every ``checkpoint_every`` steps and at the e
 ``checkpoints/step-NNNNNN/`` (the model by ``save_pretrained``, the word-level tokenizer, and
 ``training_state.pt`` with the optimiser, scheduler and random-generator states) and appends the
 step's evaluation to ``training.json`` (accuracy per hop on the validation prompts and, when
-``with_dynamics``, the learning-dynamics record of :mod:`ropeproof.verify.training.dynamics`). At the
+``with_dynamics``, the learning-dynamics record of :mod:`ropeproof.verify.studies.training.dynamics`). At the
 end the checkpoint with the best validation accuracy (earliest on ties; [A] keeps the best checkpoint)
 is copied to the run directory itself, so
 ``from_pretrained(out)`` loads it.
@@ -39,12 +40,12 @@ from ropeproof.theory.atomic_output import staged_directory, write_text_atomic
 from ropeproof.theory.errors import InputError, OutputError
 from ropeproof.theory.validate import integer
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
-from ropeproof.verify.runtime.devices import resolve_device
-from ropeproof.verify.tokenizer import task_tokenizer
-from ropeproof.verify.training.config import TrainConfig
-from ropeproof.verify.training.data import SCORING, VALIDATION, TaskEncoder, TrainingBatches
-from ropeproof.verify.training.evaluation import counts_per_hop
-from ropeproof.verify.training.model import build_model, last_token_logits
+from ropeproof.verify.kernel.devices import resolve_device
+from ropeproof.verify.measure.tokenizer import task_tokenizer
+from ropeproof.verify.studies.training.config import TrainConfig
+from ropeproof.verify.studies.training.data import SCORING, VALIDATION, TaskEncoder, TrainingBatches
+from ropeproof.verify.studies.training.evaluation import counts_per_hop
+from ropeproof.verify.studies.training.model import build_model, last_token_logits
 
 RECORD_FILE = "training.json"
 """The run record: task, config, seed, per-step losses and per-checkpoint evaluations."""
@@ -249,7 +250,7 @@ def evaluate_checkpoint(
     """One checkpoint's record entry: ``step``; ``accuracy`` per hop (key ``"0"``: all) and ``counts``
     per hop (``[correct, instances]``, for intervals) on the run's validation prompts; with
     ``with_dynamics``, the learning-dynamics record
-    (:func:`~ropeproof.verify.training.dynamics.layer_dynamics`) on its scoring prompts."""
+    (:func:`~ropeproof.verify.studies.training.dynamics.layer_dynamics`) on its scoring prompts."""
     val = encoder.draw(config.eval_prompts, seed, VALIDATION, 0)
     counts = counts_per_hop(model, val)
     entry: dict[str, Any] = {
@@ -258,7 +259,7 @@ def evaluate_checkpoint(
         "counts": {str(h): [k, n] for h, (k, n) in counts.items()},
     }
     if with_dynamics and config.score_prompts > 0:
-        from ropeproof.verify.training.dynamics import layer_dynamics
+        from ropeproof.verify.studies.training.dynamics import layer_dynamics
 
         prompts = encoder.draw(config.score_prompts, seed, SCORING, 0)
         entry["dynamics"] = layer_dynamics(model, prompts.input_ids)

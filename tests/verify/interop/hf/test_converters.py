@@ -21,7 +21,6 @@ from ropeproof.constructions.multihop_compile import compile_program  # noqa: E4
 from ropeproof.constructions.multihop_programs import checkpoint_program  # noqa: E402
 from ropeproof.theory.architectures import ARCHITECTURES, Architecture, architecture  # noqa: E402
 from ropeproof.theory.errors import InputError  # noqa: E402
-from ropeproof.verify.beyond.checkpoint_solvers import checkpoint_spec  # noqa: E402
 from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError  # noqa: E402
 from ropeproof.verify.interop.hf.converter import ROLES, HFConverter  # noqa: E402
 from ropeproof.verify.interop.hf.converters import (  # noqa: E402
@@ -37,8 +36,9 @@ from ropeproof.verify.interop.hf.llama import LlamaConverter  # noqa: E402
 from ropeproof.verify.interop.hf.model_export import export_model  # noqa: E402
 from ropeproof.verify.interop.hf.model_head import compiled_from_hf_model, load_hf_model  # noqa: E402
 from ropeproof.verify.interop.hf.run import attention_module, hf_attention_forward  # noqa: E402
-from ropeproof.verify.runtime.compiled import head_module  # noqa: E402
-from ropeproof.verify.tasks import number_task  # noqa: E402
+from ropeproof.verify.kernel.compiled import head_module  # noqa: E402
+from ropeproof.verify.measure.tasks import number_task  # noqa: E402
+from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec  # noqa: E402
 
 BUILT_IN_NAMES = ("gptj", "llama")
 CONVERTER_MODULES = frozenset(

@@ -23,8 +23,8 @@ from ropeproof.verify.interop.hf.export import export_head  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_head  # noqa: E402
 from ropeproof.verify.interop.hf.placement import same_freq  # noqa: E402
 from ropeproof.verify.interop.hf.run import hf_attention_forward  # noqa: E402
-from ropeproof.verify.runtime.compiled import answer, encode, head_module  # noqa: E402
-from ropeproof.verify.tasks import letter_task, number_task  # noqa: E402
+from ropeproof.verify.kernel.compiled import answer, encode, head_module  # noqa: E402
+from ropeproof.verify.measure.tasks import letter_task, number_task  # noqa: E402
 
 POSITIONS = 64  # longest sequence the exported test models support (keeps GPT-J's sin/cos table small)
 

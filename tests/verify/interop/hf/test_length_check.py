@@ -13,9 +13,9 @@ pytest.importorskip("transformers")
 
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.beyond.checkpoint_solvers import checkpoint_spec
 from ropeproof.verify.interop.hf.length_check import transformers_length_check
 from ropeproof.verify.interop.hf.model_export import export_model
+from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec
 
 
 def _export(task: str, arch: str, max_length: int, path: Path):

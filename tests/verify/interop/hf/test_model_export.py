@@ -24,8 +24,8 @@ from ropeproof.verify.interop.hf.model_export import (
     export_model,
     load_model_info,
 )
-from ropeproof.verify.tasks import letter_task, number_task
-from ropeproof.verify.tokenizer import prompt_text
+from ropeproof.verify.measure.tasks import letter_task, number_task
+from ropeproof.verify.measure.tokenizer import prompt_text
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_llama_checkpoints(models) -> None:
 
 
 def test_lm_logits_equal_the_readout(models) -> None:
-    from ropeproof.verify.runtime.multilayer import model_module
+    from ropeproof.verify.kernel.multilayer import model_module
 
     model = models["number"]
     ex = export_model(model, "gptj", dtype="float64")

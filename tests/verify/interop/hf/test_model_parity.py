@@ -12,7 +12,7 @@ from ropeproof.constructions.multihop_programs import checkpoint_program
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.model_export import export_model
 from ropeproof.verify.interop.hf.model_parity import FLOAT32_UNIT, model_parity, parity_table
-from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.measure.tasks import letter_task, number_task
 
 
 @pytest.mark.parametrize("arch", ["gptj", "llama"])

@@ -7,8 +7,8 @@ import mpmath
 import numpy as np
 
 from ropeproof.constructions.paper import ALPHABET_SIZE, INDEX_THETA, RETRIEVAL_THETA
-from ropeproof.verify.exact.bound_judging import best_theta_outcome, length_ranges, offset_convention
-from ropeproof.verify.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.verify.measure.exact.bound_judging import best_theta_outcome, length_ranges, offset_convention
+from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
 
 LENGTHS = 100
 

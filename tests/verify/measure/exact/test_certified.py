@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.certified import (
+from ropeproof.verify.measure.exact.certified import (
     _floor_to_float,
     arb_ends,
     arb_precision,
@@ -31,7 +31,7 @@ from ropeproof.verify.exact.certified import (
     prefix_top2,
     retrieval_margin_interval,
 )
-from ropeproof.verify.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
 
 
 @settings(max_examples=10)

@@ -12,13 +12,13 @@ import pytest
 
 from ropeproof.cli import main
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.certified import (
+from ropeproof.verify.measure.exact.certified import (
     MAX_OFFSET,
     _index_bound_enclosure,
     certified_index,
     enclose_index_gaps,
 )
-from ropeproof.verify.exact.certified_shards import (
+from ropeproof.verify.measure.exact.certified_shards import (
     GapRecords,
     enclose_gap_records,
     judge_records,

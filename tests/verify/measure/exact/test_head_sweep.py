@@ -13,10 +13,10 @@ from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.paper import index_construction
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.exact.families import token_family
-from ropeproof.verify.exact.head_sweep import head_family, sweep_head
-from ropeproof.verify.exact.index_sweep import index_sweep
-from ropeproof.verify.runtime.attention import RopeAttention
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.measure.exact.families import token_family
+from ropeproof.verify.measure.exact.head_sweep import head_family, sweep_head
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
 
 
 def random_vocab_head(vocab: int = 3, seed: int = 0) -> CompiledHead:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.index_sweep import (
+from ropeproof.verify.measure.exact.index_sweep import (
     GapPrefix,
     index_sweep,
     iter_index_blocks,

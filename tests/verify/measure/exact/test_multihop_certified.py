@@ -11,15 +11,15 @@ from ropeproof.constructions.multihop_compile import CompiledModel, compile_prog
 from ropeproof.constructions.multihop_programs import letter_program, number_program
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop_bound import chain_error_bound, readout_margin_bound
-from ropeproof.verify.exact.multihop_certified import (
+from ropeproof.verify.kernel.multilayer import model_module
+from ropeproof.verify.measure.exact.multihop_certified import (
     BASIC,
     certificate_steps,
     certified_horizon,
     certify_model,
     horizon_witness,
 )
-from ropeproof.verify.runtime.multilayer import model_module
-from ropeproof.verify.tasks import letter_task, number_task
+from ropeproof.verify.measure.tasks import letter_task, number_task
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_bound_is_below_the_real_readout_margin(hops, number_model, letter_model
 
 
 def test_best_multi_plane_model_is_certified_far(number_model) -> None:
-    from ropeproof.verify.beyond.index_search import best_known_table
+    from ropeproof.verify.studies.beyond.index_search import best_known_table
 
     freqs, amps = best_known_table()[(8, 4096)]
     model = compile_program(number_program(index_planes=list(zip(freqs, amps, strict=True))))

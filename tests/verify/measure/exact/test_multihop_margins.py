@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
 from ropeproof.constructions.multihop_programs import letter_program, number_program
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.certified import enclose_index_gaps
-from ropeproof.verify.exact.families import family_input
-from ropeproof.verify.exact.multihop_margins import (
+from ropeproof.verify.kernel.multilayer import model_module
+from ropeproof.verify.measure.exact.certified import enclose_index_gaps
+from ropeproof.verify.measure.exact.families import family_input
+from ropeproof.verify.measure.exact.multihop_margins import (
     _orthogonal_terms,
     distinct_layers,
     enclose_gaps,
@@ -25,7 +26,6 @@ from ropeproof.verify.exact.multihop_margins import (
     margins_at,
     model_margin_enclosures,
 )
-from ropeproof.verify.runtime.multilayer import model_module
 
 MODELS = {
     "number-two-planes": number_program(index_planes=((1.0, 0.7), (0.3, 0.3)), letters=6, max_int=16),

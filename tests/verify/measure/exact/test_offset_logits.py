@@ -6,8 +6,8 @@ import numpy as np
 import torch
 
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.exact.offset_logits import distance_logits
-from ropeproof.verify.runtime.rope import rope_logits
+from ropeproof.verify.kernel.rope import rope_logits
+from ropeproof.verify.measure.exact.offset_logits import distance_logits
 
 
 def test_distance_logits_equal_rope_logits() -> None:

@@ -13,17 +13,21 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError, MemoryBudgetError
 from ropeproof.theory.memory_budget import ENV_VAR
-from ropeproof.verify.exact.angles import reduced_angles_with_error
-from ropeproof.verify.exact.discrepancy import _gap_inf_config
-from ropeproof.verify.exact.retrieval_codes import (
+from ropeproof.verify.measure.exact.angles import reduced_angles_with_error
+from ropeproof.verify.measure.exact.discrepancy import _gap_inf_config
+from ropeproof.verify.measure.exact.retrieval_codes import (
     MAX_ALPHABET,
     TABLE_CODES,
     CodeAngles,
     code_table,
     code_values,
 )
-from ropeproof.verify.exact.retrieval_gap_inf import gap_inf_enumerated, min_top_gap
-from ropeproof.verify.exact.retrieval_sweep import query_logits, retrieval_distance_logits, retrieval_sweep
+from ropeproof.verify.measure.exact.retrieval_gap_inf import gap_inf_enumerated, min_top_gap
+from ropeproof.verify.measure.exact.retrieval_sweep import (
+    query_logits,
+    retrieval_distance_logits,
+    retrieval_sweep,
+)
 
 
 def full_scan(alphabet: int, theta: float, d: np.ndarray):

@@ -10,9 +10,9 @@ import pytest
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import retrieval_construction
 from ropeproof.theory.retrieval_margin import retrieval_margin_closed_form
-from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.exact.families import retrieval_family
-from ropeproof.verify.exact.retrieval_margin import retrieval_margin_explicit
+from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact.families import retrieval_family
+from ropeproof.verify.measure.exact.retrieval_margin import retrieval_margin_explicit
 
 MAX_N = 300
 

@@ -11,13 +11,13 @@ import pytest
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import retrieval_construction
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.discrepancy import build_tables, exact_sweep, reference_extremes
-from ropeproof.verify.exact.families import retrieval_family
-from ropeproof.verify.exact.retrieval_sweep import (
+from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep, reference_extremes
+from ropeproof.verify.measure.exact.families import retrieval_family
+from ropeproof.verify.measure.exact.retrieval_sweep import (
     iter_retrieval_blocks,
     retrieval_sweep,
 )
-from ropeproof.verify.exact.sweep import sweep_retrieval
+from ropeproof.verify.measure.exact.sweep import sweep_retrieval
 
 U = 2.0**-53
 CASES = [
@@ -53,7 +53,7 @@ def test_equals_the_generic_engine(alphabet: int, theta: float, n: int) -> None:
 @pytest.mark.parametrize(("alphabet", "theta", "n"), [(8, 0.0027, 120), (3, 0.1, 40), (4, 2.9, 40)])
 def test_witnesses_attain_the_values_in_mpmath(alphabet: int, theta: float, n: int) -> None:
     """Each row's attaining input, scored from the construction's sympy closed form at 40 digits
-    (:class:`ropeproof.verify.exact.mp_reference.MpLogits`), gives the row's value within ``err``."""
+    (:class:`ropeproof.verify.measure.exact.mp_reference.MpLogits`), gives the row's value within ``err``."""
     table = sweep_retrieval(alphabet, theta, n)
     ex = retrieval_sweep(alphabet, theta, n)
     for m in range(2, n + 1, 3):

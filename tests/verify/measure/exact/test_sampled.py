@@ -10,9 +10,9 @@ import pytest
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import retrieval_construction
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.discrepancy import build_tables, reference_extremes
-from ropeproof.verify.exact.families import family_for, sample_family_inputs
-from ropeproof.verify.exact.sampled import head_rows, sampled_extremes, search_margin
+from ropeproof.verify.measure.exact.discrepancy import build_tables, reference_extremes
+from ropeproof.verify.measure.exact.families import family_for, sample_family_inputs
+from ropeproof.verify.measure.exact.sampled import head_rows, sampled_extremes, search_margin
 from ropeproof.verify.testing.strategies import family_inputs
 
 

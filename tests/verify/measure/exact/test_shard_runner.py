@@ -20,8 +20,8 @@ distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.xdist_group("dask-cluster")  # one pytest worker, so one cluster for the module
 
 from ropeproof.cli import main  # noqa: E402
-from ropeproof.verify.exact import shard_runner  # noqa: E402
-from ropeproof.verify.exact.shard_runner import (  # noqa: E402
+from ropeproof.verify.measure.exact import shard_runner  # noqa: E402
+from ropeproof.verify.measure.exact.shard_runner import (  # noqa: E402
     ShardFailure,
     SweepSpec,
     records_shard_text,
@@ -38,7 +38,7 @@ def client() -> Iterator[distributed.Client]:
         http = c.cluster.scheduler.http_server  # health routes only: no dashboard, loopback, a free port
         assert {s.getsockname()[0] for s in http._sockets.values()} == {"127.0.0.1"}
         assert c.cluster.scheduler.http_server.port != 8787
-        c.run(lambda: __import__("ropeproof.verify.exact.shard_runner"))  # warm the workers' imports
+        c.run(lambda: __import__("ropeproof.verify.measure.exact.shard_runner"))  # warm the workers' imports
         yield c
 
 

@@ -12,9 +12,9 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.exact.streaming import stream_row_top2
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.compiled import head_module
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.compiled import head_module
+from ropeproof.verify.measure.exact.streaming import stream_row_top2
 
 
 def _random_head(device: str = "cpu") -> RopeAttention:

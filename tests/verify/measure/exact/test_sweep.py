@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from ropeproof.cli import main
-from ropeproof.verify.exact.bound_checks import CODE
-from ropeproof.verify.exact.sweep import (
+from ropeproof.verify.measure.exact.bound_checks import CODE
+from ropeproof.verify.measure.exact.sweep import (
     index_term_identity,
     iter_index_sweep,
     retrieval_theta_zero_identity,
     sweep_index,
     sweep_retrieval,
 )
-from ropeproof.verify.exact.sweep_files import SweepSummary
+from ropeproof.verify.measure.exact.sweep_files import SweepSummary
 
 
 def oracle(theta: float, max_n: int) -> dict[str, list[str]]:

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from ropeproof.cli import main
 from ropeproof.theory.errors import InputError, OutputError
-from ropeproof.verify.exact.sweep import iter_index_sweep
-from ropeproof.verify.exact.sweep_files import (
+from ropeproof.verify.measure.exact.sweep import iter_index_sweep
+from ropeproof.verify.measure.exact.sweep_files import (
     SweepHeader,
     SweepSummary,
     atomic_output,

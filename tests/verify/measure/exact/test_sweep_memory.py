@@ -11,7 +11,7 @@ import pytest
 
 from ropeproof.theory.errors import MemoryBudgetError
 from ropeproof.theory.memory_budget import ENV_VAR
-from ropeproof.verify.exact.sweep import (
+from ropeproof.verify.measure.exact.sweep import (
     ROW_BYTES,
     TABLE_BYTES_PER_LENGTH,
     iter_retrieval_sweep,

@@ -8,9 +8,9 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.ps.layer_swap import LayerSwapAdapter, LayerSwapScores, layer_swap_scores
-from ropeproof.verify.ps.scores import last_row_fn, ps_scores
-from ropeproof.verify.runtime.random_heads import random_head
+from ropeproof.verify.kernel.random_heads import random_head
+from ropeproof.verify.measure.ps.layer_swap import LayerSwapAdapter, LayerSwapScores, layer_swap_scores
+from ropeproof.verify.measure.ps.scores import last_row_fn, ps_scores
 
 TOL = 1e-12  # the same rows by the same arithmetic; only batch composition and summation order differ
 

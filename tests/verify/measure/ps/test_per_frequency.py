@@ -15,10 +15,10 @@ from ropeproof.paper_figures.ps_plane import per_frequency_figure, ps_plane_figu
 from ropeproof.paper_figures.style import save_figure
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.ps.per_frequency import per_frequency_scores, split_planes
-from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.random_heads import random_head as _head
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.random_heads import random_head as _head
+from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores, split_planes
+from ropeproof.verify.measure.ps.scores import ps_scores
 from ropeproof.verify.testing.strategies import rope_specs
 
 

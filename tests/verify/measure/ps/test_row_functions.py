@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.ps.exact import exact_exclusion, logit_row_fn, sampled_exclusion
-from ropeproof.verify.ps.row_functions import (
+from ropeproof.verify.kernel.random_heads import random_head
+from ropeproof.verify.measure.ps.exact import exact_exclusion, logit_row_fn, sampled_exclusion
+from ropeproof.verify.measure.ps.row_functions import (
     RowFunction,
     attention_rows,
     check_probability_rows,
@@ -19,8 +20,7 @@ from ropeproof.verify.ps.row_functions import (
     row_kind,
     softmax_tolerance,
 )
-from ropeproof.verify.ps.scores import attention_row_fn, last_row_fn
-from ropeproof.verify.runtime.random_heads import random_head
+from ropeproof.verify.measure.ps.scores import attention_row_fn, last_row_fn
 
 FORMATS = [
     (torch.float64, torch.float64),

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.exact.index_sweep import index_sweep
-from ropeproof.verify.ps.scale_sweep import scores_over_scales, working_scale
-from ropeproof.verify.subjects import index_subject
+from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.measure.ps.scale_sweep import scores_over_scales, working_scale
+from ropeproof.verify.measure.subjects import index_subject
 
 
 def test_working_scale_golden() -> None:

@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 from ropeproof.claims import CheckContext, run_claim
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.ps.exact import logit_row_fn
-from ropeproof.verify.ps.row_functions import RowFunction
-from ropeproof.verify.ps.scores import (
+from ropeproof.verify.kernel.attention import RopeAttention
+from ropeproof.verify.kernel.random_heads import random_head as _head
+from ropeproof.verify.measure.ps.exact import logit_row_fn
+from ropeproof.verify.measure.ps.row_functions import RowFunction
+from ropeproof.verify.measure.ps.scores import (
     attention_row_fn,
     cos_sim,
     last_row_fn,
@@ -28,11 +30,9 @@ from ropeproof.verify.ps.scores import (
     source_scores,
     swap_plan,
 )
-from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
-from ropeproof.verify.ps.swap_stream import BlockPairs, stream_swap_scores
-from ropeproof.verify.runtime.attention import RopeAttention
-from ropeproof.verify.runtime.random_heads import random_head as _head
-from ropeproof.verify.subjects import index_subject, random_subject, retrieval_subject
+from ropeproof.verify.measure.ps.swap_sources import CallableSource, TableSource
+from ropeproof.verify.measure.ps.swap_stream import BlockPairs, stream_swap_scores
+from ropeproof.verify.measure.subjects import index_subject, random_subject, retrieval_subject
 from ropeproof.verify.testing.strategies import rope_specs
 
 # Two routes to the same attention row (logit table vs. forward pass) agree to ~1e-15; a score is a
@@ -462,7 +462,7 @@ def test_overflowing_logits_raise_instead_of_scoring_zero() -> None:
     """x * 1e160 makes every logit inf in float64 (|q||k| ~ 1e320); the scores used to come out as
     (0, 0) and the exclusion principle as 'violated' with NaN tightness."""
     from ropeproof.theory.errors import NonFiniteError, UnderflowError
-    from ropeproof.verify.ps.exact import exact_exclusion, sampled_exclusion
+    from ropeproof.verify.measure.ps.exact import exact_exclusion, sampled_exclusion
 
     head = _head(RopeSpec(8), 8, seed=0)
     x = torch.randn(2, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))

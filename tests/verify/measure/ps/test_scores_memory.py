@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.ps.scores import ps_scores
-from ropeproof.verify.subjects import random_subject
+from ropeproof.verify.measure.ps.scores import ps_scores
+from ropeproof.verify.measure.subjects import random_subject
 
 
 def test_long_inputs_with_per_swap_arrays_are_refused_at_once() -> None:

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.ps.scores import last_row_fn
-from ropeproof.verify.ps.swap_sources import CallableSource, TableSource
-from ropeproof.verify.ps.swap_stream import (
+from ropeproof.verify.kernel.random_heads import random_head
+from ropeproof.verify.measure.ps.scores import last_row_fn
+from ropeproof.verify.measure.ps.swap_sources import CallableSource, TableSource
+from ropeproof.verify.measure.ps.swap_stream import (
     DEFAULT_MEMORY_BUDGET,
     BlockPairs,
     check_max_skipped_weight,
@@ -21,7 +22,6 @@ from ropeproof.verify.ps.swap_stream import (
     per_swap_bytes,
     stream_swap_scores,
 )
-from ropeproof.verify.runtime.random_heads import random_head
 
 
 @given(n=st.integers(3, 60), b=st.integers(1, 6))

@@ -7,14 +7,14 @@ import pytest
 
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.beyond.checkpoint_solvers import (
+from ropeproof.verify.measure.exact.multihop_certified import certified_horizon
+from ropeproof.verify.studies.beyond.checkpoint_solvers import (
     CODE_DRIFT,
     SOLVERS,
     checkpoint_spec,
     number_max_int,
 )
-from ropeproof.verify.beyond.spectrum_search import spectrum_frequencies
-from ropeproof.verify.exact.multihop_certified import certified_horizon
+from ropeproof.verify.studies.beyond.spectrum_search import spectrum_frequencies
 
 LENGTH = 64
 

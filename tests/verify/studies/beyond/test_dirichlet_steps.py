@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.beyond.dirichlet_steps import dirichlet_witnesses, q_values
+from ropeproof.verify.studies.beyond.dirichlet_steps import dirichlet_witnesses, q_values
 
 
 def test_q_values_cover_every_length() -> None:

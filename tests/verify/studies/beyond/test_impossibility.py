@@ -10,9 +10,9 @@ import numpy as np
 
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.verify.beyond.impossibility import find_failure_pair
-from ropeproof.verify.exact.families import family_for
-from ropeproof.verify.runtime.compiled import answer
+from ropeproof.verify.kernel.compiled import answer
+from ropeproof.verify.measure.exact.families import family_for
+from ropeproof.verify.studies.beyond.impossibility import find_failure_pair
 
 
 def _target(tokens, t):

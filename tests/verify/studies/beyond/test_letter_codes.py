@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.beyond.letter_codes import (
+from ropeproof.verify.kernel.rope import rope_logits
+from ropeproof.verify.measure.exact.sweep import sweep_retrieval
+from ropeproof.verify.studies.beyond.letter_codes import (
     SLOW_HORIZONS,
     alphabet_comparison,
     code_margins,
@@ -27,8 +29,6 @@ from ropeproof.verify.beyond.letter_codes import (
     slow_horizon_of,
     slow_plane_horizons,
 )
-from ropeproof.verify.exact.sweep import sweep_retrieval
-from ropeproof.verify.runtime.rope import rope_logits
 
 
 def brute_margin(code, n: int) -> float:

@@ -23,14 +23,15 @@ from ropeproof.theory.dirichlet import (
 )
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import to_json_data
-from ropeproof.verify.beyond.index_search import (
+from ropeproof.verify.measure.exact.index_sweep import direct_index_extremes, index_sweep
+from ropeproof.verify.studies.beyond.index_search import (
     batch_margins,
     best_known,
     best_known_table,
     exact_margin,
     search_best_index,
 )
-from ropeproof.verify.beyond.many_plane import (
+from ropeproof.verify.studies.beyond.many_plane import (
     MarginRecords,
     dirichlet_decay_guarantee,
     dirichlet_normalised,
@@ -43,7 +44,6 @@ from ropeproof.verify.beyond.many_plane import (
     mixed_radix_margin,
     standard_frequencies,
 )
-from ropeproof.verify.exact.index_sweep import direct_index_extremes, index_sweep
 
 
 @settings(max_examples=15)
@@ -72,7 +72,7 @@ def test_margin_records_equal_the_full_sweep_exactly(freqs, max_n, chunk, first)
     first = min(first, max_n - 1)
     rec = margin_records(freqs, None, max_n, chunk=chunk, first_offset=first)
     m = np.arange(first, max_n, dtype=np.float64)
-    from ropeproof.verify.exact.index_sweep import stable_gaps
+    from ropeproof.verify.measure.exact.index_sweep import stable_gaps
 
     want = np.minimum.accumulate(stable_gaps(freqs, np.ones(len(freqs)), m))
     got = rec.margin_inf(np.arange(first + 1, max_n + 1))

@@ -9,7 +9,10 @@ import pytest
 from ropeproof.constructions.multihop_compile import compile_program
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import to_json_data
-from ropeproof.verify.beyond.multihop_length import (
+from ropeproof.verify.kernel.chain_readout import long_answers
+from ropeproof.verify.measure.task_lengths import long_task
+from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.studies.beyond.multihop_length import (
     chain_positions,
     default_count,
     default_lengths,
@@ -18,9 +21,6 @@ from ropeproof.verify.beyond.multihop_length import (
     log_ticks,
     with_decoys,
 )
-from ropeproof.verify.runtime.chain_readout import long_answers
-from ropeproof.verify.task_lengths import long_task
-from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
 
 
 def _settings(*keys: str) -> list:
@@ -125,7 +125,7 @@ def test_witnesses_are_in_the_checkpoint_vocabulary() -> None:
     """The 'window' build needs integers up to n - 1: the study's checkpoint is built for its longest
     length, so the witness is in its vocabulary and the exported tokenizer encodes it without [UNK]."""
     pytest.importorskip("transformers")
-    from ropeproof.verify.tokenizer import UNK, build_tokenizer, prompt_text
+    from ropeproof.verify.measure.tokenizer import UNK, build_tokenizer, prompt_text
 
     (setting,) = _settings("number-smallest")
     study = length_study([setting], [17, 64], ("window",), lambda n: 6, with_steps=False)

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.beyond.letter_codes import horizon
-from ropeproof.verify.beyond.partial_induction import (
+from ropeproof.verify.kernel.rope import rope_logits
+from ropeproof.verify.studies.beyond.letter_codes import horizon
+from ropeproof.verify.studies.beyond.partial_induction import (
     BETA,
     THETA,
     OnePlaneHead,
@@ -31,7 +32,6 @@ from ropeproof.verify.beyond.partial_induction import (
     two_plane_margins,
     zero_frequency_tie,
 )
-from ropeproof.verify.runtime.rope import rope_logits
 
 
 def brute_margin(queries: np.ndarray, keys: np.ndarray, freqs: list[float], n: int) -> float:

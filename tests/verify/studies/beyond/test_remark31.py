@@ -10,9 +10,9 @@ import pytest
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.counterexamples import positional_retrieval_construction
 from ropeproof.theory.errors import ConstructionError, InputError
-from ropeproof.verify.beyond.impossibility import class_search, content_independent_readout_margin
-from ropeproof.verify.exact.families import family_for, sample_family_inputs
-from ropeproof.verify.runtime.compiled import answer
+from ropeproof.verify.kernel.compiled import answer
+from ropeproof.verify.measure.exact.families import family_for, sample_family_inputs
+from ropeproof.verify.studies.beyond.impossibility import class_search, content_independent_readout_margin
 
 
 @pytest.mark.parametrize("kind", ["symbolic", "positional"])

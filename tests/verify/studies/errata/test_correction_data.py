@@ -8,7 +8,7 @@ import pytest
 
 from ropeproof.theory.dirichlet import ProofStep
 from ropeproof.theory.proof_checks import DEFINITION, monotone_on, proof_status
-from ropeproof.verify.errata.correction_data import CorrectionData, Series, first_failure, tolerance
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
 
 
 def _series(exact: list[float], reported: list[float], corrected: list[float]) -> Series:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from ropeproof.cli import main
-from ropeproof.verify.llm_eval.run_log import LOG_FILE, RESULTS_FILE, SETTINGS_FILE
-from ropeproof.verify.llm_eval.statistics import clopper_pearson
+from ropeproof.verify.studies.llm_eval.run_log import LOG_FILE, RESULTS_FILE, SETTINGS_FILE
+from ropeproof.verify.studies.llm_eval.statistics import clopper_pearson
 
 KEY = "sk-test-" + "5eCr3t" * 6
 FIELDS = {"task", "length", "accuracy_mean", "accuracy_std", "n_prompts", "ci_low", "ci_high"}

@@ -13,12 +13,12 @@ import torch
 
 from ropeproof.cli import main
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.llm_eval.choose_provider import make_provider
-from ropeproof.verify.llm_eval.harness import evaluate
-from ropeproof.verify.llm_eval.local import HFCausalLM, load_callable, task_of_tokenizer
-from ropeproof.verify.llm_eval.local_models import LocalModel, compiled, evaluate_local, local_results
-from ropeproof.verify.llm_eval.plan import build_plan
-from ropeproof.verify.tokenizer import task_vocabulary, word
+from ropeproof.verify.measure.tokenizer import task_vocabulary, word
+from ropeproof.verify.studies.llm_eval.choose_provider import make_provider
+from ropeproof.verify.studies.llm_eval.harness import evaluate
+from ropeproof.verify.studies.llm_eval.local import HFCausalLM, load_callable, task_of_tokenizer
+from ropeproof.verify.studies.llm_eval.local_models import LocalModel, compiled, evaluate_local, local_results
+from ropeproof.verify.studies.llm_eval.plan import build_plan
 
 pytest.importorskip("transformers")
 
@@ -76,9 +76,9 @@ def test_callables_that_cannot_be_loaded_are_named(tmp_path: Path) -> None:
 
 
 def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() -> None:
-    from ropeproof.verify.training.data import TaskEncoder
-    from ropeproof.verify.training.evaluation import predictions
-    from ropeproof.verify.training.shipped import load_shipped
+    from ropeproof.verify.studies.training.data import TaskEncoder
+    from ropeproof.verify.studies.training.evaluation import predictions
+    from ropeproof.verify.studies.training.shipped import load_shipped
 
     shipped = load_shipped("number")
     provider = HFCausalLM(shipped.model, shipped.tokenizer, "task", source="number-small")
@@ -102,7 +102,7 @@ def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() 
 
 
 def test_the_chat_format_runs_greedy_generation() -> None:
-    from ropeproof.verify.training.shipped import load_shipped
+    from ropeproof.verify.studies.training.shipped import load_shipped
 
     shipped = load_shipped("letter")
     provider = HFCausalLM(shipped.model, shipped.tokenizer, "chat", max_tokens=3)
@@ -117,7 +117,7 @@ def test_the_chat_format_runs_greedy_generation() -> None:
 
 
 def test_the_hf_provider_on_the_command_line_picks_the_task_format(tmp_path: Path, capsys) -> None:
-    from ropeproof.verify.training.shipped import shipped_path
+    from ropeproof.verify.studies.training.shipped import shipped_path
 
     path = shipped_path("letter")
     argv = ["llm-eval", "--provider", "hf", "--model", str(path), "--lengths", "8,17", "--prompts", "6",
@@ -154,7 +154,7 @@ def test_compiled_exports_answer_as_the_export_reads_them() -> None:
 
 def test_local_results_are_computed_once_per_store_and_copied() -> None:
     from ropeproof.theory.result_store import ResultStore
-    from ropeproof.verify.llm_eval.local_models import LOCAL_SUMMARIES
+    from ropeproof.verify.studies.llm_eval.local_models import LOCAL_SUMMARIES
 
     store = ResultStore()
     first = local_results([8], prompts=2, draws=1, store=store)

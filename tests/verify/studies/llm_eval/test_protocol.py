@@ -8,8 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.llm_eval.plan import build_plan, draw_seed
-from ropeproof.verify.llm_eval.protocol import (
+from ropeproof.verify.measure.tokenizer import task_vocabulary, word
+from ropeproof.verify.studies.llm_eval.plan import build_plan, draw_seed
+from ropeproof.verify.studies.llm_eval.protocol import (
     EXAMPLES,
     LETTER_INSTRUCTIONS,
     NUMBER_INSTRUCTIONS,
@@ -18,8 +19,7 @@ from ropeproof.verify.llm_eval.protocol import (
     letter_answer,
     number_answer,
 )
-from ropeproof.verify.llm_eval.sequences import chat_instance, task_instances
-from ropeproof.verify.tokenizer import task_vocabulary, word
+from ropeproof.verify.studies.llm_eval.sequences import chat_instance, task_instances
 
 
 def _one_line(text: str) -> str:

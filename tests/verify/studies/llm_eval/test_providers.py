@@ -8,9 +8,9 @@ import json
 import pytest
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.llm_eval.choose_provider import PROVIDERS, make_provider
-from ropeproof.verify.llm_eval.providers import REDACTED, Redactor, Reply
-from ropeproof.verify.llm_eval.remote import LOCAL_KEY, check_base_url
+from ropeproof.verify.studies.llm_eval.choose_provider import PROVIDERS, make_provider
+from ropeproof.verify.studies.llm_eval.providers import REDACTED, Redactor, Reply
+from ropeproof.verify.studies.llm_eval.remote import LOCAL_KEY, check_base_url
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")

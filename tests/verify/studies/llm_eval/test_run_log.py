@@ -9,11 +9,17 @@ from pathlib import Path
 import pytest
 
 from ropeproof.theory.errors import InputError, OutputError
-from ropeproof.verify.llm_eval.harness import evaluate
-from ropeproof.verify.llm_eval.local import PythonCallable
-from ropeproof.verify.llm_eval.results import load_run
-from ropeproof.verify.llm_eval.run_log import LOG_FILE, SETTINGS_FILE, RunLog, open_run, write_json_atomic
-from ropeproof.verify.llm_eval.runner import FailureStreakError
+from ropeproof.verify.studies.llm_eval.harness import evaluate
+from ropeproof.verify.studies.llm_eval.local import PythonCallable
+from ropeproof.verify.studies.llm_eval.results import load_run
+from ropeproof.verify.studies.llm_eval.run_log import (
+    LOG_FILE,
+    SETTINGS_FILE,
+    RunLog,
+    open_run,
+    write_json_atomic,
+)
+from ropeproof.verify.studies.llm_eval.runner import FailureStreakError
 
 
 def test_appends_are_on_disk_and_a_cut_line_is_dropped(tmp_path: Path) -> None:
@@ -58,7 +64,7 @@ def test_only_a_run_with_the_same_identity_is_resumed(tmp_path: Path) -> None:
 
 def solve(text: str) -> str:
     """A perfect solver (the library's rules), for runs that must come out exactly."""
-    from ropeproof.verify.llm_eval.protocol import answer
+    from ropeproof.verify.studies.llm_eval.protocol import answer
 
     tokens = text.splitlines()[-1].removeprefix("Sequence: ").split()
     return answer("number" if tokens[-1].isdigit() else "letter", tokens)

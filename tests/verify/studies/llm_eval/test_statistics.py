@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.llm_eval.protocol import Threshold
-from ropeproof.verify.llm_eval.statistics import (
+from ropeproof.verify.studies.llm_eval.protocol import Threshold
+from ropeproof.verify.studies.llm_eval.statistics import (
     DrawResult,
     LengthResult,
     clopper_pearson,

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.training.config import CONFIGS, PAPER, PAPER_V1, SMALL, TrainConfig, get_config
+from ropeproof.verify.studies.training.config import CONFIGS, PAPER, PAPER_V1, SMALL, TrainConfig, get_config
 
 
 def test_paper_config_is_the_brief_shape_and_schedule() -> None:
@@ -77,7 +77,7 @@ def test_n_positions_does_not_change_training() -> None:
     pytest.importorskip("transformers")
     import torch
 
-    from ropeproof.verify.training.trainer import new_run, train_step
+    from ropeproof.verify.studies.training.trainer import new_run, train_step
 
     tiny = dataclasses.replace(PAPER, n_layer=2, batch_size=8, score_prompts=0)
     runs, losses = [], []

@@ -5,9 +5,9 @@ from collections import Counter
 import pytest
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.tasks import follow_letter_chain, follow_number_chain
-from ropeproof.verify.tokenizer import task_tokenizer
-from ropeproof.verify.training.data import (
+from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.measure.tokenizer import task_tokenizer
+from ropeproof.verify.studies.training.data import (
     TRAIN,
     VALIDATION,
     TaskEncoder,

@@ -4,11 +4,15 @@ import pytest
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.training.config import SMALL
-from ropeproof.verify.training.data import TRAIN, TaskEncoder
-from ropeproof.verify.training.dynamics import attention_entropy, layer_dynamics
-from ropeproof.verify.training.evaluation import ablated_accuracy_per_hop, accuracy_per_hop, predictions
-from ropeproof.verify.training.model import build_model
+from ropeproof.verify.studies.training.config import SMALL
+from ropeproof.verify.studies.training.data import TRAIN, TaskEncoder
+from ropeproof.verify.studies.training.dynamics import attention_entropy, layer_dynamics
+from ropeproof.verify.studies.training.evaluation import (
+    ablated_accuracy_per_hop,
+    accuracy_per_hop,
+    predictions,
+)
+from ropeproof.verify.studies.training.model import build_model
 
 pytest.importorskip("transformers")
 
@@ -57,8 +61,8 @@ def test_ablation_equals_a_zero_output_projection() -> None:
 
 
 def test_decided_accuracies_grow_until_the_interval_decides() -> None:
-    from ropeproof.verify.statistics import proportion_interval
-    from ropeproof.verify.training.evaluation import decided_accuracy_per_hop
+    from ropeproof.verify.measure.statistics import proportion_interval
+    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
 
     model = _uniform_model()  # uniform attention on a random model: nowhere near 0.95, nor its ablation
     rows = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=64)

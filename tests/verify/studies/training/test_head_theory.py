@@ -4,11 +4,11 @@ import pytest
 import torch
 
 from ropeproof.verify.interop.hf.head_import import import_model_head
-from ropeproof.verify.ps.per_frequency import split_planes
-from ropeproof.verify.training.data import SCORING, TaskEncoder
-from ropeproof.verify.training.head_theory import dominant_plane, frequency_profile, layer_head_inputs
-from ropeproof.verify.training.lengths import last_length_above, length_accuracy
-from ropeproof.verify.training.shipped import load_shipped
+from ropeproof.verify.measure.ps.per_frequency import split_planes
+from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
+from ropeproof.verify.studies.training.head_theory import dominant_plane, frequency_profile, layer_head_inputs
+from ropeproof.verify.studies.training.lengths import last_length_above, length_accuracy
+from ropeproof.verify.studies.training.shipped import load_shipped
 
 pytest.importorskip("transformers")
 
@@ -49,7 +49,7 @@ def test_construction_comparison_matches_the_construction_and_the_bound() -> Non
     import math
 
     from ropeproof.theory.bounds import index_bound
-    from ropeproof.verify.training.head_theory import construction_comparison, per_query_token
+    from ropeproof.verify.studies.training.head_theory import construction_comparison, per_query_token
 
     model = load_shipped("number").model
     rows = construction_comparison(model, "number", 0, theta=1.0, max_n=8)
@@ -62,7 +62,7 @@ def test_construction_comparison_matches_the_construction_and_the_bound() -> Non
     )
     assert all(r["trained_gap_sup"] >= 0 and math.isfinite(r["trained_margin_inf"]) for r in rows)
     from ropeproof.constructions.paper import index_construction
-    from ropeproof.verify.exact.families import family_for
+    from ropeproof.verify.measure.exact.families import family_for
 
     fam = family_for(index_construction())
     split = per_query_token(fam)

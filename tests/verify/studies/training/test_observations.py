@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.statistics import proportion_interval
-from ropeproof.verify.training.config import SMALL
-from ropeproof.verify.training.observations import (
+from ropeproof.verify.measure.statistics import proportion_interval
+from ropeproof.verify.studies.training.config import SMALL
+from ropeproof.verify.studies.training.observations import (
     CONTRADICTS,
     HOPS,
     SHOWS,
@@ -24,7 +24,7 @@ from ropeproof.verify.training.observations import (
     pure,
     simultaneous,
 )
-from ropeproof.verify.training.trainer import TrainingRecord
+from ropeproof.verify.studies.training.trainer import TrainingRecord
 
 
 def _record(curves: dict[int, list[float]], best: int | None = 200) -> TrainingRecord:

@@ -9,9 +9,9 @@ import math
 import pytest
 import torch
 
-from ropeproof.verify.tokenizer import prompt_text
-from ropeproof.verify.training.data import VALIDATION, TaskEncoder, task_instances
-from ropeproof.verify.training.shipped import (
+from ropeproof.verify.measure.tokenizer import prompt_text
+from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder, task_instances
+from ropeproof.verify.studies.training.shipped import (
     FIRST_STEPS,
     SHIPPED_DIR,
     first_steps,
@@ -92,7 +92,7 @@ def test_validation_prompts_are_not_training_prompts() -> None:
 def test_packaging_a_run_is_all_or_nothing(tmp_path, monkeypatch) -> None:
     """write_shipped stages the checkpoint beside ``dest``: an interruption while writing leaves the
     previous package untouched and no partial directory behind; a finished packaging loads."""
-    import ropeproof.verify.training.shipped as shipped_module
+    import ropeproof.verify.studies.training.shipped as shipped_module
 
     source = shipped_path("number", "small", 0)  # a shipped package is itself a finished run
     dest = tmp_path / "number-small"

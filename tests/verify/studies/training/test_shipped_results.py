@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.training.data import SCORING, TaskEncoder
-from ropeproof.verify.training.head_theory import frequency_profile
-from ropeproof.verify.training.lengths import length_accuracy
-from ropeproof.verify.training.shipped import load_shipped, shipped_path
-from ropeproof.verify.training.shipped_results import (
+from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
+from ropeproof.verify.studies.training.head_theory import frequency_profile
+from ropeproof.verify.studies.training.lengths import length_accuracy
+from ropeproof.verify.studies.training.shipped import load_shipped, shipped_path
+from ropeproof.verify.studies.training.shipped_results import (
     DIRECTORY_LENGTH_ROW,
     FREQUENCY_PROFILE,
     LENGTH_ROW,

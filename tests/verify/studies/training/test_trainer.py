@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from ropeproof.theory.errors import OutputError
-from ropeproof.verify.tasks import number_task
-from ropeproof.verify.tokenizer import prompt_text
-from ropeproof.verify.training.config import SMALL
-from ropeproof.verify.training.evaluation import accuracy_per_hop, predictions
-from ropeproof.verify.training.trainer import checkpoint_dir, load_record, train
+from ropeproof.verify.measure.tasks import number_task
+from ropeproof.verify.measure.tokenizer import prompt_text
+from ropeproof.verify.studies.training.config import SMALL
+from ropeproof.verify.studies.training.evaluation import accuracy_per_hop, predictions
+from ropeproof.verify.studies.training.trainer import checkpoint_dir, load_record, train
 
 transformers = pytest.importorskip("transformers")
 
@@ -78,7 +78,7 @@ def test_checkpoint_loads_with_from_pretrained_and_answers_through_the_tokenizer
 
 
 def test_accuracy_per_hop_counts_right_answers() -> None:
-    from ropeproof.verify.training.data import Batch
+    from ropeproof.verify.studies.training.data import Batch
 
     class Fixed(torch.nn.Module):  # answers token id = the first input id
         def __init__(self) -> None:

@@ -1,0 +1,3 @@
+"""Studies built on the kernel, the measurements and interop (``verify/``'s fourth layer): results past
+the papers (:mod:`.beyond`), the corrected statements (:mod:`.errata`), training [A]'s models
+(:mod:`.training`) and the frontier-LLM harness (:mod:`.llm_eval`)."""
