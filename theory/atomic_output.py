@@ -5,48 +5,93 @@ when the block ends without an error (else deletes it); :func:`atomic_open` open
 (optionally ``fsync``-ed before the move, for what a user paid for: an LLM reply log); both give the
 file the umask's mode (``0666 & ~umask``; ``mkstemp`` would leave it private). With ``replace=False`` the
 file is linked into place instead, which fails rather than replace a file that appeared meanwhile.
-:func:`check_output_file` is the rule for a file a user names (``sweep --out FILE``): absent, or an
-existing regular file only with ``force``; never a symbolic link, a directory, a FIFO, a device node or a
-socket. :func:`staged_directory` fills a temporary directory and renames it onto a directory the toolkit
-owns (a training checkpoint).
+Whatever the caller, a file is only ever moved onto a *regular* file: a symbolic link (broken or not),
+a FIFO, a device node, a socket or a directory at the target is refused with an
+:class:`~ropeproof.theory.errors.OutputError`, before the work and again just before the move, and left
+as it was (replacing a link would leave its target without the output). :func:`check_output_file` is
+the rule for a file a user names (``sweep --out FILE``): that, plus absent or (with ``force``) existing.
 
-Directories a user names (``--out DIR``):
+Directories: **one swap protocol** (:func:`staged_directory` for directories the toolkit owns, such as
+a training checkpoint; :func:`atomic_directory` for one a user names):
 
-:func:`atomic_directory` checks the target *before* the command does any work, hands the command a
-fresh staging directory next to the target, and moves the staging directory into place only when
-the command finishes. If the command fails or is interrupted (Ctrl-C), the staging directory is
-removed and the target is left exactly as it was, so a report is never mixed with an older run's
-files.
+1. stage: a fresh directory beside the destination under a unique name (``.NAME.partial-*``), which
+   the caller fills;
+2. move the old destination, if any, aside to a unique name (``.NAME.old-*``) with one ``rename``;
+3. move the staged directory in with one ``rename`` (if that fails, the old one is moved back);
+4. only then delete the old one.
 
-Policy (``check``, ``figures``, ``compile`` and ``export`` all follow it):
+Nothing is deleted before its replacement is in place: an error or Ctrl-C while the caller fills the
+staging directory deletes the staging directory and leaves the destination exactly as it was; a crash
+between steps 2 and 3 (a power cut, not an exception: those roll back) leaves the previous directory
+whole in ``.NAME.old-*`` beside the destination. Two writers never share a staging name. Every file
+and directory moved in gets the umask's mode (a library that writes its files private, as
+``safetensors`` does, is overruled), so an output's files have one mode. While a staging directory or
+file exists, SIGTERM (``timeout``, a batch scheduler) is turned into :class:`Terminated`, a
+``KeyboardInterrupt``, so it is cleaned up as on Ctrl-C (only where SIGTERM had its default action, in
+the main thread); SIGKILL may still leave a ``.NAME.partial-*`` behind.
+
+Directories a user names (``--out DIR``): :func:`atomic_directory` checks the target *before* the
+command does any work, hands the command the staging directory, and swaps it in when the command
+finishes, so a report is never mixed with an older run's files. Policy (``check``, ``figures``,
+``compile``, ``export``, ``train`` all follow it):
 
 - the target may be absent or an empty directory; its parent directories are created;
 - a non-empty directory is refused unless ``force=True`` (the CLI's ``--force``), which replaces it
-  as a whole (its old contents are deleted, not merged);
+  as a whole (its old contents are deleted, not merged, and only once the new ones are in place);
 - the current working directory, a directory that contains it, the home directory and a filesystem
   root are never replaced, not even with ``--force`` or when empty;
 - a symbolic link is refused (replacing it would leave its target without the output), and so are
   an existing file and a place that cannot be written, each with an
   :class:`~ropeproof.theory.errors.OutputError` that names the option and the path.
-
-The swap is two ``os.rename`` calls within one directory: the old directory is renamed aside, the
-staging directory renamed to the target, then the old one deleted. A crash between the two renames
-(not an exception: those roll back) leaves the old run in ``.NAME.old-*`` beside the target.
-A process killed outright (SIGKILL) may leave a ``.NAME.partial-*`` staging directory behind.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 from ropeproof.theory.errors import OutputError
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM received while an output was being staged (module docstring): unwinds like Ctrl-C, so the
+    staging directory or file is deleted and the destination left as it was."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(f"terminated by signal {signum}")
+
+
+@contextmanager
+def terminate_cleanly() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``) instead of ending
+    the process on the spot, so ``finally`` blocks and the staging clean-up run. Only in the main thread
+    and only where SIGTERM has its default action (a program's own handler is left alone); the previous
+    handler is restored afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+    except (AttributeError, ValueError):  # pragma: no cover - no SIGTERM on this platform
+        yield
+        return
+    if previous not in (signal.SIG_DFL, _raise_terminated):
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _protected(target: Path) -> str | None:
@@ -94,10 +139,18 @@ def check_output_target(target: Path, force: bool = False, option: str = "--out"
         )
 
 
-def _default_mode() -> int:
+def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
-    return 0o777 & ~mask
+    return mask
+
+
+def _default_mode() -> int:
+    return 0o777 & ~_umask()
+
+
+def _file_mode() -> int:
+    return 0o666 & ~_umask()
 
 
 def _remove(path: Path) -> None:
@@ -107,42 +160,62 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-@contextmanager
-def atomic_directory(target: str | Path, force: bool = False, option: str = "--out") -> Iterator[Path]:
-    """Validate ``target``, yield an empty staging directory, and on success move it to ``target``.
+def _check_replaceable_directory(target: Path, option: str) -> None:
+    """Raise :class:`OutputError` if something other than a real directory (a link, a file, a special
+    file) sits at ``target``; absent is fine."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise OutputError(
+            f"{option}={target} is a symbolic link (to {os.readlink(target)}); never replaced, pass the "
+            "directory itself, or remove the link"
+        )
+    if not stat.S_ISDIR(mode):
+        raise OutputError(f"{option}={target} is {_kind(mode)}, not a directory; it was left as it was")
 
-    ``force`` allows replacing a non-empty directory; ``option`` names the setting in error messages.
-    Raises :class:`OutputError` before yielding when the target is refused or its parent cannot be
-    written. On any exception (``KeyboardInterrupt`` included) the staging directory is deleted and
-    ``target`` is untouched.
-    """
-    check_output_target(Path(target), force, option)
-    target = Path(target).absolute()  # fixed now: the command may change the working directory
+
+def _stage_beside(target: Path, option: str) -> Path:
+    """Step 1 of the protocol: a fresh, empty directory beside ``target`` under a unique name (parents
+    created), with the umask's mode."""
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.absolute().name}.partial-", dir=parent))
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=parent))
     except OSError as exc:
         raise OutputError(
             f"{option}={target}: cannot create a directory in {parent}: {exc.strerror or exc}"
         ) from exc
-    try:
-        os.chmod(staging, _default_mode())  # mkdtemp makes it private (0o700)
-        yield staging
-        check_output_target(target, force, option)  # it may have changed while the command ran
-        _swap_into_place(staging, target)
-    except BaseException:
-        _remove(staging)
-        raise
+    os.chmod(staging, _default_mode())  # mkdtemp makes it private (0o700)
+    return staging
 
 
-def _swap_into_place(staging: Path, target: Path) -> None:
-    """Rename ``staging`` to ``target``, replacing an existing ``target`` (see the module docstring)."""
-    if not (target.exists() or target.is_symlink()):
+def _follow_umask(root: Path) -> None:
+    """Give every directory under ``root`` (itself included) and every regular file the umask's mode."""
+    dirs, files = _default_mode(), _file_mode()
+    os.chmod(root, dirs)
+    for base, subdirs, names in os.walk(root):
+        for name in subdirs:
+            if not os.path.islink(os.path.join(base, name)):
+                os.chmod(os.path.join(base, name), dirs)
+        for name in names:
+            path = os.path.join(base, name)
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                os.chmod(path, files)
+
+
+def _swap_into_place(staging: Path, target: Path, option: str = "--out") -> None:
+    """Steps 2-4 of the protocol (module docstring): move ``target`` aside, ``staging`` in, then delete
+    the old one. Refuses (leaving both) when ``target`` is not a real directory."""
+    _follow_umask(staging)
+    _check_replaceable_directory(target, option)
+    if not os.path.lexists(target):
         os.rename(staging, target)
         return
-    aside = Path(tempfile.mkdtemp(prefix=f".{target.absolute().name}.old-", dir=target.absolute().parent))
-    aside.rmdir()  # only its unique name is needed
+    # a unique empty directory: rename() replaces an empty directory atomically, so no other writer can
+    # take the name between choosing it and moving the old directory there
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
     os.rename(target, aside)
     try:
         os.rename(staging, target)
@@ -152,39 +225,116 @@ def _swap_into_place(staging: Path, target: Path) -> None:
     _remove(aside)
 
 
-def _file_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
+@contextmanager
+def _staged(target: Path, option: str, recheck: Any = None) -> Iterator[Path]:
+    """Stage beside ``target``, yield, swap in on success (``recheck()`` first); on any exception delete
+    the staging directory and leave ``target`` as it was."""
+    with terminate_cleanly():
+        staging = _stage_beside(target, option)
+        try:
+            yield staging
+            if recheck is not None:
+                recheck()
+            _swap_into_place(staging, target, option)
+        except BaseException:
+            _remove(staging)
+            raise
+
+
+@contextmanager
+def atomic_directory(target: str | Path, force: bool = False, option: str = "--out") -> Iterator[Path]:
+    """Validate ``target``, yield an empty staging directory, and on success swap it in as ``target``.
+
+    ``force`` allows replacing a non-empty directory; ``option`` names the setting in error messages.
+    Raises :class:`OutputError` before yielding when the target is refused or its parent cannot be
+    written. On any exception (``KeyboardInterrupt`` and SIGTERM included) the staging directory is
+    deleted and ``target`` is untouched.
+    """
+    check_output_target(Path(target), force, option)
+    target = Path(target).absolute()  # fixed now: the command may change the working directory
+    with _staged(target, option, lambda: check_output_target(target, force, option)) as staging:
+        yield staging  # rechecked before the swap: it may have changed while the command ran
+
+
+@contextmanager
+def staged_directory(path: str | Path, option: str = "path") -> Iterator[Path]:
+    """An empty directory beside ``path`` to fill, swapped in as ``path`` (replacing a directory there)
+    by the module's one protocol when the block ends without an error, deleted otherwise. For
+    directories the toolkit owns (a training checkpoint), so without :func:`atomic_directory`'s checks
+    of a user's ``--out``; a symbolic link or a file at ``path`` is still refused, never replaced."""
+    path = Path(path).absolute()
+    _check_replaceable_directory(path, option)
+    with _staged(path, option) as staging:
+        yield staging
+
+
+_KINDS = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
+def check_replaceable_file(path: str | Path, option: str = "--out") -> None:
+    """Raise :class:`OutputError` unless ``path`` is absent or a regular file: a symbolic link (broken
+    or not), a directory, a FIFO, a device node or a socket is never written through or replaced."""
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: cannot be inspected ({exc.strerror})") from None
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISLNK(mode):
+        raise OutputError(
+            f"{option} {path} is a symbolic link; never written through or replaced "
+            "(give the file's own path, or remove the link)"
+        )
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"{option} {path} is a directory; give a file name")
+    raise OutputError(f"{option} {path} is {_kind(mode)}, not a regular file; only regular files are written")
 
 
 @contextmanager
 def atomic_path(path: str | Path, *, replace: bool = True, option: str = "--out") -> Iterator[Path]:
     """A temporary path beside ``path``, moved onto ``path`` when the block ends without an error and
-    deleted otherwise (module docstring). ``replace=False``: linked into place, raising
-    :class:`OutputError` (naming ``option``) if ``path`` exists by then."""
+    deleted otherwise (module docstring). Raises :class:`OutputError` (naming ``option``) when ``path``
+    is not absent or a regular file, before yielding and again before the move. ``replace=False``:
+    linked into place, raising :class:`OutputError` if ``path`` exists by then."""
     path = Path(path)
+    check_replaceable_file(path, option)
     parent = path.parent if str(path.parent) else Path(".")
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix + ".partial", dir=parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.chmod(tmp, _file_mode())
-        if replace:
-            os.replace(tmp, path)
-            return
+    with terminate_cleanly():
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix + ".partial", dir=parent)
+        os.close(fd)
+        tmp = Path(name)
         try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise OutputError(f"{option} {path} appeared meanwhile; it was not replaced") from None
-        except OSError:  # a filesystem without hard links
-            if os.path.lexists(path):
+            yield tmp
+            os.chmod(tmp, _file_mode())
+            check_replaceable_file(path, option)  # it may have changed while the caller wrote
+            if replace:
+                os.replace(tmp, path)
+                return
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
                 raise OutputError(f"{option} {path} appeared meanwhile; it was not replaced") from None
-            os.replace(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+            except OSError:  # a filesystem without hard links
+                if os.path.lexists(path):
+                    raise OutputError(f"{option} {path} appeared meanwhile; it was not replaced") from None
+                os.replace(tmp, path)
+        finally:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
 
 
 @contextmanager
@@ -202,9 +352,9 @@ def atomic_open(
                 os.fsync(f.fileno())
 
 
-def write_text_atomic(path: str | Path, text: str, *, fsync: bool = False) -> None:
-    """``text`` written to ``path`` through :func:`atomic_open`."""
-    with atomic_open(path, fsync=fsync) as f:
+def write_text_atomic(path: str | Path, text: str, *, fsync: bool = False, option: str = "--out") -> None:
+    """``text`` written to ``path`` through :func:`atomic_open` (``option`` names ``path`` in errors)."""
+    with atomic_open(path, fsync=fsync, option=option) as f:
         f.write(text)
 
 
@@ -214,52 +364,11 @@ def check_output_file(path: str | Path, force: bool = False, option: str = "--ou
     nodes, sockets) are never written through or replaced; directories never replaced; the directory
     holding ``path`` must exist and be writable."""
     path = Path(path)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise OutputError(f"{option} {path}: cannot be inspected ({exc.strerror})") from None
-    if st is not None:
-        mode = st.st_mode
-        if stat.S_ISLNK(mode):
-            raise OutputError(
-                f"{option} {path} is a symbolic link; never written through or replaced "
-                "(give the file's own path, or remove the link)"
-            )
-        if stat.S_ISDIR(mode):
-            raise OutputError(f"{option} {path} is a directory; give a file name")
-        if not stat.S_ISREG(mode):
-            kinds = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFSOCK: "a socket",
-                     stat.S_IFBLK: "a block device"}  # fmt: skip
-            kind = kinds.get(stat.S_IFMT(mode), "a special file")
-            raise OutputError(
-                f"{option} {path} is {kind}, not a regular file; only regular files are written"
-            )
-        if not force:
-            raise OutputError(f"{option} {path} exists; pass --force to replace it, or choose another name")
+    check_replaceable_file(path, option)
+    if os.path.lexists(path) and not force:
+        raise OutputError(f"{option} {path} exists; pass --force to replace it, or choose another name")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise OutputError(f"{option} {path}: the directory {str(parent)!r} does not exist")
     if not os.access(parent, os.W_OK):
         raise OutputError(f"{option} {path}: the directory {str(parent)!r} is not writable")
-
-
-@contextmanager
-def staged_directory(path: str | Path) -> Iterator[Path]:
-    """An empty directory beside ``path`` to fill; renamed onto ``path`` (replacing a directory there)
-    when the block ends without an error, deleted otherwise. For directories the toolkit owns (a
-    training checkpoint), not for ``--out`` (see :func:`atomic_directory`)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
-        yield tmp
-        if path.exists():
-            shutil.rmtree(path)
-        tmp.rename(path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)

@@ -119,3 +119,29 @@ def test_certified_mode_agrees_with_floating_point(tmp_path: Path, monkeypatch: 
         if c["verdict"] == "violated":
             assert c["counterexample"]["n"] == fp[cid]["counterexample"]["n"] == 4
     assert "(certified)" in (tmp_path / "c" / "report.md").read_text()
+
+
+def test_a_terminated_check_leaves_no_staging_directory(tmp_path: Path) -> None:
+    # `timeout 60 ropeproof check` (SIGTERM) used to leave a 9 MB .ropeproof-report.partial-* behind
+    import signal
+    import time
+
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / "report.md").write_text("the previous run")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ropeproof", "check", "--quick", "--no-progress", "--force", "--out", "rep"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not any(".partial-" in p.name for p in tmp_path.iterdir()):  # the claims are running
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.0)  # let the claims and the figure process write into the staging directory
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted; no output directory was changed" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+    assert [p.name for p in (tmp_path / "rep").iterdir()] == ["report.md"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -193,3 +194,209 @@ def test_staged_directories_replace_whole_or_not_at_all(tmp_path: Path) -> None:
     with staged_directory(target) as tmp:
         (tmp / "b").write_text("2")
     assert _tree(target) == {"b": b"2"}
+
+
+def test_staged_directory_names_are_unique_per_writer(tmp_path: Path) -> None:
+    # the fixed name ``step-1.partial`` used to be shared: a second writer deleted the first one's files
+    from ropeproof.theory.atomic_output import staged_directory
+
+    target = tmp_path / "step-1"
+    with staged_directory(target) as first, staged_directory(target) as second:
+        assert first != second and first.parent == second.parent == tmp_path
+        (first / "a").write_text("first")
+        (second / "b").write_text("second")
+        assert (first / "a").read_text() == "first"  # the second writer did not delete it
+    assert _tree(target) == {"a": b"first"}  # the outer block swapped last
+    assert _leftovers(tmp_path) == []
+
+
+def test_the_old_directory_is_deleted_only_after_the_new_one_is_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ropeproof.theory.atomic_output as ao
+
+    seen: list[dict[str, bytes]] = []
+    real_remove = ao._remove
+
+    def remove(path: Path) -> None:
+        seen.append(_tree(target))  # what the destination holds when anything is deleted
+        real_remove(path)
+
+    monkeypatch.setattr(ao, "_remove", remove)
+    for writer in (ao.staged_directory, lambda p: ao.atomic_directory(p, force=True)):
+        target = tmp_path / "out"
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir()
+        (target / "old.txt").write_text("old")
+        seen.clear()
+        with writer(target) as staging:
+            (staging / "new.txt").write_text("new")
+        assert seen == [{"new.txt": b"new"}]  # one deletion (the old one), after the swap
+        assert _tree(target) == {"new.txt": b"new"} and _leftovers(tmp_path) == []
+
+
+_CRASH_BETWEEN_RENAMES = """
+import os, sys
+from pathlib import Path
+import ropeproof.theory.atomic_output as ao
+target = Path(sys.argv[1])
+calls = []
+real = os.rename
+def rename(src, dst):
+    calls.append((src, dst))
+    if len(calls) == 2:  # the staged directory is about to move in: the power goes out
+        os._exit(9)
+    real(src, dst)
+ao.os.rename = rename
+with ao.staged_directory(target) as staging:
+    (staging / "new.txt").write_text("new")
+"""
+
+
+def test_a_crash_between_the_renames_keeps_the_previous_directory(tmp_path: Path) -> None:
+    import subprocess
+
+    target = tmp_path / "step-000100"
+    target.mkdir()
+    (target / "model.bin").write_text("previous checkpoint")
+    done = subprocess.run([sys.executable, "-c", _CRASH_BETWEEN_RENAMES, str(target)], check=False)
+    assert done.returncode == 9
+    assert not target.exists()
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith(".step-000100.old-")]
+    assert len(aside) == 1 and _tree(aside[0]) == {"model.bin": b"previous checkpoint"}
+
+
+def test_staged_directory_refuses_a_link_or_a_file_in_its_place(tmp_path: Path) -> None:
+    from ropeproof.theory.atomic_output import staged_directory
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "keep").write_text("keep")
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    (tmp_path / "file").write_text("file")
+    for name, message in (("link", "symbolic link"), ("file", "a regular file|not a directory")):
+        with pytest.raises(OutputError, match=message), staged_directory(tmp_path / name) as staging:
+            (staging / "x").write_text("x")
+    assert (tmp_path / "link").is_symlink() and _tree(real) == {"keep": b"keep"}
+    assert (tmp_path / "file").read_text() == "file" and _leftovers(tmp_path) == []
+
+
+def test_moved_in_files_follow_the_umask(tmp_path: Path) -> None:
+    # safetensors writes its files 0o600; head.json next to them was 0o644
+    from ropeproof.theory.atomic_output import staged_directory
+
+    umask = os.umask(0)
+    os.umask(umask)
+    with atomic_directory(tmp_path / "out") as staging:
+        (staging / "sub").mkdir(mode=0o700)
+        for name in ("weights.safetensors", "sub/x.json"):
+            (staging / name).write_text("w")
+            os.chmod(staging / name, 0o600)
+    with staged_directory(tmp_path / "ckpt") as staging:
+        (staging / "model.safetensors").write_text("w")
+        os.chmod(staging / "model.safetensors", 0o600)
+    for path in (
+        tmp_path / "out/weights.safetensors",
+        tmp_path / "out/sub/x.json",
+        tmp_path / "ckpt/model.safetensors",
+    ):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    for path in (tmp_path / "out", tmp_path / "out/sub", tmp_path / "ckpt"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o777 & ~umask
+
+
+def test_file_writers_never_replace_links_or_special_files(tmp_path: Path) -> None:
+    # findings --update-readme LINK used to replace the link by a regular file (its target kept the old text)
+    from ropeproof.theory.atomic_output import write_text_atomic
+
+    real = tmp_path / "README.md"
+    real.write_text("old")
+    (tmp_path / "link.md").symlink_to(real)
+    (tmp_path / "broken.md").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    for name, message in (
+        ("link.md", "symbolic link"),
+        ("broken.md", "symbolic link"),
+        ("fifo", "a FIFO, not a regular file"),
+        ("dir", "a directory"),
+    ):
+        with pytest.raises(OutputError, match=f"^--update-readme .*{name} .*{message}"):
+            write_text_atomic(tmp_path / name, "new", option="--update-readme")
+    assert (tmp_path / "link.md").is_symlink() and real.read_text() == "old"
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "broken.md", "dir", "fifo", "link.md"]
+
+
+def test_a_link_that_appears_while_writing_is_not_replaced(tmp_path: Path) -> None:
+    from ropeproof.theory.atomic_output import atomic_open
+
+    real = tmp_path / "real"
+    real.write_text("keep")
+    with pytest.raises(OutputError, match="symbolic link"), atomic_open(tmp_path / "out") as f:
+        f.write("new")
+        (tmp_path / "out").symlink_to(real)
+    assert (tmp_path / "out").is_symlink() and real.read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "real"]
+
+
+_SIGTERM_WHILE_STAGING = """
+import os, signal, sys, time
+from pathlib import Path
+from ropeproof.theory.atomic_output import atomic_directory, atomic_path
+kind, target = sys.argv[1], Path(sys.argv[2])
+writer = atomic_directory(target, force=True) if kind == "dir" else atomic_path(target)
+try:
+    with writer as staging:
+        if kind == "dir":
+            (staging / "big.bin").write_bytes(b"x" * 1000)
+        else:
+            staging.write_text("half")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__)
+    sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("kind", ["dir", "file"])
+def test_sigterm_cleans_staging_as_ctrl_c_does(tmp_path: Path, kind: str) -> None:
+    # a timed-out check (SIGTERM) used to leave its 9 MB .ropeproof-report.partial-* behind
+    import subprocess
+
+    target = tmp_path / "out"
+    if kind == "dir":
+        target.mkdir()
+        (target / "old.txt").write_text("old")
+    else:
+        target.write_text("old")
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_WHILE_STAGING, kind, str(target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (130, "Terminated")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (_tree(target) == {"old.txt": b"old"}) if kind == "dir" else (target.read_text() == "old")
+
+
+def test_terminate_cleanly_leaves_a_programs_own_handler_alone() -> None:
+    import signal
+
+    from ropeproof.theory.atomic_output import terminate_cleanly
+
+    def mine(signum: int, frame: object) -> None:
+        pass
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        with terminate_cleanly():
+            assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    with terminate_cleanly():
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, mine)
+    assert signal.getsignal(signal.SIGTERM) == previous
