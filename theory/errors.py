@@ -40,5 +40,9 @@ class MemoryBudgetError(RopeproofError):
     """A computation would need more memory than the limit allows (estimated before allocating)."""
 
 
+class TimeBudgetError(RopeproofError):
+    """A computation would run longer than the time limit allows (estimated before starting)."""
+
+
 class OutputError(RopeproofError):
     """An output path cannot be written: it is a file, not empty, or not writable."""

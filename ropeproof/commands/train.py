@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 
 from ropeproof.commands.arguments import add_command, add_device, add_json, add_output, int_in
 from ropeproof.constructions.paper import TASKS
 from ropeproof.theory.atomic_output import check_output_target
-from ropeproof.verify.studies.training.config import CONFIGS
+from ropeproof.verify.studies.training.config import CONFIGS, MAX_SEED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Train a GPTJForCausalLM on balanced 17-token task inputs (loss on the last token only, AdamW,\n"
             "linear warm-up and decay). Writes checkpoints/step-N/ every --checkpoint-every steps, the run\n"
-            "record training.json, and the best checkpoint into --out itself (from_pretrained(DIR) loads it)."
+            "record training.json, and the best checkpoint into --out itself (from_pretrained(DIR) loads\n"
+            "it).\n"
+            "Before it starts, the run's time (from a measured step), memory and checkpoint space are\n"
+            "estimated on this machine; a run that cannot fit is refused (ROPEPROOF_TIME_LIMIT, default 30\n"
+            "days, and ROPEPROOF_MEMORY_LIMIT set the limits)."
         ),
     )
     p.add_argument("task", choices=TASKS, help="number or letter task")
@@ -33,10 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         p,
         None,
         "run directory (checkpoints, record, best model)",
-        "written as the run goes, each checkpoint and record update atomically, so --resume can continue",
+        "written as the run goes, each checkpoint and record update atomically, so --resume can continue; "
+        "--force replaces an old run only once the new run's first checkpoint is in place",
     )
     p.add_argument("--steps", type=int_in(1), default=None, help="training steps (default: the config's)")
-    p.add_argument("--seed", type=int_in(0), default=0, help="seed of initialisation, data and dropout")
+    p.add_argument(
+        "--seed", type=int_in(0, MAX_SEED), default=0, help="seed of initialisation, data and dropout"
+    )
     p.add_argument("--checkpoint-every", type=int_in(1), default=None, help="steps between checkpoints")
     p.add_argument("--eval-prompts", type=int_in(4), default=None, help="validation prompts per checkpoint")
     p.add_argument(
@@ -56,9 +62,7 @@ def run(args: argparse.Namespace) -> int:
         args.steps, args.checkpoint_every, args.eval_prompts, args.score_prompts
     )
     if not args.resume:
-        check_output_target(args.out, args.force)
-        if args.out.is_dir() and any(args.out.iterdir()):  # --force: replace the old run
-            shutil.rmtree(args.out)
+        check_output_target(args.out, args.force)  # before any work; train() checks again
     record = train(
         args.task,
         config,
@@ -66,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         device=args.device,
         resume=args.resume,
+        force=args.force,
         progress=not args.no_progress,
         with_dynamics=config.score_prompts > 0,
     )

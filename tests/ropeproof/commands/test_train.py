@@ -40,3 +40,55 @@ def test_resume_with_other_settings_is_one_line_exit_2(
     assert main([*base, "--steps", "3", "--resume"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ropeproof train: error: --out=") and "steps" in err[0]
+
+
+def _exit_code(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse's own refusals
+        return int(exc.code or 0)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_bad_input_with_force_leaves_the_old_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `train --force --seed 18446744073709551616 --out D` used to delete the run in D, then fail (exit 3)
+    from ropeproof.theory.memory_budget import ENV_VAR as MEMORY_ENV
+    from ropeproof.theory.time_budget import ENV_VAR as TIME_ENV
+
+    monkeypatch.delenv(MEMORY_ENV, raising=False)
+    out = tmp_path / "D"
+    base = [
+        "train",
+        "letter",
+        "--out",
+        str(out),
+        "--steps",
+        "2",
+        "--eval-prompts",
+        "4",
+        "--score-prompts",
+        "0",
+    ]
+    assert main([*base, "--no-progress"]) == 0
+    before = _files(out)
+    capsys.readouterr()
+    for extra, message in (
+        (["--seed", str(2**64)], "argument --seed: '18446744073709551616' is out of range; accepted: an "
+         "integer >= 0 and <= 18446744073709551615"),
+        (["--steps", str(10**12)], "--steps 1000000000000 (the record keeps every loss)"),
+        (["--eval-prompts", str(10**8)], "--eval-prompts 100000000 and"),
+    ):  # fmt: skip
+        assert _exit_code([*base, "--force", "--no-progress", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+        assert _files(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["D"]
+    monkeypatch.setenv(TIME_ENV, "1s")
+    assert main([*base, "--force", "--no-progress", "--steps", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert "would take about" in err and "more than the time limit of 1 s" in err
+    assert _files(out) == before

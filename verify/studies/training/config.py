@@ -22,6 +22,10 @@ ACTIVATIONS = {
 }
 """The MLP activations a configuration may name (HF ``ACT2FN`` keys)."""
 
+MAX_SEED = 2**64 - 1
+"""The largest run seed: ``torch.manual_seed`` (initialisation and dropout) takes seeds below ``2**64``
+(numpy's seed sequences take any non-negative integer)."""
+
 
 @dataclass(frozen=True)
 class TrainConfig:

@@ -36,16 +36,23 @@ import torch
 from tqdm.auto import tqdm
 
 from ropeproof.constructions.paper import check_task
-from ropeproof.theory.atomic_output import staged_directory, write_text_atomic
+from ropeproof.theory.atomic_output import (
+    atomic_directory,
+    atomic_path,
+    check_output_target,
+    staged_directory,
+    write_text_atomic,
+)
 from ropeproof.theory.errors import InputError, OutputError
 from ropeproof.theory.validate import integer
 from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 from ropeproof.verify.kernel.devices import resolve_device
 from ropeproof.verify.measure.tokenizer import task_tokenizer
-from ropeproof.verify.studies.training.config import TrainConfig
+from ropeproof.verify.studies.training.config import MAX_SEED, TrainConfig
 from ropeproof.verify.studies.training.data import SCORING, VALIDATION, TaskEncoder, TrainingBatches
 from ropeproof.verify.studies.training.evaluation import counts_per_hop
 from ropeproof.verify.studies.training.model import build_model, last_token_logits
+from ropeproof.verify.studies.training.run_budget import check_run_budget
 
 RECORD_FILE = "training.json"
 """The run record: task, config, seed, per-step losses and per-checkpoint evaluations."""
@@ -195,6 +202,8 @@ def save_quietly(model: Any, tokenizer: Any, path: Path) -> None:
 
 
 def _latest_checkpoint(out: Path) -> Path | None:
+    # staging and set-aside directories are hidden (``.step-N.partial-*``, ``.step-N.old-*``); the
+    # ``.partial`` suffix is what older versions staged under
     found = sorted(p for p in (out / CHECKPOINTS).glob("step-*") if not p.name.endswith(".partial"))
     return found[-1] if found else None
 
@@ -279,7 +288,8 @@ def _finish(run: Run, out: Path) -> None:
     src = checkpoint_dir(out, run.record.best_step)
     for f in src.iterdir():
         if f.is_file() and f.name != STATE_FILE:
-            shutil.copy2(f, out / f.name)
+            with atomic_path(out / f.name, option="--out") as tmp:  # a crash leaves the previous file
+                shutil.copy2(f, tmp)
 
 
 def train(
@@ -290,31 +300,45 @@ def train(
     seed: int = 0,
     device: Any = "auto",
     resume: bool = False,
+    force: bool = False,
     progress: bool = True,
     with_dynamics: bool = True,
     stop_after: int | None = None,
+    check_budget: bool = True,
 ) -> TrainingRecord:
     """Train ``task`` (``number`` or ``letter``) with ``config`` into run directory ``out`` (module
     docstring) and return the record. ``resume``: continue the run in ``out``; otherwise ``out`` must
-    be absent or empty. ``stop_after``: stop after that step as an interruption would (the last
-    checkpoint is what a resume continues from). ``with_dynamics``: record the per-layer scores and
-    entropies at each checkpoint."""
+    be absent or empty, or, with ``force``, a directory whose old contents are replaced as a whole once
+    the new run's step-0 checkpoint and record are in place (the one swap protocol of
+    :mod:`ropeproof.theory.atomic_output`: the old run is deleted only then, never before). Every input
+    is validated, and the run's time, memory and disk estimated against this machine
+    (:func:`~ropeproof.verify.studies.training.run_budget.check_run_budget`, skipped with
+    ``check_budget=False``), before ``out`` is touched. ``stop_after``: stop after that step as an
+    interruption would (the last checkpoint is what a resume continues from). ``with_dynamics``: record
+    the per-layer scores and entropies at each checkpoint."""
     check_task(task)
-    seed = integer(seed, "seed", low=0)
+    seed = integer(seed, "seed", low=0, high=MAX_SEED, note="torch.manual_seed's range")
+    if not isinstance(config, TrainConfig):
+        raise InputError(f"config must be a TrainConfig, got {type(config).__name__}")
+    if stop_after is not None:
+        stop_after = integer(stop_after, "stop_after", low=0)
     out = Path(out)
     dev = resolve_device(device)
     if resume:
         if not (out / RECORD_FILE).is_file():
             raise OutputError(f"--out={out} holds no {RECORD_FILE}; nothing to resume (drop --resume)")
-        run = _resume_run(out, task, config, seed, dev)
+        run = _resume_run(out, task, config, seed, dev)  # writes nothing
+        if check_budget:
+            check_run_budget(task, config, dev, out, done_steps=run.step)
     else:
-        if out.exists() and (not out.is_dir() or any(out.iterdir())):
-            raise OutputError(f"--out={out} exists and is not an empty directory; choose a new one")
-        out.mkdir(parents=True, exist_ok=True)
-        run = new_run(task, config, seed, dev)
-        run.record.evaluations.append(_evaluate(run, with_dynamics))  # step 0: the initialised model
-        _save_checkpoint(run, out)
-        run.record.save(out / RECORD_FILE)
+        check_output_target(out, force)
+        if check_budget:
+            check_run_budget(task, config, dev, out)
+        with atomic_directory(out, force) as staging:  # the old run, if any, goes only once this is in
+            run = new_run(task, config, seed, dev)
+            run.record.evaluations.append(_evaluate(run, with_dynamics))  # step 0: the initialised model
+            _save_checkpoint(run, staging)
+            run.record.save(staging / RECORD_FILE)
     last = config.steps if stop_after is None else min(config.steps, stop_after)
     bar = tqdm(total=config.steps, initial=run.step, disable=not progress, desc=f"train {task}", unit="step")
     try:

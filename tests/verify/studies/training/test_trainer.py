@@ -57,7 +57,7 @@ def test_resume_refuses_another_run_and_a_full_directory(tmp_path: Path) -> None
     train("number", TINY.with_overrides(steps=3), tmp_path / "run", progress=False, with_dynamics=False)
     with pytest.raises(OutputError, match="seed"):
         train("number", TINY.with_overrides(steps=3), tmp_path / "run", seed=1, resume=True, progress=False)
-    with pytest.raises(OutputError, match="not an empty directory"):
+    with pytest.raises(OutputError, match="is not empty; pass --force"):
         train("number", TINY, tmp_path / "run", progress=False)
     with pytest.raises(OutputError, match="nothing to resume"):
         train("number", TINY, tmp_path / "none", resume=True, progress=False)
@@ -93,3 +93,40 @@ def test_accuracy_per_hop_counts_right_answers() -> None:
     ids = torch.tensor([[1, 0], [2, 0], [3, 0], [4, 0]])
     batch = Batch(ids, torch.tensor([1, 2, 0, 4]), torch.tensor([1, 1, 2, 2]))
     assert accuracy_per_hop(Fixed(), batch) == {0: 0.75, 1: 1.0, 2: 0.5}
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_force_replaces_an_old_run_only_once_the_new_one_is_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ropeproof.theory.errors import InputError
+    from ropeproof.verify.studies.training import trainer
+
+    out = tmp_path / "run"
+    tiny = TINY.with_overrides(steps=2, checkpoint_every=2, score_prompts=0)
+    train("letter", tiny, out, progress=False, with_dynamics=False)
+    before = _files(out)
+    # bad input: refused before the old run is touched
+    for bad in ({"seed": 2**64}, {"seed": -1}, {"stop_after": -1}):
+        with pytest.raises(InputError, match=next(iter(bad))):
+            train("letter", tiny, out, progress=False, force=True, **bad)  # type: ignore[arg-type]
+        assert _files(out) == before
+
+    # a failure while the new run's first checkpoint is built: the old run stays whole
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the new run failed at step 0")
+
+    with monkeypatch.context() as m:
+        m.setattr(trainer, "_evaluate", broken)
+        with pytest.raises(RuntimeError, match="step 0"):
+            train("letter", tiny, out, seed=5, progress=False, force=True, with_dynamics=False)
+    assert _files(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    # interrupted after the swap: the new run is what --out holds, and it resumes
+    train("letter", tiny, out, seed=5, progress=False, force=True, with_dynamics=False, stop_after=1)
+    assert load_record(out).seed == 5 and load_record(out).losses == []  # its last checkpoint: step 0
+    assert not (out / "model.safetensors").exists()  # the old run's best model went with it
+    done = train("letter", tiny, out, seed=5, progress=False, resume=True, with_dynamics=False)
+    assert len(done.losses) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
