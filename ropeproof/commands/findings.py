@@ -2,7 +2,10 @@
 
 Prints the findings section rendered from ``REPORT`` (a ``report.json`` or the directory holding it);
 with ``--update-readme`` rewrites the section between the ``<!-- findings:begin -->`` and
-``<!-- findings:end -->`` markers of that file.
+``<!-- findings:end -->`` markers of that file. Both files are read only when regular files, and at most
+:data:`REPORT_LIMIT` / :data:`README_LIMIT` bytes of them (:mod:`ropeproof.theory.input_files`: a FIFO or
+``/dev/full`` is refused, not read forever); the README is rewritten atomically and never through a
+symbolic link or onto a special file (:mod:`ropeproof.theory.atomic_output`).
 """
 
 from __future__ import annotations
@@ -13,8 +16,14 @@ from pathlib import Path
 
 from ropeproof.commands.arguments import add_command
 from ropeproof.report import render_readme_findings, replace_readme_findings
-from ropeproof.theory.atomic_output import write_text_atomic
+from ropeproof.theory.atomic_output import check_replaceable_file, write_text_atomic
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.input_files import read_text
+
+REPORT_LIMIT = 256 << 20
+"""The most bytes read from a ``report.json`` (256 MiB)."""
+README_LIMIT = 16 << 20
+"""The most bytes read from the README that ``--update-readme`` rewrites (16 MiB)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,22 +43,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.update_readme is not None:  # before any work: a link or special file is never replaced
+        check_replaceable_file(args.update_readme, "--update-readme")
     path = args.report / "report.json" if args.report.is_dir() else args.report
+    text = read_text(path, REPORT_LIMIT, "REPORT")
     try:
-        report = json.loads(path.read_text())
+        report = json.loads(text)
         body = render_readme_findings(report)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # not a report.json
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # not a report.json
         raise InputError(f"{path} is not a ropeproof report.json ({type(exc).__name__}: {exc})") from exc
     if args.update_readme is None:
         print(body, end="")
         return 0
     _check_complete(report, path)
-    text = args.update_readme.read_text()
+    readme = read_text(args.update_readme, README_LIMIT, "--update-readme")
     try:
-        updated = replace_readme_findings(text, body)
+        updated = replace_readme_findings(readme, body)
     except ValueError as exc:  # the markers are missing
         raise InputError(f"--update-readme={args.update_readme}: {exc}") from exc
-    write_text_atomic(args.update_readme, updated)  # an interruption leaves the README as it was
+    # atomic: an interruption leaves the README as it was
+    write_text_atomic(args.update_readme, updated, option="--update-readme")
     print(f"updated the findings section of {args.update_readme}")
     return 0
 

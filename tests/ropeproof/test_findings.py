@@ -90,3 +90,41 @@ def test_findings_refuses_to_rewrite_from_a_partial_report(tmp_path: Path) -> No
     (tmp_path / "empty.json").write_text(json.dumps(empty))
     assert main(["findings", str(tmp_path / "empty.json"), "--update-readme", str(readme)]) == 2
     assert readme.read_text() == original
+
+
+def test_findings_never_replaces_a_link_nor_reads_a_special_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `findings --update-readme LINK` replaced the link by a regular file (its target kept the old text);
+    # `--update-readme /dev/full` (or a FIFO) read until the OOM killer stopped it
+    import os
+
+    real = tmp_path / "README.md"
+    original = "# t\n<!-- findings:begin -->\nKEEP\n<!-- findings:end -->\n"
+    real.write_text(original)
+    (tmp_path / "link.md").symlink_to(real)
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "report.json").write_text("{}")
+    cases = [
+        (["report.json", "--update-readme", "link.md"], "--update-readme link.md is a symbolic link"),
+        (["report.json", "--update-readme", "fifo"], "--update-readme fifo is a FIFO, not a regular file"),
+        (["report.json", "--update-readme", "/dev/full"], "/dev/full is a character device"),
+        (["fifo"], "REPORT fifo is a FIFO, not a regular file; only regular files are read"),
+        (["/dev/zero"], "REPORT /dev/zero is a character device"),
+    ]
+    monkeypatch.chdir(tmp_path)
+    for argv, message in cases:
+        assert main(["findings", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (argv, err)
+    assert (tmp_path / "link.md").is_symlink() and real.read_text() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "fifo", "link.md", "report.json"]
+
+
+def test_findings_reads_at_most_its_limits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "report.json").write_text(json.dumps({"claims": []}) + " " * 100)
+    monkeypatch.setattr(findings, "REPORT_LIMIT", 64)
+    assert main(["findings", str(tmp_path / "report.json")]) == 2
+    assert "is larger than 64 B, the most read from it" in capsys.readouterr().err
