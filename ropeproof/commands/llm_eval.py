@@ -167,8 +167,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--format",
         choices=FORMAT_CHOICES,
         default="auto",
-        help="chat: [A]'s prompts; task: the raw token sequence; auto: task for a checkpoint with a task "
-        "tokenizer, else chat",
+        help="chat: [A]'s prompts; task: the raw token sequence; auto: task for a checkpoint built for one "
+        "task (its export or training record, or a task tokenizer of any size), else chat",
     )
     p.add_argument("--max-tokens", type=int_in(1, 1_000_000), default=16, help="reply length limit in tokens")
     p.add_argument("--temperature", type=temperature, default=0.0, help="sampling temperature, or 'omit'")

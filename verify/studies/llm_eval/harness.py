@@ -44,15 +44,21 @@ def evaluate(
 ) -> RunSummary:
     """Run the protocol on ``provider`` (module docstring) and return the summary.
 
-    ``fmt`` is ``chat`` ([A]'s prompts) or ``task`` (the controlled tasks' raw sequences); a model with
-    a task tokenizer (``provider.task``) answers only its own task in the ``task`` format.
+    ``fmt`` is ``chat`` ([A]'s prompts) or ``task`` (the controlled tasks' raw sequences); a model built
+    for one task (``provider.task``: a trained or compiled checkpoint) is asked only its own task, in the
+    ``task`` format (anything else is refused: its tokenizer knows no other words).
     """
     check_format(fmt)
     own = getattr(provider, "task", None)
+    if own is not None and fmt == "chat":
+        raise InputError(
+            f"the model is a {own}-task checkpoint: its tokenizer knows only that task's words, so [A]'s "
+            "chat prompts would reach it as unknown words; use --format task (the default for it)"
+        )
     if fmt == "task" and own is not None and set(tasks) != {own}:
         raise InputError(
-            f"the model's tokenizer is the {own} task's, so its task-format prompts exist for that task only "
-            f"(tasks={list(tasks)}; use --task {own})"
+            f"the model is a {own}-task checkpoint (its tokenizer is the {own} task's), so its task-format "
+            f"prompts exist for that task only (tasks={list(tasks)}; use --task {own}, or leave --task out)"
         )
     plan = build_plan(tasks, lengths, prompts, draws, seed, fmt)
     identity = {**provider.identity(), "format": fmt, "seed": seed}

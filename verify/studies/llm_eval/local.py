@@ -6,8 +6,9 @@
 - ``task``: the prompt is the raw token sequence of the controlled task and the reply is the greedy
   next token (the argmax of the last position's logits over the whole vocabulary, as the toolkit's
   training evaluation reads it), in batches of equal-length prompts. This is the format of the
-  checkpoints trained or compiled on [A]'s tasks, whose tokenizer is the task's word-level tokenizer
-  (:func:`task_of_tokenizer` recognises it).
+  checkpoints trained or compiled on [A]'s tasks; :func:`checkpoint_task` decides from what a checkpoint
+  directory says it is (its export record, its training record, else its tokenizer's vocabulary being
+  a task vocabulary of any size), and such a model is asked only its own task.
 - ``chat``: [A]'s prompt as one user message (through the tokenizer's chat template when it has one,
   else the plain text), greedy decoding of up to ``max_tokens`` tokens, special tokens dropped.
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 import torch
 
-from ropeproof.constructions.paper import TASKS
+from ropeproof.constructions.paper import check_task
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer
 from ropeproof.verify.measure.tokenizer import UNK, task_vocabulary, word
@@ -94,22 +95,98 @@ class PythonCallable(Provider):
         return Reply(out, latency_s=latency)
 
 
-def task_of_tokenizer(tokenizer: Any) -> str | None:
-    """The task whose word-level tokenizer this is (its vocabulary is exactly the task's words and
-    ``[UNK]``), else ``None``."""
+def _vocabulary(tokenizer: Any) -> dict[str, int] | None:
     try:
-        vocab = set(tokenizer.get_vocab())
+        vocab = tokenizer.get_vocab()
     except (AttributeError, TypeError):
         return None
-    for task in TASKS:
-        if vocab == {word(t) for t in task_vocabulary(task)} | {UNK}:
-            return task
+    return dict(vocab) if isinstance(vocab, dict) else None
+
+
+def _is_vocabulary(vocab: dict[str, int], tokens: list[str]) -> bool:
+    """``vocab`` is exactly ``tokens``' words in order, then ``[UNK]`` (the task tokenizers' layout)."""
+    expected = {word(t): i for i, t in enumerate(tokens)}
+    expected[UNK] = len(tokens)
+    return vocab == expected
+
+
+def task_of_tokenizer(tokenizer: Any) -> str | None:
+    """The task whose word-level tokenizer this is, at any size, else ``None``: its vocabulary is, in
+    order, a number-task vocabulary (``L`` letters, then the integers ``1..M``) or a letter-task
+    vocabulary (``A`` left letters each with its letter pairs and ``1..M`` integer pairs), then
+    ``[UNK]``. [A]'s 17-token tokenizers and the ``export-model`` checkpoints of any ``--max-length``
+    are such vocabularies."""
+    vocab = _vocabulary(tokenizer)
+    if not vocab or vocab.get(UNK) != len(vocab) - 1:
+        return None
+    size = len(vocab) - 1
+    integers = sum(w.isdigit() for w in vocab)
+    if 1 <= integers < size and _is_vocabulary(
+        vocab, task_vocabulary("number", letters=size - integers, max_int=integers)
+    ):
+        return "number"
+    for alphabet in range(2, 27):
+        max_int, rest = divmod(size, alphabet)
+        max_int -= alphabet
+        letter = rest == 0 and max_int >= 1
+        if letter and _is_vocabulary(vocab, task_vocabulary("letter", alphabet=alphabet, max_int=max_int)):
+            return "letter"
     return None
+
+
+def checkpoint_task(path: str | Path, tokenizer: Any) -> str | None:
+    """The task the checkpoint directory ``path`` was built for, from what it says it is, else ``None``:
+
+    1. an ``export-model`` checkpoint's record (``ropeproof_model.json``) names its task and its words;
+    2. a ``ropeproof train`` run directory's record (``training.json``) names its task;
+    3. otherwise the tokenizer's vocabulary is a task vocabulary of some size (:func:`task_of_tokenizer`).
+
+    Where a record names the task, the tokenizer must be that task's (the record's words, in order, for
+    an export; a vocabulary of that task for a training run): an :class:`InputError` otherwise, since the
+    directory would contradict itself."""
+    path = Path(path)
+    vocab = _vocabulary(tokenizer) or {}
+    from ropeproof.verify.interop.hf.model_export import MODEL_INFO_FILE, load_model_info
+
+    if (path / MODEL_INFO_FILE).is_file():
+        try:
+            info = load_model_info(path)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"model={str(path)!r}: {MODEL_INFO_FILE} cannot be read ({exc})") from None
+        check_task(info.task)
+        if not _is_vocabulary(vocab, list(info.tokens)):
+            raise InputError(
+                f"model={str(path)!r}: {MODEL_INFO_FILE} describes a compiled {info.task}-task checkpoint, "
+                "but the tokenizer's vocabulary is not the one it records"
+            )
+        return info.task
+    from ropeproof.verify.studies.training.trainer import RECORD_FILE, load_record
+
+    if (path / RECORD_FILE).is_file():
+        try:
+            task = load_record(path).task
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"model={str(path)!r}: {RECORD_FILE} cannot be read ({exc})") from None
+        if task_of_tokenizer(tokenizer) != task:
+            raise InputError(
+                f"model={str(path)!r}: {RECORD_FILE} records a {task}-task training run, but the tokenizer "
+                f"is not a {task}-task tokenizer"
+            )
+        return task
+    return task_of_tokenizer(tokenizer)
+
+
+def _missing_words(tokenizer: Any, task: str) -> list[str]:
+    """The words of [A]'s ``task`` vocabulary (what the task-format prompts use) missing from the
+    tokenizer's vocabulary."""
+    vocab = _vocabulary(tokenizer) or {}
+    return [word(t) for t in task_vocabulary(task) if word(t) not in vocab]
 
 
 class HFCausalLM(Provider):
     """A loaded causal LM and its tokenizer (module docstring). ``fmt`` is ``task`` or ``chat``;
-    :attr:`task` is the task of a task tokenizer (``None`` otherwise)."""
+    :attr:`task` is the task the model was built for (``task``, default: the task of a task tokenizer,
+    :func:`task_of_tokenizer`; ``None`` for a general model)."""
 
     name = "hf"
     concurrent = False
@@ -122,11 +199,21 @@ class HFCausalLM(Provider):
         max_tokens: int = 16,
         source: str = "",
         dtype: str = "float32",
+        task: str | None = None,
     ) -> None:
         self.model, self.tokenizer, self.dtype = model.eval(), tokenizer, dtype
         self.format = check_format(fmt)
         self.max_tokens, self.source = integer(max_tokens, "max_tokens", low=1), source
-        self.task = task_of_tokenizer(tokenizer)
+        self.task = check_task(task) if task is not None else task_of_tokenizer(tokenizer)
+        if self.format == "task" and self.task is not None:
+            missing = _missing_words(tokenizer, self.task)
+            if missing:
+                shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+                raise InputError(
+                    f"the model's {self.task}-task vocabulary lacks {len(missing)} words of [A]'s task "
+                    f"prompts ({shown}), which it would read as {UNK}; export it with a larger vocabulary "
+                    "(e.g. a larger --max-length)"
+                )
         self.batch_size = BATCH_SIZE if self.format == "task" else 1
 
     @classmethod
@@ -139,7 +226,8 @@ class HFCausalLM(Provider):
         dtype: str = "float32",
     ) -> HFCausalLM:
         """Load ``path`` with ``AutoModelForCausalLM`` and ``AutoTokenizer`` in ``dtype`` on ``device``;
-        ``fmt="auto"`` is ``task`` for a task tokenizer, else ``chat``."""
+        the model's task is :func:`checkpoint_task`'s, and ``fmt="auto"`` is ``task`` for a model of a
+        task, else ``chat``."""
         from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
 
         tf = require_transformers()
@@ -151,9 +239,11 @@ class HFCausalLM(Provider):
         with quiet_progress():
             tokenizer = tf.AutoTokenizer.from_pretrained(path)
             model = tf.AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+        task = checkpoint_task(path, tokenizer)
         if fmt == "auto":
-            fmt = "task" if task_of_tokenizer(tokenizer) else "chat"
-        return cls(model.to(device), tokenizer, fmt, max_tokens, source=str(path.resolve()), dtype=dtype)
+            fmt = "task" if task else "chat"
+        source = str(path.resolve())
+        return cls(model.to(device), tokenizer, fmt, max_tokens, source=source, dtype=dtype, task=task)
 
     def identity(self) -> dict[str, Any]:
         out = {"provider": self.name, "model": self.source, "format": self.format, "dtype": self.dtype}

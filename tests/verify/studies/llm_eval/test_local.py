@@ -95,6 +95,8 @@ def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() 
         assert result.n_prompts == 32 and result.accuracy_mean == pytest.approx(right / 32, abs=1e-15)
     with pytest.raises(InputError, match="tokenizer is the number task's"):
         evaluate(provider, ["number", "letter"], [8], 2, 1, fmt="task")
+    with pytest.raises(InputError, match="number-task checkpoint: its tokenizer knows only"):
+        evaluate(provider, ["number"], [8], 2, 1, fmt="chat")
     with pytest.raises(
         InputError, match="a prompt of 4096 tokens \\(\\+ 0 to generate\\) exceeds the model's 2048"
     ):
@@ -168,3 +170,86 @@ def test_local_results_are_computed_once_per_store_and_copied() -> None:
     # what the store hands out is what a direct evaluation gives
     direct = evaluate_local(lengths=[8], prompts=2, draws=1)
     assert [s.to_json() for s in first] == [s.to_json() for s in direct]
+
+
+@pytest.mark.parametrize(
+    ("task", "sizes"),
+    [
+        ("number", {}),
+        ("number", {"max_int": 199}),  # export-model --max-length 200
+        ("number", {"letters": 26, "max_int": 9}),
+        ("letter", {}),
+        ("letter", {"alphabet": 26, "max_int": 9}),
+        ("letter", {"alphabet": 2, "max_int": 1}),
+    ],
+)
+def test_task_tokenizers_are_recognised_at_any_size(task: str, sizes: dict[str, int]) -> None:
+    from ropeproof.verify.measure.tokenizer import build_tokenizer
+
+    tokens = task_vocabulary(task, **sizes)
+    assert task_of_tokenizer(build_tokenizer(tokens)) == task
+    # not a task vocabulary: a word more, a word less, two words swapped (ids are model rows)
+    assert task_of_tokenizer(build_tokenizer([*tokens, "extra"])) is None
+    assert task_of_tokenizer(build_tokenizer(tokens[:-1] if task == "letter" else tokens[1:])) is None
+    assert task_of_tokenizer(build_tokenizer([tokens[1], tokens[0], *tokens[2:]])) is None
+
+
+def test_a_compiled_checkpoint_of_any_max_length_is_asked_only_its_task(tmp_path: Path, capsys) -> None:
+    # case 4 of issue 32: a checkpoint exported with --max-length 200 was asked both tasks in the chat
+    # format (letter 0.000, "does not show [A]'s ordering", exit 0): its vocabulary has the integers
+    # 1..199, not the 17-token task's 1..16
+    model = tmp_path / "number200"
+    export = ["export-model", "gptj", "number", "--solver", "smallest", "--width", "6", "--max-length", "200",
+              "--hops", "1", "--layers", "1", "--out", str(model)]  # fmt: skip
+    assert main(export) == 0
+    capsys.readouterr()
+    argv = ["llm-eval", "--provider", "hf", "--model", str(model), "--lengths", "8,17,40", "--prompts", "5",
+            "--draws", "1", "--no-progress"]  # fmt: skip
+    code, out, _ = run_cli([*argv, "--out", str(tmp_path / "run"), "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["format"] == "task"
+    assert [(r["task"], r["length"], r["accuracy_mean"]) for r in doc["results"]] == [
+        ("number", 8, 1.0),  # certified: every 1-hop input up to 44 tokens is answered correctly
+        ("number", 17, 1.0),
+        ("number", 40, 1.0),
+    ]
+    from ropeproof.verify.measure.tokenizer import build_tokenizer
+    from ropeproof.verify.studies.llm_eval.local import checkpoint_task
+
+    with pytest.raises(
+        InputError, match="compiled number-task checkpoint, but the tokenizer's vocabulary is not"
+    ):
+        checkpoint_task(model, build_tokenizer(task_vocabulary("number")))  # the record's words are 1..199
+    for extra, message in (
+        (["--task", "both"], "the model is a number-task checkpoint"),
+        (["--task", "letter"], "use --task number"),
+        (["--format", "chat"], "use --format task"),
+    ):
+        code, _, err = run_cli([*argv, "--out", str(tmp_path / "other"), *extra], capsys)
+        assert code == 2 and message in err and not (tmp_path / "other").exists()
+
+
+def test_a_checkpoint_that_contradicts_its_record_is_refused(tmp_path: Path) -> None:
+    from ropeproof.verify.measure.tokenizer import build_tokenizer
+    from ropeproof.verify.studies.llm_eval.local import checkpoint_task
+    from ropeproof.verify.studies.training.config import SMALL
+    from ropeproof.verify.studies.training.trainer import RECORD_FILE
+
+    number = build_tokenizer(task_vocabulary("number"))
+    record = {"format": "ropeproof-training", "version": 1, "task": "letter", "seed": 0, "losses": [],
+              "evaluations": [], "config": SMALL.to_json()}  # fmt: skip
+    (tmp_path / RECORD_FILE).write_text(json.dumps(record))
+    with pytest.raises(InputError, match="records a letter-task training run, but the tokenizer is not"):
+        checkpoint_task(tmp_path, number)
+    assert checkpoint_task(tmp_path / "absent", number) == "number"  # no record: the vocabulary decides
+    assert checkpoint_task(tmp_path / "absent", build_tokenizer(["hello", "world"])) is None
+
+
+def test_a_vocabulary_without_the_prompts_words_is_refused() -> None:
+    from ropeproof.verify.measure.tokenizer import build_tokenizer
+
+    small = build_tokenizer(task_vocabulary("number", max_int=9))  # export-model --max-length 10
+    with pytest.raises(
+        InputError, match=r"lacks 7 words of \[A\]'s task prompts \(10, 11, 12, 13, 14, ...\)"
+    ):
+        HFCausalLM(torch.nn.Linear(1, 1), small, "task")
