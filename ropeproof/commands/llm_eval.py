@@ -237,6 +237,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from ropeproof.verify.studies.llm_eval.choose_provider import make_provider
     from ropeproof.verify.studies.llm_eval.harness import evaluate
     from ropeproof.verify.studies.llm_eval.run_log import LOG_FILE
+    from ropeproof.verify.studies.llm_eval.runner import FailureStreakError
 
     check_output_target(args.out, force=True)  # a file, a protected place: refused before any work
     provider = make_provider(
@@ -279,6 +280,12 @@ def run_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    except FailureStreakError as exc:  # not bad input: prompts are left without a reply, a rerun retries
+        print(f"ropeproof llm-eval: {_redacted(exc, provider)}", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    except Exception as exc:  # whatever the client raised: its message goes out without the key
+        _redacted(exc, provider)
+        raise
     if args.json:
         print(json.dumps(summary.to_json()))
     else:
@@ -291,6 +298,19 @@ def run_eval(args: argparse.Namespace) -> int:
         )
         return EXIT_INCOMPLETE
     return 0
+
+
+def _redacted(exc: BaseException, provider: Any) -> BaseException:
+    """``exc`` with every text argument, and those of the exceptions it was raised from, passed through
+    the provider's redactor (a client error may quote the key it sent)."""
+    redact = provider.redactor()
+    seen: set[int] = set()
+    err: BaseException | None = exc
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        err.args = tuple(redact(a) for a in err.args)
+        err = err.__cause__ or err.__context__
+    return exc
 
 
 def _fmt(x: float | None) -> str:

@@ -52,10 +52,11 @@ class Reply:
 
 
 class Redactor:
-    """Replaces each secret (strings of 4 or more characters) by :data:`REDACTED`."""
+    """Replaces each secret (every non-empty string given, whatever its length; the remote providers
+    refuse keys too short to be told apart from text) by :data:`REDACTED`."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
-        self.secrets = tuple(sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True))
+        self.secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
 
     def __call__(self, text: Any) -> Any:
         if not isinstance(text, str):

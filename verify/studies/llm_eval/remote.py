@@ -13,6 +13,10 @@ provider's :class:`~ropeproof.verify.studies.llm_eval.providers.Redactor` first.
 Protocol settings are sent in the request body (``temperature``, and the token limit as
 ``max_tokens`` or, for OpenAI's own endpoint whose newer models refuse it, ``max_completion_tokens``);
 ``extra_body`` adds or overrides body fields (for example ``{"reasoning_effort": "minimal"}``).
+
+**Replies are read to a bound** (:mod:`.capped_http`): at most :func:`reply_bytes` of ``max_tokens``
+bytes of a response body (:data:`BODY_BYTES` plus :data:`BYTES_PER_TOKEN` per token allowed); a longer
+body is not read, not retried, and becomes a failed reply saying so (a rerun asks again).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
+from ropeproof.verify.studies.llm_eval.capped_http import REFUSED_HEADER, capped_hooks
 from ropeproof.verify.studies.llm_eval.plan import Prompt
 from ropeproof.verify.studies.llm_eval.providers import Provider, ProviderError, Reply
 
@@ -31,6 +36,20 @@ KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 LOCAL_KEY = "EMPTY"
 """The key sent to a ``--base-url`` server when the key variable is unset (local servers ignore it)."""
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
+BODY_BYTES = 64 << 10
+"""Bytes of a response body allowed besides its tokens: the JSON around the reply (64 KiB)."""
+BYTES_PER_TOKEN = 64
+"""Bytes of a response body allowed per token of ``max_tokens`` (a token is a few characters; JSON
+escapes write one as up to 6 bytes)."""
+MIN_KEY_LENGTH = 8
+"""The shortest key accepted (besides the placeholder :data:`LOCAL_KEY`, which is no secret): a shorter
+one could not be told apart from the prompts and replies, so it could not be kept out of the log (every
+key used is redacted everywhere)."""
+
+
+def reply_bytes(max_tokens: int) -> int:
+    """The most bytes read of a response body when ``max_tokens`` tokens are asked for at most."""
+    return BODY_BYTES + BYTES_PER_TOKEN * integer(max_tokens, "max_tokens", low=1)
 
 
 def _client_module(name: str) -> Any:
@@ -47,6 +66,13 @@ def _client_module(name: str) -> Any:
 def _api_key(kind: str, env: str | None, base_url: str | None) -> tuple[str, str]:
     name = env or KEY_ENV[kind]
     key = os.environ.get(name)
+    if key and len(key) < MIN_KEY_LENGTH and key != LOCAL_KEY:  # the message never shows the key
+        raise InputError(
+            f"the environment variable {name} holds a key of fewer than {MIN_KEY_LENGTH} characters; a key "
+            "that short could not be told apart from the prompts and replies, so it could not be kept out "
+            f"of the log: use a key of at least {MIN_KEY_LENGTH} characters"
+            + (", or unset it (a --base-url server then gets a placeholder)" if base_url is not None else "")
+        )
     if key:
         return name, key
     if base_url is not None:
@@ -106,6 +132,10 @@ class _RemoteChat(Provider):
     def _make_client(self, key: str) -> Any:
         raise NotImplementedError
 
+    def _http_client(self) -> Any:
+        """The client's own default HTTP client, reading response bodies to :func:`reply_bytes`."""
+        return self.module.DefaultHttpxClient(event_hooks=capped_hooks(reply_bytes(self.max_tokens)))
+
     def _body(self) -> dict[str, Any]:
         body: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         return {**body, **self.extra_body}
@@ -135,6 +165,13 @@ class _RemoteChat(Provider):
             response = self._call(prompt)
         except m.APIStatusError as exc:
             latency = time.perf_counter() - start
+            refused = exc.response.headers.get(REFUSED_HEADER)
+            if refused is not None:  # the body was not read (module docstring)
+                return Reply.failed(
+                    f"reply not read: its body was {refused} (the bound follows --max-tokens "
+                    f"{self.max_tokens})",
+                    latency,
+                )
             code = exc.status_code
             message = redact(" ".join(str(exc).split()))
             if code in (408, 409, 429) or code >= 500:
@@ -174,7 +211,11 @@ class OpenAIChat(_RemoteChat):
 
     def _make_client(self, key: str) -> Any:
         return self.module.OpenAI(
-            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+            api_key=key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=self._http_client(),
         )
 
     def _call(self, prompt: Prompt) -> Any:
@@ -204,7 +245,11 @@ class AnthropicMessages(_RemoteChat):
 
     def _make_client(self, key: str) -> Any:
         return self.module.Anthropic(
-            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+            api_key=key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=self._http_client(),
         )
 
     def _call(self, prompt: Prompt) -> Any:

@@ -12,22 +12,22 @@ the log again drops it (it was a request in flight).
 model, endpoint, protocol settings, format, seed) continues it: the plan (tasks, lengths, prompts,
 draws) may change, and only prompts without a reply are sent (a reply is matched to its prompt by
 :attr:`~ropeproof.verify.studies.llm_eval.plan.Prompt.key`). A different identity is refused unless
-``force``, which starts over. Settings and summaries are written to a temporary file beside the
-target, flushed and renamed into place.
+``force``, which starts over (the old run directory is replaced as a whole once the new one's settings
+are in place: :func:`ropeproof.theory.atomic_output.atomic_directory`). Settings and summaries are
+written to a temporary file beside the target, flushed and renamed into place.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ropeproof.theory.atomic_output import atomic_open
+from ropeproof.theory.atomic_output import atomic_directory, atomic_open
 from ropeproof.theory.errors import InputError, OutputError
 
 LOG_FILE = "log.jsonl"
@@ -97,7 +97,7 @@ class RunLog:
         blob = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
         with self._lock:
             if self.path is not None:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # the umask applies
                 try:
                     view = memoryview(blob)
                     while view:
@@ -157,10 +157,11 @@ def open_run(
                 f"--out={out} holds a run with other settings ({diff}); use a new directory, the same "
                 "settings to resume, or --force to replace it (its replies are deleted)"
             )
-        if force and (old is None or old["identity"] != identity):
-            shutil.rmtree(out)
+        replace = force and (old is None or old["identity"] != identity)
+        if replace:
             old = None
-    out.mkdir(parents=True, exist_ok=True)
+    else:
+        replace = False
     settings = {
         "identity": identity,
         "plan": plan,
@@ -168,5 +169,10 @@ def open_run(
         "created": old["created"] if old else now(),
         "updated": now(),
     }
-    write_json_atomic(out / SETTINGS_FILE, settings)
+    if replace:  # the old run goes only once the new settings are in place (the one swap protocol)
+        with atomic_directory(out, force=True) as staging:
+            write_json_atomic(staging / SETTINGS_FILE, settings)
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / SETTINGS_FILE, settings)
     return RunLog(out / LOG_FILE)

@@ -8,7 +8,9 @@
 - A :class:`~ropeproof.verify.studies.llm_eval.providers.ProviderError` (a refusal for good) stops the run and
   is raised once the requests in flight are done; so does a streak of ``max_failures`` consecutive
   failed requests (:class:`FailureStreakError`: the server is down or the callable is broken).
-- Every text written to the log goes through the provider's redactor.
+- Every text written to the log goes through the provider's redactor, and a reply is logged, parsed
+  and scored to its first :data:`REPLY_CHARS` characters (``reply_chars`` then records its length), so
+  the summaries, which re-read the log, agree with it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from ropeproof.verify.studies.llm_eval.run_log import RunLog
 MAX_FAILURES = 10
 """Consecutive failed requests that stop a run (:class:`FailureStreakError`)."""
 TEXT_FIELDS = ("prompt", "reply", "parsed", "error", "model")
+REPLY_CHARS = 1 << 16
+"""The most characters of a reply that are logged and read (65,536)."""
 
 
 class FailureStreakError(RopeproofError):
@@ -54,8 +58,12 @@ def pending_prompts(plan: Sequence[Prompt], log: RunLog) -> list[Prompt]:
 
 
 def make_record(prompt: Prompt, reply: Reply, redact: Redactor) -> dict[str, Any]:
-    """The log line of ``reply`` to ``prompt`` (texts redacted)."""
-    parsed = parse_reply(reply.text)
+    """The log line of ``reply`` to ``prompt`` (texts redacted; the reply cut to :data:`REPLY_CHARS`)."""
+    text = reply.text
+    cut = text is not None and len(text) > REPLY_CHARS
+    if cut:
+        text = text[:REPLY_CHARS]
+    parsed = parse_reply(text)
     record = {
         "key": prompt.key,
         "id": prompt.id,
@@ -66,9 +74,9 @@ def make_record(prompt: Prompt, reply: Reply, redact: Redactor) -> dict[str, Any
         "format": prompt.format,
         "prompt": prompt.text,
         "answer": prompt.answer,
-        "reply": reply.text,
+        "reply": text,
         "parsed": parsed.answer,
-        "correct": None if reply.text is None else parsed.answer == prompt.answer,
+        "correct": None if text is None else parsed.answer == prompt.answer,
         "error": reply.error,
         "prompt_tokens": reply.prompt_tokens,
         "completion_tokens": reply.completion_tokens,
@@ -77,6 +85,8 @@ def make_record(prompt: Prompt, reply: Reply, redact: Redactor) -> dict[str, Any
         "model": reply.model,
         "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
     }
+    if cut:
+        record["reply_chars"] = len(reply.text)
     for field in TEXT_FIELDS:
         record[field] = redact(record[field])
     return record

@@ -8,6 +8,7 @@ from __future__ import annotations
 import _thread
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -228,3 +229,39 @@ def test_anthropic_replies_are_scored(chat_server, helpers, tmp_path: Path, caps
     for r in doc["results"]:
         asked = [p for p in server.requests if (p.split()[-1].isdigit()) == (r["task"] == "number")]
         assert r["accuracy_mean"] == pytest.approx(sum(map(helpers.answers_right, asked)) / 16, abs=1e-15)
+
+
+def test_a_huge_reply_is_not_read_nor_logged(chat_server, tmp_path: Path, capsys, monkeypatch) -> None:
+    # a 20 MB reply was read and logged in full despite --max-tokens 16
+    from ropeproof.verify.studies.llm_eval.remote import reply_bytes
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    huge = "x" * 20_000_000
+    server = chat_server(policy=lambda prompt: huge if prompt.split()[-1].isdigit() else "fine")
+    out = tmp_path / "run"
+    argv = eval_argv(server.url, out, "--lengths", "8", "--prompts", "3", "--draws", "1")
+    code, _, err = run_cli(argv, capsys)
+    assert code == 1 and "3 prompts have no reply" in err
+    assert max(server.requests.values()) == 1  # refused, not retried
+    records = log_records(out)
+    refused = [r for r in records if r["error"]]
+    assert len(refused) == 3 and {r["task"] for r in refused} == {"number"}
+    pattern = (
+        rf"reply not read: its body was \d{{8}} bytes, more than the {reply_bytes(16)} read at most "
+        r"\(the bound follows --max-tokens 16\)"
+    )
+    assert all(re.fullmatch(pattern, r["error"]) for r in refused), refused[0]["error"]
+    assert (out / "log.jsonl").stat().st_size < 100_000
+
+
+def test_a_client_error_never_shows_the_key(tmp_path: Path, capsys, monkeypatch) -> None:
+    from ropeproof.verify.studies.llm_eval.remote import OpenAIChat
+
+    def boom(self: object, prompt: object) -> None:
+        raise RuntimeError(f"the client failed with key {KEY}") from ValueError(f"sent {KEY}")
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setattr(OpenAIChat, "ask", boom)
+    argv = eval_argv("http://127.0.0.1:9/v1", tmp_path / "run", "--lengths", "8", "--prompts", "1")
+    code, stdout, err = run_cli([*argv, "--draws", "1", "--concurrency", "1"], capsys)
+    assert code == 3 and "the client failed with key [redacted]" in err and KEY not in err + stdout

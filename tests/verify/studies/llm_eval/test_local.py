@@ -60,7 +60,9 @@ def test_a_python_function_named_on_the_command_line(tmp_path: Path, capsys) -> 
     assert expected[("number", 6)] == 4 / 5 and expected[("letter", 12)] == 1.0  # balanced: counts 1..5 once
     argv[4] = f"{module}:broken"
     code, out, err = run_cli([*argv, "--out", str(tmp_path / "broken"), "--max-failures", "3"], capsys)
-    assert code == 2 and "3 requests in a row got no reply (last: the callable returned int, not str)" in err
+    # stopped by failures, it leaves prompts without a reply: exit 1 (rerun), not 2 (bad input)
+    assert code == 1 and "3 requests in a row got no reply (last: the callable returned int, not str)" in err
+    assert "rerun the same command to continue" in err and err.count("\n") == 1
 
 
 def test_callables_that_cannot_be_loaded_are_named(tmp_path: Path) -> None:

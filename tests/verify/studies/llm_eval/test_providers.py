@@ -19,9 +19,11 @@ KEY = "sk-unit-" + "0123456789" * 3
 
 
 def test_redaction_replaces_every_secret_and_nothing_else() -> None:
-    redact = Redactor([KEY, None, "abc", KEY[:12]])
+    redact = Redactor([KEY, None, "", "abc", KEY[:12]])
     assert redact(f"401: bad key {KEY} (prefix {KEY[:12]})") == f"401: bad key {REDACTED} (prefix {REDACTED})"
-    assert redact("abc is too short to be a secret") == "abc is too short to be a secret"
+    assert redact("abc of any length is redacted") == f"{REDACTED} of any length is redacted"
+    assert Redactor(["k"])("key: k") == f"{REDACTED}ey: {REDACTED}"  # a secret of one character too
+    assert redact("nothing secret here") == "nothing secret here"
     assert redact(None) is None and Redactor()(KEY) == KEY
     assert Reply.failed("timed out", 0.5) == Reply(None, "timed out", latency_s=0.5)
 
@@ -53,3 +55,26 @@ def test_bad_provider_settings_are_named() -> None:
         make_provider("openai", "m", base_url="http://127.0.0.1:9/v1", token_param="tokens")
     with pytest.raises(InputError, match="model must be a non-empty"):
         make_provider("anthropic", " ", base_url="http://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("short", ["a", "abc", "sk-1234"])
+def test_keys_too_short_to_redact_are_refused_without_being_shown(
+    short: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a key of fewer than 4 characters used to be written to log.jsonl unredacted
+    monkeypatch.setenv("OPENAI_API_KEY", short)
+    for base_url in (None, "http://127.0.0.1:9/v1"):
+        with pytest.raises(InputError) as exc:
+            make_provider("openai", "m", base_url=base_url)
+        expected = (
+            "the environment variable OPENAI_API_KEY holds a key of fewer than 8 characters; a key that "
+            "short could not be told apart from the prompts and replies, so it could not be kept out of the "
+            "log: use a key of at least 8 characters"
+        )
+        if base_url is not None:
+            expected += ", or unset it (a --base-url server then gets a placeholder)"
+        assert str(exc.value) == expected  # the same whatever the key: it is not shown
+    monkeypatch.setenv("OPENAI_API_KEY", LOCAL_KEY)  # vLLM's documented placeholder is no secret
+    assert make_provider("openai", "m", base_url="http://127.0.0.1:9/v1").secrets == ()
+    monkeypatch.setenv("OPENAI_API_KEY", "k" * 8)
+    assert make_provider("openai", "m", base_url="http://127.0.0.1:9/v1").secrets == ("k" * 8,)

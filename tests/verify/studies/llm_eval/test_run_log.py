@@ -106,3 +106,59 @@ def test_an_interrupted_run_resumes_to_the_same_summary(tmp_path: Path) -> None:
     assert load_run(out).to_json() == {**summary.to_json(), "path": str(out)}
     assert len(calls) == 12 + 23 and len(set(calls[9:])) == 23  # nothing answered was asked again
     assert not set(calls[:9]) & set(calls[12:])
+
+
+def test_force_replaces_a_run_only_once_the_new_settings_are_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ropeproof.verify.studies.llm_eval.run_log as run_log
+
+    out = tmp_path / "run"
+    ident = {"provider": "python", "model": "m:f", "format": "chat", "seed": 0}
+    open_run(out, ident, {"prompts": 1}, "m").append([{"key": "k", "reply": "x"}])
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def crash(path: Path, doc: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:  # the new settings cannot be written: the old run stays whole
+        m.setattr(run_log, "write_json_atomic", crash)
+        with pytest.raises(OSError, match="No space left"):
+            open_run(out, {**ident, "seed": 1}, {}, "m", force=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    assert open_run(out, {**ident, "seed": 1}, {}, "m", force=True).records() == []
+    assert sorted(p.name for p in out.iterdir()) == [SETTINGS_FILE] and [
+        p.name for p in tmp_path.iterdir()
+    ] == ["run"]
+
+
+def test_the_log_follows_the_umask(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    umask = os.umask(0o002)
+    try:
+        RunLog(tmp_path / LOG_FILE).append([{"key": "a", "reply": "x"}])
+        write_json_atomic(tmp_path / "run.json", {})
+    finally:
+        os.umask(umask)
+    for name in (LOG_FILE, "run.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o664, name
+
+
+def test_a_huge_reply_is_logged_and_read_to_its_first_characters(tmp_path: Path) -> None:
+    # a 20 MB reply was logged in full
+    from ropeproof.verify.studies.llm_eval.runner import REPLY_CHARS
+
+    def verbose(text: str) -> str:
+        return solve(text) + " " * 20_000_000 if "Sequence" in text else solve(text)
+
+    summary = evaluate(
+        PythonCallable(verbose, "v"), ["letter"], [8], 2, 1, out=tmp_path / "run", concurrency=1
+    )
+    records = RunLog(tmp_path / "run" / LOG_FILE).records()
+    assert all(len(r["reply"]) == REPLY_CHARS and r["reply_chars"] == 20_000_000 + 2 for r in records)
+    assert all(r["correct"] for r in records) and summary.results[0].accuracy_mean == 1.0
+    assert (tmp_path / "run" / LOG_FILE).stat().st_size < 2 * 2 * REPLY_CHARS
+    assert load_run(tmp_path / "run").results == summary.results  # re-read from the log: the same
