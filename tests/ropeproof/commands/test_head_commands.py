@@ -139,3 +139,18 @@ def test_export_and_import_tl(tmp_path: Path, capsys) -> None:
     assert np.array_equal(head.W_K, ref.W_K) and head.metadata["imported"]["library"] == "tl"
     assert main(["export", "tl", "index", "--theta", "0.8660", "--rope-theta", "10000", "--out", "x"]) == 2
     assert "not on GPT-J's spectrum" in capsys.readouterr().err
+
+
+def test_every_file_of_an_output_directory_follows_the_umask(tmp_path: Path, capsys) -> None:
+    # weights.safetensors was written 0600 (safetensors' own temporary file) while head.json was 0644
+    import os
+    import stat
+
+    umask = os.umask(0o027)
+    try:
+        assert main(["compile", "index", "--out", str(tmp_path / "h")]) == 0
+    finally:
+        os.umask(umask)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "h").iterdir()}
+    assert modes == {"head.json": 0o640, "weights.safetensors": 0o640}
+    assert stat.S_IMODE((tmp_path / "h").stat().st_mode) == 0o750
