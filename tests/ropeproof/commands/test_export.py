@@ -92,3 +92,13 @@ def test_cli_json_describes_what_was_written(tmp_path, capsys) -> None:
     assert doc["path"] == str(out) and doc["arch"] == "llama" and doc["construction"] == "reflexive"
     placement = load_export_info(out).placement
     assert doc["planes"] == [list(p) for p in placement.planes]
+
+
+@pytest.mark.parametrize("theta", ["1e-150", "1e-300", "5e-324"])
+def test_cli_refuses_a_llama_base_past_float64_in_one_line(tmp_path, capsys, theta: str) -> None:
+    # `export llama index --theta 1e-300` was an OverflowError (exit 3) while the base was computed
+    assert _cli(["export", "llama", "index", "--theta", theta, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ropeproof export: error: no LLaMA placement found")
+    assert "past the largest float64 (1.79769e+308); nothing was written" in err
+    assert list(tmp_path.iterdir()) == []

@@ -10,6 +10,7 @@ search an architecture uses is its converter's choice (:mod:`ropeproof.verify.in
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -294,6 +295,12 @@ def place_llama(
             ks, step = ratio
             d = head_dim or _even(max(2 * (max(ks) + 1), d_min))
             if 2 * (max(ks) + 1) <= d:
+                if -step * d / 2 > math.log(sys.float_info.max):  # the base is past float64's range
+                    raise ExportError(
+                        f"no LLaMA placement found for the frequencies {[f for _, f, _ in rot]}: the one "
+                        f"tried (exponents k={ks} at head_dim={d}) needs rope_theta = e^{-step * d / 2:.6g}, "
+                        f"past the largest float64 ({sys.float_info.max:.6g}); nothing was written"
+                    )
                 base = math.exp(-step * d / 2) if step else 10000.0
                 for b in (_nice(base), base):
                     if math.isfinite(b) and b > 0 and b != 1 and fits(b, d) == ks:
