@@ -78,3 +78,13 @@ def test_keys_too_short_to_redact_are_refused_without_being_shown(
     assert make_provider("openai", "m", base_url="http://127.0.0.1:9/v1").secrets == ()
     monkeypatch.setenv("OPENAI_API_KEY", "k" * 8)
     assert make_provider("openai", "m", base_url="http://127.0.0.1:9/v1").secrets == ("k" * 8,)
+
+
+def test_the_reply_bound_follows_max_tokens() -> None:
+    from ropeproof.verify.studies.llm_eval.remote import reply_bytes
+    from ropeproof.verify.studies.llm_eval.runner import REPLY_CHARS
+
+    assert reply_bytes(16) == 64 * 1024 + 16 * 64 and reply_bytes(4096) == 64 * 1024 + 4096 * 64
+    assert REPLY_CHARS == 65_536  # the README's "logged to at most 65,536 characters"
+    with pytest.raises(InputError, match="max_tokens"):
+        reply_bytes(0)
