@@ -88,7 +88,8 @@ def test_runs_that_cannot_fit_are_refused_with_the_limit(
     fast = Speed(step_s=1e-3, draw_s=1e-5, forward_s=1e-5, parameters=1000)
     monkeypatch.setattr(run_budget, "measure_speed", lambda *a: fast)
     monkeypatch.setenv(MEMORY_ENV, "100TiB")
-    with pytest.raises(TimeBudgetError, match=r"--steps 10000000000\).* about 190 days .*time limit of 30 days"):
+    slow = r"--steps 10000000000\).* about 190 days .*time limit of 30 days"
+    with pytest.raises(TimeBudgetError, match=slow):
         check_run_budget("number", SMALL.with_overrides(steps=10**10, checkpoint_every=10**9), CPU, tmp_path)
     monkeypatch.setenv(TIME_ENV, "1s")
     with pytest.raises(TimeBudgetError, match=r"measured here: 0.001 s per step of 64.*time limit of 1 s"):
