@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -49,6 +50,14 @@ def write_json_atomic(path: Path, doc: Any) -> None:
         f.write("\n")
 
 
+def _check_regular(path: Path, mode: int | None = None) -> None:
+    """Raise :class:`OutputError` unless ``path`` (or the open file of ``mode``) is a regular file: a
+    log is never written through a link or into a FIFO."""
+    mode = os.lstat(path).st_mode if mode is None else mode
+    if not stat.S_ISREG(mode):
+        raise OutputError(f"{path} is not a regular file (a link, FIFO or device); it is not a reply log")
+
+
 class RunLog:
     """The reply log (module docstring); ``path=None`` keeps the records in memory only. ``repair``:
     cut a last line left unfinished by a crash from the file (when opening to append); without it
@@ -63,8 +72,9 @@ class RunLog:
 
     def _read(self, repair: bool) -> list[dict[str, Any]]:
         assert self.path is not None
-        if not self.path.exists():
+        if not os.path.lexists(self.path):
             return []
+        _check_regular(self.path)
         data = self.path.read_bytes()
         cut = data.rfind(b"\n") + 1
         if cut < len(data):  # a line cut short by a crash: the request was in flight, drop it
@@ -97,8 +107,14 @@ class RunLog:
         blob = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
         with self._lock:
             if self.path is not None:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # the umask applies
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
                 try:
+                    fd = os.open(self.path, flags | getattr(os, "O_NONBLOCK", 0), 0o666)  # the umask applies
+                except OSError:  # a link (ELOOP) or a FIFO without a reader (ENXIO): say which
+                    _check_regular(self.path)
+                    raise
+                try:
+                    _check_regular(self.path, os.fstat(fd).st_mode)
                     view = memoryview(blob)
                     while view:
                         view = view[os.write(fd, view) :]

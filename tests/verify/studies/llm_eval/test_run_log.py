@@ -162,3 +162,19 @@ def test_a_huge_reply_is_logged_and_read_to_its_first_characters(tmp_path: Path)
     assert all(r["correct"] for r in records) and summary.results[0].accuracy_mean == 1.0
     assert (tmp_path / "run" / LOG_FILE).stat().st_size < 2 * 2 * REPLY_CHARS
     assert load_run(tmp_path / "run").results == summary.results  # re-read from the log: the same
+
+
+def test_a_log_that_is_a_link_or_a_fifo_is_refused(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "elsewhere").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    os.mkfifo(tmp_path / "fifo")  # reading or appending to it would wait forever
+    for name in ("link", "fifo"):
+        with pytest.raises(OutputError, match="is not a regular file"):
+            RunLog(tmp_path / name)
+        log = RunLog(None)
+        log.path = tmp_path / name
+        with pytest.raises(OutputError, match="is not a regular file"):
+            log.append([{"key": "a", "reply": "x"}])
+    assert (tmp_path / "elsewhere").read_text() == ""
