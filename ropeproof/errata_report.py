@@ -1,5 +1,5 @@
 """Corrections as JSON entries and as markdown: ``errata.json`` and ``errata.md`` (``ropeproof errata``),
-and the corrections section of ``report.md`` and of the README's findings (``ropeproof check``).
+and the corrections section of ``report.md`` and of docs/findings.md (``ropeproof check``).
 
 Every entry (:func:`correction_entry`) carries the fields of a correction (docs/theory.md section 9):
 ``claim`` (the first claim it corrects) and ``corrects`` (all of them), ``reading``, ``statement``,
@@ -214,7 +214,7 @@ def corrections_section(report: dict[str, Any]) -> list[str]:
 
 
 def readme_correction_lines(report: dict[str, Any]) -> dict[str, list[str]]:
-    """Per claim id, the lines the README's findings show under it: each correction's statement the first
+    """Per claim id, the lines the findings page shows under it: each correction's statement the first
     time it appears, a pointer after that, and any "no correction yet"."""
     out: dict[str, list[str]] = {}
     shown: set[str] = set()

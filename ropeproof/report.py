@@ -337,7 +337,7 @@ def write_report(
     return report
 
 
-# ------------------------------------------------------------------------------------------ README
+# ------------------------------------------------------------- the findings page (docs/findings.md)
 
 README_BEGIN = "<!-- findings:begin -->"
 README_END = "<!-- findings:end -->"
@@ -379,8 +379,8 @@ def interval_table(figures: Any) -> list[str]:
 
 
 def render_readme_findings(report: dict[str, Any]) -> str:
-    """The README's findings section body: per paper result, each claim's verdict and meaning, and under
-    each refuted statement its corrected statement (or why it has none yet).
+    """The findings page's section (docs/findings.md): per paper result, each claim's verdict and
+    meaning, and under each refuted statement its corrected statement (or why it has none yet).
 
     Generated from a report (``ropeproof findings REPORT``); every number in it comes from the
     report's parameters or from figures that the claim or correction pins.
@@ -419,7 +419,7 @@ def render_readme_findings(report: dict[str, Any]) -> str:
 def replace_readme_findings(readme: str, body: str) -> str:
     """``readme`` with the text between :data:`README_BEGIN` and :data:`README_END` replaced."""
     if README_BEGIN not in readme or README_END not in readme:
-        raise ValueError(f"the README has no {README_BEGIN} ... {README_END} section")
+        raise ValueError(f"the file has no {README_BEGIN} ... {README_END} section")
     head, rest = readme.split(README_BEGIN, 1)
     _old, tail = rest.split(README_END, 1)
     return f"{head}{README_BEGIN}\n{body}{README_END}{tail}"

@@ -1,8 +1,10 @@
-"""``ropeproof findings REPORT [--update-readme README.md]``: the README's findings from a report.
+"""``ropeproof findings REPORT [--update docs/findings.md]``: the documentation's findings page from a
+report.
 
-Prints the findings section rendered from ``REPORT`` (a ``report.json`` or the directory holding it);
-with ``--update-readme`` rewrites the section between the ``<!-- findings:begin -->`` and
-``<!-- findings:end -->`` markers of that file.
+Prints the findings rendered from ``REPORT`` (a ``report.json`` or the directory holding it); with
+``--update FILE`` (also spelled ``--update-readme``, its former name) rewrites the section between the
+``<!-- findings:begin -->`` and ``<!-- findings:end -->`` markers of that file, the docs site's findings
+page ``docs/findings.md``.
 """
 
 from __future__ import annotations
@@ -21,14 +23,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "findings",
-        help="render the README's findings section from a report.json",
-        example="ropeproof findings ropeproof-report --update-readme README.md",
-        description="Render the README's findings section from a report.json (after e.g.\n"
-        "ropeproof check --quick --out rep); with --update-readme, rewrite that section in place.",
+        help="render the findings page (docs/findings.md) from a report.json",
+        example="ropeproof findings ropeproof-report --update docs/findings.md",
+        description="Render the documentation's findings from a report.json (after e.g.\n"
+        "ropeproof check --quick --out rep); with --update FILE, rewrite that file's marked section.",
     )
     p.add_argument("report", type=Path, help="a report.json, or the directory holding one")
     p.add_argument(
-        "--update-readme", type=Path, metavar="README", help="rewrite that file's findings section"
+        "--update",
+        "--update-readme",
+        dest="update_readme",
+        type=Path,
+        metavar="FILE",
+        help="rewrite that file's findings section (docs/findings.md)",
     )
     p.set_defaults(run=run)
 
@@ -48,25 +55,25 @@ def run(args: argparse.Namespace) -> int:
     try:
         updated = replace_readme_findings(text, body)
     except ValueError as exc:  # the markers are missing
-        raise InputError(f"--update-readme={args.update_readme}: {exc}") from exc
-    write_text_atomic(args.update_readme, updated)  # an interruption leaves the README as it was
+        raise InputError(f"--update={args.update_readme}: {exc}") from exc
+    write_text_atomic(args.update_readme, updated)  # an interruption leaves the file as it was
     print(f"updated the findings section of {args.update_readme}")
     return 0
 
 
 def _check_complete(report: dict, path: Path) -> None:
-    """Refuse to rewrite the README from a report that is not a whole run of the package's claims: one
+    """Refuse to rewrite the findings page from a report that is not a whole run of the package's claims: one
     with none of them (``check --skip '*'`` used to empty the section), or one that selected claims with
     ``--only``/``--skip``, whose findings would silently drop the rest."""
     flags = report["run"]["flags"]
     selected = [f"--{name} {p}" for name in ("only", "skip") for p in flags.get(name) or []]
     if selected:
         raise InputError(
-            f"{path} comes from a run that selected claims ({' '.join(selected)}); the README section "
+            f"{path} comes from a run that selected claims ({' '.join(selected)}); the findings section "
             "lists every claim, so regenerate it from a whole run (ropeproof check --quick)"
         )
     if not any(c["section"] != "Your claims" for c in report["claims"]):
         raise InputError(
-            f"{path} holds none of the package's claims; the README section would be emptied, so it was "
+            f"{path} holds none of the package's claims; the findings section would be emptied, so it was "
             "left as it was"
         )

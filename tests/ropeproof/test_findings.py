@@ -1,5 +1,5 @@
-"""Pinned findings: --strict fails when one flips; the README's findings match a fresh report; two
-identical runs give the same report."""
+"""Pinned findings: --strict fails when one flips; the findings page (docs/findings.md) matches a fresh
+report; two identical runs give the same report."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ from ropeproof.cli import main
 from ropeproof.commands import findings
 from ropeproof.report import readme_findings, render_readme_findings, without_timings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+FINDINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 
 pytestmark = pytest.mark.xdist_group("quick_report")  # one worker computes the shared quick report
 
 
-def test_readme_findings_match_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
+def test_findings_page_matches_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
     _code, out = quick_report
     report = json.loads((out / "report.json").read_text())
-    assert readme_findings(README.read_text()) == render_readme_findings(report), (
-        "README findings are stale: run `ropeproof check --quick --out rep && "
-        "ropeproof findings rep --update-readme README.md`"
+    assert readme_findings(FINDINGS_PAGE.read_text()) == render_readme_findings(report), (
+        "docs/findings.md is stale: run `ropeproof check --quick --out rep && "
+        "ropeproof findings rep --update docs/findings.md`"
     )
 
 
@@ -66,7 +66,7 @@ def test_findings_command_rewrites_only_the_marked_section(
     _code, out = quick_report
     readme = tmp_path / "README.md"
     readme.write_text("# title\n\n<!-- findings:begin -->\nSTALE-FINDINGS\n<!-- findings:end -->\n\ntail\n")
-    assert main(["findings", str(out), "--update-readme", str(readme)]) == 0
+    assert main(["findings", str(out), "--update", str(readme)]) == 0
     text = readme.read_text()
     assert text.startswith("# title\n") and text.endswith("<!-- findings:end -->\n\ntail\n")
     assert "STALE-FINDINGS" not in text and "`thm3.2.index.min.gap_sup`" in text
