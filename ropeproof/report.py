@@ -134,18 +134,27 @@ def report_dict(
     corrections: Sequence[CorrectionResult] = (),
     no_correction: Sequence[NoCorrection] = (),
     figure_errors: Mapping[str, str] | None = None,
+    computations: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The machine-readable report: the run, counts per verdict and status, one entry per claim, and
     the corrections of the refuted statements among them (``corrections``, and ``no_correction`` for
     those that have none yet). ``regressions`` lists claims and then corrections that fail ``--strict``.
-    ``figure_errors`` (present only when some figure's drawing raised): ``{figure: traceback}``."""
+    ``figure_errors`` (present only when some figure's drawing raised): ``{figure: traceback}``.
+    ``computations`` (the run store's :meth:`~ropeproof.theory.result_store.ResultStore.computation_counts`)
+    becomes ``run.computations``: how many values the run computed, and any computed more than once."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
+    run = run_metadata(ctx, argv, flags)
+    if computations is not None:
+        run["computations"] = {
+            "values": len(computations),
+            "computed_more_than_once": {k: n for k, n in sorted(computations.items()) if n > 1},
+        }
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
-        "run": run_metadata(ctx, argv, flags),
+        "run": run,
         "counts": counts,
         "regressions": [r.claim.id for r in results if r.regression is not None]
         + [r.correction.id for r in corrections if r.regression is not None],
@@ -328,10 +337,13 @@ def write_report(
     corrections: Sequence[CorrectionResult] = (),
     no_correction: Sequence[NoCorrection] = (),
     figure_errors: Mapping[str, str] | None = None,
+    computations: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Write ``out/report.json`` and ``out/report.md``; return the report dict."""
+    """Write ``out/report.json`` and ``out/report.md``; return the report dict (:func:`report_dict`)."""
     out.mkdir(parents=True, exist_ok=True)
-    report = report_dict(results, ctx, figures, argv, flags, corrections, no_correction, figure_errors)
+    report = report_dict(
+        results, ctx, figures, argv, flags, corrections, no_correction, figure_errors, computations
+    )
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))
     return report

@@ -14,9 +14,12 @@ Two kinds of product:
   converted to lists and Python numbers, anything else is refused). :meth:`ResultStore.get` hands
   out a fresh decoded copy every time: the caller may modify it, and a value is the same whether this
   process computed it, another process did, or it was read from a saved run.
-- **object** (:func:`object_product`): anything (a loaded model, a compiled head, a sweep table), one
-  per store and process, returned as is and **read-only by contract** (do not train it, move it or
-  leave hooks on it).
+- **object** (:func:`object_product`): anything (a loaded model, a compiled head, a sweep table),
+  returned as is and **read-only by contract** (do not train it, move it or leave hooks on it). With a
+  directory, a *shared* object (the default) is computed once for every process that shares the
+  directory: the first asker pickles it into the directory's private :data:`OBJECTS` folder under the
+  value's lock, and the others load that file. An object declared ``shared=False`` (a loaded
+  checkpoint: reading it from disk costs no more than unpickling it) is computed once per process.
 
 With a ``directory``, every data value is also written there, one JSON file per product and arguments
 (atomically, :mod:`ropeproof.theory.atomic_output`), and values already there are read instead of
@@ -41,8 +44,11 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
+import pickle
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +63,11 @@ Kind = Literal["data", "object"]
 RESULT_FORMAT, RESULT_VERSION = "ropeproof-result", 1
 """Name and version of a saved value's file."""
 LOCKS = ".locks"
-"""The directory of per-value lock files inside a store's directory (:meth:`ResultStore.remove_locks`)."""
+"""The directory of per-value lock files inside a store's directory (:meth:`ResultStore.finish_run`)."""
+OBJECTS = ".objects"
+"""The directory of pickled shared objects inside a store's directory, private to one run."""
+COMPUTED = ".computed"
+"""The log of computations inside a store's directory: one line per computed value, from every process."""
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 """A product name: lower-case letters, digits, ``_``, ``.`` and ``-`` (it names the product's files)."""
 
@@ -74,6 +84,8 @@ class Product(Generic[T]):
     name: str
     compute: Callable[..., T]
     kind: Kind = "data"
+    shared: bool = True
+    """For an object product: whether processes sharing a store directory share one computation."""
 
     def __post_init__(self) -> None:
         if not NAME.fullmatch(self.name):
@@ -87,9 +99,10 @@ def data_product(name: str) -> Callable[[Callable[..., T]], Product[T]]:
     return lambda compute: Product(name, compute, "data")
 
 
-def object_product(name: str) -> Callable[[Callable[..., T]], Product[T]]:
-    """Decorator: ``compute(store, **args)`` as an object :class:`Product` called ``name``."""
-    return lambda compute: Product(name, compute, "object")
+def object_product(name: str, shared: bool = True) -> Callable[[Callable[..., T]], Product[T]]:
+    """Decorator: ``compute(store, **args)`` as an object :class:`Product` called ``name``; ``shared``:
+    computed once for every process sharing the store's directory (module docstring)."""
+    return lambda compute: Product(name, compute, "object", shared)
 
 
 def to_json_data(value: Any, where: str = "value") -> Any:
@@ -180,8 +193,7 @@ class ResultStore:
         if product.kind == "object":
             if key not in self._objects:
                 self._refuse_if_read_only(product, key)
-                self._objects[key] = product.compute(self, **args)
-                self.computed.append(key)
+                self._objects[key] = self._object(product, args, key)
             return self._objects[key]
         if key not in self._texts:
             self._texts[key] = self._data_text(product, args, key)
@@ -193,6 +205,53 @@ class ResultStore:
                 f"the saved results in {self.directory} do not hold {key} and may not compute it "
                 f"({product.kind} product {product.name!r})"
             )
+
+    def _object(self, product: Product[Any], args: dict[str, Any], key: str) -> Any:
+        if self.directory is None or not product.shared:
+            value = product.compute(self, **args)
+            self.computed.append(key)  # not logged: a per-process object is computed once per process
+            return value
+        from filelock import FileLock
+
+        path = self.directory / OBJECTS / (_file_of(product, key)[: -len(".json")] + ".pickle")
+        (self.directory / LOCKS).mkdir(exist_ok=True)
+        with FileLock(str(self.directory / LOCKS / (path.stem + ".object.lock"))):
+            if path.is_file():  # another process of this run computed it
+                return pickle.loads(path.read_bytes())
+            value = self._computed_object(product, args, key)
+            import cloudpickle  # pickles the closures objects carry (a sweep table's witnesses)
+
+            try:
+                data = cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, AttributeError):
+                # not shareable after all: another process computes it again, which the log shows
+                return value
+            path.parent.mkdir(exist_ok=True)
+            staged = path.with_name(f".{path.name}.{os.getpid()}")
+            staged.write_bytes(data)
+            staged.replace(path)
+            return value
+
+    def _computed_object(self, product: Product[Any], args: dict[str, Any], key: str) -> Any:
+        value = product.compute(self, **args)
+        self._record(key)
+        return value
+
+    def _record(self, key: str) -> None:
+        """Note that this process computed ``key`` (:attr:`computed` and the directory's log)."""
+        self.computed.append(key)
+        if self.directory is not None:
+            # one short line per write: appends of one write(2) each do not interleave on a local disk
+            with open(self.directory / COMPUTED, "a", encoding="utf-8") as log:
+                log.write(key + "\n")
+
+    def computation_counts(self) -> Counter[str]:
+        """How often each value was computed by the processes sharing this store's directory (this
+        store's own :attr:`computed` without a directory)."""
+        if self.directory is None:
+            return Counter(self.computed)
+        log = self.directory / COMPUTED
+        return Counter(log.read_text(encoding="utf-8").splitlines() if log.is_file() else [])
 
     def _data_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
         if self.directory is None:
@@ -221,7 +280,7 @@ class ResultStore:
             "args": json.loads(key[len(product.name) :]),
             "value": value,
         }
-        self.computed.append(key)
+        self._record(key)
         return _dumps(entry)
 
     @staticmethod
@@ -244,11 +303,13 @@ class ResultStore:
             keys.append(entry["product"] + _dumps(entry["args"]))
         return sorted(keys)
 
-    def remove_locks(self) -> None:
-        """Delete the lock files (once no other process uses the directory): a finished run keeps only
-        its values."""
+    def finish_run(self) -> None:
+        """Delete the lock files, the pickled objects and the computation log (once no other process
+        uses the directory): a finished run keeps only its JSON values."""
         if self.directory is not None:
             shutil.rmtree(self.directory / LOCKS, ignore_errors=True)
+            shutil.rmtree(self.directory / OBJECTS, ignore_errors=True)
+            (self.directory / COMPUTED).unlink(missing_ok=True)
 
     def __repr__(self) -> str:
         where = "memory" if self.directory is None else str(self.directory)

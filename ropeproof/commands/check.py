@@ -201,10 +201,12 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if pool is not None:
                 pool.cancel()
-        store.remove_locks()
+        computations = store.computation_counts()
+        store.finish_run()
         flags = {"strict": args.strict, "figures": not args.no_figures, "only": args.only, "skip": args.skip}
+        argv = getattr(args, "argv", None)
         report = write_report(
-            results, ctx, staging, figures, getattr(args, "argv", None), flags, corrections, missing, failed
+            results, ctx, staging, figures, argv, flags, corrections, missing, failed, computations
         )
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     fixed = f", {len(corrections)} corrections" if corrections else ""

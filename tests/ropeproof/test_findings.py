@@ -51,6 +51,14 @@ def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytes
     assert entry["regression"] == "expected violated, got holds"
 
 
+def test_a_run_computes_every_value_once(quick_report: tuple[int, Path]) -> None:
+    """Every result the claims and figures of ``check --quick`` ask for is computed once (the store's
+    computation log; loaded checkpoints, computed once per process, are not in it)."""
+    _code, out = quick_report
+    computations = json.loads((out / "report.json").read_text())["run"]["computations"]
+    assert computations["computed_more_than_once"] == {} and computations["values"] > 50
+
+
 def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path: Path) -> None:
     _code, first = quick_report
     assert main(["check", "--quick", "--no-progress", "--no-figures", "--out", str(tmp_path)]) == 0
