@@ -135,13 +135,15 @@ def report_dict(
     no_correction: Sequence[NoCorrection] = (),
     figure_errors: Mapping[str, str] | None = None,
     computations: Mapping[str, int] | None = None,
+    from_cache: int = 0,
 ) -> dict[str, Any]:
     """The machine-readable report: the run, counts per verdict and status, one entry per claim, and
     the corrections of the refuted statements among them (``corrections``, and ``no_correction`` for
     those that have none yet). ``regressions`` lists claims and then corrections that fail ``--strict``.
     ``figure_errors`` (present only when some figure's drawing raised): ``{figure: traceback}``.
     ``computations`` (the run store's :meth:`~ropeproof.theory.result_store.ResultStore.computation_counts`)
-    becomes ``run.computations``: how many values the run computed, and any computed more than once."""
+    becomes ``run.computations``: how many values the run computed, any computed more than once, and how
+    many it read from the cache of earlier runs instead (``from_cache``)."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
@@ -150,6 +152,7 @@ def report_dict(
         run["computations"] = {
             "values": len(computations),
             "computed_more_than_once": {k: n for k, n in sorted(computations.items()) if n > 1},
+            "from_cache": from_cache,
         }
     return {
         "format": REPORT_FORMAT,
@@ -338,11 +341,21 @@ def write_report(
     no_correction: Sequence[NoCorrection] = (),
     figure_errors: Mapping[str, str] | None = None,
     computations: Mapping[str, int] | None = None,
+    from_cache: int = 0,
 ) -> dict[str, Any]:
     """Write ``out/report.json`` and ``out/report.md``; return the report dict (:func:`report_dict`)."""
     out.mkdir(parents=True, exist_ok=True)
     report = report_dict(
-        results, ctx, figures, argv, flags, corrections, no_correction, figure_errors, computations
+        results,
+        ctx,
+        figures,
+        argv,
+        flags,
+        corrections,
+        no_correction,
+        figure_errors,
+        computations,
+        from_cache,
     )
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))

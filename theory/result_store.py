@@ -52,10 +52,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from ropeproof.theory.atomic_output import write_text_atomic
 from ropeproof.theory.errors import InputError
+
+if TYPE_CHECKING:
+    from ropeproof.theory.result_cache import ResultCache
 
 T = TypeVar("T")
 Kind = Literal["data", "object"]
@@ -68,6 +71,8 @@ OBJECTS = ".objects"
 """The directory of pickled shared objects inside a store's directory, private to one run."""
 COMPUTED = ".computed"
 """The log of computations inside a store's directory: one line per computed value, from every process."""
+FROM_CACHE = ".from-cache"
+"""The log of values read from the cache of earlier runs instead of computed (same format)."""
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 """A product name: lower-case letters, digits, ``_``, ``.`` and ``-`` (it names the product's files)."""
 
@@ -164,12 +169,17 @@ class ResultStore:
     """The computed results of one run (module docstring).
 
     ``directory``: where data values are written and read (``None``: memory only). ``compute``: whether
-    a value not held may be computed (``False``: :class:`MissingResult` instead).
+    a value not held may be computed (``False``: :class:`MissingResult` instead). ``cache``: a
+    :class:`~ropeproof.theory.result_cache.ResultCache` of earlier runs' values, looked up before a data
+    value or a shared object is computed and given what is computed.
     """
 
-    def __init__(self, directory: str | Path | None = None, compute: bool = True) -> None:
+    def __init__(
+        self, directory: str | Path | None = None, compute: bool = True, cache: ResultCache | None = None
+    ) -> None:
         self.directory = None if directory is None else Path(directory)
         self.may_compute = bool(compute)
+        self.cache = cache if self.may_compute else None
         if self.directory is not None and self.may_compute:
             self.directory.mkdir(parents=True, exist_ok=True)
         if self.directory is None and not self.may_compute:
@@ -178,6 +188,8 @@ class ResultStore:
         self._objects: dict[str, Any] = {}
         self.computed: list[str] = []
         """The keys (:func:`result_key`) this store computed itself, in the order it finished them."""
+        self.from_cache: list[str] = []
+        """The keys this store read from its :class:`~ropeproof.theory.result_cache.ResultCache`."""
 
     @classmethod
     def saved(cls, directory: str | Path) -> ResultStore:
@@ -233,24 +245,35 @@ class ResultStore:
             return value
 
     def _computed_object(self, product: Product[Any], args: dict[str, Any], key: str) -> Any:
+        if self.cache is not None:
+            from ropeproof.theory.result_cache import MISSING
+
+            cached = self.cache.get_object(key)
+            if cached is not MISSING:
+                self._record(key, FROM_CACHE)
+                return cached
         value = product.compute(self, **args)
         self._record(key)
+        if self.cache is not None:
+            self.cache.put_object(key, value)
         return value
 
-    def _record(self, key: str) -> None:
-        """Note that this process computed ``key`` (:attr:`computed` and the directory's log)."""
-        self.computed.append(key)
+    def _record(self, key: str, log_name: str = COMPUTED) -> None:
+        """Note that this process computed ``key`` (or read it from the cache, ``log_name`` =
+        :data:`FROM_CACHE`): :attr:`computed` or :attr:`from_cache`, and the directory's log."""
+        (self.computed if log_name == COMPUTED else self.from_cache).append(key)
         if self.directory is not None:
             # one short line per write: appends of one write(2) each do not interleave on a local disk
-            with open(self.directory / COMPUTED, "a", encoding="utf-8") as log:
+            with open(self.directory / log_name, "a", encoding="utf-8") as log:
                 log.write(key + "\n")
 
-    def computation_counts(self) -> Counter[str]:
+    def computation_counts(self, log_name: str = COMPUTED) -> Counter[str]:
         """How often each value was computed by the processes sharing this store's directory (this
-        store's own :attr:`computed` without a directory)."""
+        store's own :attr:`computed` without a directory); with ``log_name`` = :data:`FROM_CACHE`, how
+        often each was read from the cache instead."""
         if self.directory is None:
-            return Counter(self.computed)
-        log = self.directory / COMPUTED
+            return Counter(self.computed if log_name == COMPUTED else self.from_cache)
+        log = self.directory / log_name
         return Counter(log.read_text(encoding="utf-8").splitlines() if log.is_file() else [])
 
     def _data_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
@@ -272,6 +295,11 @@ class ResultStore:
             return text
 
     def _computed_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
+        if self.cache is not None:
+            cached = self.cache.get_text(key)
+            if cached is not None:
+                self._record(key, FROM_CACHE)
+                return cached
         value = to_json_data(product.compute(self, **args), product.name)
         entry = {
             "format": RESULT_FORMAT,
@@ -281,7 +309,10 @@ class ResultStore:
             "value": value,
         }
         self._record(key)
-        return _dumps(entry)
+        text = _dumps(entry)
+        if self.cache is not None:
+            self.cache.put_text(key, text)
+        return text
 
     @staticmethod
     def _read(path: Path, key: str) -> str:
@@ -310,6 +341,7 @@ class ResultStore:
             shutil.rmtree(self.directory / LOCKS, ignore_errors=True)
             shutil.rmtree(self.directory / OBJECTS, ignore_errors=True)
             (self.directory / COMPUTED).unlink(missing_ok=True)
+            (self.directory / FROM_CACHE).unlink(missing_ok=True)
 
     def __repr__(self) -> str:
         where = "memory" if self.directory is None else str(self.directory)

@@ -31,7 +31,8 @@ from ropeproof.commands.arguments import (
 from ropeproof.report import STORE_DIR, write_report
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import ResultStore
+from ropeproof.theory.result_cache import ResultCache
+from ropeproof.theory.result_store import FROM_CACHE, ResultStore
 from ropeproof.verify.kernel.devices import resolve_dtype
 
 DEFAULT_JOBS = 2 if (os.cpu_count() or 1) >= 2 else 1
@@ -96,6 +97,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--no-figures", action="store_true", help="skip the figures (report only)")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compute everything anew: neither read nor fill the cache of earlier runs' results",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the cache of earlier runs' results (default: $ROPEPROOF_CACHE_DIR, else ~/.cache/ropeproof); "
+        "a result is reused only by the same code version",
+    )
     add_formats(p)
     p.add_argument(
         "--jobs",
@@ -168,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     selected = [c for c in claims if c.quick or not args.quick]
     drawn = figures_of(selected, whole=not (args.only or args.skip))
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any claim runs
-        store = ResultStore(staging / STORE_DIR)
+        store = ResultStore(staging / STORE_DIR, cache=None if args.no_cache else ResultCache(args.cache_dir))
         ctx = CheckContext(
             args.device, resolve_dtype(args.dtype), quick=args.quick, certified=args.certified, store=store
         )
@@ -202,11 +216,14 @@ def run(args: argparse.Namespace) -> int:
             if pool is not None:
                 pool.cancel()
         computations = store.computation_counts()
+        reused = sum(store.computation_counts(FROM_CACHE).values())
         store.finish_run()
+        if store.cache is not None:
+            store.cache.close()
         flags = {"strict": args.strict, "figures": not args.no_figures, "only": args.only, "skip": args.skip}
         argv = getattr(args, "argv", None)
         report = write_report(
-            results, ctx, staging, figures, argv, flags, corrections, missing, failed, computations
+            results, ctx, staging, figures, argv, flags, corrections, missing, failed, computations, reused
         )
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     fixed = f", {len(corrections)} corrections" if corrections else ""
