@@ -197,7 +197,7 @@ CLAIMS.add_correction(
         r"\qquad C=\min_{\tau\ne o}\tfrac12\bigl(A(\tau,o)+A(o,\tau)\bigr)",
         offset_statement="With n the largest offset (n key positions besides the query) the bound reads "
         "C min_j p_j <= C (1 - p_Q)/n.",
-        status="proved",
+        status="machine-checked",
         range="every positional one-layer head and every length n >= 2; rows: the period-{period} head "
         "(|ALPH| = {alphabet}, bonus {bonus}), lengths 3..{period}",
         tightness="The period-{period} head (query logit K at itself, -1/2 elsewhere) has C = "

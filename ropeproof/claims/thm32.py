@@ -438,7 +438,7 @@ CLAIMS.add_correction(
         r"\min\left(1-\cos\theta,\ 1-\cos\frac{2\pi}{n}\right)",
         offset_statement="With n the largest offset (the length minus 1): Delta(n) <= min(1 - cos theta, "
         "1 - cos(2 pi/(n + 1))), attained at theta = 2 pi/(n + 1).",
-        status="proved",
+        status="machine-checked",
         range="every theta and every length n >= 2; rows: theta = {theta}, n = 2..{max_n}",
         tightness="For every n the angle theta = 2 pi/n attains both terms (query s = n - 1, target at "
         "position "
@@ -518,7 +518,7 @@ CLAIMS.add_correction(
         latex=r"\Delta(n)=\min_{1\le m\le M}\left(1-\cos m\theta\right)\le\min\left(1-\cos\theta,\ "
         r"1-\cos\frac{2\pi}{M+1}\right),\quad M=\left\lceil\frac{n-1}{2}\right\rceil",
         offset_statement="With n the largest offset: the same with M = ceil(n/2).",
-        status="proved",
+        status="machine-checked",
         range="every theta and every length n >= 2; rows: theta = {theta}, n = 2..{max_n}",
         tightness="theta = 2 pi/(M + 1) attains both terms (query s = M, target at n - 1 - M); at theta = "
         "{theta} "
@@ -560,7 +560,7 @@ CLAIMS.add_correction(
         offset_statement="With n the largest offset, [A]'s bound 1 - cos(omega - n theta) holds as stated "
         "for "
         "every n >= 2; only n = 1, where the query's own key is the only competitor, needs 1 - cos omega.",
-        status="proved",
+        status="machine-checked",
         range="every theta >= 0 and every length n >= 2 (the smallest gap: lengths below n*); rows: "
         "|ALPH| = {alphabet}, theta = {theta} and theta = 0, n = 2..{max_n}",
         tightness="theta = 0 attains the bound at every length; for 3 <= n < n* the bound exceeds the exact "
@@ -602,7 +602,7 @@ CLAIMS.add_correction(
         offset_statement="With n the largest offset the same values sit at length n + 1; neither reading of "
         "n "
         "brings them under [A]'s bound.",
-        status="proved",
+        status="machine-checked",
         range="even |ALPH| >= 4, theta >= 0 and (n - 1) theta <= omega/2; rows: |ALPH| = {alphabet}, "
         "theta = {theta} and theta = 0, n = 2..{max_n}",
         tightness="Equality at every length: the input with the target at distance 1 and the opposite letter "

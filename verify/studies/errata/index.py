@@ -25,13 +25,16 @@ import numpy as np
 import sympy as sp
 
 from ropeproof.constructions.paper import INDEX_THETA, index_construction
-from ropeproof.theory.dirichlet import ProofStep
+from ropeproof.theory.derive import derive
 from ropeproof.theory.one_plane_optimum import (
     attaining_angles,
+    attaining_angles_proof,
     best_value,
     competing_offsets,
     optimum_proof,
+    readings_steps,
 )
+from ropeproof.theory.proof_checks import ProofStep
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.trig_identity import vanishes_identically
 from ropeproof.theory.validate import integer
@@ -58,26 +61,45 @@ def construction_gap_matches() -> bool:
     return vanishes_identically(gap - 2 * sp.sin(m * theta / 2) ** 2)
 
 
-def index_proof() -> list[ProofStep]:
-    """:func:`ropeproof.theory.one_plane_optimum.optimum_proof` preceded by the link to the construction."""
+@cache
+def construction_keys_agree() -> bool:
+    """Whether the construction's derived logit of the integer query against a letter key and against an
+    integer key (the query's own) is the same expression of the offset: every key is the same vector."""
+    d = derive(index_construction(theta=0.5, max_int=1, letters=1))
+    return vanishes_identically(d.logit("integer", "letter").closed - d.logit("integer", "integer").closed)
+
+
+def index_link_steps() -> list[ProofStep]:
+    """The link between the proof and the construction: the gap ``g(m)`` and the keys."""
     return [
         ProofStep(
             "construction-gap",
             "T_Index's logit m positions off the target is 2 sin(m theta / 2)^2 below the target's (sympy, "
-            "from "
-            "the construction's derived closed form)",
+            "from the construction's derived closed form)",
             "sympy",
             construction_gap_matches,
         ),
         ProofStep(
-            "readings",
-            "every key is the same vector, so margin_inf(n) = gap_inf(n) = min_{m <= n-1} g(m) (query s = n "
-            "- 1) "
-            "and gap_sup(n) = min_{m <= ceil((n-1)/2)} g(m) (the target in the middle)",
-            "definition",
+            "same-keys",
+            "the construction scores a letter key and the query's own integer key alike at one offset "
+            "(sympy, from the derived closed forms): every key is the same vector, so an input's logits "
+            "depend on the target position only",
+            "sympy",
+            construction_keys_agree,
         ),
-        *optimum_proof(),
     ]
+
+
+def index_proof() -> list[ProofStep]:
+    """The fixed-angle and largest-gap corrections' proof: the link to the construction, the readings and
+    the value of :mod:`ropeproof.theory.one_plane_optimum`, every step machine-checked."""
+    return [*index_link_steps(), *readings_steps(), *optimum_proof()]
+
+
+def best_theta_proof() -> list[ProofStep]:
+    """The best-angle correction's proof: :func:`index_proof` and which angles attain
+    (:func:`~ropeproof.theory.one_plane_optimum.attaining_angles_proof`, one argued step)."""
+    return [*index_proof(), *attaining_angles_proof()]
 
 
 def index_witness_tokens(n: int, s: int, competitor_offset: int = 1) -> list[str]:
@@ -243,7 +265,7 @@ def index_best_theta(max_n: int = LENGTHS) -> CorrectionData:
         kind="equality",
         series=[s],
         witness=witness,
-        proof=index_proof(),
+        proof=best_theta_proof(),
         checks={
             f"brute force over the angle agrees (value, maximisers), n <= {BRUTEFORCE_UP_TO + 1}": all(
                 brute.values()
