@@ -36,7 +36,12 @@ from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.measure.exact.families import retrieval_family
 from ropeproof.verify.measure.exact.retrieval_margin import retrieval_margin_explicit
 from ropeproof.verify.measure.exact.sweep import INDEX_TABLE, RETRIEVAL_TABLE, SweepTable
-from ropeproof.verify.studies.errata.index import INDEX_BEST_THETA, INDEX_FIXED_THETA, INDEX_LARGEST_GAP
+from ropeproof.verify.studies.errata.index import (
+    CERTIFIED_UP_TO,
+    INDEX_BEST_THETA,
+    INDEX_FIXED_THETA,
+    INDEX_LARGEST_GAP,
+)
 from ropeproof.verify.studies.errata.retrieval import RETRIEVAL_LARGEST_GAP, RETRIEVAL_MARGIN
 
 CLAIMS = ClaimSet(
@@ -484,15 +489,19 @@ CLAIMS.add_correction(
         status="proved",
         range="every length n >= 2; rows: n = 2..{max_n}",
         tightness="Equality: theta = 2 pi/n attains the value at every n (query s = n - 1, target at "
-        "position 0, "
-        "the key next to it ties with the farthest one); a brute force over every angle that can be a "
-        "maximiser confirms value and maximisers for n <= 9.",
+        "position 0, the key next to it ties with the farthest one). The exact column maximises over every "
+        "angle without the lemma: exactly over the candidate angles pi j/q, q <= 2(n - 1), at every row "
+        "(the reduction to those candidates is argued in docs/theory.md), and by interval branch-and-bound "
+        "over theta in [0, pi] for n <= {certified_up_to}; both find 1 - cos(2 pi/n), and the candidates' "
+        "maximisers are exactly 2 pi k/n with gcd(k, n) = 1 at every row.",
         sketch="Upper bound as for a fixed angle (n points on the circle, an arc of at most 2 pi/n); at "
         "theta = "
         "2 pi/n every gap is 2 sin(pi m/n)^2 >= 2 sin(pi/n)^2. Equality forces all n arcs to be 2 pi/n: the "
         "points are the regular n-gon, so theta = 2 pi k/n with k a unit mod n.",
-        compute=lambda ctx: ctx.store.get(INDEX_BEST_THETA, max_n=ctx.params["max_n"]),
-        params={"max_n": LENGTHS},
+        compute=lambda ctx: ctx.store.get(
+            INDEX_BEST_THETA, max_n=ctx.params["max_n"], certified_up_to=ctx.params["certified_up_to"]
+        ),
+        params={"max_n": LENGTHS, "certified_up_to": CERTIFIED_UP_TO},
         pins={
             "rows": 99,
             "reported_first_failure_n": 2,

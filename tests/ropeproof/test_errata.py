@@ -143,8 +143,8 @@ def test_a_correction_whose_values_change_fails_check_strict(
 
     real = errata_index.index_best_theta
 
-    def shrunk(max_n: int) -> CorrectionData:
-        data = real(max_n)
+    def shrunk(max_n: int, certified_up_to: int) -> CorrectionData:
+        data = real(max_n, certified_up_to)
         s = data.series[0]
         smaller = Series(s.label, s.n, s.exact, s.reported, s.reported_offset, 0.99 * s.corrected)
         return dataclasses.replace(data, series=[smaller])
