@@ -7,19 +7,28 @@ row per token; ``p`` the query row's attention). In a *positional* head every ke
 (docs/theory.md section 3) the query ``(X, Y)`` asks for the one earlier pair whose left letter is ``Y``;
 the other positions hold pairs with other left letters.
 
-**Theorem (positional readout bound).** For a positional head, a query ``Q`` asking for ``Y``, any two
-distinct pairs ``tau, o`` with left letter ``Y`` and any length ``n >= 2``,
+**Theorem (positional readout bound).** For a positional head, a query token ``Q`` asking for ``Y``, any
+two distinct pairs ``tau, o`` with left letter ``Y`` and any length ``n >= 2``,
 
-    margin_inf(n) <= C(tau, o) * min_{0 <= j <= n - 2} p_j(Q)  <=  C(tau, o) (1 - p_Q) / (n - 1),
+    margin_inf(n) <= min_{0 <= j <= n - 2} C(tau, o) p_j(Q)  <=  C(tau, o) (1 - p_Q(Q)) / (n - 1),
     C(tau, o) = (A(tau, o) + A(o, tau)) / 2,      A(x, y) = s(x)[x] - s(x)[y].
 
-*Proof.* Let ``t`` be a key position of least weight; ``p_t <= (1 - p_Q) / (n - 1)`` since the ``n - 1``
-key weights sum to ``1 - p_Q``. Fill every position but ``t`` and the query with the same pairs
+The least over ``j`` is ``C min_j p_j`` when ``C >= 0`` and ``C max_j p_j`` when ``C < 0`` (``C`` has
+either sign: a readout can favour the other pair of a letter). So the bound is the least over every query
+token ``Q``, every letter ``Y`` it asks for and every pair ``tau != o`` of left letter ``Y`` -- the query's
+own weights with its own letter's pairs. A sentence that takes the least ``C`` over pairs of every letter
+and the least key weight over every query is false: :mod:`ropeproof.verify.studies.errata.readout_sentence`
+builds a head with ``margin_inf = 1/100`` against that product ``1/1000``.
+
+*Proof.* Let ``t`` be any key position. Fill every position but ``t`` and the query with the same pairs
 (left letters other than ``Y``) and put ``tau`` at ``t`` (input 1) or ``o`` (input 2); both are Retrieval
 inputs, and since the head is positional both have the same weights ``p``. With ``R = sum_{j != t} p_j
 (s(c_j)[tau] - s(c_j)[o])`` (the same in both), input 1's margin is at most ``out_1[tau] - out_1[o] =
 p_t A(tau, o) + R`` and input 2's at most ``out_2[o] - out_2[tau] = p_t A(o, tau) - R``; their sum is
-``2 C(tau, o) p_t``, so one of the two margins is at most ``C(tau, o) p_t``.
+``2 C(tau, o) p_t``, so one of the two margins is at most ``C(tau, o) p_t``, for every ``t``. The ``n - 1``
+key weights sum to ``1 - p_Q``, so the least is at most their mean ``(1 - p_Q)/(n - 1)`` and the largest at
+least it: for ``C >= 0`` the key of least weight, for ``C < 0`` the key of largest weight gives
+``C p_t <= C (1 - p_Q)/(n - 1)``.
 
 So a positional head answers Retrieval at length ``n`` only with a readout margin below
 ``C / (n - 1)`` (``C`` set by its value and unembedding weights, whatever the logit scale), and with hard
@@ -60,6 +69,18 @@ def pair_constant(readout: np.ndarray, targets: Sequence[int]) -> tuple[float, t
     np.fill_diagonal(c, np.inf)
     i, j = np.unravel_index(int(np.argmin(c)), c.shape)
     return float(c[i, j]), (int(idx[i]), int(idx[j]))
+
+
+def least_key_term(c: float, key_weights: np.ndarray) -> tuple[float, int]:
+    """``(min_j c p_j, j)``: the theorem's bound for one query and one pair constant ``c`` over the key
+    weights ``p_j`` (the key of least weight when ``c >= 0``, of largest weight when ``c < 0``).
+
+    Shapes: key_weights [n - 1]"""
+    p = np.asarray(key_weights, dtype=np.float64)
+    if p.ndim != 1 or p.size == 0:
+        raise InputError(f"key_weights must be a non-empty vector, got shape {p.shape}")
+    j = int(np.argmin(p)) if c >= 0 else int(np.argmax(p))
+    return float(c * p[j]), j
 
 
 @cache
