@@ -495,9 +495,10 @@ CLAIMS.add_correction(
         "over theta in [0, pi] for n <= {certified_up_to}; both find 1 - cos(2 pi/n), and the candidates' "
         "maximisers are exactly 2 pi k/n with gcd(k, n) = 1 at every row.",
         sketch="Upper bound as for a fixed angle (n points on the circle, an arc of at most 2 pi/n); at "
-        "theta = "
-        "2 pi/n every gap is 2 sin(pi m/n)^2 >= 2 sin(pi/n)^2. Equality forces all n arcs to be 2 pi/n: the "
-        "points are the regular n-gon, so theta = 2 pi k/n with k a unit mod n.",
+        "theta = 2 pi/n every gap is 2 sin(pi m/n)^2 >= 2 sin(pi/n)^2. Equality forces all n arcs to be 2 "
+        "pi/n: the points are the regular n-gon, so theta = 2 pi k/n, and a common factor of k and n would "
+        "repeat a point. That every unit k attains is Euclid's lemma (argued; checked exhaustively for n <= "
+        "256).",
         compute=lambda ctx: ctx.store.get(
             INDEX_BEST_THETA, max_n=ctx.params["max_n"], certified_up_to=ctx.params["certified_up_to"]
         ),

@@ -230,13 +230,15 @@ def _unit_angles(n: int) -> set[Fraction]:
     return {Fraction(2 * k, n) for k in range(1, n) if 2 * k <= n and math.gcd(k, n) == 1}
 
 
-def index_best_theta(max_n: int = LENGTHS, certified_up_to: int = CERTIFIED_UP_TO) -> CorrectionData:
+def index_best_theta(max_n: int = LENGTHS, certified_up_to: int | None = None) -> CorrectionData:
     """The best worst-case margin over every angle at each length ``2 .. max_n``, found without the lemma:
     exactly over the candidate angles at every length, and enclosed by interval branch-and-bound over
-    ``theta`` in ``[0, pi]`` for lengths up to ``certified_up_to``
+    ``theta`` in ``[0, pi]`` for lengths up to ``certified_up_to`` (default ``min(CERTIFIED_UP_TO, max_n)``)
     (:mod:`~ropeproof.verify.studies.errata.best_angle_search`); against the lemma's ``2 sin(pi/n)^2``,
     attained at ``theta = 2 pi / n`` (the sweep there), and [A]'s ``pi^2/(2 n^2)``."""
     _check_max_n(max_n)
+    if certified_up_to is None:
+        certified_up_to = min(CERTIFIED_UP_TO, max_n)
     certified_up_to = integer(certified_up_to, "certified_up_to", low=2, high=max_n)
     n = np.arange(2, max_n + 1)
     search = [candidate_maximum(int(k) - 1) for k in n]
@@ -266,8 +268,10 @@ def index_best_theta(max_n: int = LENGTHS, certified_up_to: int = CERTIFIED_UP_T
             "its maximisers in [0, pi] are exactly 2 pi k/n with gcd(k, n) = 1, every row": all(
                 set(c.maximisers) == _unit_angles(int(k)) for c, k in zip(search, n, strict=True)
             ),
-            f"interval branch-and-bound over theta in [0, pi] encloses 2 sin(pi/n)^2 within 1e-10, n <= "
-            f"{certified_up_to}": all(_lemma_inside(e) and e.high - e.low <= 2e-10 for e in enclosures),
+            f"interval branch-and-bound over theta in [0, pi] encloses 2 sin(pi/n)^2 in an interval at most "
+            f"2e-10 wide, n <= {certified_up_to}": all(
+                _lemma_inside(e) and e.high - e.low <= 2e-10 for e in enclosures
+            ),
             "the sweep at theta = 2 pi/n attains it, every row": bool(
                 np.all(np.abs(swept - best) <= tolerance(best))
             ),
@@ -300,7 +304,7 @@ def INDEX_LARGEST_GAP(store: ResultStore, theta: float = INDEX_THETA, max_n: int
 
 @object_product("errata.index-best-theta")
 def INDEX_BEST_THETA(
-    store: ResultStore, max_n: int = LENGTHS, certified_up_to: int = CERTIFIED_UP_TO
+    store: ResultStore, max_n: int = LENGTHS, certified_up_to: int | None = None
 ) -> CorrectionData:
     """:func:`index_best_theta` as a product of the run's store."""
     return index_best_theta(max_n, certified_up_to)

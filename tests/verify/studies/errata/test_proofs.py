@@ -92,3 +92,40 @@ def test_a_lemma_tagged_definition_is_refused() -> None:
         Restatement("cos-below-one", sp.cos(x), "<=", sp.Integer(1))
     forged = ProofStep("m", "a min", DEFINITION, lambda: True, restatement=Restatement("x", x, "<=", x))
     assert proof_level([forged])[0] == NOT_PROVED  # a restatement outside the reviewed list
+
+
+def _section_9() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[4] / "docs" / "theory.md").read_text()
+    return text.split("## 9. Corrected statements", 1)[1]
+
+
+@pytest.mark.parametrize("cid", sorted(PROOFS))
+def test_the_written_proof_names_every_step(cid: str) -> None:
+    """docs/theory.md section 9 writes each proof out with its steps named, so a machine-checked step and
+    an argued one can both be found in the written proof."""
+    section = _section_9()
+    missing = [s.name for s in PROOFS[cid]() if f"`{s.name}`" not in section]
+    assert not missing, f"{cid}: docs/theory.md section 9 does not name the steps {missing}"
+
+
+def test_the_status_table_matches_the_registered_corrections() -> None:
+    from ropeproof.claims import registered_corrections
+
+    section = _section_9()
+    for c in registered_corrections():
+        argued = ARGUED[c.id]
+        row = next(line for line in section.splitlines() if line.startswith(f"| `{c.id}` |"))
+        assert row.split("|")[2].strip() == c.status, c.id
+        assert all(f"`{name}`" in row for name in argued) and (("none" in row) == (not argued)), c.id
+
+
+def test_the_euclid_range_is_stated_as_checked() -> None:
+    from ropeproof.claims import registered_corrections
+    from ropeproof.theory.one_plane_optimum import EUCLID_RANGE
+
+    best = next(c for c in registered_corrections() if c.id == "thm3.2.index.best-theta")
+    assert f"checked exhaustively for n <= {EUCLID_RANGE}" in best.sketch
+    assert f"checked exhaustively for `n <= {EUCLID_RANGE}`" in _section_9()
+    assert f"checked exhaustively for `M + 1 <= {EUCLID_RANGE}`" in _section_9()
