@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from ropeproof.theory.validate import integer, real
+from ropeproof.verify.measure.exact.certified import arb_precision
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def certified_maximum(big_m: int, tol: float = 1e-10, max_boxes: int = 2_000_000
     Box ends are dyadic, so every ball is exact; precision 80 bits."""
     big_m = integer(big_m, "big_m", low=1, high=200)
     tol = real(tol, "tol", low=1e-14, high=1.0)
-    with ctx.workprec(80):
+    with arb_precision(80):
         grid = np.linspace(0.0, 1.0, 8 * big_m + 1)
         low = max((_lower(big_m, float(t)) for t in grid), key=lambda b: float(b.mid()))
         queue = [(0.0, 1.0)]

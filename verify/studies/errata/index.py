@@ -23,7 +23,7 @@ from functools import cache
 
 import numpy as np
 import sympy as sp
-from flint import arb, ctx
+from flint import arb
 
 from ropeproof.constructions.paper import INDEX_THETA, index_construction
 from ropeproof.theory.derive import derive
@@ -39,6 +39,7 @@ from ropeproof.theory.proof_checks import ProofStep
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.trig_identity import vanishes_identically
 from ropeproof.theory.validate import integer
+from ropeproof.verify.measure.exact.certified import arb_precision
 from ropeproof.verify.measure.exact.index_sweep import IndexSweep, index_gap_expression, index_sweep
 from ropeproof.verify.studies.errata.best_angle_search import (
     CertifiedMaximum,
@@ -220,7 +221,7 @@ def index_largest_gap(theta: float = INDEX_THETA, max_n: int = LENGTHS) -> Corre
 
 def _lemma_inside(enclosure: CertifiedMaximum) -> bool:
     """Whether ``2 sin(pi/(M + 1))^2``, as a ball, lies inside the certified enclosure."""
-    with ctx.workprec(80):
+    with arb_precision(80):
         value = 2 * arb.sin_pi(arb(1) / (enclosure.big_m + 1)) ** 2
         return bool(arb(enclosure.low) <= value.lower()) and bool(value.upper() <= arb(enclosure.high))
 
