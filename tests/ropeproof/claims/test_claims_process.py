@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from ropeproof.claims import Approx, CheckContext, run_claim
-from ropeproof.claims.claims_process import STOP_GRACE, ClaimsProcess, RemoteClaim, portable
+from ropeproof.claims.claims_process import DEFAULT_TIMEOUT, STOP_GRACE, ClaimsProcess, RemoteClaim, portable
 from ropeproof.claims.loading import ClaimLoadError, claim_source
 from ropeproof.cli import main
 
@@ -193,6 +193,18 @@ def test_loading_that_never_ends_is_stopped_at_the_limit(tmp_path: Path) -> None
     with pytest.raises(ClaimLoadError, match=rf"{slow}.* did not finish within 1 s \(--claim-timeout\)"):
         ClaimsProcess([slow], timeout=1)
     assert time.monotonic() - begin < 330  # the start (torch's import) is not counted against the limit
+
+
+def test_the_limits_are_the_documented_ones() -> None:
+    """docs/claims.md and the README state these numbers."""
+    from ropeproof.cli import build_parser
+    from ropeproof.report import REPORT_VERSION
+
+    assert DEFAULT_TIMEOUT == 600 and STOP_GRACE == 2 and REPORT_VERSION == 4
+    check = build_parser()._subparsers._group_actions[0].choices["check"]  # type: ignore[union-attr]
+    assert check.parse_args([]).claim_timeout == DEFAULT_TIMEOUT
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "claims.md").read_text()
+    assert "default 600" in docs and "within 2 seconds" in docs and "version 4" in docs
 
 
 def test_portable_keeps_data_and_turns_other_objects_into_text() -> None:
