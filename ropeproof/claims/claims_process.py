@@ -189,7 +189,7 @@ class ClaimsProcess:
     def _start(self) -> list[RemoteClaim]:
         ctx = multiprocessing.get_context("spawn")
         here, there = ctx.Pipe()
-        args = (there, self.sources, self.entry_points)
+        args = (there, self.sources, self.entry_points, os.getpid())
         proc = ctx.Process(target=_serve, args=args, name="ropeproof-claims", daemon=False)
         proc.start()
         there.close()
@@ -211,9 +211,9 @@ class ClaimsProcess:
         if reply is _DEAD:
             raise ClaimLoadError(f"the process loading the claims of {what} ended ({self._exit_text()})")
         kind, payload = reply
-        if kind == "load-error":
+        if kind in ("load-error", "unreadable"):
             self._kill()
-            raise ClaimLoadError(payload)
+            raise ClaimLoadError(payload if kind == "load-error" else f"the claims of {what}: {payload}")
         return [self._remote(fields) for fields in payload]
 
     def _remote(self, fields: dict[str, Any]) -> RemoteClaim:
@@ -264,6 +264,8 @@ class ClaimsProcess:
                     return self._conn.recv()
                 except (EOFError, OSError):
                     return _DEAD
+                except Exception as exc:  # an answer this process cannot unpickle
+                    return ("unreadable", f"{type(exc).__name__}: {exc}")
 
     def outcome(self, claim_id: str, ctx: CheckContext) -> Outcome:
         """Run the claim ``claim_id`` in the process (a fresh one if the last was stopped) with ``ctx``'s
@@ -302,8 +304,8 @@ class ClaimsProcess:
             self._kill()
             return Outcome("error", detail=f"the claims process ended ({why}) while claim {claim_id} ran")
         kind, payload = reply
-        if kind != "result":  # pragma: no cover - the protocol has no other reply to a run
-            return Outcome("error", detail=f"the claims process answered {kind!r}: {payload}")
+        if kind != "result":
+            return Outcome("error", detail=f"the answer for claim {claim_id} could not be read ({payload})")
         return payload
 
 
@@ -370,10 +372,11 @@ def _portable_outcome(outcome: Outcome) -> Outcome:
     )
 
 
-def _serve(conn: Any, sources: tuple[str, ...], entry_points: tuple[Any, ...]) -> None:  # pragma: no cover
+def _serve(conn: Any, sources: tuple[str, ...], entry_points: tuple[Any, ...], parent: int) -> None:
     """The claims process: load, send the claims, then run the claims asked for until told to stop; end
     with ``os._exit`` so that threads a claim left running do not hold the process open."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
+    _die_with_parent(parent)
     try:
         conn.send(("started", None))
         try:
@@ -391,6 +394,20 @@ def _serve(conn: Any, sources: tuple[str, ...], entry_points: tuple[Any, ...]) -
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
+        os._exit(0)
+
+
+def _die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel kill this process when the first one dies (``SIGKILL``ed, or ended by
+    a signal it does not handle, e.g. a ``timeout`` command's ``SIGTERM``), so a claim that never
+    returns is not left running; elsewhere the closed pipe ends it once its claim returns."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the first process died before the request took effect
         os._exit(0)
 
 

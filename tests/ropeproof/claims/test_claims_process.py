@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -168,6 +170,45 @@ def test_a_thread_left_running_cannot_hold_the_process_open(claims_file: Path) -
         p.close()
         assert time.monotonic() - begin < STOP_GRACE + 5
         assert p._proc.exitcode is not None  # it has ended
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (no such process, or a zombie waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_check_killed_from_outside_takes_the_claims_process_with_it(claims_file: Path) -> None:
+    """A check stopped by a signal it does not handle (a ``timeout`` command's SIGTERM) runs no cleanup;
+    the claims process, busy with a claim that never returns, must not outlive it."""
+    script = (
+        "import sys, torch\n"
+        "from ropeproof.claims import CheckContext, run_claim\n"
+        "from ropeproof.claims.claims_process import ClaimsProcess\n"
+        f"p = ClaimsProcess([{str(claims_file)!r}], timeout=3600)\n"
+        "print(p._proc.pid, flush=True)\n"
+        "run_claim(next(c for c in p.claims if c.id == 'mine.sleeps'), "
+        "CheckContext(torch.device('cpu'), torch.float64))\n"
+    )
+    first = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        child = int(first.stdout.readline())  # type: ignore[union-attr]
+        assert not _gone(child)
+        time.sleep(0.5)  # the claim is running
+        first.send_signal(signal.SIGTERM)
+        first.wait(30)
+        deadline = time.monotonic() + 30
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(child)
+    finally:
+        first.kill()
+        if child is not None and not _gone(child):  # the test failed: end what it started
+            os.kill(child, signal.SIGKILL)
 
 
 def test_bad_sources_are_refused_in_one_line_before_any_process_starts(tmp_path: Path) -> None:
