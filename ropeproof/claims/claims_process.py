@@ -209,7 +209,9 @@ class ClaimsProcess:
                 f"loading the claims of {what} did not finish within {self.timeout:g} s (--claim-timeout)"
             )
         if reply is _DEAD:
-            raise ClaimLoadError(f"the process loading the claims of {what} ended ({self._exit_text()})")
+            why = self._exit_text()
+            self._kill()
+            raise ClaimLoadError(f"the process loading the claims of {what} ended ({why})")
         kind, payload = reply
         if kind in ("load-error", "unreadable"):
             self._kill()
@@ -400,7 +402,8 @@ def _serve(conn: Any, sources: tuple[str, ...], entry_points: tuple[Any, ...], p
 def _die_with_parent(parent: int) -> None:
     """On Linux, have the kernel kill this process when the first one dies (``SIGKILL``ed, or ended by
     a signal it does not handle, e.g. a ``timeout`` command's ``SIGTERM``), so a claim that never
-    returns is not left running; elsewhere the closed pipe ends it once its claim returns."""
+    returns is not left running; elsewhere the closed pipe ends it once its claim returns. (The kernel
+    acts when the *thread* that started the process ends: ``check`` starts it from its main thread.)"""
     if not sys.platform.startswith("linux"):
         return
     import ctypes

@@ -223,6 +223,10 @@ def test_bad_sources_are_refused_in_one_line_before_any_process_starts(tmp_path:
     broken.write_text("raise RuntimeError('boom')\n")
     with pytest.raises(ClaimLoadError, match="RuntimeError: boom"):
         ClaimsProcess([broken])
+    exits = tmp_path / "exits.py"
+    exits.write_text("import os\nos._exit(3)\n")
+    with pytest.raises(ClaimLoadError, match=r"exits\.py ended \(exit code 3\)"):
+        ClaimsProcess([exits])
     with pytest.raises(ValueError, match="seconds > 0"):
         ClaimsProcess([], timeout=0)
 
