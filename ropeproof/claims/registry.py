@@ -335,13 +335,15 @@ class ClaimResult:
     def regression(self) -> str | None:
         """Why this result fails ``--strict``, or ``None``.
 
-        An ``error`` always fails; a pinned claim fails when its verdict differs from the expected
-        one (``unresolvable`` included) or when a pinned figure changed; an open claim fails only on
-        ``error``.
+        An ``error`` always fails (``"the check raised an error"``, followed by the first line of its
+        detail in parentheses when it has one: the exception, or the time limit a claim of yours ran
+        past); a pinned claim fails when its verdict differs from the expected one (``unresolvable``
+        included) or when a pinned figure changed; an open claim fails only on ``error``.
         """
         verdict = self.outcome.verdict
         if verdict == "error":
-            return "the check raised an error"
+            first = str(self.outcome.detail).strip().split("\n", 1)[0].strip()
+            return "the check raised an error" + (f" ({first})" if first else "")
         if not self.claim.pinned or self.dtype_difference is not None:
             return None
         if verdict != self.claim.expected:

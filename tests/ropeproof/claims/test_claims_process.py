@@ -296,7 +296,11 @@ def test_check_ends_when_a_claim_sleeps_or_leaves_a_thread(
     argv += ["--claim-timeout", "2", "--strict", "--no-figures", "--no-progress", "--out", str(out)]
     assert main(argv) == 1  # the stopped claim is an error: --strict fails, as for any claim of yours
     err = capsys.readouterr().err
-    assert "your claim mine.sleeps: the check raised an error" in err and "REGRESSION" not in err
+    assert "REGRESSION" not in err
+    assert (
+        "your claim mine.sleeps: the check raised an error (TimeoutError: claim mine.sleeps did not finish "
+        "within 2 s (check --claim-timeout 2); its process was stopped)" in err
+    )
     report = json.loads((out / "report.json").read_text())
     sleeps = next(c for c in report["claims"] if c["id"] == "mine.sleeps")
     assert sleeps["verdict"] == "error"

@@ -165,6 +165,9 @@ def test_regressions_follow_the_expectation_and_the_pins() -> None:
     assert _result("open", "violated", {}).regression is None
     assert _result("open", "unresolvable", {}).regression is None
     assert _result("open", "error", {}).regression == "the check raised an error"
+    detail = "ValueError: no\nTraceback ..."
+    raised = ClaimResult(_result("holds", "error", {}).claim, Outcome("error", detail=detail), 0)
+    assert raised.regression == "the check raised an error (ValueError: no)"  # the first line of the detail
     assert (
         _result("violated", "violated", {"x": 1.0 + 1e-12}, {"x": Approx(1.0, rel=1e-9)}).regression is None
     )
