@@ -1,11 +1,12 @@
 """Corrections as JSON entries and as markdown: ``errata.json`` and ``errata.md`` (``ropeproof errata``),
-and the corrections section of ``report.md`` and of the README's findings (``ropeproof check``).
+and the corrections section of ``report.md`` and of docs/findings.md (``ropeproof check``).
 
 Every entry (:func:`correction_entry`) carries the fields of a correction (docs/theory.md section 9):
 ``claim`` (the first claim it corrects) and ``corrects`` (all of them), ``reading``, ``statement``,
 ``latex``, ``offset_statement``, ``status`` (declared) and ``established`` (what the run established),
 ``range``, ``witness``, ``rows`` as ``[n, corrected_value, exact_value]`` with ``n`` the sequence length
-(``offset_rows``: ``n`` the largest offset), the proof steps, the tightness and where the reported
+(``offset_rows``: ``n`` the largest offset), the proof steps (``argued_steps`` names those not
+machine-checked), the tightness and where the reported
 statement fails first (``failure``).
 """
 
@@ -25,6 +26,15 @@ CONVENTION = (
     "n is the sequence length (the query at position n - 1); offset_statement and offset_rows read n as the "
     "largest key offset, the length minus 1"
 )
+STATUS_LEVELS = (
+    "Status levels: *machine-checked*: every step of the proof is an identity or inequality that sympy "
+    "proves, an exhaustive computation, or a restated definition checked exactly, and every run checks them "
+    "(how the steps combine is written in docs/theory.md section 9); *proved*: the written proof in "
+    "docs/theory.md section 9 is complete and the steps named as argued are not machine-checked; "
+    "*certified*: interval arithmetic at every n of a stated range; *conjectured*: evidence over a stated "
+    "range."
+)
+"""What each status means, as the erratum and the report say it."""
 TABLE_LENGTHS = (2, 3, 4, 5, 8, 10, 16, 20, 32, 50, 64, 100)
 """Lengths shown in the markdown tables of rows (those present in a correction's rows)."""
 
@@ -68,6 +78,7 @@ def correction_entry(r: CorrectionResult) -> dict[str, Any]:
         "series": [s.label for s in d.series],
         "checks": d.all_checks(),
         "proof": jsonable(d.proof_table()),
+        "argued_steps": [row["name"] for row in d.proof_table() if row["method"] == "argument"],
         "figures": jsonable(r.figures),
     }
 
@@ -177,9 +188,8 @@ def render_errata_markdown(errata: dict[str, Any], reported: Reported | None = N
         + (" --quick" if quick else "")
         + "`. For every statement of [A] (Urrutia et al., *Positional versus Symbolic Attention Heads*) and "
         "[B] (*Decoupling Positional and Symbolic Attention Behavior in Transformers*) that a pinned claim "
-        "of `ropeproof check` refutes, what is true instead. *Proved*: every step is a sympy identity or "
-        "inequality, or restates a definition; the proofs are written out in docs/theory.md section 9. "
-        f"Convention: {CONVENTION}. The rows ([n, corrected, exact]) are in `errata.json`.",
+        "of `ropeproof check` refutes, what is true instead. "
+        f"{STATUS_LEVELS} Convention: {CONVENTION}. The rows ([n, corrected, exact]) are in `errata.json`.",
         "",
     ]
     if errata["regressions"]:
@@ -204,7 +214,7 @@ def corrections_section(report: dict[str, Any]) -> list[str]:
         "## Corrections",
         "",
         "What is true instead of each refuted statement (docs/theory.md section 9); `ropeproof errata` "
-        "writes them as an erratum.",
+        f"writes them as an erratum. {STATUS_LEVELS}",
         "",
     ]
     for e in entries:
@@ -214,7 +224,7 @@ def corrections_section(report: dict[str, Any]) -> list[str]:
 
 
 def readme_correction_lines(report: dict[str, Any]) -> dict[str, list[str]]:
-    """Per claim id, the lines the README's findings show under it: each correction's statement the first
+    """Per claim id, the lines the findings page shows under it: each correction's statement the first
     time it appears, a pointer after that, and any "no correction yet"."""
     out: dict[str, list[str]] = {}
     shown: set[str] = set()

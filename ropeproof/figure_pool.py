@@ -36,10 +36,22 @@ _WORKER: dict[str, Any] = {}
 
 
 def _start_worker(
-    store_dir: str, out_dir: str, quick: bool, formats: tuple[str, ...], threads: int | None
+    store_dir: str,
+    out_dir: str,
+    quick: bool,
+    formats: tuple[str, ...],
+    threads: int | None,
+    cache: tuple[str, str] | None = None,
 ) -> None:
+    from ropeproof.theory.result_cache import ResultCache
+
+    results = None if cache is None else ResultCache(cache[0], version=cache[1])
     _WORKER.update(
-        store=ResultStore(store_dir), out_dir=Path(out_dir), quick=quick, formats=formats, threads=threads
+        store=ResultStore(store_dir, cache=results),
+        out_dir=Path(out_dir),
+        quick=quick,
+        formats=formats,
+        threads=threads,
     )
 
 
@@ -113,7 +125,8 @@ class FigurePool:
         self._lock = threading.Lock()
         self._idle = threading.Event()
         ctx = multiprocessing.get_context("spawn")
-        init = (str(store.directory), str(out_dir), quick, formats, threads)
+        cache = None if store.cache is None else (str(store.cache.directory), store.cache.version)
+        init = (str(store.directory), str(out_dir), quick, formats, threads, cache)
         self._pool = ctx.Pool(1, initializer=_start_worker, initargs=init)
         self._send_next()
 

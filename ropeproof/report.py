@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ropeproof import __version__
-from ropeproof.claims import CheckContext, ClaimResult, NoCorrection
+from ropeproof.claims import USER_SECTION, Approx, CheckContext, ClaimResult, NoCorrection
 from ropeproof.claims.corrections import CorrectionResult
 from ropeproof.errata_report import (
     correction_entry,
@@ -33,9 +33,11 @@ from ropeproof.errata_report import (
 )
 from ropeproof.json_values import jsonable
 
-REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 3
+REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 4
 """Name and version of ``report.json`` (version 2: run metadata, status and pins per claim; version 3:
-the corrections, ``corrections`` and ``no_correction``)."""
+the corrections, ``corrections`` and ``no_correction``; version 4: each claim's ``origin`` (``builtin``
+or ``user``), pins as JSON data of their own type (:func:`pin_data`; they were text), ``regressions``
+for the built-in claims and corrections, ``unexpected`` for your claims)."""
 
 STORE_DIR = "store"
 """The run's computed results inside the report directory, one JSON file per value (a
@@ -102,16 +104,23 @@ def run_metadata(
     }
 
 
+def pin_data(value: Any) -> Any:
+    """A pin as JSON data of its own type: an ``int`` pin stays an int, a ``bool`` a bool, an
+    :class:`~ropeproof.claims.registry.Approx` becomes ``{"value", "rel", "abs"}``."""
+    return value.to_json() if isinstance(value, Approx) else jsonable(value)
+
+
 def _claim_entry(r: ClaimResult) -> dict[str, Any]:
     c = r.claim
     return {
         "id": c.id,
-        "section": c.section,
+        "origin": "builtin" if c.builtin else "user",
+        "section": c.report_section,
         "statement": c.statement_for(r.quick),
         "reference": c.reference,
         "params": jsonable(c.params_for(r.quick)),
         "expected": c.expected,
-        "pins": jsonable({k: str(v) for k, v in c.pins.items()}),
+        "pins": {str(k): pin_data(v) for k, v in c.pins.items()},
         "verdict": r.outcome.verdict,
         "status": r.status,
         "regression": r.regression,
@@ -134,21 +143,36 @@ def report_dict(
     corrections: Sequence[CorrectionResult] = (),
     no_correction: Sequence[NoCorrection] = (),
     figure_errors: Mapping[str, str] | None = None,
+    computations: Mapping[str, int] | None = None,
+    from_cache: int = 0,
 ) -> dict[str, Any]:
     """The machine-readable report: the run, counts per verdict and status, one entry per claim, and
     the corrections of the refuted statements among them (``corrections``, and ``no_correction`` for
-    those that have none yet). ``regressions`` lists claims and then corrections that fail ``--strict``.
-    ``figure_errors`` (present only when some figure's drawing raised): ``{figure: traceback}``."""
+    those that have none yet). ``regressions`` lists the built-in claims and then the corrections that
+    fail ``--strict``; ``unexpected`` lists your claims (``origin: "user"``) whose result differs from
+    what they expect, which fail ``--strict`` too. ``figure_errors`` (present only when some figure's
+    drawing raised): ``{figure: traceback}``. ``computations`` (the run store's
+    :meth:`~ropeproof.theory.result_store.ResultStore.computation_counts`) becomes ``run.computations``: how
+    many values the run computed, any computed more than once, and how many it read from the cache of
+    earlier runs instead (``from_cache``)."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
+    run = run_metadata(ctx, argv, flags)
+    if computations is not None:
+        run["computations"] = {
+            "values": len(computations),
+            "computed_more_than_once": {k: n for k, n in sorted(computations.items()) if n > 1},
+            "from_cache": from_cache,
+        }
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
-        "run": run_metadata(ctx, argv, flags),
+        "run": run,
         "counts": counts,
-        "regressions": [r.claim.id for r in results if r.regression is not None]
+        "regressions": [r.claim.id for r in results if r.regression is not None and r.claim.builtin]
         + [r.correction.id for r in corrections if r.regression is not None],
+        "unexpected": [r.claim.id for r in results if r.regression is not None and not r.claim.builtin],
         "figures": {name: [p.name for p in paths] for name, paths in (figures or {}).items()},
         "claims": [_claim_entry(r) for r in results],
         "corrections": [correction_entry(r) for r in corrections],
@@ -215,6 +239,18 @@ def _tokens(value: Any) -> str | None:
     return None
 
 
+_USER_NOTE = (
+    "Your claims (from `--claims`, plugins or the `claim` decorator), each read as what it expects "
+    "against what it got; one that differs fails `--strict`, but it is not a finding about a paper nor a "
+    "regression of the toolkit."
+)
+
+
+def _is_user(c: dict[str, Any]) -> bool:
+    """Whether a report entry is one of your claims (``origin``; reports before it: the section)."""
+    return c.get("origin", "builtin" if c["section"] != USER_SECTION else "user") == "user"
+
+
 def _finding_line(c: dict[str, Any]) -> list[str]:
     verdict = c["verdict"] + (" (certified)" if c["certified"] else "")
     lines = [f"- **{verdict}** — {c['statement']} (`{c['id']}`; {c['status']})"]
@@ -249,21 +285,39 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "Verdicts: "
         + ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
-        + (f". **Regressions: {', '.join(report['regressions'])}**" if report["regressions"] else "."),
+        + (f". **Regressions: {', '.join(report['regressions'])}**" if report["regressions"] else "")
+        + (
+            f". **Your claims that differ from what they expect: {', '.join(report['unexpected'])}**"
+            if report.get("unexpected")
+            else ""
+        )
+        + ("" if report["regressions"] or report.get("unexpected") else "."),
         "",
         "## Findings",
         "",
         "A pinned `violated` is a finding about the paper's statement under the reading given; a",
         "regression is a pinned verdict or witness of the toolkit that changed.",
     ]
+    builtin = [c for c in report["claims"] if not _is_user(c)]
+    yours = [c for c in report["claims"] if _is_user(c)]
     sections: dict[str, list[dict[str, Any]]] = {}
-    for c in report["claims"]:
+    for c in builtin:
         sections.setdefault(c["section"] or "Other", []).append(c)
     for name, claims in sections.items():
         lines += ["", f"### {name}", ""]
         for c in claims:
             lines += _finding_line(c)
             lines += interval_table(c["figures"])
+    if yours:
+        lines += ["", f"### {USER_SECTION}", "", _USER_NOTE]
+        subsections: dict[str, list[dict[str, Any]]] = {}
+        for c in yours:
+            subsections.setdefault(c["section"] or USER_SECTION, []).append(c)
+        for name, claims in subsections.items():
+            lines += [""] + ([f"#### {name}", ""] if name != USER_SECTION else [])
+            for c in claims:
+                lines += _finding_line(c)
+                lines += interval_table(c["figures"])
     corrections = corrections_section(report)
     if corrections:
         lines += ["", *corrections]
@@ -328,16 +382,29 @@ def write_report(
     corrections: Sequence[CorrectionResult] = (),
     no_correction: Sequence[NoCorrection] = (),
     figure_errors: Mapping[str, str] | None = None,
+    computations: Mapping[str, int] | None = None,
+    from_cache: int = 0,
 ) -> dict[str, Any]:
-    """Write ``out/report.json`` and ``out/report.md``; return the report dict."""
+    """Write ``out/report.json`` and ``out/report.md``; return the report dict (:func:`report_dict`)."""
     out.mkdir(parents=True, exist_ok=True)
-    report = report_dict(results, ctx, figures, argv, flags, corrections, no_correction, figure_errors)
+    report = report_dict(
+        results,
+        ctx,
+        figures,
+        argv,
+        flags,
+        corrections,
+        no_correction,
+        figure_errors,
+        computations,
+        from_cache,
+    )
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))
     return report
 
 
-# ------------------------------------------------------------------------------------------ README
+# ------------------------------------------------------------- the findings page (docs/findings.md)
 
 README_BEGIN = "<!-- findings:begin -->"
 README_END = "<!-- findings:end -->"
@@ -379,8 +446,8 @@ def interval_table(figures: Any) -> list[str]:
 
 
 def render_readme_findings(report: dict[str, Any]) -> str:
-    """The README's findings section body: per paper result, each claim's verdict and meaning, and under
-    each refuted statement its corrected statement (or why it has none yet).
+    """The findings page's section (docs/findings.md): per paper result, each claim's verdict and
+    meaning, and under each refuted statement its corrected statement (or why it has none yet).
 
     Generated from a report (``ropeproof findings REPORT``); every number in it comes from the
     report's parameters or from figures that the claim or correction pins.
@@ -397,7 +464,7 @@ def render_readme_findings(report: dict[str, Any]) -> str:
     corrected = readme_correction_lines(report)
     sections: dict[str, list[dict[str, Any]]] = {}
     for c in report["claims"]:
-        if c["section"] == "Your claims":
+        if _is_user(c):
             continue
         sections.setdefault(c["section"] or "Other", []).append(c)
     for name, claims in sections.items():
@@ -419,7 +486,7 @@ def render_readme_findings(report: dict[str, Any]) -> str:
 def replace_readme_findings(readme: str, body: str) -> str:
     """``readme`` with the text between :data:`README_BEGIN` and :data:`README_END` replaced."""
     if README_BEGIN not in readme or README_END not in readme:
-        raise ValueError(f"the README has no {README_BEGIN} ... {README_END} section")
+        raise ValueError(f"the file has no {README_BEGIN} ... {README_END} section")
     head, rest = readme.split(README_BEGIN, 1)
     _old, tail = rest.split(README_END, 1)
     return f"{head}{README_BEGIN}\n{body}{README_END}{tail}"

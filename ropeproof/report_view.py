@@ -35,13 +35,15 @@ class ReportView(TableDisplay):
         return cls(json.loads((p / "report.json" if p.is_dir() else p).read_text()))
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per claim: id, verdict (certified or not), expected, status, key figure and its value."""
+        """One row per claim: id, origin (``builtin``, or ``user`` for your claims), verdict (certified or
+        not), expected, status, key figure and its value."""
         out = []
         for c in self.report["claims"]:
             key = c.get("key_figure")
             out.append(
                 {
                     "id": c["id"],
+                    "origin": c.get("origin", "builtin"),
                     "verdict": c["verdict"] + (" (certified)" if c.get("certified") else ""),
                     "expected": c["expected"],
                     "status": c.get("status", ""),

@@ -48,7 +48,9 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     out = tmp_path_factory.mktemp("quick") / "report"
     # --jobs 1: under pytest-xdist every core already runs a worker, so a second figure process would
     # only compete with them (the two-process path has its own test, tests/ropeproof/test_figure_pool.py)
-    code = main(["check", "--quick", "--strict", "--jobs", "1", "--out", str(out), "--no-progress"])
+    cache = tmp_path_factory.mktemp("quick-cache")  # its own, empty: every value is computed
+    argv = ["check", "--quick", "--strict", "--jobs", "1", "--no-progress", "--cache-dir", str(cache)]
+    code = main([*argv, "--out", str(out)])
     return code, out
 
 
@@ -83,6 +85,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's ``ropeproof check`` runs get a cache of earlier runs' results of their own (empty),
+    never the user's: what a test computes is computed, and nothing outside the test is read."""
+    monkeypatch.setenv("ROPEPROOF_CACHE_DIR", str(tmp_path_factory.mktemp("result-cache")))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -41,7 +41,6 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.theory.derive": "tests/constructions/test_construction_api.py",
     "ropeproof.theory.dirichlet": "tests/verify/studies/beyond/test_many_plane.py",  # Theorems D and R
     "ropeproof.theory.errors": "tests/theory/test_validate.py",  # the errors the checks raise
-    "ropeproof.theory.proof_checks": "tests/theory/test_one_plane_optimum.py",  # the proofs' steps
     # ---- constructions
     "ropeproof.constructions.compile": "tests/constructions/test_construction_api.py",
     "ropeproof.constructions.counterexamples": "tests/verify/studies/beyond/test_remark31.py",  # Remark 3.1

@@ -53,12 +53,12 @@ with sympy; the integer step of Theorem R is checked exhaustively by :func:`resi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import sympy as sp
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.proof_checks import ProofStep
 from ropeproof.theory.trig_identity import vanishes_identically
 from ropeproof.theory.validate import integer
 
@@ -175,32 +175,6 @@ def residue_lemma_holds(base: int, planes: int) -> bool:
         if not any(base ** (k - 1) <= m % base**k <= base**k - base ** (k - 1) for k in range(1, planes + 1)):
             return False
     return True
-
-
-@dataclass
-class ProofStep:
-    """One step of a proof: what it states, how it is checked, and whether the check passed.
-
-    ``method`` is ``"sympy"`` (proved by sympy), ``"exhaustive"`` (checked for every case in a finite
-    range) or ``"argument"`` (a counting or order argument stated in words, not machine-checked).
-    """
-
-    name: str
-    statement: str
-    method: str
-    check: Callable[[], bool] | None = field(default=None, repr=False)
-    passed: bool | None = None
-
-    def run(self) -> bool | None:
-        self.passed = None if self.check is None else bool(self.check())
-        return self.passed
-
-    @property
-    def status(self) -> str:
-        """``checked``, ``failed``, ``argued, not checked`` (no check attached) or ``not run``."""
-        if self.check is None:
-            return "argued, not checked"
-        return {True: "checked", False: "failed", None: "not run"}[self.passed]
 
 
 def _one_minus_cos_increasing() -> bool:

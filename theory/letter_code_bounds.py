@@ -63,11 +63,10 @@ from functools import cache
 
 import sympy as sp
 
-from ropeproof.theory.dirichlet import ProofStep
+from ropeproof.theory import letter_code_lemmas as L
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.proof_checks import DEFINITION, monotone_on
+from ropeproof.theory.proof_checks import ProofStep, definition_step, monotone_on
 from ropeproof.theory.retrieval_margin import (
-    difference_identity,
     product_forms_hold,
     retrieval_margin_closed_form,
 )
@@ -125,51 +124,70 @@ def _square_nonnegative() -> bool:
     return bool((2 * sp.sin((N - 2) * THETA / 2) ** 2).is_nonnegative)
 
 
-@cache
-def _cos_decreasing() -> bool:
-    return bool(monotone_on(sp.cos(_X), _X, 0, sp.pi, increasing=False))
-
-
-@cache
-def _last_letter_wraps() -> bool:
-    a = sp.Symbol("A", positive=True, integer=True)
-    return sp.simplify((a - 1) * 2 * sp.pi / a - (2 * sp.pi - 2 * sp.pi / a)) == 0
-
-
 def competitor_steps() -> list[ProofStep]:
-    """The competitor lemma (module docstring)."""
+    """The competitor lemma (module docstring) and the monotonicity it rests on."""
     return [
         ProofStep(
-            "last-letter-wraps",
-            "(|ALPH| - 1) omega = 2 pi - omega, so for 2 <= c <= |ALPH| - 1 and 0 <= d theta <= omega the "
-            "angle "
-            "c omega - d theta lies in [omega, 2 pi - omega]",
+            "cos-decreasing",
+            "cos decreases on [0, pi], and omega = 2 pi/|ALPH| <= pi for |ALPH| >= 2",
             "sympy",
-            _last_letter_wraps,
+            lambda: L.cos_decreasing() and L.omega_at_most_pi(),
         ),
-        ProofStep("cos-decreasing", "cos decreases on [0, pi]", "sympy", _cos_decreasing),
         ProofStep(
             "competitor-lemma",
-            "for 0 <= d theta <= omega and c != 0, cos(c omega - d theta) <= cos(omega - d theta) (the angle "
-            "is "
-            "at least omega - d theta from 2 pi Z; cos is even and 2 pi-periodic)",
-            DEFINITION,
+            "for 0 <= d theta <= omega and 1 <= c <= |ALPH| - 1, cos(c omega - d theta) <= cos(omega - d "
+            "theta), with equality at c = 1: alpha = omega - d theta and phi = c omega - d theta satisfy 0 "
+            "<= alpha <= pi and alpha <= phi <= 2 pi - alpha, where cos(phi) <= cos(alpha)",
+            "sympy",
+            L.competitor_lemma,
+        ),
+    ]
+
+
+def _order_steps(prefix: str = "") -> list[ProofStep]:
+    """The definitions that combine the lemmas: a margin is at most the target minus any one competitor,
+    the best competitor is at most a bound that every competitor obeys, and the least margin over inputs
+    is at most any one input's and at least a bound that every input obeys."""
+    return [
+        definition_step(
+            f"{prefix}margin-below-one-competitor",
+            "an input's margin (the target minus the best competitor) is at most the target minus any one "
+            "competitor",
+            "margin-at-most-one-competitor",
+        ),
+        definition_step(
+            f"{prefix}best-competitor-below-a-bound",
+            "if every competitor logit is at most B, the best competitor is at most B",
+            "best-below-a-common-bound",
+        ),
+        definition_step(
+            f"{prefix}least-over-inputs",
+            "margin_inf, the least margin over inputs, is at most the margin of any one input",
+            "worst-at-most-one-input",
+        ),
+        definition_step(
+            f"{prefix}least-above-a-bound",
+            "if every input's margin is at least B, margin_inf is at least B",
+            "worst-above-a-common-bound",
         ),
     ]
 
 
 def retrieval_exact_steps() -> list[ProofStep]:
     """R1's exact worst margin on ``(n - 1) theta <= omega``: the competitor lemma, the worst input and the
-    product forms of :mod:`ropeproof.theory.retrieval_margin`."""
+    product forms of :mod:`ropeproof.theory.retrieval_margin`, every step machine-checked."""
     return [
         *competitor_steps(),
         ProofStep(
             "worst-input",
-            "with T(d) = cos(d theta) decreasing and cos(omega - d theta) increasing in d, the least "
-            "T(d_t) - cos(omega - D theta) (D the largest other distance) is at d_t = n - 2 or n - 1, and "
-            "those inputs attain it: margin_inf = min(f_near, f_far)",
-            DEFINITION,
+            "for a target at distance d_t the farthest other distance D is n - 1 (d_t <= n - 2) or n - 2 "
+            "(d_t = n - 1); cos(omega - d theta) does not decrease in d while d theta <= omega, so every "
+            "competitor scores at most cos(omega - D theta), which the letter phi(Y) + 1 at D attains; and "
+            "T(d_t) >= T(n - 2) for d_t <= n - 2: margin_inf = min(f_near, f_far)",
+            "sympy",
+            L.worst_input,
         ),
+        *_order_steps(),
         ProofStep(
             "product-forms",
             "f_far, f_near in product form (sum-to-product)",
@@ -178,33 +196,42 @@ def retrieval_exact_steps() -> list[ProofStep]:
         ),
         ProofStep(
             "switch",
-            "f_far - f_near = 4 sin(theta/2) cos(omega/2) sin((omega - (2n - 3) theta)/2)",
+            "f_far - f_near = 4 sin(theta/2) cos(omega/2) sin((omega - (2n - 3) theta)/2), with the sign of "
+            "omega - (2n - 3) theta while (n - 1) theta <= omega: f_near is the smaller exactly for n <= n*",
             "sympy",
-            difference_identity,
+            L.switch_sign,
         ),
     ]
 
 
 def retrieval_bound_proof() -> list[ProofStep]:
     """R1: the exact worst margin (:func:`retrieval_exact_steps`) and the bound of [A]'s shape for every
-    ``theta`` and every length."""
+    ``theta`` and every length, every step machine-checked."""
     return [
         *retrieval_exact_steps(),
         ProofStep(
-            "witness-margin",
-            "a minimum over inputs is at most the margin of one input, which is at most its target logit "
-            "minus "
-            "any one competitor's",
-            DEFINITION,
-        ),
-        ProofStep(
             "witness-identity",
+            "the witness (target at n - 2, letter phi(Y) + 1 at n - 1) has target minus that competitor "
             "cos((n - 2) theta) - cos(omega - (n - 1) theta) = [1 - cos(omega - (n - 1) theta)] - "
             "2 sin((n - 2) theta / 2)^2",
             "sympy",
             _witness_identity,
         ),
         ProofStep("square", "2 sin((n - 2) theta / 2)^2 >= 0", "sympy", _square_nonnegative),
+        ProofStep(
+            "two-keys",
+            "at n = 2 the only competitor is the query's own key at d = 0, scoring cos(c omega) <= "
+            "cos(omega) (the competitor lemma at d = 0, equality at c = 1), so margin_inf(2) = cos theta - "
+            "cos omega; and cos theta <= 1",
+            "sympy",
+            lambda: L.competitor_lemma() and L.target_below_one(),
+        ),
+        definition_step(
+            "gap-is-margin",
+            "where margin_inf > 0 every input has its target strictly on top, so its gap is its margin and "
+            "gap_inf = margin_inf",
+            "gap-is-margin-on-top",
+        ),
     ]
 
 
@@ -250,7 +277,7 @@ def _range_exceeds_bound() -> bool:
 
 
 def largest_gap_proof() -> list[ProofStep]:
-    """R2's steps (module docstring)."""
+    """R2's steps (module docstring), every one machine-checked."""
     return [
         *competitor_steps(),
         ProofStep(
@@ -261,17 +288,51 @@ def largest_gap_proof() -> list[ProofStep]:
         ),
         ProofStep(
             "least-competitor",
-            "for 0 <= d theta <= omega / 2 every other c puts c omega - d theta at least omega - d theta >= "
-            "d theta "
-            "from pi, so the least competitor logit at distance d is -cos(d theta)",
-            DEFINITION,
+            "for even |ALPH| >= 4, 0 <= d theta <= omega/2 and c != 0, |ALPH|/2: cos(c omega - d theta) >= "
+            "-cos(d theta) (cos(c omega - x) + cos x = 2 cos(c omega/2) cos(c omega/2 - x), both factors of "
+            "one sign), so the least competitor logit at distance d is -cos(d theta)",
+            "sympy",
+            L.least_competitor,
         ),
         ProofStep(
             "target-on-top",
-            "T(d_t) >= cos(omega / 2) >= every competitor logit (each is at least omega / 2 from 2 pi Z), so "
-            "the "
-            "gap is T(d_t) minus the best competitor, largest for d_t = 1 and opposite letters elsewhere",
-            DEFINITION,
+            "T(d_t) >= cos(omega/2) >= cos(omega - d theta) >= every competitor logit while (n - 1) theta <= "
+            "omega/2, so the target is on top of every input",
+            "sympy",
+            L.target_on_top,
+        ),
+        definition_step(
+            "gap-is-margin",
+            "with the target on top, an input's gap is its margin: the target minus the best competitor",
+            "gap-is-margin-on-top",
+        ),
+        definition_step(
+            "best-above-one-competitor",
+            "the best competitor is at least the competitor at the farthest other distance D",
+            "best-at-least-one",
+        ),
+        ProofStep(
+            "nearest-target",
+            "so an input's gap is at most T(d_t) + cos(D theta), largest at d_t = 1, D = n - 1 (T(d_t) <= "
+            "T(1); at d_t = n - 1, cos((n - 2) theta) <= cos theta); with the opposite letter everywhere the "
+            "best competitor is -cos((n - 1) theta), the farthest",
+            "sympy",
+            L.nearest_target,
+        ),
+        definition_step(
+            "largest-below-a-bound",
+            "if every input's gap is at most B, gap_sup is at most B",
+            "best-below-a-common-bound",
+        ),
+        definition_step(
+            "largest-over-inputs",
+            "gap_sup, the largest gap over inputs, is at least the gap of any one input",
+            "best-at-least-one",
+        ),
+        definition_step(
+            "best-competitor-below-a-bound",
+            "if every competitor logit is at most B, the best competitor is at most B",
+            "best-below-a-common-bound",
         ),
         ProofStep(
             "gap-product",
@@ -325,20 +386,18 @@ def _recency_identity() -> bool:
     )
 
 
-@cache
-def _sin_increasing() -> bool:
-    return bool(monotone_on(sp.sin(_X), _X, 0, sp.pi / 2))
-
-
 def partial_induction_proof() -> list[ProofStep]:
-    """P's steps (module docstring)."""
+    """P's steps (module docstring), every one machine-checked."""
     return [
         *retrieval_exact_steps(),
         ProofStep(
             "independent-positions",
-            "each position's content is chosen independently, so the worst margin is the least target logit "
-            "minus one competitor's, over target distances and single competitors",
-            DEFINITION,
+            "with (2n - 3) theta <= omega (so (n - 1) theta <= omega), a letter other than Y is bounded as "
+            "for Retrieval, and an earlier Y at d >= d_t + 1 scores cos(d theta) <= cos((d_t + 1) theta), "
+            "which a Y at d_t + 1 attains (d_t <= n - 2): the worst input with the target at d_t has margin "
+            "min(T(d_t) - T(d_t + 1), T(d_t) - cos(omega - D theta))",
+            "sympy",
+            L.earlier_y,
         ),
         ProofStep(
             "recency-identity",
@@ -348,10 +407,24 @@ def partial_induction_proof() -> list[ProofStep]:
         ),
         ProofStep(
             "recency-least-at-1",
-            "sin increases on [0, pi/2] and (2n - 3) theta / 2 <= omega / 2 <= pi/2, so the recency term is "
-            "least "
-            "at d = 1",
+            "for 1 <= d <= n - 2, 3 theta/2 <= (2d + 1) theta/2 <= (2n - 3) theta/2 <= omega/2 <= pi/2, sin "
+            "increases on [0, pi/2] and sin(theta/2) >= 0, so the recency term is least at d = 1",
             "sympy",
-            _sin_increasing,
+            L.recency_least_at_1,
+        ),
+        ProofStep(
+            "positive-below-horizon",
+            "while 0 < theta and (2n - 3) theta < omega both terms are positive: every sine in them has its "
+            "argument in (0, pi)",
+            "sympy",
+            L.positive_below_horizon,
+        ),
+        ProofStep(
+            "fails-next",
+            "at the first length with (2n - 3) theta >= omega, the input with the target at n - 1 and phi(Y) "
+            "+ 1 at n - 2 has target minus that competitor f_far(n) <= 0 (its sines have arguments in "
+            "[0, pi] and [-pi, 0])",
+            "sympy",
+            lambda: product_forms_hold() and L.fails_at_next_length(),
         ),
     ]

@@ -14,9 +14,12 @@ Two kinds of product:
   converted to lists and Python numbers, anything else is refused). :meth:`ResultStore.get` hands
   out a fresh decoded copy every time: the caller may modify it, and a value is the same whether this
   process computed it, another process did, or it was read from a saved run.
-- **object** (:func:`object_product`): anything (a loaded model, a compiled head, a sweep table), one
-  per store and process, returned as is and **read-only by contract** (do not train it, move it or
-  leave hooks on it).
+- **object** (:func:`object_product`): anything (a loaded model, a compiled head, a sweep table),
+  returned as is and **read-only by contract** (do not train it, move it or leave hooks on it). With a
+  directory, a *shared* object (the default) is computed once for every process that shares the
+  directory: the first asker pickles it into the directory's private :data:`OBJECTS` folder under the
+  value's lock, and the others load that file. An object declared ``shared=False`` (a loaded
+  checkpoint: reading it from disk costs no more than unpickling it) is computed once per process.
 
 With a ``directory``, every data value is also written there, one JSON file per product and arguments
 (atomically, :mod:`ropeproof.theory.atomic_output`), and values already there are read instead of
@@ -41,15 +44,21 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
+import pickle
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from ropeproof.theory.atomic_output import write_text_atomic
 from ropeproof.theory.errors import InputError
+
+if TYPE_CHECKING:
+    from ropeproof.theory.result_cache import ResultCache
 
 T = TypeVar("T")
 Kind = Literal["data", "object"]
@@ -57,7 +66,13 @@ Kind = Literal["data", "object"]
 RESULT_FORMAT, RESULT_VERSION = "ropeproof-result", 1
 """Name and version of a saved value's file."""
 LOCKS = ".locks"
-"""The directory of per-value lock files inside a store's directory (:meth:`ResultStore.remove_locks`)."""
+"""The directory of per-value lock files inside a store's directory (:meth:`ResultStore.finish_run`)."""
+OBJECTS = ".objects"
+"""The directory of pickled shared objects inside a store's directory, private to one run."""
+COMPUTED = ".computed"
+"""The log of computations inside a store's directory: one line per computed value, from every process."""
+FROM_CACHE = ".from-cache"
+"""The log of values read from the cache of earlier runs instead of computed (same format)."""
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 """A product name: lower-case letters, digits, ``_``, ``.`` and ``-`` (it names the product's files)."""
 
@@ -74,6 +89,8 @@ class Product(Generic[T]):
     name: str
     compute: Callable[..., T]
     kind: Kind = "data"
+    shared: bool = True
+    """For an object product: whether processes sharing a store directory share one computation."""
 
     def __post_init__(self) -> None:
         if not NAME.fullmatch(self.name):
@@ -87,9 +104,10 @@ def data_product(name: str) -> Callable[[Callable[..., T]], Product[T]]:
     return lambda compute: Product(name, compute, "data")
 
 
-def object_product(name: str) -> Callable[[Callable[..., T]], Product[T]]:
-    """Decorator: ``compute(store, **args)`` as an object :class:`Product` called ``name``."""
-    return lambda compute: Product(name, compute, "object")
+def object_product(name: str, shared: bool = True) -> Callable[[Callable[..., T]], Product[T]]:
+    """Decorator: ``compute(store, **args)`` as an object :class:`Product` called ``name``; ``shared``:
+    computed once for every process sharing the store's directory (module docstring)."""
+    return lambda compute: Product(name, compute, "object", shared)
 
 
 def to_json_data(value: Any, where: str = "value") -> Any:
@@ -151,12 +169,17 @@ class ResultStore:
     """The computed results of one run (module docstring).
 
     ``directory``: where data values are written and read (``None``: memory only). ``compute``: whether
-    a value not held may be computed (``False``: :class:`MissingResult` instead).
+    a value not held may be computed (``False``: :class:`MissingResult` instead). ``cache``: a
+    :class:`~ropeproof.theory.result_cache.ResultCache` of earlier runs' values, looked up before a data
+    value or a shared object is computed and given what is computed.
     """
 
-    def __init__(self, directory: str | Path | None = None, compute: bool = True) -> None:
+    def __init__(
+        self, directory: str | Path | None = None, compute: bool = True, cache: ResultCache | None = None
+    ) -> None:
         self.directory = None if directory is None else Path(directory)
         self.may_compute = bool(compute)
+        self.cache = cache if self.may_compute else None
         if self.directory is not None and self.may_compute:
             self.directory.mkdir(parents=True, exist_ok=True)
         if self.directory is None and not self.may_compute:
@@ -165,6 +188,8 @@ class ResultStore:
         self._objects: dict[str, Any] = {}
         self.computed: list[str] = []
         """The keys (:func:`result_key`) this store computed itself, in the order it finished them."""
+        self.from_cache: list[str] = []
+        """The keys this store read from its :class:`~ropeproof.theory.result_cache.ResultCache`."""
 
     @classmethod
     def saved(cls, directory: str | Path) -> ResultStore:
@@ -180,8 +205,7 @@ class ResultStore:
         if product.kind == "object":
             if key not in self._objects:
                 self._refuse_if_read_only(product, key)
-                self._objects[key] = product.compute(self, **args)
-                self.computed.append(key)
+                self._objects[key] = self._object(product, args, key)
             return self._objects[key]
         if key not in self._texts:
             self._texts[key] = self._data_text(product, args, key)
@@ -193,6 +217,64 @@ class ResultStore:
                 f"the saved results in {self.directory} do not hold {key} and may not compute it "
                 f"({product.kind} product {product.name!r})"
             )
+
+    def _object(self, product: Product[Any], args: dict[str, Any], key: str) -> Any:
+        if self.directory is None or not product.shared:
+            value = product.compute(self, **args)
+            self.computed.append(key)  # not logged: a per-process object is computed once per process
+            return value
+        from filelock import FileLock
+
+        path = self.directory / OBJECTS / (_file_of(product, key)[: -len(".json")] + ".pickle")
+        (self.directory / LOCKS).mkdir(exist_ok=True)
+        with FileLock(str(self.directory / LOCKS / (path.stem + ".object.lock"))):
+            if path.is_file():  # another process of this run computed it
+                return pickle.loads(path.read_bytes())
+            value = self._computed_object(product, args, key)
+            import cloudpickle  # pickles the closures objects carry (a sweep table's witnesses)
+
+            try:
+                data = cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, AttributeError):
+                # not shareable after all: another process computes it again, which the log shows
+                return value
+            path.parent.mkdir(exist_ok=True)
+            staged = path.with_name(f".{path.name}.{os.getpid()}")
+            staged.write_bytes(data)
+            staged.replace(path)
+            return value
+
+    def _computed_object(self, product: Product[Any], args: dict[str, Any], key: str) -> Any:
+        if self.cache is not None:
+            from ropeproof.theory.result_cache import MISSING
+
+            cached = self.cache.get_object(key)
+            if cached is not MISSING:
+                self._record(key, FROM_CACHE)
+                return cached
+        value = product.compute(self, **args)
+        self._record(key)
+        if self.cache is not None:
+            self.cache.put_object(key, value)
+        return value
+
+    def _record(self, key: str, log_name: str = COMPUTED) -> None:
+        """Note that this process computed ``key`` (or read it from the cache, ``log_name`` =
+        :data:`FROM_CACHE`): :attr:`computed` or :attr:`from_cache`, and the directory's log."""
+        (self.computed if log_name == COMPUTED else self.from_cache).append(key)
+        if self.directory is not None:
+            # one short line per write: appends of one write(2) each do not interleave on a local disk
+            with open(self.directory / log_name, "a", encoding="utf-8") as log:
+                log.write(key + "\n")
+
+    def computation_counts(self, log_name: str = COMPUTED) -> Counter[str]:
+        """How often each value was computed by the processes sharing this store's directory (this
+        store's own :attr:`computed` without a directory); with ``log_name`` = :data:`FROM_CACHE`, how
+        often each was read from the cache instead."""
+        if self.directory is None:
+            return Counter(self.computed if log_name == COMPUTED else self.from_cache)
+        log = self.directory / log_name
+        return Counter(log.read_text(encoding="utf-8").splitlines() if log.is_file() else [])
 
     def _data_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
         if self.directory is None:
@@ -213,6 +295,11 @@ class ResultStore:
             return text
 
     def _computed_text(self, product: Product[Any], args: dict[str, Any], key: str) -> str:
+        if self.cache is not None:
+            cached = self.cache.get_text(key)
+            if cached is not None:
+                self._record(key, FROM_CACHE)
+                return cached
         value = to_json_data(product.compute(self, **args), product.name)
         entry = {
             "format": RESULT_FORMAT,
@@ -221,8 +308,11 @@ class ResultStore:
             "args": json.loads(key[len(product.name) :]),
             "value": value,
         }
-        self.computed.append(key)
-        return _dumps(entry)
+        self._record(key)
+        text = _dumps(entry)
+        if self.cache is not None:
+            self.cache.put_text(key, text)
+        return text
 
     @staticmethod
     def _read(path: Path, key: str) -> str:
@@ -244,11 +334,14 @@ class ResultStore:
             keys.append(entry["product"] + _dumps(entry["args"]))
         return sorted(keys)
 
-    def remove_locks(self) -> None:
-        """Delete the lock files (once no other process uses the directory): a finished run keeps only
-        its values."""
+    def finish_run(self) -> None:
+        """Delete the lock files, the pickled objects and the computation log (once no other process
+        uses the directory): a finished run keeps only its JSON values."""
         if self.directory is not None:
             shutil.rmtree(self.directory / LOCKS, ignore_errors=True)
+            shutil.rmtree(self.directory / OBJECTS, ignore_errors=True)
+            (self.directory / COMPUTED).unlink(missing_ok=True)
+            (self.directory / FROM_CACHE).unlink(missing_ok=True)
 
     def __repr__(self) -> str:
         where = "memory" if self.directory is None else str(self.directory)

@@ -11,9 +11,13 @@
   :mod:`ropeproof.verify` (tolerances, refinements and conventions live there).
 
 Your own claims use the module-level :func:`claim` decorator (they land in
-:data:`~ropeproof.claims.registry.USER_CLAIMS` and run after the built-in ones);
-:mod:`ropeproof.claims.loading` loads them from files, modules and the ``ropeproof.claims``
-entry-point group, and selects claims by id.
+:data:`~ropeproof.claims.registry.USER_CLAIMS` and run after the built-in ones) or a
+:class:`ClaimSet` of your own; either way they are listed under :data:`USER_SECTION` and read as
+expected against got (:attr:`Claim.builtin`). :mod:`ropeproof.claims.loading` loads them from files,
+modules and the ``ropeproof.claims`` entry-point group, and selects claims by id;
+``ropeproof check`` loads and runs them in a process of their own, under a time limit
+(:mod:`ropeproof.claims.claims_process`), and every claim runs with the process-wide settings it
+changes put back afterwards (:mod:`ropeproof.claims.global_state`).
 """
 
 from __future__ import annotations
@@ -24,13 +28,16 @@ from ropeproof.claims.loading import (
     ENTRY_POINT_GROUP,
     ClaimLoadError,
     claim_source,
+    declared_entry_points,
     entry_point_claims,
     gather_claims,
     load_claims,
+    merge_claims,
     select_claims,
 )
 from ropeproof.claims.registry import (
     USER_CLAIMS,
+    USER_SECTION,
     Approx,
     CheckContext,
     Claim,
@@ -101,6 +108,7 @@ __all__ = [
     "BUILTIN_TOPICS",
     "ENTRY_POINT_GROUP",
     "USER_CLAIMS",
+    "USER_SECTION",
     "Approx",
     "CheckContext",
     "Claim",
@@ -113,9 +121,11 @@ __all__ = [
     "builtin_claim_sets",
     "claim",
     "claim_source",
+    "declared_entry_points",
     "entry_point_claims",
     "gather_claims",
     "load_claims",
+    "merge_claims",
     "registered_claims",
     "registered_corrections",
     "registered_no_corrections",

@@ -3,13 +3,12 @@
 A pinned ``violated`` claim about a statement of [A] or [B] says where the statement fails; a
 :class:`Correction` says what is true instead: the claims it corrects, the reading of Delta and the
 length convention it is stated under, one sentence and its LaTeX (and the same with ``n`` read as the
-largest offset), its status (``proved``, ``certified`` over a stated range, or ``conjectured`` with the
-evidence), its range, how tight it is, and a function of the verify layer that computes the exact
-quantity, the reported and corrected statements per length, a witness and the proof steps
-(:class:`~ropeproof.verify.studies.errata.correction_data.CorrectionData`). A topic module adds its
-corrections
-to its own :class:`~ropeproof.claims.registry.ClaimSet` with ``CLAIMS.add_correction(...)``; a pinned
-``violated`` claim that has none yet gets ``CLAIMS.no_correction(claim_id, reason)``.
+largest offset), its status (one of :data:`STATUSES`), its range, how tight it is, and a function of
+the verify layer that computes the exact quantity, the reported and corrected statements per length, a
+witness and the proof steps (:class:`~ropeproof.verify.studies.errata.correction_data.CorrectionData`).
+A topic module adds its corrections to its own :class:`~ropeproof.claims.registry.ClaimSet` with
+``CLAIMS.add_correction(...)``; a pinned ``violated`` claim that has none yet gets
+``CLAIMS.no_correction(claim_id, reason)``.
 
 A correction is pinned like a claim: :func:`run_correction` computes it, and the result is a regression
 (``ropeproof check --strict`` and ``ropeproof errata --strict`` fail) when the status that the
@@ -29,8 +28,13 @@ from ropeproof.claims.registry import Approx, CheckContext, Claim, NoCorrection,
 from ropeproof.verify.kernel.threads import thread_policy
 from ropeproof.verify.studies.errata.correction_data import CorrectionData
 
-Status = Literal["proved", "certified", "conjectured"]
-STATUSES: tuple[str, ...] = ("proved", "certified", "conjectured")
+Status = Literal["machine-checked", "proved", "certified", "conjectured"]
+STATUSES: tuple[str, ...] = ("machine-checked", "proved", "certified", "conjectured")
+"""The status levels, strongest first (docs/theory.md section 9): ``machine-checked`` (every proof step a
+checked identity, inequality, exhaustive computation or restated definition, none argued), ``proved`` (a
+complete written proof in docs/theory.md with some steps argued, named in the status basis),
+``certified`` (interval arithmetic for every ``n`` of a stated range), ``conjectured`` (evidence over a
+stated range)."""
 REFERENCE = "docs/theory.md section 9"
 __all__ = [
     "STATUSES",

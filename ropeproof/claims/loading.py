@@ -4,8 +4,10 @@
 :data:`~ropeproof.claims.registry.USER_CLAIMS`, then the claims loaded here:
 
 - ``--claims my_claims.py`` (a file) or ``--claims my_pkg.claims`` (an importable module):
-  importing it registers whatever it decorates with the module-level ``claim`` decorator, and
-  every :class:`~ropeproof.claims.registry.ClaimSet` defined at its top level is added too;
+  importing it registers whatever it decorates with the module-level ``claim`` decorator (sibling
+  modules it imports included), and every :class:`~ropeproof.claims.registry.ClaimSet` defined at its
+  top level is added too. A file's directory is on ``sys.path`` while it is imported, so it can import
+  the modules next to it;
 - the entry-point group :data:`ENTRY_POINT_GROUP` (``ropeproof.claims``): each entry point of an
   installed distribution names a module (loaded as above), a ``ClaimSet``, or a callable returning
   a ``ClaimSet`` or a list of claims, e.g. in the plugin's ``pyproject.toml``::
@@ -18,6 +20,13 @@
 
 :func:`claim_source` says where each claim comes from (``ropeproof check --list`` prints it). Ids
 stay unique across every source.
+
+Loaded here, in the calling process, a file is imported with the process-wide settings saved and put
+back afterwards (:func:`~ropeproof.claims.global_state.global_state_restored`: mpmath precision,
+environment, random state, ...), so what its top level sets does not outlive the import.
+``ropeproof check`` does not load your claims in its own process at all: it loads and runs them in a
+process of their own (:mod:`ropeproof.claims.claims_process`), where ``keep_path=True`` keeps a file's
+directory on ``sys.path`` for the checks that import next to it later.
 """
 
 from __future__ import annotations
@@ -27,12 +36,14 @@ import hashlib
 import importlib
 import importlib.util
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ropeproof.claims.global_state import global_state_restored
 from ropeproof.claims.registry import USER_CLAIMS, Claim, ClaimSet
 from ropeproof.theory.errors import RopeproofError
 
@@ -55,7 +66,33 @@ def _module_name_for(path: Path) -> str:
     return f"ropeproof_user_claims.{stem}_{digest}"
 
 
-def _import_file(path: Path) -> ModuleType:
+@contextmanager
+def _importing(directory: Path | None, keep_path: bool) -> Iterator[None]:
+    """Import with ``directory`` first on ``sys.path``; unless ``keep_path``, with the process-wide
+    settings put back afterwards (``sys.path`` included)."""
+    if keep_path:
+        if directory is not None and str(directory) not in sys.path:
+            sys.path.insert(0, str(directory))
+        yield
+        return
+    with global_state_restored():
+        if directory is not None:
+            sys.path.insert(0, str(directory))
+        yield
+
+
+def _registered_while(module_name: str, run: Callable[[], ModuleType]) -> ModuleType:
+    """``run()`` (an import), recording on the module the ``USER_CLAIMS`` ids registered meanwhile (by
+    it or the modules it imports); a second import finds the module in ``sys.modules`` and its record."""
+    before = {c.id for c in USER_CLAIMS}
+    already = module_name in sys.modules
+    module = run()
+    if not already and getattr(module, _LOADED_ATTR, None) is None:
+        setattr(module, _LOADED_ATTR, [c.id for c in USER_CLAIMS if c.id not in before])
+    return module
+
+
+def _import_file(path: Path, keep_path: bool = False) -> ModuleType:
     name = _module_name_for(path)
     if name in sys.modules:
         return sys.modules[name]
@@ -63,29 +100,39 @@ def _import_file(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ClaimLoadError(f"--claims {path}: not a Python file that can be imported")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise ClaimLoadError(f"--claims {path}: importing it raised {type(exc).__name__}: {exc}") from exc
-    return module
+
+    def run() -> ModuleType:
+        sys.modules[name] = module
+        try:
+            with _importing(path.parent, keep_path):
+                spec.loader.exec_module(module)  # type: ignore[union-attr]
+        except Exception as exc:
+            del sys.modules[name]
+            raise ClaimLoadError(f"--claims {path}: importing it raised {type(exc).__name__}: {exc}") from exc
+        return module
+
+    return _registered_while(name, run)
 
 
-def _import_module(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        raise ClaimLoadError(
-            f"--claims {name}: no such file, and no importable module of that name ({exc})"
-        ) from exc
-    except Exception as exc:
-        raise ClaimLoadError(f"--claims {name}: importing it raised {type(exc).__name__}: {exc}") from exc
+def _import_module(name: str, keep_path: bool = False) -> ModuleType:
+    def run() -> ModuleType:
+        try:
+            with _importing(None, keep_path):
+                return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            raise ClaimLoadError(
+                f"--claims {name}: no such file, and no importable module of that name ({exc})"
+            ) from exc
+        except Exception as exc:
+            raise ClaimLoadError(f"--claims {name}: importing it raised {type(exc).__name__}: {exc}") from exc
+
+    return _registered_while(name, run)
 
 
 def _claims_of_module(module: ModuleType) -> list[Claim]:
-    """The claims a module registers: its new ``USER_CLAIMS`` entries (recorded on first import,
-    since a second import does not re-run it) and the claims of its top-level ``ClaimSet`` s."""
+    """The claims a module registers: the ``USER_CLAIMS`` entries its import added (recorded on first
+    import, since a second import does not re-run it; for a module imported before, those whose check
+    it defines) and the claims of its top-level ``ClaimSet`` s."""
     ids = getattr(module, _LOADED_ATTR, None)
     if ids is None:
         ids = [c.id for c in USER_CLAIMS if getattr(c.check, "__module__", None) == module.__name__]
@@ -104,12 +151,14 @@ def _record(claims: Iterable[Claim], source: str) -> list[Claim]:
     return out
 
 
-def load_claims(spec: str | Path) -> list[Claim]:
+def load_claims(spec: str | Path, keep_path: bool = False) -> list[Claim]:
     """The claims of a file (``*.py`` or an existing path) or an importable module name.
 
-    A file is imported once per process under a private module name; a module by
-    ``importlib.import_module``. Raises :class:`ClaimLoadError` (one line) when it cannot be found
-    or importing it fails.
+    A file is imported once per process under a private module name, with its directory first on
+    ``sys.path`` while it is imported (for good when ``keep_path``); a module by
+    ``importlib.import_module``. Unless ``keep_path``, the process-wide settings the import changes
+    are put back afterwards (module docstring). Raises :class:`ClaimLoadError` (one line) when it
+    cannot be found or importing it fails.
     """
     text = str(spec)
     path = Path(text).expanduser()
@@ -117,13 +166,19 @@ def load_claims(spec: str | Path) -> list[Claim]:
         if not path.is_file():
             raise ClaimLoadError(f"--claims {text}: no such file")
         path = path.resolve()
-        return _record(_claims_of_module(_import_file(path)), str(path))
-    module = _import_module(text)
+        return _record(_claims_of_module(_import_file(path, keep_path)), str(path))
+    module = _import_module(text, keep_path)
     return _record(_claims_of_module(module), module.__name__)
 
 
 def _entry_points() -> Sequence[Any]:
     return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def declared_entry_points() -> list[Any]:
+    """The ``ropeproof.claims`` entry points the installed distributions declare, in name order (read
+    from their metadata; nothing is imported)."""
+    return sorted(_entry_points(), key=lambda e: e.name)
 
 
 def _claims_of_object(obj: Any, where: str) -> list[Claim]:
@@ -143,10 +198,11 @@ def _claims_of_object(obj: Any, where: str) -> list[Claim]:
     )
 
 
-def entry_point_claims() -> list[Claim]:
-    """The claims of every installed ``ropeproof.claims`` entry point, in name order."""
+def entry_point_claims(points: Sequence[Any] | None = None) -> list[Claim]:
+    """The claims of ``points`` (``importlib.metadata.EntryPoint`` s; by default every installed
+    ``ropeproof.claims`` entry point, :func:`declared_entry_points`), in name order."""
     out: list[Claim] = []
-    for ep in sorted(_entry_points(), key=lambda e: e.name):
+    for ep in sorted(declared_entry_points() if points is None else points, key=lambda e: e.name):
         where = f"entry point {ep.name} = {ep.value}"
         try:
             obj = ep.load()
@@ -159,25 +215,36 @@ def entry_point_claims() -> list[Claim]:
 
 
 def claim_source(c: Claim) -> str:
-    """Where ``c`` comes from: the file, module or entry point it was loaded from, else the module
-    that defines its check (a built-in topic such as ``ropeproof.claims.thm32``)."""
-    return _SOURCES.get(c.id) or str(getattr(c.check, "__module__", "?"))
+    """Where ``c`` comes from: the file, module or entry point it was loaded from (``c.source`` for a
+    claim loaded in the claims process), else the module that defines its check (a built-in topic
+    such as ``ropeproof.claims.thm32``)."""
+    return getattr(c, "source", "") or _SOURCES.get(c.id) or str(getattr(c.check, "__module__", "?"))
 
 
 def gather_claims(
-    registered: Sequence[Claim], sources: Sequence[str | Path] = (), entry_points: bool = True
+    registered: Sequence[Claim],
+    sources: Sequence[str | Path] = (),
+    entry_points: bool = True,
+    keep_path: bool = False,
 ) -> list[Claim]:
     """``registered`` (the built-in and user claims), then the claims of each of ``sources``
-    (:func:`load_claims`), then the entry points' (:func:`entry_point_claims`); a claim reached twice
-    is kept once, two different claims with one id raise :class:`ClaimLoadError`."""
+    (:func:`load_claims`, with ``keep_path``), then the entry points' (:func:`entry_point_claims`);
+    a claim reached twice is kept once, two different claims with one id raise
+    :class:`ClaimLoadError` (:func:`merge_claims`)."""
     extra: list[Claim] = []
     for spec in sources:
-        extra.extend(load_claims(spec))
+        extra.extend(load_claims(spec, keep_path))
     if entry_points:
         extra.extend(entry_point_claims())
+    return merge_claims([*registered, *extra])
+
+
+def merge_claims(claims: Iterable[Claim]) -> list[Claim]:
+    """``claims`` in order with each claim kept once; :class:`ClaimLoadError` naming both sources when
+    two different claims have one id."""
     out: list[Claim] = []
     by_id: dict[str, Claim] = {}
-    for c in [*registered, *extra]:
+    for c in claims:
         if c.id in by_id:
             if by_id[c.id] is c:
                 continue

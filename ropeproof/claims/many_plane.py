@@ -131,7 +131,7 @@ def _dirichlet(ctx: CheckContext) -> Outcome:
         "box-width": lambda: all_certified,
     }
     steps = [
-        dataclasses.replace(s, method="certified", check=ranged[s.name]) if s.name in ranged else s
+        dataclasses.replace(s, method="interval", check=ranged[s.name]) if s.name in ranged else s
         for s in steps
     ]
     run_proof(steps)

@@ -178,7 +178,7 @@ CLAIMS.add_correction(
         r"\operatorname{margin}^{\mathrm{Retrieval}}_{\inf}(n)\right)>0\quad\text{for }(2n-3)\theta<"
         r"\frac{2\pi}{|\mathrm{ALPH}|}",
         offset_statement="With n the largest offset the horizon reads (2n - 1) theta < omega.",
-        status="proved",
+        status="machine-checked",
         range="every |ALPH| >= 2, theta > 0 and length n with (2n - 3) theta <= omega; rows: |ALPH| = "
         "{alphabet}, theta = omega/{twice_length}, n = 2..{horizon}",
         tightness="Equality at every length up to the horizon {horizon}: the target one position back "

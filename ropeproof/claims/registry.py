@@ -44,12 +44,16 @@ import numpy as np
 import torch
 
 from ropeproof.claims.containment import contained
+from ropeproof.claims.global_state import global_state_restored
 from ropeproof.theory.result_store import ResultStore
 from ropeproof.verify.kernel.threads import thread_policy
 from ropeproof.verify.measure.outcome import VERDICTS, Outcome
 
 Expectation = Literal["holds", "violated", "open"]
 EXPECTATIONS: tuple[str, ...] = ("holds", "violated", "open")
+
+USER_SECTION = "Your claims"
+"""The report section of your claims (those that are not :attr:`Claim.builtin`) that name no section."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,10 @@ class Approx:
 
     def __str__(self) -> str:
         return f"{self.value:.6g} (rel {self.rel:g})"
+
+    def to_json(self) -> dict[str, float]:
+        """The pin as JSON data: ``{"value": ..., "rel": ..., "abs": ...}``."""
+        return {"value": self.value, "rel": self.rel, "abs": self.abs}
 
 
 def pin_matches(pinned: Any, got: Any) -> bool:
@@ -144,6 +152,21 @@ class Claim:
     def pinned(self) -> bool:
         """Whether the verdict is pinned (``holds`` or ``violated``)."""
         return self.expected != "open"
+
+    @property
+    def builtin(self) -> bool:
+        """Whether this is one of the toolkit's own claims, about the papers: its check is defined in
+        the ``ropeproof`` package (a module of :data:`ropeproof.claims.BUILTIN_TOPICS`). A claim of
+        yours (a claims file, a plugin, a notebook) is not: its result reads as expected against got,
+        never as a finding about a paper or a regression of the toolkit."""
+        module = str(getattr(self.check, "__module__", None) or "")
+        return module == "ropeproof" or module.startswith("ropeproof.")
+
+    @property
+    def report_section(self) -> str:
+        """The report section it is listed under: :attr:`section`, else :data:`USER_SECTION` for a claim
+        of yours (a :class:`ClaimSet` of your own or the :func:`claim` decorator, alike), else ``""``."""
+        return self.section or ("" if self.builtin else USER_SECTION)
 
     def params_for(self, quick: bool) -> dict[str, Any]:
         """The parameters that run: every :class:`Quick` resolved."""
@@ -277,7 +300,7 @@ class ClaimSet:
         return register
 
 
-USER_CLAIMS = ClaimSet("user", section="Your claims")
+USER_CLAIMS = ClaimSet("user", section=USER_SECTION)
 """Claims registered with the module-level :func:`claim` decorator (your own claims)."""
 
 claim = USER_CLAIMS.claim
@@ -312,13 +335,15 @@ class ClaimResult:
     def regression(self) -> str | None:
         """Why this result fails ``--strict``, or ``None``.
 
-        An ``error`` always fails; a pinned claim fails when its verdict differs from the expected
-        one (``unresolvable`` included) or when a pinned figure changed; an open claim fails only on
-        ``error``.
+        An ``error`` always fails (``"the check raised an error"``, followed by the first line of its
+        detail in parentheses when it has one: the exception, or the time limit a claim of yours ran
+        past); a pinned claim fails when its verdict differs from the expected one (``unresolvable``
+        included) or when a pinned figure changed; an open claim fails only on ``error``.
         """
         verdict = self.outcome.verdict
         if verdict == "error":
-            return "the check raised an error"
+            first = str(self.outcome.detail).strip().split("\n", 1)[0].strip()
+            return "the check raised an error" + (f" ({first})" if first else "")
         if not self.claim.pinned or self.dtype_difference is not None:
             return None
         if verdict != self.claim.expected:
@@ -355,17 +380,24 @@ class ClaimResult:
 
     @property
     def status(self) -> str:
-        """How to read the verdict: a regression, a finding about the paper (pinned ``violated``),
-        confirmed (pinned ``holds``) or reported (``open``)."""
+        """How to read the verdict. A built-in claim (:attr:`Claim.builtin`): a regression, a finding
+        about the paper (pinned ``violated``), confirmed (pinned ``holds``) or reported (``open``).
+        A claim of yours, in neutral words: ``"expected violated, got violated"``, ``"expected holds,
+        got violated"`` (a change, which fails ``--strict`` all the same), the pin that moved, or
+        ``"the check raised an error"``; never "finding about the paper" or "REGRESSION"."""
+        builtin = self.claim.builtin
+        expected, verdict = self.claim.expected, self.outcome.verdict
         if self.regression is not None:
-            return "REGRESSION: " + self.regression
+            return ("REGRESSION: " if builtin else "") + self.regression
         if self.dtype_difference is not None:
             return f"differs from the float64 pins (not a regression): {self.dtype_difference}"
-        if self.claim.expected == "violated":
+        if not self.claim.pinned:
+            return "reported (open, not pinned)"
+        if not builtin:
+            return f"expected {expected}, got {verdict}"
+        if expected == "violated":
             return "finding about the paper (pinned)"
-        if self.claim.expected == "holds":
-            return "as expected (pinned)"
-        return "reported (open, not pinned)"
+        return "as expected (pinned)"
 
     def _repr_markdown_(self) -> str:
         from ropeproof.claims.display import result_markdown
@@ -382,11 +414,13 @@ class ClaimResult:
 def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
     """Run one claim with its resolved parameters; an exception becomes an ``error`` verdict
     carrying the traceback, and so does a check that calls ``sys.exit``/``os._exit`` or leaves the
-    working directory changed (:mod:`ropeproof.claims.containment`)."""
+    working directory changed (:mod:`ropeproof.claims.containment`). Whatever process-wide setting the
+    check changes (mpmath precision, environment, random state, torch defaults, ...) is set back when
+    it returns (:func:`ropeproof.claims.global_state.global_state_restored`)."""
     start = time.perf_counter()
     run_ctx = dataclasses.replace(ctx, params=c.params_for(ctx.quick))
     try:
-        with contained():
+        with global_state_restored(), contained():
             outcome = c.check(run_ctx)
         if not isinstance(outcome, Outcome) or outcome.verdict not in VERDICTS:
             raise ValueError(f"check returned {outcome!r}, not an Outcome with a verdict in {VERDICTS}")

@@ -183,31 +183,34 @@ CLAIMS.add_correction(
         id="remark3.1.positional-readout",
         corrects=("remark3.1.positional-cannot-retrieve.output",),
         reading="'implements' read as 'the argmax of the head's readout is the target pair'",
-        statement="Read at the output, Remark 3.1 becomes quantitative: every positional head (every key the "
-        "same vector) has worst Retrieval readout margin at most C min_j p_j <= C (1 - p_Q)/(n - 1) at "
-        "length "
-        "n, where p_j are its key weights, p_Q the query's own, and C the least (A(tau, o) + A(o, tau))/2 "
-        "over "
-        "pairs tau != o with one left letter, A(x, y) = s(x)[x] - s(x)[y] for the readout s = W_E W_V W_O "
-        "W_U. "
-        "A positional head therefore answers Retrieval only with a margin that decays like 1/n against its "
-        "readout scale, and with hard attention it fails at every n >= 3; but it does answer every input up "
-        "to any fixed length: the period-{period} head attains the bound exactly.",
-        latex=r"\operatorname{margin}_{\inf}(n)\le C\min_{0\le j\le n-2}p_j\le C\,\frac{1-p_Q}{n-1},"
-        r"\qquad C=\min_{\tau\ne o}\tfrac12\bigl(A(\tau,o)+A(o,\tau)\bigr)",
+        statement="Read at the output, Remark 3.1 becomes quantitative: for every positional head (every key "
+        "the same vector), every query token Q asking for a letter Y and every two pairs tau != o with left "
+        "letter Y, the worst Retrieval readout margin at length n is at most min_j C(tau, o) p_j(Q) <= "
+        "C(tau, o) (1 - p_Q(Q))/(n - 1), where p_j(Q) are Q's key weights, p_Q(Q) its weight on itself, "
+        "C(tau, o) = (A(tau, o) + A(o, tau))/2 and A(x, y) = s(x)[x] - s(x)[y] for the readout "
+        "s = W_E W_V W_O W_U; the least over j takes the key of least weight when C >= 0 and of largest "
+        "weight when C < 0. A positional head therefore answers Retrieval only with a margin that decays "
+        "like 1/n against its readout scale, and with hard attention it fails at every n >= 3; but it does "
+        "answer every input up to any fixed length: the period-{period} head attains the bound exactly.",
+        latex=r"\operatorname{margin}_{\inf}(n)\le\min_{0\le j\le n-2}C(\tau,o)\,p_j(Q)\le C(\tau,o)\,"
+        r"\frac{1-p_Q(Q)}{n-1}\quad\text{for every query }Q\text{ asking for }Y\text{ and }\tau\ne o"
+        r"\text{ with left letter }Y",
         offset_statement="With n the largest offset (n key positions besides the query) the bound reads "
-        "C min_j p_j <= C (1 - p_Q)/n.",
-        status="proved",
+        "min_j C p_j(Q) <= C (1 - p_Q(Q))/n.",
+        status="machine-checked",
         range="every positional one-layer head and every length n >= 2; rows: the period-{period} head "
         "(|ALPH| = {alphabet}, bonus {bonus}), lengths 3..{period}",
         tightness="The period-{period} head (query logit K at itself, -1/2 elsewhere) has C = "
-        "{pair_constant} "
-        "and worst margin exactly C min_j p_j = 1/(2(N - 1) + n - 1) at every n <= N, smallest "
-        "({min_margin}) at n = N.",
-        sketch="Put the pair tau, then o, at the key position t of least weight, everything else the same: "
-        "the weights are the same (positional), so the two margins are at most p_t A(tau, o) + R and "
-        "p_t A(o, tau) - R, which sum to 2 C p_t; and the least of n - 1 weights summing to 1 - p_Q is at "
-        "most (1 - p_Q)/(n - 1).",
+        "{pair_constant} and worst margin exactly C min_j p_j = 1/(2(N - 1) + n - 1) at every n <= N, "
+        "smallest ({min_margin}) at n = N. The sentence as first written (C the least over the pairs of "
+        "every letter, times the least key weight over every query) is false: a positional head (exact "
+        "rationals, n = 3) has worst margin {counterexample_margin} against that product's "
+        "{counterexample_first_sentence_bound}, and the corrected bound {counterexample_margin} is attained "
+        "there.",
+        sketch="Put the pair tau, then o, at any key position t, everything else the same: the weights are "
+        "the same (positional), so the two margins are at most p_t A(tau, o) + R and p_t A(o, tau) - R, "
+        "which sum to 2 C p_t. The n - 1 key weights sum to 1 - p_Q, so the least is at most (1 - p_Q)/(n - "
+        "1) and the largest at least that: t of least weight when C >= 0, of largest weight when C < 0.",
         compute=lambda ctx: ctx.store.get(READOUT, **ctx.params),
         params={
             "alphabet": 4,
@@ -220,6 +223,8 @@ CLAIMS.add_correction(
             "pair_constant": Approx(1.0, rel=1e-12),
             "reported_first_failure_n": 3,
             "exact_at_max_n": Approx(1 / 192, rel=1e-9),
+            "counterexample_margin": "1/100",
+            "counterexample_first_sentence_bound": "1/1000",
         },
     )
 )

@@ -34,9 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         example="ropeproof errata --out errata",
         description=(
             "Compute the corrected statement of every statement of [A] or [B] that a pinned claim\n"
-            "refutes: statement and LaTeX, status (proved, certified or conjectured), range, proof steps,\n"
-            "witness and rows [n, corrected_value, exact_value]. --out DIR writes DIR/errata.md and\n"
-            "DIR/errata.json (complete or not at all); --json prints the same object as errata.json."
+            "refutes: statement and LaTeX, status (machine-checked, proved, certified or conjectured),\n"
+            "range, proof steps (naming the argued ones), witness and rows [n, corrected_value,\n"
+            "exact_value]. --out DIR writes DIR/errata.md and DIR/errata.json (complete or not at all);\n"
+            "--json prints the same object as errata.json."
         ),
     )
     p.add_argument(

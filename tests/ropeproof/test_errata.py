@@ -25,6 +25,7 @@ from ropeproof.cli import main
 from ropeproof.commands import check
 from ropeproof.errata_report import ERRATA_FORMAT, render_errata_markdown
 from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
+from ropeproof.verify.studies.errata.proofs import PROOFS
 
 INDEX_CORRECTIONS = ("thm3.2.index.fixed-theta", "thm3.2.index.best-theta", "thm3.2.index.largest-gap")
 
@@ -69,10 +70,18 @@ def test_errata_json_lists_every_correction_with_its_fields(capsys: pytest.Captu
         assert e["claim"] == e["corrects"][0] and e["witness"] and e["statement"] and e["latex"]
         assert all(len(row) == 3 and isinstance(row[0], int) for row in e["rows"])  # [n, corrected, exact]
         assert [r[0] + 1 for r in e["offset_rows"]] == [r[0] for r in e["rows"]]
-        assert all(step["status"] in ("checked", "argued, not checked") for step in e["proof"])
-    for cid in INDEX_CORRECTIONS:  # the Index correction: proved for every n under both conventions
-        assert entries[cid]["status"] == "proved" and "largest offset" in entries[cid]["offset_statement"]
-        assert "every" in entries[cid]["range"]
+        assert all(step["status"] == "checked" or step["status"].startswith("argued") for step in e["proof"])
+        assert [step["name"] for step in e["proof"]] == [s.name for s in PROOFS[e["id"]]()], e["id"]
+        argued = [step["name"] for step in e["proof"] if step["method"] == "argument"]
+        assert e["argued_steps"] == argued and (e["status"] == "proved") == bool(argued), e["id"]
+    for cid in INDEX_CORRECTIONS:  # the Index correction: for every n under both conventions
+        assert "largest offset" in entries[cid]["offset_statement"] and "every" in entries[cid]["range"]
+    assert {cid: entries[cid]["status"] for cid in INDEX_CORRECTIONS} == {
+        "thm3.2.index.fixed-theta": "machine-checked",
+        "thm3.2.index.best-theta": "proved",  # every unit attains: Euclid's lemma, argued
+        "thm3.2.index.largest-gap": "machine-checked",
+    }
+    assert entries["thm3.2.index.best-theta"]["argued_steps"] == ["attaining-angles"]
     best = entries["thm3.2.index.best-theta"]
     assert best["rows"][0] == [2, 2.0, 2.0] and best["figures"]["ratio_at_max_n"] == pytest.approx(
         3.99868, rel=1e-5
@@ -114,7 +123,7 @@ def test_a_changed_status_or_pin_fails_strict(
     code, doc = _errata(["--quick", "--strict"], capsys)
     assert code == 1 and doc["regressions"] == ["thm3.2.retrieval.margin"]
     entry = next(e for e in doc["corrections"] if e["id"] == "thm3.2.retrieval.margin")
-    assert entry["regression"].startswith("declared certified, established proved")
+    assert entry["regression"].startswith("declared certified, established machine-checked")
 
     best = next(c for c in registered_corrections() if c.id == "thm3.2.index.best-theta")
     pins = {**best.pins, "ratio_at_max_n": Approx(3.9, rel=1e-9)}
@@ -134,8 +143,8 @@ def test_a_correction_whose_values_change_fails_check_strict(
 
     real = errata_index.index_best_theta
 
-    def shrunk(max_n: int) -> CorrectionData:
-        data = real(max_n)
+    def shrunk(max_n: int, certified_up_to: int) -> CorrectionData:
+        data = real(max_n, certified_up_to)
         s = data.series[0]
         smaller = Series(s.label, s.n, s.exact, s.reported, s.reported_offset, 0.99 * s.corrected)
         return dataclasses.replace(data, series=[smaller])

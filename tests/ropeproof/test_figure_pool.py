@@ -150,3 +150,16 @@ def test_a_saved_report_draws_its_figures_again_without_computing(
     (one / "report.json").write_text(json.dumps(report))
     assert main(["figures", "--from-report", str(one), "--quick", "--out", str(tmp_path / "y")]) == 2
     assert "the report ran without --quick" in capsys.readouterr().err
+
+
+def test_a_claim_and_a_figure_in_two_processes_compute_a_shared_result_once(tmp_path: Path) -> None:
+    """The Theorem 3.2 claims and the theory figure read one Index sweep table, the PS claim and the PS
+    figure one scored head (object products); with the figures in a second process, each is computed once
+    in the run (the store's computation log, reported as ``run.computations``)."""
+    select = ["--quick", "--only", "thm3.2.index.pi2-over-2n2.*", "--only", "ps.index-positional"]
+    out = tmp_path / "two"
+    assert main(["check", *select, "--jobs", "2", "--no-progress", "--out", str(out)]) == 0
+    computations = json.loads((out / "report.json").read_text())["run"]["computations"]
+    assert computations["computed_more_than_once"] == {}
+    assert computations["values"] >= 4
+    assert not [p for p in (out / "store").iterdir() if p.name.startswith(".")]  # no pickles left behind

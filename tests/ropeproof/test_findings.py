@@ -1,5 +1,5 @@
-"""Pinned findings: --strict fails when one flips; the README's findings match a fresh report; two
-identical runs give the same report."""
+"""Pinned findings: --strict fails when one flips; the findings page (docs/findings.md) matches a fresh
+report; two identical runs give the same report."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ from ropeproof.cli import main
 from ropeproof.commands import findings
 from ropeproof.report import readme_findings, render_readme_findings, without_timings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+FINDINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 
 pytestmark = pytest.mark.xdist_group("quick_report")  # one worker computes the shared quick report
 
 
-def test_readme_findings_match_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
+def test_findings_page_matches_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
     _code, out = quick_report
     report = json.loads((out / "report.json").read_text())
-    assert readme_findings(README.read_text()) == render_readme_findings(report), (
-        "README findings are stale: run `ropeproof check --quick --out rep && "
-        "ropeproof findings rep --update-readme README.md`"
+    assert readme_findings(FINDINGS_PAGE.read_text()) == render_readme_findings(report), (
+        "docs/findings.md is stale: run `ropeproof check --quick --out rep && "
+        "ropeproof findings rep --update docs/findings.md`"
     )
 
 
@@ -51,6 +51,14 @@ def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytes
     assert entry["regression"] == "expected violated, got holds"
 
 
+def test_a_run_computes_every_value_once(quick_report: tuple[int, Path]) -> None:
+    """Every result the claims and figures of ``check --quick`` ask for is computed once (the store's
+    computation log; loaded checkpoints, computed once per process, are not in it)."""
+    _code, out = quick_report
+    computations = json.loads((out / "report.json").read_text())["run"]["computations"]
+    assert computations["computed_more_than_once"] == {} and computations["values"] > 50
+
+
 def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path: Path) -> None:
     _code, first = quick_report
     assert main(["check", "--quick", "--no-progress", "--no-figures", "--out", str(tmp_path)]) == 0
@@ -66,7 +74,7 @@ def test_findings_command_rewrites_only_the_marked_section(
     _code, out = quick_report
     readme = tmp_path / "README.md"
     readme.write_text("# title\n\n<!-- findings:begin -->\nSTALE-FINDINGS\n<!-- findings:end -->\n\ntail\n")
-    assert main(["findings", str(out), "--update-readme", str(readme)]) == 0
+    assert main(["findings", str(out), "--update", str(readme)]) == 0
     text = readme.read_text()
     assert text.startswith("# title\n") and text.endswith("<!-- findings:end -->\n\ntail\n")
     assert "STALE-FINDINGS" not in text and "`thm3.2.index.min.gap_sup`" in text
@@ -96,7 +104,8 @@ def test_findings_never_replaces_a_link_nor_reads_a_special_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `findings --update-readme LINK` replaced the link by a regular file (its target kept the old text);
-    # `--update-readme /dev/full` (or a FIFO) read until the OOM killer stopped it
+    # `--update-readme /dev/full` (or a FIFO) read until the OOM killer stopped it (--update-readme is
+    # --update's former name)
     import os
 
     real = tmp_path / "README.md"
@@ -106,9 +115,9 @@ def test_findings_never_replaces_a_link_nor_reads_a_special_file(
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "report.json").write_text("{}")
     cases = [
-        (["report.json", "--update-readme", "link.md"], "--update-readme link.md is a symbolic link"),
-        (["report.json", "--update-readme", "fifo"], "--update-readme fifo is a FIFO, not a regular file"),
-        (["report.json", "--update-readme", "/dev/full"], "/dev/full is a character device"),
+        (["report.json", "--update", "link.md"], "--update link.md is a symbolic link"),
+        (["report.json", "--update-readme", "fifo"], "--update fifo is a FIFO, not a regular file"),
+        (["report.json", "--update", "/dev/full"], "--update /dev/full is a character device"),
         (["fifo"], "REPORT fifo is a FIFO, not a regular file; only regular files are read"),
         (["/dev/zero"], "REPORT /dev/zero is a character device"),
     ]

@@ -18,7 +18,7 @@ def test_report_carries_format_and_version(tmp_path: Path) -> None:
     c = Claim("t.ok", "Holds.", "here", {"n": 3}, lambda ctx: Outcome.judge(True, {"v": 1.5}, "v"))
     results = [run_claim(c, ctx)]
     doc = report_dict(results, ctx)
-    assert (doc["format"], doc["version"]) == (REPORT_FORMAT, REPORT_VERSION) == ("ropeproof-report", 3)
+    assert (doc["format"], doc["version"]) == (REPORT_FORMAT, REPORT_VERSION) == ("ropeproof-report", 4)
     write_report(results, ctx, tmp_path)
     on_disk = json.loads((tmp_path / "report.json").read_text())
     assert on_disk["claims"][0]["id"] == "t.ok" and on_disk["counts"] == {"holds": 1}
@@ -82,5 +82,5 @@ def test_sampled_accuracies_get_a_table_with_their_intervals(tmp_path: Path) -> 
     assert table[3] in (tmp_path / "report.md").read_text().splitlines()
     report = json.loads((tmp_path / "report.json").read_text())
     for claim in report["claims"]:
-        claim["section"] = "Paper"
+        claim["section"], claim["origin"] = "Paper", "builtin"  # the README lists the toolkit's claims
     assert table[4] in render_readme_findings(report).splitlines()

@@ -21,9 +21,9 @@ def test_views_of_fresh_and_saved_reports(tmp_path) -> None:
     view = ReportView.from_results(_results(), CTX)
     assert view._repr_markdown_() == render_markdown(view.report)
     rows = view.rows()
-    assert [(r["id"], r["verdict"], r["value"]) for r in rows] == [
-        ("a.ok", "holds", 0.5),
-        ("a.bad", "violated", -1.0),
+    assert [(r["id"], r["origin"], r["verdict"], r["status"], r["value"]) for r in rows] == [
+        ("a.ok", "user", "holds", "expected holds, got holds", 0.5),  # claims of a test: yours
+        ("a.bad", "user", "violated", "expected holds, got violated", -1.0),
     ]
     assert view.title() == "ropeproof check (float64, cpu): holds: 1, violated: 1"
     html = view._repr_html_()

@@ -11,23 +11,34 @@ import sympy as sp
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.one_plane_optimum import (
+    EUCLID_RANGE,
     attaining_angles,
+    attaining_angles_proof,
     best_value,
     competing_offsets,
     euclid_lemma_holds,
+    euclid_lemma_range,
     optimum_proof,
+    readings_steps,
     reported_term,
 )
-from ropeproof.theory.proof_checks import DEFINITION, proof_status, steps_table
+from ropeproof.theory.proof_checks import DEFINITION, MACHINE_CHECKED, PROVED, proof_level, steps_table
 
 
-def test_every_step_of_the_proof_is_checked_or_a_definition() -> None:
-    steps = optimum_proof()
-    proved, summary = proof_status(steps)
-    assert proved, summary
+@pytest.mark.parametrize("proof", [readings_steps, optimum_proof])
+def test_the_value_and_the_readings_are_machine_checked(proof) -> None:
+    steps = proof()
+    level, summary = proof_level(steps)
+    assert level == MACHINE_CHECKED, summary
     table = steps_table(steps)
-    assert all(r["status"] == "checked" or r["method"] == DEFINITION for r in table)
-    assert {r["method"] for r in table} <= {"sympy", "exhaustive", DEFINITION}
+    assert all(r["status"] == "checked" for r in table)
+    assert {r["method"] for r in table} <= {"sympy", DEFINITION}
+
+
+def test_which_angles_attain_has_one_argued_step_checked_up_to_its_range() -> None:
+    level, summary = proof_level(attaining_angles_proof())
+    assert level == PROVED and f"attaining-angles (exhaustive for M + 1 <= {EUCLID_RANGE})" in summary
+    assert [s.name for s in attaining_angles_proof() if s.method == "argument"] == ["attaining-angles"]
 
 
 def _grid_max(big_m: int, points: int = 2400) -> tuple[mpmath.mpf, mpmath.mpf]:
@@ -64,7 +75,7 @@ def test_a_non_coprime_multiple_does_not_attain() -> None:
     theta = 2 * math.pi * 2 / 6
     assert min(1 - math.cos(m * theta) for m in range(1, 6)) == pytest.approx(0.0, abs=1e-12)
     assert [str(a) for a in attaining_angles(6)] == ["pi/3", "5*pi/3"]
-    assert euclid_lemma_holds(24)
+    assert euclid_lemma_holds(24) and euclid_lemma_range(EUCLID_RANGE)
 
 
 def test_readings_and_conventions() -> None:

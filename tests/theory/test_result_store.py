@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import (
     LOCKS,
+    OBJECTS,
     MissingResult,
     Product,
     ResultStore,
@@ -101,7 +102,7 @@ def test_a_directory_holds_every_data_value_and_a_second_store_reads_instead_of_
     with pytest.raises(MissingResult, match=r"object product 'test\.thing'"):
         saved.get(THING, label="x")
     assert CALLS == []
-    store.remove_locks()
+    store.finish_run()
     assert not (tmp_path / "store" / LOCKS).exists()
 
 
@@ -240,3 +241,62 @@ def test_the_package_s_product_names_are_unique(package_modules: dict[str, Path]
             if isinstance(value, Product):
                 assert by_name.setdefault(value.name, value) is value, f"two products named {value.name}"
     assert len(by_name) >= 30 and {"training.shipped-model", "figure.a-theory-bounds"} <= set(by_name)
+
+
+OBJECT_SCRIPT = textwrap.dedent(
+    """
+    import sys, threading, time
+    from pathlib import Path
+    from ropeproof.theory.result_store import ResultStore, object_product
+
+    directory = Path(sys.argv[1])
+
+    @object_product("test.table")
+    def TABLE(store, n):
+        offset = n * 10
+        time.sleep(0.5)
+        return {"rows": list(range(n)), "shifted": lambda i: i + offset}  # a closure: cloudpickle's job
+
+    @object_product("test.model", shared=False)
+    def MODEL(store):
+        return "loaded"
+
+    @object_product("test.lock")
+    def LOCK(store):
+        return threading.Lock()  # cannot be pickled: stays in its process
+
+    Path(sys.argv[2]).touch()  # ready
+    while not all((directory.parent / f"ready{i}").exists() for i in (0, 1)):
+        time.sleep(0.01)
+    store = ResultStore(directory)
+    table = store.get(TABLE, n=4)
+    store.get(MODEL)
+    store.get(LOCK)
+    print(table["rows"], table["shifted"](1))
+    """
+)
+
+
+def test_two_processes_share_an_object_and_the_log_counts_each_computation(tmp_path: Path) -> None:
+    """A shared object is computed by one process and loaded by the other (closures included); a
+    per-process object is computed in each and left out of the log; an object that cannot be pickled is
+    computed in each, and the log shows it twice. ``finish_run`` leaves only the JSON values."""
+    script = tmp_path / "ask.py"
+    script.write_text(OBJECT_SCRIPT)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path / "store"), str(tmp_path / f"ready{i}")],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in (0, 1)
+    ]
+    outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outs == ["[0, 1, 2, 3] 41", "[0, 1, 2, 3] 41"]
+    store = ResultStore(tmp_path / "store")
+    assert store.computation_counts() == {'test.table{"n":4}': 1, "test.lock{}": 2}
+    assert (tmp_path / "store" / OBJECTS).is_dir()
+    store.finish_run()
+    assert not any(p.name.startswith(".") for p in (tmp_path / "store").iterdir())
+    assert store.computation_counts() == {}

@@ -127,7 +127,7 @@ def common_origin(given: Sequence[tuple[Positions, int]], device: torch.device) 
     noise of ``cos(9e15)``). When ``c = 0`` the positions are returned as given (so cached tables stay
     cached).
 
-    Shapes: given[i][0] [..., n_i]; return[i] [..., n_i] (or None)
+    The i-th result has the shape of the i-th positions, ``[..., n_i]`` (``None`` stays ``None``).
     """
     tensors = [None if p is None else _positions(p, n, device) for p, n in given]
     lows = [0.0 if t is None else _finite_min(t) for t in tensors]

@@ -19,7 +19,7 @@ def test_a_violated_claim_shows_figures_and_counterexample() -> None:
     result = run_claim(_claim(o), CTX)
     md = result._repr_markdown_()
     assert md == result_markdown(result)
-    head = "**`my.claim`: violated** (REGRESSION: expected holds, got violated;"
+    head = "**`my.claim`: violated** (expected holds, got violated;"  # a claim of yours: neutral words
     assert md.splitlines()[0].startswith(head)
     assert "| gap (key) | 0.25 |" in md and "| n | 4 |" in md and 'Counterexample: `{"n": 4}`' in md
     html = result._repr_html_()

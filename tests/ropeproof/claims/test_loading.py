@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 from importlib import metadata
@@ -101,6 +102,28 @@ def test_a_module_by_name_and_its_claim_sets(tmp_path, monkeypatch) -> None:
     assert [c.id for c in claims] == ["mod.one"] and claim_source(claims[0]) == "rp_test_claims_mod"
     every = gather_claims(registered_claims(), ["rp_test_claims_mod"], entry_points=False)
     assert every[-1].id == "mod.one" and len(every) == len(registered_claims()) + 1
+
+
+def test_a_file_imports_its_siblings_and_its_settings_do_not_outlive_the_import(tmp_path) -> None:
+    """Issue 33: --claims F did not put F's directory on sys.path (a sibling module failed to import).
+    Issue 32: what a file sets at import (mpmath precision, an environment variable the toolkit reads)
+    reached the built-in claims; loaded in-process, it is put back after the import."""
+    import mpmath
+
+    (tmp_path / "rp_test_sibling.py").write_text("N = 5\n")
+    (tmp_path / "mine_with_sibling.py").write_text(
+        "import os\nimport mpmath\nimport rp_test_sibling\n"
+        "mpmath.mp.prec = 12\nos.environ['ROPEPROOF_MEMORY_LIMIT'] = '1'\n"
+        "from ropeproof.claims import Outcome, claim\n"
+        "@claim(id='sib.one', statement='N = {n}', reference='here', params={'n': rp_test_sibling.N})\n"
+        "def _(ctx):\n    return Outcome('holds')\n"
+    )
+    path, limit = list(sys.path), os.environ.get("ROPEPROOF_MEMORY_LIMIT")
+    claims = load_claims(tmp_path / "mine_with_sibling.py")
+    assert [c.statement_for(False) for c in claims] == ["N = 5"]
+    assert sys.path == path and str(tmp_path) not in sys.path  # on it while loading only
+    assert mpmath.mp.prec == 53 and os.environ.get("ROPEPROOF_MEMORY_LIMIT") == limit
+    del sys.modules["rp_test_sibling"]
 
 
 def test_entry_points(monkeypatch) -> None:

@@ -18,7 +18,7 @@ import ropeproof.claims.rope
 import ropeproof.claims.thm31
 import ropeproof.claims.thm32
 import ropeproof.claims.training
-from ropeproof.claims import BUILTIN_TOPICS, USER_CLAIMS, registered_claims
+from ropeproof.claims import BUILTIN_TOPICS, USER_CLAIMS, USER_SECTION, registered_claims
 from ropeproof.claims.registry import (
     Approx,
     CheckContext,
@@ -114,9 +114,19 @@ def test_certified_outcome_aggregates_comparisons() -> None:
 
 
 def _result(
-    expected: str, verdict: str, figures: dict, pins: dict | None = None, dtype: str = "float64"
+    expected: str,
+    verdict: str,
+    figures: dict,
+    pins: dict | None = None,
+    dtype: str = "float64",
+    builtin: bool = False,
 ) -> ClaimResult:
-    c = Claim("t.x", "S.", "here", {}, lambda ctx: Outcome(verdict), expected, pins=pins or {})  # type: ignore[arg-type]
+    def check(ctx: CheckContext) -> Outcome:
+        return Outcome(verdict)  # type: ignore[arg-type]
+
+    if builtin:  # a check defined in the package: one of the toolkit's own claims
+        check.__module__ = "ropeproof.claims.thm32"
+    c = Claim("t.x", "S.", "here", {}, check, expected, pins=pins or {})  # type: ignore[arg-type]
     return ClaimResult(c, Outcome(verdict, figures), 0.0, dtype=dtype)  # type: ignore[arg-type]
 
 
@@ -155,12 +165,63 @@ def test_regressions_follow_the_expectation_and_the_pins() -> None:
     assert _result("open", "violated", {}).regression is None
     assert _result("open", "unresolvable", {}).regression is None
     assert _result("open", "error", {}).regression == "the check raised an error"
+    detail = "ValueError: no\nTraceback ..."
+    raised = ClaimResult(_result("holds", "error", {}).claim, Outcome("error", detail=detail), 0)
+    assert raised.regression == "the check raised an error (ValueError: no)"  # the first line of the detail
     assert (
         _result("violated", "violated", {"x": 1.0 + 1e-12}, {"x": Approx(1.0, rel=1e-9)}).regression is None
     )
     assert _result("violated", "violated", {"x": 1.1}, {"x": Approx(1.0, rel=1e-9)}).regression
     assert _result("violated", "violated", {}, {"x": True}).regression == "x pinned at True, got <missing>"
-    assert _result("violated", "violated", {}).status == "finding about the paper (pinned)"
+    assert _result("violated", "violated", {}, builtin=True).status == "finding about the paper (pinned)"
+
+
+def test_your_claims_read_as_expected_against_got_and_the_toolkits_as_findings() -> None:
+    """Issue 33: a user claim declared expected="violated" was labelled "finding about the paper", and
+    one that failed "REGRESSION"; both are neutral now, and --strict still fails on the change."""
+    yours = {
+        ("violated", "violated"): "expected violated, got violated",
+        ("holds", "holds"): "expected holds, got holds",
+        ("holds", "violated"): "expected holds, got violated",
+        ("violated", "holds"): "expected violated, got holds",
+        ("holds", "error"): "the check raised an error",
+        ("open", "violated"): "reported (open, not pinned)",
+    }
+    for (expected, verdict), status in yours.items():
+        r = _result(expected, verdict, {})
+        assert not r.claim.builtin and r.status == status
+        assert r.unexpected == (expected != "open" and expected != verdict)  # --strict semantics kept
+    moved = _result("violated", "violated", {"n": 5}, {"n": 4})
+    assert moved.status == "n pinned at 4, got 5" and moved.unexpected
+    toolkit = {
+        ("violated", "violated"): "finding about the paper (pinned)",
+        ("holds", "holds"): "as expected (pinned)",
+        ("holds", "violated"): "REGRESSION: expected holds, got violated",
+        ("holds", "error"): "REGRESSION: the check raised an error",
+    }
+    for (expected, verdict), status in toolkit.items():
+        r = _result(expected, verdict, {}, builtin=True)
+        assert r.claim.builtin and r.status == status
+    assert all(c.builtin for c in registered_claims())  # every built-in topic's claim reads as the toolkit's
+    assert all(c.report_section != "Your claims" for c in registered_claims())
+
+
+def test_claim_sets_of_yours_land_in_your_section() -> None:
+    mine = ClaimSet("mine")
+    mine.claim(id="mine.a", statement="A.", reference="me")(lambda ctx: Outcome("holds"))
+    named = ClaimSet("mine2", section="Lemma 2")
+    named.claim(id="mine.b", statement="B.", reference="me")(lambda ctx: Outcome("holds"))
+    assert mine["mine.a"].report_section == USER_SECTION == "Your claims"
+    assert named["mine.b"].report_section == "Lemma 2"  # a section you name is kept (under yours)
+
+    @claim(id="user.section-test", statement="C.", reference="me")
+    def _c(ctx: CheckContext) -> Outcome:
+        return Outcome("holds")
+
+    try:
+        assert USER_CLAIMS["user.section-test"].report_section == USER_SECTION
+    finally:
+        USER_CLAIMS.remove("user.section-test")
 
 
 def test_quick_parameters_reach_the_check_and_the_statement() -> None:

@@ -1,5 +1,5 @@
 """``ropeproof llm-eval``'s own parsing (lengths, temperature, extra body) and the defaults and sizes
-the README states for it."""
+the llm-eval guide (docs/guides/llm-eval.md) states for it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ropeproof.cli import build_parser
 from ropeproof.commands.llm_eval import json_object, lengths_list, temperature
 from ropeproof.verify.studies.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guides" / "llm-eval.md"
 
 
 def test_lengths_take_lists_and_inclusive_ranges() -> None:
@@ -32,10 +32,10 @@ def test_temperature_and_extra_body() -> None:
             call(bad)
 
 
-def test_the_readme_states_the_defaults_that_run() -> None:
+def test_the_guide_states_the_defaults_that_run() -> None:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     defaults = vars(sub.choices["llm-eval"].parse_args([]))
-    text = " ".join(README.read_text().split())
+    text = " ".join(GUIDE.read_text().split())
     stated = {
         "`--lengths` (default `8,16,32,64,100`": ("lengths", (8, 16, 32, 64, 100)),
         "`--prompts` per draw and length (default 50)": ("prompts", 50),

@@ -123,15 +123,10 @@ def _info(model: CompiledModel, layer: int) -> LayerInfo:
 
 def layer_sweep(model: CompiledModel, layer: int, max_n: int) -> SweepResult:
     """Exact (float64) ``margin_inf`` of layer ``layer``'s chain rows at scale 1, for ``n = 2 .. max_n``,
-    with the attaining inputs (:meth:`SweepResult.witness`). Layers with the same head share the result."""
-    info = _info(model, layer)
-    cache = model.__dict__.setdefault("_layer_sweeps", {})
-    key = (info, int(max_n))
-    if key not in cache:
-        head = dataclasses.replace(model.layers[layer], scale=1.0)
-        tables = build_tables(head, layer_family(model, layer), max_n)
-        cache[key] = exact_sweep(tables, max_n, gap_inf_limit=0)
-    return cache[key]
+    with the attaining inputs (:meth:`SweepResult.witness`)."""
+    _info(model, layer)
+    head = dataclasses.replace(model.layers[layer], scale=1.0)
+    return exact_sweep(build_tables(head, layer_family(model, layer), max_n), max_n, gap_inf_limit=0)
 
 
 SINE_BITS = 80

@@ -661,6 +661,19 @@ def retrieval_witness_tokens(alphabet_size: int, codes: Sequence[int]) -> list[s
     return [by_left[int(x)] for x in codes[:-1]] + [query[int(codes[-1])]]
 
 
+class Computed:
+    """``make()`` computed on the first call and kept (a ``functools.cache`` of no arguments that, unlike
+    one, pickles: a table's witnesses travel with it between the processes of a run)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make, self.value, self.done = make, None, False
+
+    def __call__(self) -> Any:
+        if not self.done:
+            self.value, self.done = self.make(), True
+        return self.value
+
+
 def sweep_retrieval(
     alphabet_size: int,
     theta: float,
@@ -681,8 +694,8 @@ def sweep_retrieval(
         iter_retrieval_sweep(alphabet_size, theta, 2, max_n, dt, device, judge, gap_inf_limit=gap_inf_limit)
     )
     cols, comparisons, _extras = _collect(blocks)
-    ex = functools.cache(lambda: retrieval_sweep(alphabet_size, theta, max_n, gap_inf_limit))
-    mp = functools.cache(lambda: MpLogits(retrieval_construction(alphabet_size, theta, max_int=1)))
+    ex = Computed(lambda: retrieval_sweep(alphabet_size, theta, max_n, gap_inf_limit))
+    mp = Computed(lambda: MpLogits(retrieval_construction(alphabet_size, theta, max_int=1)))
 
     def witness(n_: int, q: str) -> dict[str, Any]:
         codes, target = ex().codes(n_, q)

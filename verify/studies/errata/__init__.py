@@ -6,5 +6,6 @@ checked (docs/theory.md section 9).
 - :mod:`.index`: Theorem 3.2 for T_Index (fixed angle, best angle, largest gap);
 - :mod:`.retrieval`: Theorem 3.2 for T_Retrieval (worst margin, largest gap);
 - :mod:`.readout`: Remark 3.1 read at the output (the positional readout bound);
-- :mod:`.partial_induction`: [B]'s one-plane partial induction.
+- :mod:`.partial_induction`: [B]'s one-plane partial induction;
+- :mod:`.proofs`: every correction's proof steps, by correction id.
 """

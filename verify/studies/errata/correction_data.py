@@ -5,8 +5,9 @@ A :class:`CorrectionData` holds one or more :class:`Series` (one per parameter s
 correction's headline, whose rows ``[n, corrected, exact]`` are pinned and printed). Its
 :meth:`~CorrectionData.established` status says what the computation supports:
 
-- ``proved`` when every proof step passes (:func:`ropeproof.theory.proof_checks.proof_status`) and every
-  numeric check agrees;
+- ``machine-checked`` when every proof step is checked and passes, none argued, and every numeric check
+  agrees; ``proved`` when, besides, some steps are argued in docs/theory.md
+  (:func:`ropeproof.theory.proof_checks.proof_level` names them);
 - ``certified`` (basis ``"interval"``) or ``conjectured`` (basis ``"numerical"``) when there is no proof
   and the checks agree;
 - otherwise a sentence naming the step or check that failed.
@@ -25,8 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ropeproof.theory.dirichlet import ProofStep
-from ropeproof.theory.proof_checks import proof_status, steps_table
+from ropeproof.theory.proof_checks import NOT_PROVED, ProofStep, proof_level, steps_table
 
 TOLERANCE_ULPS = 64
 """Float64 tolerance of the checks, in ulps of ``max(1, |value|)``."""
@@ -124,14 +124,15 @@ class CorrectionData:
         """``(status, why)``: what the steps and checks establish (module docstring)."""
         failed = [name for name, ok in self.all_checks().items() if not ok]
         if self.basis == "proof":
-            proved, summary = proof_status(self.proof)
-            if not proved:
-                return "not proved", summary
+            level, summary = proof_level(self.proof)
+            if level == NOT_PROVED:
+                return NOT_PROVED, summary
         else:
+            level = {"interval": "certified", "numerical": "conjectured"}[self.basis]
             summary = f"{self.basis} checks"
         if failed:
             return "contradicted", "checks failed: " + "; ".join(failed)
-        return {"proof": "proved", "interval": "certified", "numerical": "conjectured"}[self.basis], summary
+        return level, summary
 
     def summary_figures(self) -> dict[str, Any]:
         """Figures of the headline series: rows checked, the largest ``exact - corrected`` and where the

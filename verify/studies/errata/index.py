@@ -2,46 +2,57 @@
 
 - :func:`index_fixed_theta`: the worst margin (and smallest gap) at a fixed angle against
   ``min(1 - cos theta, 2 sin(pi/n)^2)``, the bound that replaces ``min(1 - cos theta, pi^2/(2 n^2))``;
-- :func:`index_best_theta`: the best margin over every angle, ``2 sin(pi/n)^2``, attained at
-  ``theta = 2 pi / n``;
+- :func:`index_best_theta`: the best margin over every angle, maximised without the lemma
+  (:mod:`~ropeproof.verify.studies.errata.best_angle_search`), against the lemma's ``2 sin(pi/n)^2``,
+  attained at ``theta = 2 pi / n``;
 - :func:`index_largest_gap`: the largest gap (the literal Delta) against
   ``min(1 - cos theta, 2 sin(pi / (ceil((n-1)/2) + 1))^2)``.
 
-The exact quantities come from the one-pass sweep
-(:func:`ropeproof.verify.measure.exact.index_sweep.index_sweep`);
-the statements and their proof from :mod:`ropeproof.theory.one_plane_optimum`.
-:func:`best_value_bruteforce` maximises over the angle independently of the proof, in mpmath, over a
-finite set of angles that provably contains every maximiser.
+The exact quantities at a fixed angle come from the one-pass sweep
+(:func:`ropeproof.verify.measure.exact.index_sweep.index_sweep`), those over every angle from
+:mod:`~ropeproof.verify.studies.errata.best_angle_search`; the statements and their proof from
+:mod:`ropeproof.theory.one_plane_optimum`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from functools import cache
 
-import mpmath
 import numpy as np
 import sympy as sp
+from flint import arb
 
 from ropeproof.constructions.paper import INDEX_THETA, index_construction
-from ropeproof.theory.dirichlet import ProofStep
+from ropeproof.theory.derive import derive
 from ropeproof.theory.one_plane_optimum import (
     attaining_angles,
+    attaining_angles_proof,
     best_value,
     competing_offsets,
     optimum_proof,
+    readings_steps,
 )
+from ropeproof.theory.proof_checks import ProofStep
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.trig_identity import vanishes_identically
 from ropeproof.theory.validate import integer
+from ropeproof.verify.measure.exact.certified import arb_precision
 from ropeproof.verify.measure.exact.index_sweep import IndexSweep, index_gap_expression, index_sweep
+from ropeproof.verify.studies.errata.best_angle_search import (
+    CertifiedMaximum,
+    candidate_maximum,
+    certified_maximum,
+)
 from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
 
 LENGTHS = 100
 """[A]'s theory figure: lengths up to 100."""
-BRUTEFORCE_UP_TO = 8
-"""The corrections re-derive the best value by brute force over the angle for ``M <= BRUTEFORCE_UP_TO``."""
+CERTIFIED_UP_TO = 30
+"""The best-angle correction encloses the maximum over the angle by interval branch-and-bound for lengths
+``n <= CERTIFIED_UP_TO`` (it finds it exactly over the candidate angles at every length)."""
 
 
 def _check_max_n(max_n: int) -> None:
@@ -58,26 +69,45 @@ def construction_gap_matches() -> bool:
     return vanishes_identically(gap - 2 * sp.sin(m * theta / 2) ** 2)
 
 
-def index_proof() -> list[ProofStep]:
-    """:func:`ropeproof.theory.one_plane_optimum.optimum_proof` preceded by the link to the construction."""
+@cache
+def construction_keys_agree() -> bool:
+    """Whether the construction's derived logit of the integer query against a letter key and against an
+    integer key (the query's own) is the same expression of the offset: every key is the same vector."""
+    d = derive(index_construction(theta=0.5, max_int=1, letters=1))
+    return vanishes_identically(d.logit("integer", "letter").closed - d.logit("integer", "integer").closed)
+
+
+def index_link_steps() -> list[ProofStep]:
+    """The link between the proof and the construction: the gap ``g(m)`` and the keys."""
     return [
         ProofStep(
             "construction-gap",
             "T_Index's logit m positions off the target is 2 sin(m theta / 2)^2 below the target's (sympy, "
-            "from "
-            "the construction's derived closed form)",
+            "from the construction's derived closed form)",
             "sympy",
             construction_gap_matches,
         ),
         ProofStep(
-            "readings",
-            "every key is the same vector, so margin_inf(n) = gap_inf(n) = min_{m <= n-1} g(m) (query s = n "
-            "- 1) "
-            "and gap_sup(n) = min_{m <= ceil((n-1)/2)} g(m) (the target in the middle)",
-            "definition",
+            "same-keys",
+            "the construction scores a letter key and the query's own integer key alike at one offset "
+            "(sympy, from the derived closed forms): every key is the same vector, so an input's logits "
+            "depend on the target position only",
+            "sympy",
+            construction_keys_agree,
         ),
-        *optimum_proof(),
     ]
+
+
+def index_proof() -> list[ProofStep]:
+    """The fixed-angle and largest-gap corrections' proof: the link to the construction, the readings and
+    the value of :mod:`ropeproof.theory.one_plane_optimum`, every step machine-checked."""
+    return [*index_link_steps(), *readings_steps(), *optimum_proof()]
+
+
+def best_theta_proof() -> list[ProofStep]:
+    """The best-angle correction's proof: :func:`index_proof` and which angles attain
+    (:func:`~ropeproof.theory.one_plane_optimum.attaining_angles_proof`, one argued step)."""
+    return [*index_proof(), *attaining_angles_proof()]
 
 
 def index_witness_tokens(n: int, s: int, competitor_offset: int = 1) -> list[str]:
@@ -189,64 +219,62 @@ def index_largest_gap(theta: float = INDEX_THETA, max_n: int = LENGTHS) -> Corre
     return _fixed_theta(theta, max_n, "gap_sup")
 
 
-def best_value_bruteforce(big_m: int, dps: int = 30) -> tuple[mpmath.mpf, list[str]]:
-    """``max_theta min_{1 <= m <= M} (1 - cos(m theta))`` by exhaustion, in mpmath at ``dps`` digits, and the
-    maximisers in ``(0, 2 pi)`` as ``"2 pi j/q"`` strings.
-
-    Independent of the proof: ``F = min_m h_m`` (``h_m = 1 - cos(m theta)``) is continuous, so its maximum
-    is a local maximum; there either two active ``h_a = h_b`` cross (``cos(a theta) = cos(b theta)``, so
-    ``theta = 2 pi j / (a -+ b)``) or one active ``h_m`` has a local maximum (``m theta = pi`` mod ``2 pi``).
-    Every such angle is evaluated."""
-    big_m = integer(big_m, "big_m", low=1, high=64)
-    candidates: dict[tuple[int, int], None] = {}
-    for q in range(1, 2 * big_m + 1):
-        for j in range(2 * q):  # theta = pi j / q: crossings (j even) and peaks (odd multiples of pi / m)
-            g = math.gcd(j, q)
-            candidates[(j // g, q // g)] = None
-    with mpmath.workdps(dps):
-
-        def value(j: int, q: int) -> mpmath.mpf:
-            theta = mpmath.pi * j / q
-            return min(1 - mpmath.cos(m * theta) for m in range(1, big_m + 1))
-
-        scored = [(value(j, q), j, q) for j, q in candidates if 0 < j < 2 * q]
-        best = max(v for v, _j, _q in scored)
-        floor = best - mpmath.mpf(10) ** (-(dps - 5))
-        angles = sorted({(j, q) for v, j, q in scored if v >= floor}, key=lambda t: t[0] / t[1])
-    return best, [f"2 pi {j}/{2 * q}" if j % 2 else f"2 pi {j // 2}/{q}" for j, q in angles]
+def _lemma_inside(enclosure: CertifiedMaximum) -> bool:
+    """Whether ``2 sin(pi/(M + 1))^2``, as a ball, lies inside the certified enclosure."""
+    with arb_precision(80):
+        value = 2 * arb.sin_pi(arb(1) / (enclosure.big_m + 1)) ** 2
+        return bool(arb(enclosure.low) <= value.lower()) and bool(value.upper() <= arb(enclosure.high))
 
 
-def index_best_theta(max_n: int = LENGTHS) -> CorrectionData:
-    """The best worst-case margin over every angle at each length ``2 .. max_n``: exactly
-    ``2 sin(pi/n)^2``, attained at ``theta = 2 pi / n`` (the sweep there), against [A]'s ``pi^2/(2 n^2)``."""
+def _unit_angles(n: int) -> set[Fraction]:
+    """``theta / pi`` for ``theta = 2 pi k / n`` in ``(0, pi]`` with ``gcd(k, n) = 1``."""
+    return {Fraction(2 * k, n) for k in range(1, n) if 2 * k <= n and math.gcd(k, n) == 1}
+
+
+def index_best_theta(max_n: int = LENGTHS, certified_up_to: int | None = None) -> CorrectionData:
+    """The best worst-case margin over every angle at each length ``2 .. max_n``, found without the lemma:
+    exactly over the candidate angles at every length, and enclosed by interval branch-and-bound over
+    ``theta`` in ``[0, pi]`` for lengths up to ``certified_up_to`` (default ``min(CERTIFIED_UP_TO, max_n)``)
+    (:mod:`~ropeproof.verify.studies.errata.best_angle_search`); against the lemma's ``2 sin(pi/n)^2``,
+    attained at ``theta = 2 pi / n`` (the sweep there), and [A]'s ``pi^2/(2 n^2)``."""
     _check_max_n(max_n)
+    if certified_up_to is None:
+        certified_up_to = min(CERTIFIED_UP_TO, max_n)
+    certified_up_to = integer(certified_up_to, "certified_up_to", low=2, high=max_n)
     n = np.arange(2, max_n + 1)
-    exact = np.array([index_sweep([2 * math.pi / k], [1.0], int(k)).margin_inf[-1] for k in n])
+    search = [candidate_maximum(int(k) - 1) for k in n]
+    exact = np.array([c.value for c in search])
     best = np.array([best_value(int(k)) for k in n])
     term = math.pi**2 / (2 * n.astype(float) ** 2)
     term_offset = math.pi**2 / (2 * (n.astype(float) - 1) ** 2)
-    s = Series("theta = 2 pi / n at each n", n, exact, term, term_offset, best)
-    brute = {}
-    for big_m in range(1, BRUTEFORCE_UP_TO + 1):
-        value, angles = best_value_bruteforce(big_m)
-        want = attaining_angles(big_m + 1)
-        brute[big_m + 1] = bool(
-            abs(float(value) - best_value(big_m + 1)) <= 1e-25 + 1e-15 * float(value)
-        ) and (len(angles) == len(want))
+    s = Series("max over every angle (exact, without the lemma)", n, exact, term, term_offset, best)
+    swept = np.array([index_sweep([2 * math.pi / k], [1.0], int(k)).margin_inf[-1] for k in n])
+    enclosures = [certified_maximum(k - 1) for k in range(2, certified_up_to + 1)]
     witness = _best_angle_witness(max_n, "margin_inf")
     ratios = best / term
     ratios_offset = best / term_offset
     return CorrectionData(
-        quantity="the best worst-case margin of one-plane T_Index over every angle",
+        quantity="the best worst-case margin of one-plane T_Index over every angle, maximised without the "
+        "lemma",
         reported_label="[A]: pi^2/(2 n^2)",
         corrected_label="2 sin(pi/n)^2 = 1 - cos(2 pi/n)",
         kind="equality",
         series=[s],
         witness=witness,
-        proof=index_proof(),
+        proof=best_theta_proof(),
         checks={
-            f"brute force over the angle agrees (value, maximisers), n <= {BRUTEFORCE_UP_TO + 1}": all(
-                brute.values()
+            "the largest candidate value is 1 - cos(pi x), x = 2/n exactly (rationals), every row": all(
+                c.x == Fraction(2, int(k)) for c, k in zip(search, n, strict=True)
+            ),
+            "its maximisers in [0, pi] are exactly 2 pi k/n with gcd(k, n) = 1, every row": all(
+                set(c.maximisers) == _unit_angles(int(k)) for c, k in zip(search, n, strict=True)
+            ),
+            f"interval branch-and-bound over theta in [0, pi] encloses 2 sin(pi/n)^2 in an interval at most "
+            f"2e-10 wide, n <= {certified_up_to}": all(
+                _lemma_inside(e) and e.high - e.low <= 2e-10 for e in enclosures
+            ),
+            "the sweep at theta = 2 pi/n attains it, every row": bool(
+                np.all(np.abs(swept - best) <= tolerance(best))
             ),
             "the ratio to pi^2/(2 n^2) increases with n": bool(np.all(np.diff(ratios) > 0)),
         },
@@ -255,7 +283,9 @@ def index_best_theta(max_n: int = LENGTHS) -> CorrectionData:
             "ratio_at_max_n_offset": float(ratios_offset[-1]),
             "ratio_limit": 4,
             "min_ratio": float(ratios.min()),
-            "bruteforce_lengths": len(brute),
+            "candidate_angles_at_max_n": search[-1].candidates,
+            "certified_up_to_n": certified_up_to,
+            "branch_and_bound_boxes": sum(e.boxes for e in enclosures),
         },
         failure=first_failure(s, lambda k: _best_angle_witness(k, "margin_inf")),
     )
@@ -274,6 +304,8 @@ def INDEX_LARGEST_GAP(store: ResultStore, theta: float = INDEX_THETA, max_n: int
 
 
 @object_product("errata.index-best-theta")
-def INDEX_BEST_THETA(store: ResultStore, max_n: int = LENGTHS) -> CorrectionData:
+def INDEX_BEST_THETA(
+    store: ResultStore, max_n: int = LENGTHS, certified_up_to: int | None = None
+) -> CorrectionData:
     """:func:`index_best_theta` as a product of the run's store."""
-    return index_best_theta(max_n)
+    return index_best_theta(max_n, certified_up_to)

@@ -20,12 +20,18 @@ from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.counterexamples import positional_retrieval_construction
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.positional_readout import pair_constant, readout_proof
+from ropeproof.theory.positional_readout import least_key_term, pair_constant, readout_proof
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.verify.kernel.rope import rope_logits
 from ropeproof.verify.measure.exact.families import Family, family_for
 from ropeproof.verify.studies.beyond.impossibility import content_independent_readout_margin
 from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, tolerance
+from ropeproof.verify.studies.errata.readout_sentence import (
+    condensed_sentence_bound,
+    corrected_bound,
+    counterexample_head,
+    worst_readout_margin,
+)
 
 ALPHABET, PERIOD, BONUS = 4, 65, 10.0
 """The head that the claim ``remark3.1.positional-cannot-retrieve.output`` exhibits."""
@@ -70,17 +76,18 @@ def key_weights(head: CompiledHead, query: str, n: int, scale: float) -> np.ndar
 def readout_bound(
     head: CompiledHead, family: Family, n: int, scale: float
 ) -> tuple[float, dict[str, object]]:
-    """``min`` over the family's cases and queries of ``C_Y * min_j p_j`` at length ``n`` (the theorem of
-    :mod:`ropeproof.theory.positional_readout`), and where it is attained: the query, the pair ``tau, o``
-    and the key position ``t`` of least weight."""
+    """The corrected bound at length ``n``: the least, over the family's cases (a letter ``Y`` and its pairs)
+    and the queries asking for ``Y``, of ``min_j C_Y p_j(Q)`` (the theorem of
+    :mod:`ropeproof.theory.positional_readout`: the key of least weight when ``C_Y >= 0``, of largest
+    weight when ``C_Y < 0``), and where it is attained: the query, the pair ``tau, o`` and the key
+    position ``t``."""
     readout = head.W_E @ head.W_V @ head.W_O @ head.W_U
     best: tuple[float, dict[str, object]] = (math.inf, {})
     for case in family.cases:
         c, (tau, o) = pair_constant(readout, [head.token_index(t) for t in case.target_tokens])
         for query in case.query_tokens:
             p = key_weights(head, query, n, scale)
-            t = int(np.argmin(p))
-            value = c * float(p[t])
+            value, t = least_key_term(c, p)
             if value < best[0]:
                 best = (
                     value,
@@ -89,8 +96,9 @@ def readout_bound(
                         "tau": head.tokens[tau],
                         "o": head.tokens[o],
                         "pair_constant": c,
-                        "least_weight_position": t,
-                        "least_weight": float(p[t]),
+                        "key_position": t,
+                        "key_weight": float(p[t]),
+                        "query_weight": float(1 - p.sum()),
                     },
                 )
     return best
@@ -141,10 +149,16 @@ def readout_correction(
         "reported": 0.0,
         "worst_case": content_independent_readout_margin(head, family, first, scale).witness,
     }
+    sentence = counterexample_head()
+    sentence_margin = worst_readout_margin(sentence)
+    sentence_bound, sentence_mean = corrected_bound(sentence)
+    sentence_old = condensed_sentence_bound(sentence)
+    mean_form = (1 - pair["query_weight"]) / (last - 1) * pair["pair_constant"]
     return CorrectionData(
         quantity="worst readout margin of a positional Retrieval head",
         reported_label="[A] Remark 3.1: no positional head implements Retrieval (margin <= 0)",
-        corrected_label="C * min_j p_j <= C (1 - p_Q)/(n - 1), for every positional head",
+        corrected_label="min_j C p_j(Q) <= C (1 - p_Q(Q))/(n - 1), least over queries Q and the pairs of the "
+        "letter Q asks for, for every positional head",
         kind="bound",
         series=[s],
         witness=witness,
@@ -156,11 +170,22 @@ def readout_correction(
             "the margin is 1/(2(N - 1) + n - 1) at every length": bool(
                 np.all(np.abs(exact_a - closed) <= 1e-12 * closed)
             ),
+            "the bound is at most C (1 - p_Q)/(n - 1) at the last length": bool(
+                bound_a[-1] <= mean_form + tolerance(np.array(mean_form))
+            ),
+            "on the counterexample head (exact rationals) the corrected statement holds, tightly": bool(
+                sentence_margin == sentence_bound <= sentence_mean
+            ),
+            "the sentence as first written (least C over every letter's pairs times the least key weight "
+            "over "
+            "every query) fails on the counterexample head": bool(sentence_margin > sentence_old),
         },
         figures={
             "period": period,
             "min_margin": float(exact_a.min()),
             "pair_constant": pair["pair_constant"],
+            "counterexample_margin": str(sentence_margin),
+            "counterexample_first_sentence_bound": str(sentence_old),
         },
         failure=failure,
     )

@@ -9,7 +9,15 @@ weights rounded to float16 (``model.safetensors``: about 440 KB for ``small``, 5
 learning dynamics with intervals, measured on the float32 weights during training or by
 :func:`~ropeproof.verify.studies.training.rescore.rescore_run`) and ``first_steps.json``: the losses of the
 first :data:`FIRST_STEPS` steps and the parameters' norms after them, which a test recomputes from the
-seed (:func:`first_steps`).
+seed (:func:`first_steps`). Where the run's best checkpoint is not its last, ``final/`` holds the last
+step's weights and config too (:data:`FINAL`), so whether the choice of checkpoint drives a verdict can be
+tested (``load_shipped(..., step="final")``).
+
+GPT-J's sin/cos table is a buffer, not a weight (RoPE learns no positions), sized by the config's
+``n_positions``; :func:`load_shipped` rebuilds it with at least :data:`MIN_POSITIONS` rows so the length
+study runs a model trained with [A]'s 128 positions on [A]'s 850-token inputs and past 1,000. Rows
+``0 .. n_positions - 1`` are the same either way, so the model computes the same on inputs it was
+trained for.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from ropeproof.verify.studies.training.config import TrainConfig
 from ropeproof.verify.studies.training.trainer import (
     RECORD_FILE,
     TrainingRecord,
+    checkpoint_dir,
     load_record,
     new_run,
     save_quietly,
@@ -39,6 +48,11 @@ from ropeproof.verify.studies.training.trainer import (
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "shipped"
 FIRST_STEPS_FILE = "first_steps.json"
+FINAL = "final"
+"""The subdirectory of a shipped run holding its last step's weights, where that is not the best step."""
+MIN_POSITIONS = 2048
+"""The fewest rows of GPT-J's sin/cos table a loaded shipped model gets (module docstring)."""
+STEPS = ("best", "final")
 FIRST_STEPS = 5
 """Steps the reproducibility record covers (a few seconds to recompute on a CPU)."""
 
@@ -96,12 +110,22 @@ class ShippedModel:
     first_steps: dict[str, Any]
 
 
-def load_shipped(task: str, device: Any = "cpu", config: str = "small", seed: int = 0) -> ShippedModel:
-    """Load the shipped checkpoint of ``task`` (default: small, seed 0; module docstring)."""
+def load_shipped(
+    task: str, device: Any = "cpu", config: str = "small", seed: int = 0, step: str = "best"
+) -> ShippedModel:
+    """Load the shipped checkpoint of ``task`` (default: small, seed 0; module docstring): its best step,
+    or with ``step="final"`` its last (the same weights where the best step is the last). The sin/cos
+    table has ``max(n_positions, MIN_POSITIONS)`` rows."""
     tf = require_transformers()
+    if step not in STEPS:
+        raise InputError(f"step={step!r} is unknown; accepted: {list(STEPS)}")
     path = shipped_path(task, config, seed)
+    weights = path / FINAL if step == "final" and (path / FINAL).is_dir() else path
+    positions = max(int(json.loads((weights / "config.json").read_text())["n_positions"]), MIN_POSITIONS)
     with quiet_progress():
-        model = tf.GPTJForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager")
+        model = tf.GPTJForCausalLM.from_pretrained(
+            weights, dtype=torch.float32, attn_implementation="eager", n_positions=positions
+        )
     model = model.to(device).eval()
     tok = tf.AutoTokenizer.from_pretrained(path)
     first = json.loads((path / FIRST_STEPS_FILE).read_text())
@@ -119,11 +143,24 @@ def write_shipped(run_dir: str | Path, dest: str | Path) -> Path:
         model = tf.GPTJForCausalLM.from_pretrained(run_dir, attn_implementation="eager").to(torch.float16)
     tok = tf.AutoTokenizer.from_pretrained(run_dir)
     record_first = first_steps(record.task, record.config, record.seed)
+    final = None
+    if record.best_step != record.config.steps:  # the last step's weights: its checkpoint, or a package's
+        last = next(
+            (d for d in (checkpoint_dir(run_dir, record.config.steps), run_dir / FINAL) if d.is_dir()), None
+        )
+        if last is not None:
+            with quiet_progress():
+                final = tf.GPTJForCausalLM.from_pretrained(last, attn_implementation="eager").to(
+                    torch.float16
+                )
     # all or nothing: an interrupted packaging leaves ``dest`` as it was
     with atomic_directory(dest, force=True, option="dest") as staging:
         save_quietly(model, tok, staging)
         shutil.copy2(run_dir / RECORD_FILE, staging / RECORD_FILE)
         (staging / FIRST_STEPS_FILE).write_text(json.dumps(record_first, indent=1))
-        for f in staging.iterdir():
-            f.chmod(0o644)  # package data: readable by everyone
+        if final is not None:
+            with quiet_progress():
+                final.save_pretrained(staging / FINAL)
+        for f in staging.rglob("*"):
+            f.chmod(0o755 if f.is_dir() else 0o644)  # package data: readable by everyone
     return dest

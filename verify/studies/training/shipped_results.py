@@ -37,13 +37,13 @@ from ropeproof.theory.result_store import ResultStore, data_product, object_prod
 from ropeproof.verify.studies.training.shipped import ShippedModel, load_shipped
 
 
-@object_product("training.shipped-model")
+@object_product("training.shipped-model", shared=False)
 def SHIPPED_MODEL(store: ResultStore, task: str, config: str = "small", seed: int = 0) -> ShippedModel:
     """The shipped checkpoint (module docstring)."""
     return load_shipped(task, config=config, seed=seed)
 
 
-@object_product("training.run-directory-model")
+@object_product("training.run-directory-model", shared=False)
 def TRAINED_MODEL(store: ResultStore, path: str) -> Any:
     """The model of the run directory ``path`` (float32, CPU, eager attention, eval mode)."""
     from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers

@@ -1,13 +1,13 @@
-"""What a correction's data establishes: proved only when every step passes and every check agrees; a
-failing check or step names itself; rows and failures read the same numbers both ways."""
+"""What a correction's data establishes: machine-checked only when every step is checked and passes and
+every check agrees, proved when some steps are argued; a failing check or step names itself; rows and
+failures read the same numbers both ways."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ropeproof.theory.dirichlet import ProofStep
-from ropeproof.theory.proof_checks import DEFINITION, monotone_on, proof_status
+from ropeproof.theory.proof_checks import ProofStep, definition_step, monotone_on, proof_level, sign_on
 from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
 
 
@@ -25,12 +25,25 @@ def _data(
 
 def test_status_follows_steps_and_checks() -> None:
     good = _series([0.5, 0.4], [0.45, 0.5], [0.5, 0.4 + 1e-16])  # equal within the tolerance
-    ok = [ProofStep("identity", "1 = 1", "sympy", lambda: True), ProofStep("min", "a min", DEFINITION)]
-    assert _data(good, ok, {}).established()[0] == "proved"
+    ok = [
+        ProofStep("identity", "1 = 1", "sympy", lambda: True),
+        definition_step("min", "a least value is at most each term", "worst-at-most-one-input"),
+    ]
+    assert _data(good, ok, {}).established() == (
+        "machine-checked",
+        "2/2 steps machine-checked (1 definitions)",
+    )
     assert _data(good, [ProofStep("x", "x", "sympy", lambda: False)], {}).established()[0] == "not proved"
-    argued = [ProofStep("words", "trust me", "argument")]
+    argued = [*ok, ProofStep("words", "trust me", "argument")]
     status, why = _data(good, argued, {}).established()
-    assert status == "not proved" and "not checked: words" in why
+    assert status == "proved" and why.endswith("argued in docs/theory.md: words")
+    ranged = [
+        *ok,
+        ProofStep("lemma", "for every q", "argument", lambda: True, evidence="exhaustive for q <= 9"),
+    ]
+    assert _data(good, ranged, {}).established()[1].endswith("lemma (exhaustive for q <= 9)")
+    failing = [ProofStep("lemma", "for every q", "argument", lambda: False, evidence="q <= 9")]
+    assert _data(good, failing, {}).established() == ("not proved", "failed: lemma")
     status, why = _data(good, ok, {"the witness attains": False}).established()
     assert status == "contradicted" and "the witness attains" in why
     bad = _series([0.5, 0.4], [0.45, 0.5], [0.5, 0.39])  # the corrected bound is below the exact value
@@ -55,13 +68,15 @@ def test_rows_failures_and_tolerance() -> None:
     assert figures["exact_at_max_n"] == 0.1 and figures["lengths"] == "2..4"
 
 
-def test_proof_status_and_monotonicity_checks() -> None:
+def test_proof_level_and_monotonicity_checks() -> None:
     import sympy as sp
 
     x = sp.Symbol("x", real=True)
     assert monotone_on(sp.sin(x), x, 0, sp.pi / 2) and not monotone_on(sp.sin(x), x, 0, sp.pi)
     assert monotone_on(sp.cos(x), x, 0, sp.pi, increasing=False)
-    assert proof_status([ProofStep("d", "a definition", DEFINITION)]) == (
-        True,
-        "0/1 steps checked (1 definitions)",
+    assert sign_on(sp.sin(x), x, 0, sp.pi) and not sign_on(sp.sin(x), x, 0, 4)
+    assert sign_on(sp.cos(x), x, sp.pi / 2, sp.pi, nonnegative=False)
+    assert proof_level([definition_step("d", "a definition", "best-at-least-one")]) == (
+        "machine-checked",
+        "1/1 steps machine-checked (1 definitions)",
     )

@@ -119,3 +119,38 @@ def test_packaging_a_run_is_all_or_nothing(tmp_path, monkeypatch) -> None:
     original = load_shipped("number", config="small").model
     for (name, a), (_, b) in zip(packaged.state_dict().items(), original.state_dict().items(), strict=True):
         assert torch.equal(a.float(), b.float()), name
+
+
+def test_a_package_ships_the_final_step_where_it_is_not_the_best(tmp_path) -> None:
+    """A run whose best checkpoint is not its last ships the last step's weights in ``final/`` too."""
+    from ropeproof.verify.studies.training.config import SMALL
+    from ropeproof.verify.studies.training.shipped import FINAL, write_shipped
+    from ropeproof.verify.studies.training.trainer import checkpoint_dir, train
+
+    tiny = SMALL.with_overrides(steps=4, checkpoint_every=2, eval_prompts=8, score_prompts=0)
+    record = train("number", tiny, tmp_path / "run", progress=False)
+    if record.best_step == tiny.steps:
+        pytest.skip("the last step was the best here; nothing else to ship")
+    dest = write_shipped(tmp_path / "run", tmp_path / "pkg")
+    final = transformers.GPTJForCausalLM.from_pretrained(dest / FINAL)
+    last = transformers.GPTJForCausalLM.from_pretrained(checkpoint_dir(tmp_path / "run", tiny.steps))
+    for (name, a), (_, b) in zip(final.state_dict().items(), last.state_dict().items(), strict=True):
+        assert torch.equal(a, b.half().float()), name  # float16 as shipped
+    best = transformers.GPTJForCausalLM.from_pretrained(dest)
+    assert any(not torch.equal(a, b) for a, b in zip(best.parameters(), final.parameters(), strict=True))
+
+
+def test_loading_a_step_and_a_table_long_enough_for_the_length_study() -> None:
+    from ropeproof.theory.errors import InputError
+    from ropeproof.verify.studies.training.shipped import MIN_POSITIONS
+
+    shipped = load_shipped("number", config="small")
+    assert shipped.model.config.n_positions >= MIN_POSITIONS
+    tables = [b for name, b in shipped.model.named_buffers() if name.endswith("embed_positions")]
+    assert tables and all(t.shape[0] >= MIN_POSITIONS for t in tables)
+    final = load_shipped("number", config="small", step="final")  # no final/ shipped: the best weights
+    assert all(
+        torch.equal(a, b) for a, b in zip(final.model.parameters(), shipped.model.parameters(), strict=True)
+    )
+    with pytest.raises(InputError, match="step='last'"):
+        load_shipped("number", config="small", step="last")

@@ -1,0 +1,143 @@
+"""The documentation: every ```python block of the README and of the pages in ``docs/`` runs, the site
+builds in strict mode (a broken link or reference fails), the README stays short and names what each
+dependency is for, and the API reference lists every public name.
+
+Blocks fenced as ```python run; blocks meant to be read, not run (a cluster address, a shell
+session), are fenced as ```py, ```bash or ```text. The README's blocks each run in a fresh namespace;
+a page's blocks run in order in one namespace, as a reader following the page would run them.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import ropeproof
+from ropeproof import claims
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)
+PAGES = sorted(p for p in DOCS.rglob("*.md") if BLOCK.search(p.read_text()))
+
+
+def python_blocks(path: Path) -> list[str]:
+    return BLOCK.findall(path.read_text())
+
+
+def test_readme_python_blocks_run() -> None:
+    blocks = python_blocks(README)
+    assert blocks, "the README has its one example"
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), {"__name__": "readme_block"})
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+def test_page_python_blocks_run(page: Path) -> None:
+    before = {c.id for c in claims.USER_CLAIMS}
+    namespace: dict = {"__name__": "docs_block"}
+    try:
+        for block in python_blocks(page):
+            exec(compile(block, str(page), "exec"), namespace)
+    finally:  # a page may register an example claim; keep the registry as it was
+        for claim_id in {c.id for c in claims.USER_CLAIMS} - before:
+            claims.USER_CLAIMS.remove(claim_id)
+
+
+def test_the_pages_with_code_are_found() -> None:
+    names = {p.relative_to(DOCS).as_posix() for p in PAGES}
+    assert {"guides/tour.md", "guides/sweeps.md", "guides/claims.md"} <= names
+
+
+def test_the_claims_guide_registers_a_claim_that_holds() -> None:
+    namespace: dict = {"__name__": "docs_block"}
+    page = DOCS / "guides" / "claims.md"
+    first = python_blocks(page)[0]
+    try:
+        exec(compile(first, str(page), "exec"), namespace)
+        example = claims.USER_CLAIMS["my.index-margin-positive"]
+        ctx = claims.CheckContext(device=__import__("torch").device("cpu"), dtype=__import__("torch").float64)
+        assert claims.run_claim(example, ctx).outcome.verdict == "holds"
+    finally:
+        if "my.index-margin-positive" in claims.USER_CLAIMS:
+            claims.USER_CLAIMS.remove("my.index-margin-positive")
+
+
+def test_sweeps_guide_lists_every_sweep_status() -> None:
+    from ropeproof.verify.measure.exact.bound_checks import STATUSES
+
+    text = (DOCS / "guides" / "sweeps.md").read_text()
+    missing = [s for s in STATUSES if f"`{s}`" not in text]
+    assert not missing, f"the sweeps guide does not name the statuses {missing}"
+
+
+def test_readme_is_the_door() -> None:
+    """About 200 lines: what it is, set-up, one example, the flow, layout, tests, dependencies."""
+    text = README.read_text()
+    assert len(text.splitlines()) < 300
+    for heading in ("## Set-up: two commands", "## One example", "## Where the flow begins", "## Tests"):
+        assert heading in text
+
+
+def test_readme_says_what_every_dependency_is_for() -> None:
+    """Each requirement of pyproject.toml (the core and every extra) has a row in the README's table of
+    dependencies, and the table names no package the project does not require."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    required = list(project["dependencies"])
+    required += [r for extra in project["optional-dependencies"].values() for r in extra]
+    names = {re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower() for r in required}
+    table = README.read_text().split("## Dependencies, and what each is for", 1)[1].split("\n## ", 1)[0]
+    first_cells = [
+        row.split("|")[1] for row in table.splitlines() if row.startswith("| ") and "---" not in row
+    ]
+    listed = {
+        re.sub(r"\[.*?\]", "", name).strip().lower()
+        for cell in first_cells[1:]  # the header row names the columns
+        for name in re.sub(r"\(.*?\)", "", cell).split(",")
+    }
+    assert names - listed == set(), "required but not in the README's table"
+    assert listed - names == set(), "in the README's table but not required"
+
+
+def test_the_reference_lists_every_public_name() -> None:
+    page = (DOCS / "reference" / "index.md").read_text()
+    missing = [n for n, mod in ropeproof._EXPORTS.items() if f"[`{n}`][{mod}.{n}]" not in page]
+    assert not missing, f"docs/reference/index.md does not list {missing}"
+
+
+def _mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
+        cwd=config.parent,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
+def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("mkdocstrings")
+    result = _mkdocs(ROOT / "mkdocs.yml", tmp_path / "site")
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert (tmp_path / "site" / "reference" / "verify-kernel" / "index.html").is_file()
+
+
+def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
+    """The site's own link checking, planted: the same validation settings reject a dead link."""
+    pytest.importorskip("mkdocs")
+    text = (ROOT / "mkdocs.yml").read_text()
+    validation = text[text.index("validation:") : text.index("not_in_nav:")]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# t\n\nSee [the guide](guides/missing.md).\n")
+    (tmp_path / "mkdocs.yml").write_text(f"site_name: t\nstrict: true\n{validation}")
+    result = _mkdocs(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert result.returncode != 0 and "missing.md" in result.stderr
+    shutil.rmtree(tmp_path / "site", ignore_errors=True)
