@@ -36,6 +36,9 @@ _EXPORTS: dict[str, str] = {
     "Plane": "ropeproof.theory.construction",
     "Rotated": "ropeproof.theory.construction",
     "Token": "ropeproof.theory.construction",
+    "Family": "ropeproof.theory.family",
+    "FamilyCase": "ropeproof.theory.family",
+    "token_family": "ropeproof.theory.family",
     "derive": "ropeproof.theory.derive",
     "derive_logit": "ropeproof.theory.rope_symbolic",
     "index_bound": "ropeproof.theory.bounds",
@@ -55,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "number_task": "ropeproof.verify.measure.tasks",
     "letter_task": "ropeproof.verify.measure.tasks",
     "family_for": "ropeproof.verify.measure.exact.families",
+    "sweep_head": "ropeproof.verify.measure.exact.head_sweep",
     "sweep_index": "ropeproof.verify.measure.exact.sweep",
     "sweep_retrieval": "ropeproof.verify.measure.exact.sweep",
     "ps_scores": "ropeproof.verify.measure.ps.scores",
@@ -83,12 +87,14 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         RopeSpecError,
         WeightError,
     )
+    from ropeproof.theory.family import Family, FamilyCase, token_family
     from ropeproof.theory.rope_spec import RopeSpec
     from ropeproof.theory.rope_symbolic import derive_logit
     from ropeproof.verify.kernel.attention import RopeAttention
     from ropeproof.verify.kernel.compiled import answer
     from ropeproof.verify.kernel.rope import apply_rope, rope_logits
     from ropeproof.verify.measure.exact.families import family_for
+    from ropeproof.verify.measure.exact.head_sweep import sweep_head
     from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
     from ropeproof.verify.measure.ps.exact import exact_exclusion
     from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores

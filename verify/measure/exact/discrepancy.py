@@ -84,8 +84,10 @@ def build_tables(
     limit = family.max_length()
     if limit is not None and max_n > limit:
         raise InputError(
-            f"max_n={max_n} exceeds what the {family.name} family covers ({limit}); compile with a larger "
-            f"vocabulary (e.g. max_int >= {max_n - 1})"
+            f"max_n={max_n} exceeds the longest length the {family.name} family covers completely "
+            f"({limit}): it asks for a target at every offset 1 .. n - 1, and its cases stop at offset "
+            f"{limit - 1}; give it a case for each offset up to {max_n - 1} (for T_Index: max_int >= "
+            f"{max_n - 1})"
         )
     # every case keeps a row of max_n float64 logits per key group (at most one per token), plus the
     # shared cache of those rows and exact_sweep's prefix summaries: ~4 copies
@@ -405,6 +407,8 @@ class SweepResult:
         if not 2 <= n <= int(self.n[-1]):
             raise InputError(f"n={n} is outside this sweep (2..{int(self.n[-1])})")
         r = n - 2
+        if np.isnan(self.margin_inf[r]):
+            raise InputError(f"the family has no input of length n={n}")
         if quantity == "gap_inf":
             if not self.gap_inf_exact[r]:
                 raise InputError(f"gap_inf at n={n} was not computed (past the horizon, above the limit)")
@@ -437,10 +441,14 @@ def exact_sweep(tables: Sequence[CaseTable], max_n: int, gap_inf_limit: int = 96
     for index, t in enumerate(tables):
         _case_sweep(t, index, max_n, margin, sup)
     n_arr = np.arange(2, max_n + 1)
+    # lengths where no case fits (a fixed target distance d needs n >= d + 1) have no input: NaN
+    empty = n_arr < min(t.case.min_length for t in tables) if tables else np.ones(rows, dtype=bool)
+    for best in (margin, sup):
+        best.value[empty] = np.nan
     exact = margin.value > 0
     gap_inf = np.where(exact, margin.value, np.nan)
     enumerated: dict[int, Witness] = {}
-    for r in np.nonzero(~exact)[0]:
+    for r in np.nonzero(~exact & ~empty)[0]:
         n = int(n_arr[r])
         if n <= gap_inf_limit:
             row = reference_extremes(tables, n)

@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.head import CompiledHead
+from ropeproof.constructions.head import CompiledHead, load_head
 from ropeproof.constructions.paper import index_construction
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.measure.exact.families import token_family
-from ropeproof.verify.measure.exact.head_sweep import head_family, sweep_head
+from ropeproof.verify.measure.exact.families import Family, FamilyCase, token_family
+from ropeproof.verify.measure.exact.head_sweep import head_family, resolve_head_family, sweep_head
 from ropeproof.verify.measure.exact.index_sweep import index_sweep
 
 
@@ -54,8 +54,22 @@ def test_token_family_sweep_equals_brute_force(seed: int) -> None:
     assert len(w.tokens) == 5 and set(w.tokens) <= set(head.tokens)
 
 
-def test_compiled_heads_keep_their_construction_family() -> None:
-    head = compile_construction(index_construction(theta=0.7, letters=4, max_int=9))
+def test_compiled_heads_record_their_construction_family(tmp_path) -> None:
+    c = index_construction(theta=0.7, letters=4, max_int=9)
+    head = compile_construction(c)
+    assert head.family == c.family and resolve_head_family(head)[1] == "recorded"
+    loaded = load_head(head.save(tmp_path / "h"))
+    assert loaded.family == c.family  # the directory records it
+    assert sweep_head(loaded, 10).family_source == "recorded"
+    bare = load_head(head.with_family(None).save(tmp_path / "bare"))
+    table = sweep_head(bare, 4)
+    assert table.family.name == "tokens" and table.family_source == "all-sequences"
+    assert "ALL token sequences" in table.title()
+
+
+def test_legacy_heads_rebuild_their_construction_family() -> None:
+    """Heads from older versions recorded only construction_args; the paper family is rebuilt."""
+    head = compile_construction(index_construction(theta=0.7, letters=4, max_int=9)).with_family(None)
     assert head_family(head).name == "tokens"  # nothing says how it was built
     head.metadata["construction_args"] = {"theta": 0.7, "letters": 4, "max_int": 9}
     assert head_family(head).name == "index"
@@ -76,3 +90,22 @@ def test_token_family_checks_its_arguments() -> None:
         token_family(["a"], ["z"])
     with pytest.raises(InputError, match="non-empty"):
         token_family([])
+
+
+def test_a_fixed_offset_family_starts_at_its_offset_and_runs_at_every_length() -> None:
+    """A family with one case at distance 3 has no input below n = 4 (NaN rows) and is complete at
+    every length above; its margins equal a brute force over every input."""
+    head = random_vocab_head(3, 2)
+    fam = Family("back3", (FamilyCase("q", ("t0",), ("t1",), ("t0", "t1", "t2"), 3),), "t1 three back")
+    assert fam.min_length() == 4 and fam.max_length() is None
+    table = sweep_head(head, 7, family=fam)
+    assert np.isnan(table.columns["margin_inf"][:2]).all()
+    with pytest.raises(InputError, match="no input of length n=3"):
+        table.witness(3, "margin_inf")
+    module = RopeAttention.from_head(head, "cpu")
+    for n in range(4, 8):
+        seqs = [(*s[: n - 4], "t1", *s[n - 4 :], "t0") for s in itertools.product(head.tokens, repeat=n - 2)]
+        rows = module(torch.as_tensor(np.stack([head.embed(list(s)) for s in seqs]))).logits[:, -1]
+        target = rows[:, n - 4]
+        others = torch.cat([rows[:, : n - 4], rows[:, n - 3 :]], dim=1).max(1).values
+        assert table.columns["margin_inf"][n - 2] == pytest.approx(float((target - others).min()), abs=1e-12)
