@@ -15,8 +15,8 @@ from ropeproof.commands.import_head import parse_token_ids
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.head import load_head
 from ropeproof.constructions.paper import index_construction
-from ropeproof.theory.family import Family, FamilyCase
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.family import Family, FamilyCase
 from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
 
 
