@@ -59,6 +59,8 @@ _EXPORTS: dict[str, str] = {
     "letter_task": "ropeproof.verify.measure.tasks",
     "family_for": "ropeproof.verify.measure.exact.families",
     "sweep_head": "ropeproof.verify.measure.exact.head_sweep",
+    "check_bound": "ropeproof.verify.measure.exact.stated_bound",
+    "parse_bound": "ropeproof.theory.bound_expression",
     "sweep_index": "ropeproof.verify.measure.exact.sweep",
     "sweep_retrieval": "ropeproof.verify.measure.exact.sweep",
     "ps_scores": "ropeproof.verify.measure.ps.scores",
@@ -77,6 +79,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         reflexive_construction,
         retrieval_construction,
     )
+    from ropeproof.theory.bound_expression import parse_bound
     from ropeproof.theory.bounds import index_bound, retrieval_bound
     from ropeproof.theory.construction import Construction, Plane, Rotated, Token
     from ropeproof.theory.derive import derive
@@ -95,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
     from ropeproof.verify.kernel.rope import apply_rope, rope_logits
     from ropeproof.verify.measure.exact.families import family_for
     from ropeproof.verify.measure.exact.head_sweep import sweep_head
+    from ropeproof.verify.measure.exact.stated_bound import check_bound
     from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
     from ropeproof.verify.measure.ps.exact import exact_exclusion
     from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores

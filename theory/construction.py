@@ -199,9 +199,23 @@ class Construction:
             out.append((scale, vec.angle))
         return out
 
+    def exact_parameters(self) -> dict[sp.Symbol, sp.Expr]:
+        """The parameters as exact sympy numbers: a float is the exact rational of its binary value (so
+        ``7 * theta`` is formed exactly, not rounded to 53 bits as a sympy ``Float`` product would be)."""
+        out: dict[sp.Symbol, sp.Expr] = {}
+        for sym, value in self.parameters.items():
+            if isinstance(value, sp.Basic):
+                out[sym] = sp.Rational(value) if isinstance(value, sp.Float) else value
+            elif isinstance(value, numbers.Integral):
+                out[sym] = sp.Integer(int(value))
+            else:
+                out[sym] = sp.Rational(float(value))
+        return out
+
     def numeric(self, expr: sp.Expr) -> float:
-        """``expr`` with every parameter substituted, as a float (error if a symbol is left)."""
-        value = sp.sympify(expr).subs(self.parameters)
+        """``expr`` with every parameter substituted exactly (:meth:`exact_parameters`), evaluated to 30
+        significant digits and rounded to float (error if a symbol is left)."""
+        value = sp.sympify(expr).subs(self.exact_parameters())
         if value.free_symbols:
             names = sorted(s.name for s in value.free_symbols)
             raise ConstructionError(f"construction {self.name!r}: parameters {names} have no value")

@@ -5,6 +5,10 @@
 ``--family FILE`` gives one to a head that records none (a JSON file written by ``Family.save``, or
 ``tokens`` for every token sequence, said as such). Without either, a head with no family is swept
 over every token sequence and the output says so.
+
+``--bound EXPR [--reading R] [--relation <=|>=] [--certified]`` judges a bound you state at every
+length of ``--lengths`` (:func:`~ropeproof.verify.measure.exact.stated_bound.check_bound`), printing
+every ``STEP``-th row and a summary with the first violation and its witness.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ import numpy as np
 from ropeproof.constructions.head import CompiledHead, load_head
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.family import Family, token_family
-from ropeproof.verify.kernel.devices import resolve_device
+from ropeproof.verify.kernel.devices import dtype_name, resolve_device, resolve_dtype
 from ropeproof.verify.measure.display import format_cell
 from ropeproof.verify.measure.exact.head_sweep import NO_FAMILY, HeadSweep, sweep_head
+from ropeproof.verify.measure.exact.stated_bound import READINGS, RELATIONS, check_bound
 from ropeproof.verify.measure.exact.sweep import parse_lengths
 
 
@@ -37,25 +42,62 @@ def add_head_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_family_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    """``--family`` and the options of a bound stated on a head (``--bound``, ``--reading``,
+    ``--relation``, ``--certified``)."""
+    g = p.add_argument_group("a head directory (--head DIR): its family and a bound you state")
+    g.add_argument(
         "--family",
         metavar="FILE|tokens",
         default=None,
-        help="--head: the input family of a head that records none: a JSON file written by "
-        "Family.save, or 'tokens' for every token sequence (a head that records its family uses it)",
+        help="the input family of a head that records none: a JSON file written by Family.save, or "
+        "'tokens' for every token sequence (a head that records its family uses it)",
+    )
+    g.add_argument(
+        "--bound",
+        metavar="EXPR",
+        default=None,
+        help="judge READING(n) RELATION EXPR at every length of --lengths: EXPR in n, parsed by sympy "
+        "(numbers, n, the head's parameters such as theta, pi, E, sqrt, sin, cos, exp, log, min, max, "
+        "floor, ...; ^ is a power), e.g. 'pi^2/(2*n^2)'",
+    )
+    g.add_argument(
+        "--reading",
+        choices=READINGS,
+        default=None,
+        help="with --bound: which exact extreme the bound is on (default margin_inf)",
+    )
+    g.add_argument(
+        "--relation",
+        choices=RELATIONS,
+        default=None,
+        help="with --bound: '<=' (an upper bound, the default) or '>=' (a guarantee)",
+    )
+    g.add_argument(
+        "--certified",
+        action="store_true",
+        help="with --bound: enclose every row by interval arithmetic (Arb at --prec bits, at least 53)",
     )
 
 
-HEAD_OPTIONS = ("family",)
+HEAD_OPTIONS = ("family", "bound", "reading", "relation", "certified")
 """Options of ``sweep`` that apply only with ``--head`` (their ``argparse`` destinations)."""
 
 
 def option_conflict(args: argparse.Namespace) -> str | None:
-    """Why a ``--head``-only option was given without ``--head``, or ``None``."""
-    if args.head_dir is not None:
-        return None
+    """Why a ``--head``-only option was given without ``--head`` (or a bound's option without
+    ``--bound``), or ``None``."""
     given = [f"--{dest}" for dest in HEAD_OPTIONS if getattr(args, dest, None) not in (None, False)]
-    return f"{', '.join(given)} only apply with --head DIR" if given else None
+    if args.head_dir is None:
+        return f"{', '.join(given)} only apply with --head DIR" if given else None
+    if getattr(args, "bound", None) is None:
+        loose = [g for g in given if g in ("--reading", "--relation", "--certified")]
+        if loose:
+            return f"{', '.join(loose)} only apply with --bound EXPR"
+    elif dtype_name(resolve_dtype(args.dtype)) != "float64":
+        return "--bound judges the exact float64 sweep; --dtype applies only without --bound"
+    elif getattr(args, "certified", False) and args.prec < 53:
+        return f"--prec={args.prec} is too low for --certified; accepted: an integer in [53, 4096]"
+    return None
 
 
 def read_head(path: Path) -> CompiledHead:
@@ -118,11 +160,58 @@ def sweep_summary(table: HeadSweep) -> dict[str, Any]:
     }
 
 
+def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | None) -> int:
+    """``sweep --head DIR --bound EXPR``: every length of ``--lengths`` judged, every ``STEP``-th row
+    printed; the summary names the first violation and its witness."""
+    start, stop, step = parse_lengths(args.lengths)
+    check = check_bound(
+        head,
+        args.bound,
+        [start, stop],
+        reading=args.reading or "margin_inf",
+        relation=args.relation or "<=",
+        family=family,
+        certified=args.certified,
+        prec=max(args.prec, 53),
+    )
+    rows = check.rows(step)
+    if args.json:
+        out = {"head": head.name, "family": check.family.name, "rows": rows, "summary": check.summary()}
+        print(json.dumps(out))
+        return 0
+    print(f"# {check.title()}")
+    for note in check.notes:
+        print(f"# {note}")
+    cols = list(rows[0]) if rows else []
+    print("  ".join(f"{c:>13s}" for c in cols))
+    for r in rows:
+        print("  ".join(f"{format_cell(r[c]):>13s}" for c in cols))
+    summary = check.summary()
+    print(f"# verdict: {summary['verdict']}; rows: {summary['rows']}")
+    first = summary.get("first_violation")
+    if first is not None:
+        print(f"# first violation: n = {first['n']}; witness: {describe_witness(first['witness'])}")
+    reasons = summary.get("undecided_reasons") or {}
+    for why, count in reasons.items():
+        print(f"# undecided ({count} rows): {why}")
+    return 0
+
+
+def describe_witness(w: dict[str, Any]) -> str:
+    """One line naming the witness input (and, when known, what beats the target)."""
+    if "description" in w:
+        return str(w["description"])
+    return f"tokens {w['tokens']} (target at position {w['target_position']})"
+
+
 def run_sweep(args: argparse.Namespace) -> int:
-    """``ropeproof sweep --head DIR [--family FILE|tokens] [--lengths A:B[:STEP]] [--dtype] [--json]``."""
+    """``ropeproof sweep --head DIR [--family FILE|tokens] [--lengths A:B[:STEP]] [--dtype] [--json]
+    [--bound EXPR [--reading R] [--relation <=|>=] [--certified]]``."""
     start, stop, step = parse_lengths(args.lengths)  # already checked by the --lengths argument type
     head = read_head(args.head_dir)
     family = chosen_family(head, getattr(args, "family", None))
+    if getattr(args, "bound", None) is not None:
+        return run_bound(args, head, family)
     table = sweep_head(head, stop, family=family, dtype=args.dtype, device=resolve_device(args.device))
     full = table.select(start, stop)
     table = table.select(start, stop, step)

@@ -123,7 +123,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace --out if it is an existing regular file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
-        "--prec", type=int_in(24, 4096), default=80, help="certified-index: interval precision in bits"
+        "--prec",
+        type=int_in(24, 4096),
+        default=80,
+        help="interval precision in bits (certified-index; --head --bound --certified: at least 53)",
     )
     p.add_argument("--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term")
     d = p.add_argument_group("running the shards on Dask (index, retrieval with --jsonl; certified-index)")

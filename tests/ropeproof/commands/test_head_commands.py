@@ -139,6 +139,35 @@ def test_a_head_without_a_family_says_all_sequences_out_loud(tmp_path: Path, cap
     assert "nope.json" in capsys.readouterr().err
 
 
+def test_sweep_head_bound_finds_the_first_violation(tmp_path: Path, capsys) -> None:
+    """--bound judges every length of --lengths (the STEP only thins the printed rows): T_Index's
+    margin first exceeds pi^2/(2 n^2) at n = 4, float64 and certified alike."""
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    argv = ["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:17:5", "--bound", "pi^2/(2*n^2)"]
+    for extra in ([], ["--certified"]):
+        assert main([*argv, *extra, "--json"]) == 0
+        out = _json(capsys)
+        assert [r["n"] for r in out["rows"]] == [2, 7, 12, 17]
+        summary = out["summary"]
+        assert summary["first_violation"]["n"] == 4 and summary["certified"] == bool(extra)
+        assert sum(summary["rows"].values()) == 16  # every length 2..17 judged
+        assert len(summary["first_violation"]["witness"]["tokens"]) == 4
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "first violation: n = 4" in text and "verdict: violated" in text
+    assert main([*argv[:-2], "--bound", "0.01", "--relation", ">=", "--json"]) == 0
+    assert _json(capsys)["summary"]["statement"] == "margin_inf(n) >= 0.01"
+    for bad, message in (
+        (["--reading", "gap_sup"], "--reading only apply with --bound"),
+        (["--bound", "1", "--dtype", "float32"], "--bound judges the exact float64 sweep"),
+        (["--bound", "1", "--certified", "--prec", "30"], "too low for --certified"),
+        (["--bound", "import os"], "'import' is not allowed"),
+    ):
+        assert main(["sweep", "--head", str(tmp_path / "h"), *bad]) == 2
+        assert message in capsys.readouterr().err
+
+
 def test_parse_token_ids() -> None:
     assert parse_token_ids(None) is None
     assert parse_token_ids("2:5") == [2, 3, 4]

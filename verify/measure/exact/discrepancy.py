@@ -35,9 +35,10 @@ from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
-from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_dtype
 from ropeproof.verify.measure.exact.families import Family, FamilyCase
 from ropeproof.verify.measure.exact.offset_logits import distance_logits
+from ropeproof.verify.measure.exact.plane_logits import distance_logits_exact
 from ropeproof.verify.measure.exact.prefix_topk import excluding_first, prefix_topk
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
@@ -49,9 +50,17 @@ class CaseTable:
     """Logits of one case by distance: rows are groups of tokens with the same key vector.
 
     ``target_logits[g, d]``, ``other_logits[g, d]``: target / other groups at distance ``d``
-    (``0 .. N-1``); ``self_logits[g]``: the query position's own groups at distance 0.
+    (``0 .. N-1``); ``self_logits[g]``: the query position's own groups at distance 0. ``errors[d]``
+    (float64 tables): a bound on the error of every logit at distance ``d`` against the exact logit of
+    the head's weights (``None``: not known).
 
-    Shapes: target_logits [target groups, N]; other_logits [other groups, N]; self_logits [query groups]
+    Interval tables (:mod:`ropeproof.verify.measure.exact.certified_family`) give two arrays per
+    position set: the ``*_logits`` arrays feed every minimum over groups and the ``*_upper`` arrays
+    (when not ``None``) every maximum, so one sweep evaluates each extreme at chosen interval ends.
+
+    Shapes: target_logits [target groups, N]; other_logits [other groups, N]; self_logits [query groups];
+        errors [N]; target_upper [target groups, N]; other_upper [other groups, N];
+        self_upper [query groups]
     """
 
     case: FamilyCase
@@ -61,15 +70,84 @@ class CaseTable:
     target_logits: np.ndarray
     other_logits: np.ndarray
     self_logits: np.ndarray
+    errors: np.ndarray | None = None
+    target_upper: np.ndarray | None = None
+    other_upper: np.ndarray | None = None
+    self_upper: np.ndarray | None = None
+
+    def highs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(target, other, self)`` arrays that maxima over groups read."""
+        return (
+            self.target_logits if self.target_upper is None else self.target_upper,
+            self.other_logits if self.other_upper is None else self.other_upper,
+            self.self_logits if self.self_upper is None else self.self_upper,
+        )
 
 
-def _groups(head: CompiledHead, tokens: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
-    rows: dict[bytes, list[str]] = {}
-    for t in tokens:
-        rows.setdefault((head.W_E[head.token_index(t)] @ head.W_K).tobytes(), []).append(t)
-    groups = list(rows.values())
-    keys = np.stack([head.W_E[head.token_index(g[0])] @ head.W_K for g in groups])
-    return groups, keys
+class _Rows:
+    """``e W_Q`` and ``e W_K`` of every token in float64, with bounds on their rounding errors
+    (:func:`product_errors`), computed once per :func:`build_tables`."""
+
+    def __init__(self, head: CompiledHead) -> None:
+        self.head = head
+        self.q, self.k = head.W_E @ head.W_Q, head.W_E @ head.W_K
+        self.dq, self.dk = product_errors(head.W_E, head.W_Q), product_errors(head.W_E, head.W_K)
+        self.exact_q = ~self.dq.any(1)
+        self.exact_k = ~self.dk.any(1)
+
+    def key_id(self, token: str) -> bytes:
+        """Equal for tokens with equal exact keys: the float row when exact, else the embedding."""
+        i = self.head.token_index(token)
+        return self.k[i].tobytes() if self.exact_k[i] else b"E" + self.head.W_E[i].tobytes()
+
+    def query_id(self, token: str) -> bytes:
+        i = self.head.token_index(token)
+        return self.q[i].tobytes() if self.exact_q[i] else b"E" + self.head.W_E[i].tobytes()
+
+    def groups(self, tokens: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
+        by_id: dict[bytes, list[str]] = {}
+        for t in tokens:
+            by_id.setdefault(self.key_id(t), []).append(t)
+        groups = list(by_id.values())
+        return groups, np.stack([self.k[self.head.token_index(g[0])] for g in groups])
+
+    def vector_error(self, q_token: str, key_tokens: Sequence[str]) -> np.ndarray:
+        """Per key, a bound on the logit error caused by rounding ``q = e W_Q`` and ``k = e W_K``
+        (zero for one-hot embeddings): per plane ``|dq| (|k| + |dk|) + |q| |dk|`` with 1-norms over
+        the plane's two dims, times ``|scale|``.
+
+        Shapes: return [n_keys]
+        """
+        qi = self.head.token_index(q_token)
+        ki = [self.head.token_index(t) for t in key_tokens]
+        dq, dk = self.dq[qi], self.dk[ki]
+        if not dq.any() and not dk.any():
+            return np.zeros(len(ki))
+        dims = np.asarray(self.head.spec.plane_dims)
+
+        def norm1(x: np.ndarray) -> np.ndarray:
+            return np.abs(x[..., dims[:, 0]]) + np.abs(x[..., dims[:, 1]])
+
+        keys = self.k[ki]
+        per_plane = norm1(dq)[None, :] * (norm1(keys) + norm1(dk)) + norm1(self.q[qi])[None, :] * norm1(dk)
+        return abs(self.head.scale) * per_plane.sum(1) * (1 + 16 * 2.0**-53)
+
+
+def product_errors(e: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A bound on the float64 rounding error of ``e @ w`` per entry: ``gamma_m (|e| @ |w|)`` with ``m``
+    the number of rounded operations of that entry (a product by a signed power of two is exact, a
+    sum of one term is exact), ``gamma_m = m u / (1 - m u)``.
+
+    Shapes: e [V, d_model]; w [d_model, head_dim]; return [V, head_dim]
+    """
+    u = 2.0**-53
+    nz_e, nz_w = (e != 0).astype(np.float64), (w != 0).astype(np.float64)
+    pow2 = np.abs(np.frexp(e)[0]) == 0.5  # |e| a power of two (frexp's mantissa 0.5)
+    terms = nz_e @ nz_w
+    inexact = (nz_e * ~pow2) @ nz_w
+    m = np.maximum(terms - 1, 0) + inexact
+    gamma = m * u / (1 - m * u)
+    return gamma * (np.abs(e) @ np.abs(w)) * (1 + 4 * u)
 
 
 def build_tables(
@@ -79,7 +157,16 @@ def build_tables(
     dtype: DtypeLike = torch.float64,
     device: DeviceLike = "cpu",
 ) -> list[CaseTable]:
-    """Per-case logit tables for distances ``0 .. max_n - 1``, computed with the module's arithmetic."""
+    """Per-case logit tables for distances ``0 .. max_n - 1``.
+
+    In float64 the logits are formed plane by plane with exactly reduced angles
+    (:func:`~ropeproof.verify.measure.exact.plane_logits.distance_logits_exact`, as the direct sweeps
+    form ``m * theta``), and each table carries ``errors``: a bound on every logit's error against the
+    exact logit of the head's weights (the rounding of ``e W_Q`` and ``e W_K`` included). In another
+    dtype they are computed with the module's arithmetic
+    (:func:`~ropeproof.verify.measure.exact.offset_logits.distance_logits`), what a model running in
+    that dtype computes, and carry no error bound. Tokens are grouped by their exact key vector.
+    """
     max_n = integer(max_n, "max_n", low=2)
     limit = family.max_length()
     if limit is not None and max_n > limit:
@@ -93,30 +180,45 @@ def build_tables(
     # shared cache of those rows and exact_sweep's prefix summaries: ~4 copies
     rows = sum(len(c.target_tokens) + len(c.other_tokens) + len(c.query_tokens) for c in family.cases)
     check_allocation(f"logit tables of {len(family.cases)} cases to n = {max_n}", 32 * rows * max_n)
-    cache: dict[tuple[bytes, bytes], np.ndarray] = {}
+    exact = resolve_dtype(dtype) == torch.float64
+    vectors = _Rows(head)
+    cache: dict[tuple[bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
     distances = np.arange(max_n, dtype=np.float64)
 
-    def table(q: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        out = np.empty((len(keys), max_n))
+    def table(
+        q_token: str, q: np.ndarray, groups: list[list[str]], keys: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
+        out, err = np.empty((len(keys), max_n)), np.zeros((len(keys), max_n))
         todo = [i for i, k in enumerate(keys) if (q.tobytes(), k.tobytes()) not in cache]
         if todo:
-            vals = distance_logits(q, keys[todo], head.spec, distances, head.scale, dtype, device)
+            if exact:
+                vals, errs = distance_logits_exact(q, keys[todo], head.spec, distances, head.scale)
+                errs = errs + vectors.vector_error(q_token, [groups[i][0] for i in todo])[:, None]
+            else:
+                vals = distance_logits(q, keys[todo], head.spec, distances, head.scale, dtype, device)
+                errs = np.full(vals.shape, np.nan)
             for row, i in enumerate(todo):
-                cache[(q.tobytes(), keys[i].tobytes())] = vals[row]
+                cache[(q.tobytes(), keys[i].tobytes())] = vals[row], errs[row]
         for i, k in enumerate(keys):
-            out[i] = cache[(q.tobytes(), k.tobytes())]
-        return out
+            out[i], err[i] = cache[(q.tobytes(), k.tobytes())]
+        return out, err
 
     tables = []
     for case in family.cases:
-        qrows = {(head.W_E[head.token_index(t)] @ head.W_Q).tobytes() for t in case.query_tokens}
-        if len(qrows) != 1:
+        if len({vectors.query_id(t) for t in case.query_tokens}) != 1:
             raise InputError(f"case {case.label}: query tokens must share one query vector")
-        q = head.W_E[head.token_index(case.query_tokens[0])] @ head.W_Q
-        tg, tk = _groups(head, case.target_tokens)
-        og, ok = _groups(head, case.other_tokens)
-        sg, sk = _groups(head, case.query_tokens)
-        tables.append(CaseTable(case, tg, og, sg, table(q, tk), table(q, ok), table(q, sk)[:, 0]))
+        q_token = case.query_tokens[0]
+        q = vectors.q[head.token_index(q_token)]
+        parts = []
+        for tokens in (case.target_tokens, case.other_tokens, case.query_tokens):
+            groups, keys = vectors.groups(tokens)
+            parts.append((groups, *table(q_token, q, groups, keys)))
+        (tg, t_v, t_e), (og, o_v, o_e), (sg, s_v, s_e) = parts
+        errors = None
+        if exact:
+            errors = np.maximum(t_e.max(0), o_e.max(0))
+            errors[0] = max(errors[0], float(s_e[:, 0].max()))
+        tables.append(CaseTable(case, tg, og, sg, t_v, o_v, s_v[:, 0], errors))
     return tables
 
 
@@ -319,14 +421,15 @@ def _case_sweep(t: CaseTable, case: int, big_n: int, margin: _Best, sup: _Best) 
     rows = big_n - 1
     kind = t.case.target_distance
     n_arr = np.arange(2, big_n + 1)
-    s_lo, s_hi = float(t.self_logits.min()), float(t.self_logits.max())
-    s_lo_g, s_hi_g = int(np.argmin(t.self_logits)), int(np.argmax(t.self_logits))
-    o_hi, o_lo, o_hi_g = t.other_logits.max(0), t.other_logits.min(0), t.other_logits.argmax(0)
+    t_up, o_up, s_up = t.highs()  # maxima read these (interval tables: other ends), minima *_logits
+    s_lo, s_hi = float(t.self_logits.min()), float(s_up.max())
+    s_lo_g, s_hi_g = int(np.argmin(t.self_logits)), int(np.argmax(s_up))
+    o_hi, o_lo, o_hi_g = o_up.max(0), t.other_logits.min(0), o_up.argmax(0)
     t_lo, t_hi, t_lo_g, t_hi_g = (
         t.target_logits.min(0),
-        t.target_logits.max(0),
+        t_up.max(0),
         t.target_logits.argmin(0),
-        t.target_logits.argmax(0),
+        t_up.argmax(0),
     )
 
     hv, hi = prefix_topk(o_hi[1:big_n], 4)
