@@ -121,6 +121,30 @@ class HeadSweep(TableDisplay):
         """The input of length ``n`` attaining ``quantity`` (see :meth:`SweepResult.witness`)."""
         return self.result.witness(n, quantity)
 
+    def error_bounds(self, quantity: str, extra: float = 0.0) -> np.ndarray:
+        """Per row (``n = 2 .. N`` of the unselected sweep), a bound on ``|value - exact|`` of
+        ``quantity`` against the exact extremes of the head's weights: twice the largest logit error
+        at any distance below ``n`` (each extreme is a minimum or maximum of logits, then one
+        subtraction; each logit's own bound comes from
+        :func:`~ropeproof.verify.measure.exact.plane_logits.distance_logits_exact`), plus ``2 extra``
+        (a further per-logit error, such as the rounding of a construction's weights) and that
+        subtraction's rounding. float64 sweeps only.
+
+        Shapes: return [N - 1]
+        """
+        if quantity not in QUANTITIES:
+            raise InputError(f"quantity={quantity!r}; accepted: {QUANTITIES}")
+        size = self.result.n.size + 1
+        per_distance = np.zeros(size)
+        for t in self.result.tables:
+            if t.errors is None:
+                raise InputError(f"a {self.dtype} sweep carries no error bounds (float64 sweeps do)")
+            per_distance = np.maximum(per_distance, t.errors[:size])
+        prefix = np.maximum.accumulate(per_distance)[1:]  # row n - 2 covers distances 0 .. n - 1
+        u = 2.0**-53
+        values = np.abs(np.nan_to_num(getattr(self.result, quantity)))
+        return (2 * (prefix + extra) + u * values) * (1 + 8 * u) + 5e-324
+
 
 def sweep_head(
     head: CompiledHead,

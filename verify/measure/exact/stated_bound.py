@@ -315,22 +315,6 @@ def _weight_rounding(head: CompiledHead, family: Family) -> float:
     return abs(head.scale) * 2.01 * UNIT_ROUNDOFF * worst * (1 + 1e-12)
 
 
-def _float_errors(sweep: HeadSweep, reading: str, values: np.ndarray, extra: float) -> np.ndarray:
-    """A bound on ``|value - exact|`` per row ``n = 2 .. N``: twice the largest logit error at any
-    distance below ``n`` (extremes are minima and maxima of logits, then one subtraction), plus that
-    subtraction's rounding."""
-    tables = sweep.result.tables
-    size = sweep.result.n.size + 1
-    per_distance = np.zeros(size)
-    for t in tables:
-        if t.errors is None:
-            raise InputError("the sweep carries no error bounds (float64 tables only)")
-        per_distance = np.maximum(per_distance, t.errors[:size])
-    prefix = np.maximum.accumulate(per_distance)[1:]  # row n - 2 covers distances 0 .. n - 1
-    u = UNIT_ROUNDOFF
-    return (2 * (prefix + extra) + u * np.abs(values)) * (1 + 8 * u) + 5e-324
-
-
 # ------------------------------------------------------------------------------------- witnesses
 
 
@@ -440,7 +424,7 @@ def check_bound(
     n = n_all[rows]
     values = np.asarray(sweep.columns[reading], dtype=np.float64)
     extra = _weight_rounding(head, fam) if construction is not None else 0.0
-    errors = _float_errors(sweep, reading, values, extra)
+    errors = sweep.error_bounds(reading, extra)
     b_val, b_lo, b_hi = _bound_enclosure(stated, n)
     source = exact_logits(construction if construction is not None else head)
     minimum = reading != "gap_sup"  # margin_inf and gap_inf are minima over inputs, gap_sup a maximum

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 
+import mpmath
 import numpy as np
 import pytest
 import torch
 
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.head import CompiledHead, load_head
-from ropeproof.constructions.paper import index_construction
+from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.kernel.attention import RopeAttention
 from ropeproof.verify.measure.exact.families import Family, FamilyCase, token_family
 from ropeproof.verify.measure.exact.head_sweep import head_family, resolve_head_family, sweep_head
 from ropeproof.verify.measure.exact.index_sweep import index_sweep
+from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
 
 
 def random_vocab_head(vocab: int = 3, seed: int = 0) -> CompiledHead:
@@ -109,3 +113,69 @@ def test_a_fixed_offset_family_starts_at_its_offset_and_runs_at_every_length() -
         target = rows[:, n - 4]
         others = torch.cat([rows[:, : n - 4], rows[:, n - 3 :]], dim=1).max(1).values
         assert table.columns["margin_inf"][n - 2] == pytest.approx(float((target - others).min()), abs=1e-12)
+
+
+ANGLES = [
+    5e-324,
+    1e-300,
+    1e-20,
+    1e-8,
+    0.0027,
+    0.866,
+    -0.866,
+    3.141592653589793,
+    100.0,
+    1e6,
+    1e12,
+    1e100,
+    1e300,
+]
+ANGLES += [1.7e308]
+"""From the smallest subnormal to near the largest float64: every angle the direct sweeps accept."""
+
+
+@pytest.mark.parametrize("theta", ANGLES)
+def test_compiled_paper_heads_agree_with_the_direct_sweeps(theta: float) -> None:
+    """Issue 32, case 7: a head sweep forms m * theta exactly, as the direct sweeps do, so the compiled
+    T_Index, T_Retrieval and Reflexive heads agree with sweep_index, sweep_retrieval and (Reflexive's
+    margin is T_Index's min_m 2 sin(m theta / 2)^2) index_sweep within the head sweep's stated error
+    bound plus the rounding of the compiled weights (4 u per unit logit) and the direct sweep's own."""
+    u = 2.0**-53
+    big = 12
+    cases = [
+        (index_construction(theta=theta, letters=2, max_int=big - 1), sweep_index(theta, big).columns),
+        (retrieval_construction(3, theta, max_int=1), sweep_retrieval(3, theta, big).columns),
+        (
+            reflexive_construction(theta=theta, letters=2),
+            {"margin_inf": index_sweep([theta], [1.0], big).margin_inf},
+        ),
+    ]
+    for c, direct in cases:
+        table = sweep_head(compile_construction(c), big)
+        assert table.family_source == "recorded" and table.family.name == c.name
+        for q in ("margin_inf", "gap_sup"):
+            if q not in direct:
+                continue
+            err = table.error_bounds(q) + 4 * u * 2 + 4 * u  # weights' rounding (both logits), direct's
+            diff = np.abs(table.columns[q] - np.asarray(direct[q], dtype=float))
+            assert (diff <= err).all(), (c.name, q, float(diff.max()), float(err.max()))
+            assert (err < 1e-13).all()
+
+
+def test_the_index_head_at_1e300_in_both_commands(tmp_path) -> None:
+    """The issue's case: sweep --head of the index head compiled at theta = 1e300 gave 7.95e-7 at
+    n = 8 where sweep index (and mpmath: min_m 2 sin(m theta / 2)^2 = 0.0358) give 0.0358."""
+    import json
+
+    from ropeproof.cli import main
+
+    with mpmath.workprec(3000):
+        truth = min(2 * mpmath.sin(m * mpmath.mpf(1e300) / 2) ** 2 for m in range(1, 8))
+    assert main(["compile", "index", "--theta", "1e300", "--out", str(tmp_path / "h")]) == 0
+    outs = []
+    for argv in (["sweep", "--head", str(tmp_path / "h")], ["sweep", "index", "--theta", "1e300"]):
+        with contextlib.redirect_stdout(io.StringIO()) as buf:
+            assert main([*argv, "--lengths", "8:8", "--json"]) == 0
+        outs.append(json.loads(buf.getvalue())["rows"][0]["margin_inf"])
+    assert abs(outs[0] - float(truth)) < 1e-14 and abs(outs[1] - float(truth)) < 1e-14
+    assert float(truth) == pytest.approx(0.0358, abs=1e-4)
