@@ -36,6 +36,7 @@ from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
 from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_dtype
+from ropeproof.verify.measure.exact.explain import Explanation, explain_row
 from ropeproof.verify.measure.exact.families import Family, FamilyCase
 from ropeproof.verify.measure.exact.offset_logits import distance_logits
 from ropeproof.verify.measure.exact.plane_logits import distance_logits_exact
@@ -74,6 +75,19 @@ class CaseTable:
     target_upper: np.ndarray | None = None
     other_upper: np.ndarray | None = None
     self_upper: np.ndarray | None = None
+
+    def logit(self, token: str, d: int, d_t: int) -> float:
+        """The logit of ``token`` at distance ``d`` when the target is ``d_t`` back (``*_logits``)."""
+        if d == 0:
+            groups, row = self.self_groups, self.self_logits
+        elif d == d_t:
+            groups, row = self.target_groups, self.target_logits[:, d]
+        else:
+            groups, row = self.other_groups, self.other_logits[:, d]
+        for g, members in enumerate(groups):
+            if token in members:
+                return float(row[g])
+        raise InputError(f"token {token!r} may not stand {d} back in case {self.case.label} (internal)")
 
     def highs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(target, other, self)`` arrays that maxima over groups read."""
@@ -228,7 +242,9 @@ def build_tables(
 
 @dataclass(frozen=True)
 class Witness:
-    """An input attaining an extreme: ``tokens`` (length ``n``), the case, and the target position."""
+    """An input attaining an extreme: ``tokens`` (length ``n``), the case, the target position, and
+    ``explanation``: the target's and the winning competitor's positions, offsets, tokens and logits
+    (:class:`~ropeproof.verify.measure.exact.explain.Explanation`, from the sweep's float64 logits)."""
 
     quantity: str
     n: int
@@ -236,6 +252,12 @@ class Witness:
     case: str
     target_position: int
     tokens: tuple[str, ...]
+    explanation: Explanation | None = None
+
+    def describe(self) -> str:
+        """One line: the quantity, its value, and what beats the target."""
+        head = f"{self.quantity}({self.n}) = {self.value:.10g} ({self.case})"
+        return f"{head}: {self.explanation.describe()}" if self.explanation is not None else head
 
 
 def _input(
@@ -256,6 +278,17 @@ def _input(
         g = chosen[d] if d in chosen else int(pick(vals))
         out.append(groups[g][0])
     return tuple(out)
+
+
+def _explained(
+    quantity: str, n: int, value: float, t: CaseTable, d_t: int, tokens: tuple[str, ...]
+) -> Witness:
+    """The witness with its explanation, read from the table's logits of those tokens."""
+    logits = [t.logit(tok, n - 1 - p, d_t) for p, tok in enumerate(tokens)]
+    target = n - 1 - d_t
+    return Witness(
+        quantity, n, value, t.case.label, target, tokens, explain_row(quantity, tokens, logits, target)
+    )
 
 
 def _target_choice(t: CaseTable, d_t: int, default: str) -> dict[int, int]:
@@ -354,7 +387,7 @@ def reference_extremes(tables: Sequence[CaseTable], n: int) -> ExtremesRow:
         raise InputError(f"no input of length n={n} in this family")
     row = ExtremesRow(n, best["gap_sup"][0], best["gap_inf"][0], best["margin_inf"][0])
     for q, (value, (t, d_t, tokens)) in best.items():
-        row.witnesses[q] = Witness(q, n, value, t.case.label, n - 1 - d_t, tokens)
+        row.witnesses[q] = _explained(q, n, value, t, d_t, tokens)
     return row
 
 
@@ -526,7 +559,7 @@ class SweepResult:
         chosen = {int(d): int(g) for d, g in p.chosen[r] if d >= 0}
         tokens = _input(t, n, d_t, "hi" if p.default[r] else "lo", chosen)
         value = float(getattr(self, quantity)[r])
-        return Witness(quantity, n, value, t.case.label, n - 1 - d_t, tokens)
+        return _explained(quantity, n, value, t, d_t, tokens)
 
 
 def exact_sweep(tables: Sequence[CaseTable], max_n: int, gap_inf_limit: int = 96) -> SweepResult:

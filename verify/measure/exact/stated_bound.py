@@ -197,16 +197,15 @@ class BoundCheck(TableDisplay):
 
 
 def witness_dict(w: Witness) -> dict[str, Any]:
-    """A witness as JSON-ready data."""
-    explain = getattr(w, "explanation", None)
+    """A witness as JSON-ready data, with its explanation (target and winning competitor)."""
     out: dict[str, Any] = {
         "n": w.n,
         "case": w.case,
         "target_position": w.target_position,
         "tokens": list(w.tokens),
     }
-    if callable(explain):
-        out.update(explain())
+    if w.explanation is not None:
+        out.update(w.explanation.to_dict())
     return out
 
 
@@ -318,39 +317,15 @@ def _weight_rounding(head: CompiledHead, family: Family) -> float:
 # ------------------------------------------------------------------------------------- witnesses
 
 
-def _competitor(row: np.ndarray, target: int) -> int:
-    others = row.copy()
-    others[target] = -np.inf
-    return int(np.argmax(others))
-
-
-def _witness_positions(sweep: HeadSweep, source: ExactLogits, w: Witness, reading: str) -> tuple[int, int]:
-    """``(first, second)`` positions whose logit difference is the witness's value: the target and its
-    strongest competitor (margin), or the top two (gaps), chosen from the float64 logits."""
-    n = len(w.tokens)
-    row = np.array([_float_logit(sweep, w.tokens[-1], tok, n - 1 - p) for p, tok in enumerate(w.tokens)])
-    if reading == "margin_inf":
-        return w.target_position, _competitor(row, w.target_position)
-    top = int(np.argmax(row))
-    return top, _competitor(row, top)
-
-
-def _float_logit(sweep: HeadSweep, q_token: str, k_token: str, d: int) -> float:
-    for t in sweep.result.tables:
-        if q_token not in t.case.query_tokens:
-            continue
-        if d == 0:
-            groups, vals = t.self_groups, t.self_logits
-        else:
-            for groups, arr in ((t.target_groups, t.target_logits), (t.other_groups, t.other_logits)):
-                for g, members in enumerate(groups):
-                    if k_token in members:
-                        return float(arr[g, d])
-            continue
-        for g, members in enumerate(groups):
-            if k_token in members:
-                return float(vals[g])
-    raise InputError(f"token {k_token!r} is not in any table of query {q_token!r} (internal)")
+def _witness_positions(w: Witness, reading: str) -> tuple[int, int]:
+    """``(first, second)`` positions whose logit difference is the witness's value: the target and
+    its winning competitor (margin), or the two largest logits (gaps), from its explanation."""
+    e = w.explanation
+    if e is None:
+        raise InputError("the witness carries no explanation (internal)")
+    if reading == "margin_inf" or e.top_positions is None:
+        return e.target_position, e.competitor_position
+    return e.top_positions
 
 
 def _witness_expr(construction: Construction, tokens: tuple[str, ...], first: int, second: int) -> sp.Expr:
@@ -443,7 +418,7 @@ def check_bound(
             w = sweep.witness(n_, reading)
         except InputError:
             return (float(m_lo[r]), float(m_hi[r])), (float(b_lo[r]), float(b_hi[r]))
-        first, second = _witness_positions(sweep, source, w, reading)
+        first, second = _witness_positions(w, reading)
         w_lo, w_hi = witness_value(source, w.tokens, first, second, REFINE_PREC)
         lo, hi = float(m_lo[r]), float(m_hi[r])
         lo, hi = (lo, min(hi, w_hi)) if minimum else (max(lo, w_lo), hi)
@@ -515,7 +490,7 @@ def _apply_identities(
         except InputError:
             continue
         tried += 1
-        first, second = _witness_positions(sweep, source, w, reading)
+        first, second = _witness_positions(w, reading)
         if exactly_equal(_witness_expr(construction, w.tokens, first, second), expr.subs(N, n_)):
             cmp.codes[r] = CODE["holds-equal"]
             if cmp.reason_codes is not None:
