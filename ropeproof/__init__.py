@@ -67,6 +67,10 @@ _EXPORTS: dict[str, str] = {
     "exact_exclusion": "ropeproof.verify.measure.ps.exact",
     "per_frequency_scores": "ropeproof.verify.measure.ps.per_frequency",
     "check_construction": "ropeproof.verify.testing.properties",
+    # paper_figures
+    "plot_sweeps": "ropeproof.paper_figures.sweeps",
+    "save_figure": "ropeproof.paper_figures.style",
+    "FigureResult": "ropeproof.paper_figures.style",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -79,6 +83,8 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         reflexive_construction,
         retrieval_construction,
     )
+    from ropeproof.paper_figures.style import FigureResult, save_figure
+    from ropeproof.paper_figures.sweeps import plot_sweeps
     from ropeproof.theory.bound_expression import parse_bound
     from ropeproof.theory.bounds import index_bound, retrieval_bound
     from ropeproof.theory.construction import Construction, Plane, Rotated, Token

@@ -8,19 +8,24 @@ over every token sequence and the output says so.
 
 ``--bound EXPR [--reading R] [--relation <=|>=] [--certified]`` judges a bound you state at every
 length of ``--lengths`` (:func:`~ropeproof.verify.measure.exact.stated_bound.check_bound`), printing
-every ``STEP``-th row and a summary with the first violation and its witness.
+every ``STEP``-th row and a summary with the first violation and its witness. ``--plot FILE`` draws
+what was swept (:func:`~ropeproof.paper_figures.sweeps.plot_sweeps`) beside the printed output.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ropeproof.constructions.head import CompiledHead, load_head
+from ropeproof.paper_figures.style import FORMATS, save_figure
+from ropeproof.paper_figures.sweeps import plot_sweeps
+from ropeproof.theory.atomic_output import check_output_file
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.family import Family, token_family
 from ropeproof.verify.kernel.devices import dtype_name, resolve_device, resolve_dtype
@@ -73,13 +78,22 @@ def add_family_option(p: argparse.ArgumentParser) -> None:
         help="with --bound: '<=' (an upper bound, the default) or '>=' (a guarantee)",
     )
     g.add_argument(
+        "--plot",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="also draw the sweep (with --bound: the reading against the bound, violated rows marked) to "
+        "FILE.png and/or FILE.pdf (by FILE's suffix; none: both), with FILE.csv and FILE.caption.txt; "
+        "existing files only with --force",
+    )
+    g.add_argument(
         "--certified",
         action="store_true",
         help="with --bound: enclose every row by interval arithmetic (Arb at --prec bits, at least 53)",
     )
 
 
-HEAD_OPTIONS = ("family", "bound", "reading", "relation", "certified")
+HEAD_OPTIONS = ("family", "bound", "reading", "relation", "certified", "plot")
 """Options of ``sweep`` that apply only with ``--head`` (their ``argparse`` destinations)."""
 
 
@@ -175,6 +189,8 @@ def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | Non
         prec=max(args.prec, 53),
     )
     rows = check.rows(step)
+    if args.plot is not None:
+        write_plot(args, check, check.reading)
     if args.json:
         out = {"head": head.name, "family": check.family.name, "rows": rows, "summary": check.summary()}
         print(json.dumps(out))
@@ -197,6 +213,35 @@ def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | Non
     return 0
 
 
+def plot_targets(path: Path) -> tuple[Path, str, tuple[str, ...]]:
+    """``(directory, stem, formats)`` of ``--plot FILE``: ``.png``/``.pdf`` pick one image format, no
+    suffix both; anything else is refused."""
+    suffix = path.suffix.lower()
+    if suffix in ("", ".png", ".pdf"):
+        formats = FORMATS if not suffix else (suffix[1:],)
+        stem = path.stem if suffix else path.name
+        if not stem or stem.startswith("."):
+            raise InputError(f"--plot={str(path)!r} needs a file name")
+        return path.parent, stem, formats
+    raise InputError(f"--plot={str(path)!r}: suffix {path.suffix!r}; accepted: .png, .pdf or none (both)")
+
+
+def write_plot(args: argparse.Namespace, sweep: Any, quantity: str) -> None:
+    """Draw ``sweep`` with :func:`~ropeproof.paper_figures.sweeps.plot_sweeps` and save it where
+    ``--plot`` says (each file checked by the output rule first; ``--force`` replaces)."""
+    directory, stem, formats = plot_targets(args.plot)
+    paths = [directory / f"{stem}.{f}" for f in formats] + [
+        directory / f"{stem}.csv",
+        directory / f"{stem}.caption.txt",
+    ]
+    for path in paths:
+        check_output_file(path, args.force, option="--plot")
+    label = getattr(sweep, "subject", None) or getattr(sweep, "head", "head")
+    figure = plot_sweeps({str(label): sweep}, quantity=quantity, name=stem)
+    written = save_figure(figure, directory, formats)
+    print(f"ropeproof sweep: wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+
+
 def describe_witness(w: dict[str, Any]) -> str:
     """One line naming the witness input (and, when known, what beats the target)."""
     if "description" in w:
@@ -215,6 +260,9 @@ def run_sweep(args: argparse.Namespace) -> int:
     table = sweep_head(head, stop, family=family, dtype=args.dtype, device=resolve_device(args.device))
     full = table.select(start, stop)
     table = table.select(start, stop, step)
+    if getattr(args, "plot", None) is not None:
+        all_sequences = full.family_source == "all-sequences" or full.family.name == "tokens"
+        write_plot(args, full, "gap_sup" if all_sequences else "margin_inf")
     rows = table.rows()
     if args.json:
         out = {
