@@ -52,7 +52,7 @@ from ropeproof.theory.family import Family
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
 from ropeproof.verify.measure.exact.certified import arb_ends, arb_precision
-from ropeproof.verify.measure.exact.discrepancy import CaseTable, exact_sweep
+from ropeproof.verify.measure.exact.discrepancy import CaseTable, exact_sweep, product_errors
 
 PREC = 80
 """Default working precision (bits after the integer part of every angle)."""
@@ -267,8 +267,18 @@ def head_logits(head: CompiledHead) -> ExactLogits:
             out.append((x, y))
         return out
 
+    products = {"query": head.W_E @ head.W_Q, "key": head.W_E @ head.W_K}
+    exact = {
+        "query": ~product_errors(head.W_E, head.W_Q).any(1),
+        "key": ~product_errors(head.W_E, head.W_K).any(1),
+    }
+
     def group(token: str, which: str) -> bytes:
-        return head.W_E[head.token_index(token)].tobytes() + which.encode()
+        # equal exact vectors: the float product when it is exact, else the embedding row
+        i = head.token_index(token)
+        if exact[which][i]:
+            return which.encode() + products[which][i].tobytes()
+        return which.encode() + b"E" + head.W_E[i].tobytes()
 
     return ExactLogits(
         head.name,
