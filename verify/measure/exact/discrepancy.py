@@ -176,8 +176,9 @@ def build_tables(
     In float64 the logits are formed plane by plane with exactly reduced angles
     (:func:`~ropeproof.verify.measure.exact.plane_logits.distance_logits_exact`, as the direct sweeps
     form ``m * theta``), and each table carries ``errors``: a bound on every logit's error against the
-    exact logit of the head's weights (the rounding of ``e W_Q`` and ``e W_K`` included). In another
-    dtype they are computed with the module's arithmetic
+    exact logit of the head's weights (the rounding of ``e W_Q`` and ``e W_K`` included); they are
+    computed in numpy, so ``device`` is not used. In another dtype they are computed with the module's
+    arithmetic on ``device``
     (:func:`~ropeproof.verify.measure.exact.offset_logits.distance_logits`), what a model running in
     that dtype computes, and carry no error bound. Tokens are grouped by their exact key vector.
     """
