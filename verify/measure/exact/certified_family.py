@@ -35,6 +35,7 @@ top-2) at a higher precision, directly as a difference of balls.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -48,7 +49,7 @@ from flint import arb, fmpq, fmpz
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.construction import Construction
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.family import Family
+from ropeproof.theory.family import Family, FamilyCase
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
 from ropeproof.verify.measure.exact.certified import arb_ends, arb_precision
@@ -412,9 +413,10 @@ def _group(source: ExactLogits, tokens: Sequence[str], which: str) -> list[list[
     return list(groups.values())
 
 
-def _active_planes(source: ExactLogits, family: Family, prec: int) -> list[int]:
+def _active_planes(source: ExactLogits, cases: Sequence[FamilyCase], prec: int) -> list[int]:
+    """The planes where some case's query vector is not zero (the others add exact zeros)."""
     active: set[int] = set()
-    for case in family.cases:
+    for case in cases:
         for k, (x, y) in enumerate(source.vectors(case.query_tokens[0], "query", prec)):
             if not (x.is_zero() and y.is_zero()):
                 active.add(k)
@@ -440,15 +442,18 @@ def enclose_family(
     limit = fam.max_length()
     if limit is not None and max_n > limit:
         raise InputError(f"max_n={max_n} exceeds the longest length the {fam.name} family covers ({limit})")
-    for case in fam.cases:
-        keys = {source.group_key(t, "query") for t in case.query_tokens}
-        if len(keys) != 1:
-            raise InputError(f"case {case.label}: query tokens must share one query vector")
-    planes = _active_planes(source, fam, prec)
+    # a case whose query tokens have different query vectors is enclosed as one case per vector
+    cases = []
+    for family_case in fam.cases:
+        split = _group(source, family_case.query_tokens, "query")
+        for q_tokens in split:
+            one = dataclasses.replace(family_case, query_tokens=tuple(q_tokens))
+            cases.append(family_case if len(split) == 1 else one)
+    planes = _active_planes(source, cases, prec)
     check_allocation(f"certified logit enclosures to n = {max_n}", 64 * max_n * (len(planes) + 4))
     trig = plane_enclosures(source, planes, max_n - 1, prec)
     low_tables, high_tables = [], []
-    for case in fam.cases:
+    for case in cases:
         q = case.query_tokens[0]
         parts = []
         for tokens in (case.target_tokens, case.other_tokens, case.query_tokens):

@@ -24,6 +24,7 @@ Both return the input that attains each value.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -100,50 +101,50 @@ class CaseTable:
 
 class _Rows:
     """``e W_Q`` and ``e W_K`` of every token in float64, with bounds on their rounding errors
-    (:func:`product_errors`), computed once per :func:`build_tables`."""
+    (:func:`product_errors`), computed once per :func:`build_tables`. Tokens are grouped by their float
+    vectors; a group's error bound covers every member's exact vector."""
 
     def __init__(self, head: CompiledHead) -> None:
         self.head = head
         self.q, self.k = head.W_E @ head.W_Q, head.W_E @ head.W_K
         self.dq, self.dk = product_errors(head.W_E, head.W_Q), product_errors(head.W_E, head.W_K)
-        self.exact_q = ~self.dq.any(1)
-        self.exact_k = ~self.dk.any(1)
 
-    def key_id(self, token: str) -> bytes:
-        """Equal for tokens with equal exact keys: the float row when exact, else the embedding."""
-        i = self.head.token_index(token)
-        return self.k[i].tobytes() if self.exact_k[i] else b"E" + self.head.W_E[i].tobytes()
-
-    def query_id(self, token: str) -> bytes:
-        i = self.head.token_index(token)
-        return self.q[i].tobytes() if self.exact_q[i] else b"E" + self.head.W_E[i].tobytes()
+    def by_query(self, tokens: Sequence[str]) -> list[list[str]]:
+        """``tokens`` grouped by their float query vector."""
+        out: dict[bytes, list[str]] = {}
+        for t in tokens:
+            out.setdefault(self.q[self.head.token_index(t)].tobytes(), []).append(t)
+        return list(out.values())
 
     def groups(self, tokens: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
-        by_id: dict[bytes, list[str]] = {}
+        """``tokens`` grouped by their float key vector, and the groups' keys."""
+        by_key: dict[bytes, list[str]] = {}
         for t in tokens:
-            by_id.setdefault(self.key_id(t), []).append(t)
-        groups = list(by_id.values())
+            by_key.setdefault(self.k[self.head.token_index(t)].tobytes(), []).append(t)
+        groups = list(by_key.values())
         return groups, np.stack([self.k[self.head.token_index(g[0])] for g in groups])
 
-    def vector_error(self, q_token: str, key_tokens: Sequence[str]) -> np.ndarray:
-        """Per key, a bound on the logit error caused by rounding ``q = e W_Q`` and ``k = e W_K``
-        (zero for one-hot embeddings): per plane ``|dq| (|k| + |dk|) + |q| |dk|`` with 1-norms over
-        the plane's two dims, times ``|scale|``.
+    def vector_error(self, q_tokens: Sequence[str], groups: Sequence[Sequence[str]]) -> np.ndarray:
+        """Per key group, a bound on the logit error caused by rounding ``q = e W_Q`` and ``k = e W_K``
+        (zero for one-hot embeddings): per plane ``|dq| (|k| + |dk|) + |q| |dk|`` with 1-norms over the
+        plane's two dims and ``dq``, ``dk`` the largest over the query tokens and the group's members,
+        times ``|scale|``.
 
-        Shapes: return [n_keys]
+        Shapes: return [n_groups]
         """
-        qi = self.head.token_index(q_token)
-        ki = [self.head.token_index(t) for t in key_tokens]
-        dq, dk = self.dq[qi], self.dk[ki]
+        qi = [self.head.token_index(t) for t in q_tokens]
+        dq = self.dq[qi].max(0)
+        dk = np.stack([self.dk[[self.head.token_index(t) for t in g]].max(0) for g in groups])
         if not dq.any() and not dk.any():
-            return np.zeros(len(ki))
+            return np.zeros(len(groups))
         dims = np.asarray(self.head.spec.plane_dims)
 
         def norm1(x: np.ndarray) -> np.ndarray:
             return np.abs(x[..., dims[:, 0]]) + np.abs(x[..., dims[:, 1]])
 
-        keys = self.k[ki]
-        per_plane = norm1(dq)[None, :] * (norm1(keys) + norm1(dk)) + norm1(self.q[qi])[None, :] * norm1(dk)
+        keys = np.stack([self.k[self.head.token_index(g[0])] for g in groups])
+        q = self.q[qi[0]]
+        per_plane = norm1(dq)[None, :] * (norm1(keys) + norm1(dk)) + norm1(q)[None, :] * norm1(dk)
         return abs(self.head.scale) * per_plane.sum(1) * (1 + 16 * 2.0**-53)
 
 
@@ -173,14 +174,15 @@ def build_tables(
 ) -> list[CaseTable]:
     """Per-case logit tables for distances ``0 .. max_n - 1``.
 
-    In float64 the logits are formed plane by plane with exactly reduced angles
-    (:func:`~ropeproof.verify.measure.exact.plane_logits.distance_logits_exact`, as the direct sweeps
-    form ``m * theta``), and each table carries ``errors``: a bound on every logit's error against the
-    exact logit of the head's weights (the rounding of ``e W_Q`` and ``e W_K`` included); they are
-    computed in numpy, so ``device`` is not used. In another dtype they are computed with the module's
-    arithmetic on ``device``
-    (:func:`~ropeproof.verify.measure.exact.offset_logits.distance_logits`), what a model running in
-    that dtype computes, and carry no error bound. Tokens are grouped by their exact key vector.
+        In float64 the logits are formed plane by plane with exactly reduced angles
+        (:func:`~ropeproof.verify.measure.exact.plane_logits.distance_logits_exact`, as the direct sweeps
+        form ``m * theta``), and each table carries ``errors``: a bound on every logit's error against the
+        exact logit of the head's weights (the rounding of ``e W_Q`` and ``e W_K`` included); they are
+        computed in numpy, so ``device`` is not used. In another dtype they are computed with the module's
+        arithmetic on ``device``
+        (:func:`~ropeproof.verify.measure.exact.offset_logits.distance_logits`), what a model running in
+        that dtype computes, and carry no error bound. Tokens are grouped by their key vectors; a case whose
+    query tokens have different query vectors becomes one table per vector (the family is their union).
     """
     max_n = integer(max_n, "max_n", low=2)
     limit = family.max_length()
@@ -200,15 +202,12 @@ def build_tables(
     cache: dict[tuple[bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
     distances = np.arange(max_n, dtype=np.float64)
 
-    def table(
-        q_token: str, q: np.ndarray, groups: list[list[str]], keys: np.ndarray
-    ) -> tuple[np.ndarray, ...]:
+    def table(q: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out, err = np.empty((len(keys), max_n)), np.zeros((len(keys), max_n))
         todo = [i for i, k in enumerate(keys) if (q.tobytes(), k.tobytes()) not in cache]
         if todo:
             if exact:
                 vals, errs = distance_logits_exact(q, keys[todo], head.spec, distances, head.scale)
-                errs = errs + vectors.vector_error(q_token, [groups[i][0] for i in todo])[:, None]
             else:
                 vals = distance_logits(q, keys[todo], head.spec, distances, head.scale, dtype, device)
                 errs = np.full(vals.shape, np.nan)
@@ -219,21 +218,27 @@ def build_tables(
         return out, err
 
     tables = []
-    for case in family.cases:
-        if len({vectors.query_id(t) for t in case.query_tokens}) != 1:
-            raise InputError(f"case {case.label}: query tokens must share one query vector")
-        q_token = case.query_tokens[0]
-        q = vectors.q[head.token_index(q_token)]
-        parts = []
-        for tokens in (case.target_tokens, case.other_tokens, case.query_tokens):
-            groups, keys = vectors.groups(tokens)
-            parts.append((groups, *table(q_token, q, groups, keys)))
-        (tg, t_v, t_e), (og, o_v, o_e), (sg, s_v, s_e) = parts
-        errors = None
-        if exact:
-            errors = np.maximum(t_e.max(0), o_e.max(0))
-            errors[0] = max(errors[0], float(s_e[:, 0].max()))
-        tables.append(CaseTable(case, tg, og, sg, t_v, o_v, s_v[:, 0], errors))
+    for family_case in family.cases:
+        # a case whose query tokens have different query vectors is swept as one case per vector
+        split = vectors.by_query(family_case.query_tokens)
+        for q_tokens in split:
+            case = family_case
+            if len(split) > 1:
+                case = dataclasses.replace(family_case, query_tokens=tuple(q_tokens))
+            q = vectors.q[head.token_index(q_tokens[0])]
+            parts = []
+            for tokens in (case.target_tokens, case.other_tokens, case.query_tokens):
+                groups, keys = vectors.groups(tokens)
+                vals, errs = table(q, keys)
+                if exact:
+                    errs = errs + vectors.vector_error(q_tokens, groups)[:, None]
+                parts.append((groups, vals, errs))
+            (tg, t_v, t_e), (og, o_v, o_e), (sg, s_v, s_e) = parts
+            errors = None
+            if exact:
+                errors = np.maximum(t_e.max(0), o_e.max(0))
+                errors[0] = max(errors[0], float(s_e[:, 0].max()))
+            tables.append(CaseTable(case, tg, og, sg, t_v, o_v, s_v[:, 0], errors))
     return tables
 
 

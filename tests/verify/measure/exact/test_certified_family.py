@@ -78,6 +78,8 @@ def test_enclosures_contain_the_exact_extremes(seed: int, freqs: list[float]) ->
         token_family(head.tokens),
         Family("any", (FamilyCase("x", ("a",), ("b",), ("a", "c"), None),), "b anywhere"),
         Family("back2", (FamilyCase("y", ("c",), ("a", "b"), ("c",), 2),), "two back"),
+        # query tokens with different query vectors: enclosed as one case per vector
+        Family("two-queries", (FamilyCase("z", ("a", "b"), ("c",), ("a", "b", "c"), 1),), "c one back"),
     ]
     for family in families:
         enc = enclose_family(head, 5, family)

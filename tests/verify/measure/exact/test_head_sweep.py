@@ -179,3 +179,18 @@ def test_the_index_head_at_1e300_in_both_commands(tmp_path) -> None:
         outs.append(json.loads(buf.getvalue())["rows"][0]["margin_inf"])
     assert abs(outs[0] - float(truth)) < 1e-14 and abs(outs[1] - float(truth)) < 1e-14
     assert float(truth) == pytest.approx(0.0358, abs=1e-4)
+
+
+def test_query_tokens_with_different_vectors_are_swept_as_their_union() -> None:
+    """One case whose query may be t0 or t1 (different query vectors): the sweep is the worse of the
+    two, equal to a brute force over every input."""
+    head = random_vocab_head(3, 4)
+    both = Family("two", (FamilyCase("q", ("t0", "t1"), ("t2",), ("t0", "t1", "t2"), 1),), "t2 one back")
+    table = sweep_head(head, 5, family=both)
+    module = RopeAttention.from_head(head, "cpu")
+    for n in range(2, 6):
+        seqs = [(*s, "t2", q) for q in ("t0", "t1") for s in itertools.product(head.tokens, repeat=n - 2)]
+        rows = module(torch.as_tensor(np.stack([head.embed(list(s)) for s in seqs]))).logits[:, -1]
+        target = rows[:, n - 2]
+        others = torch.cat([rows[:, : n - 2], rows[:, n - 1 :]], dim=1).max(1).values
+        assert table.columns["margin_inf"][n - 2] == pytest.approx(float((target - others).min()), abs=1e-12)
