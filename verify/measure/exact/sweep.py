@@ -59,6 +59,7 @@ from ropeproof.verify.measure.exact.bound_checks import (
 )
 from ropeproof.verify.measure.exact.certified import iv_precision
 from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact.explain import explain_input, index_explanation, index_input_tokens
 from ropeproof.verify.measure.exact.families import retrieval_family
 from ropeproof.verify.measure.exact.index_sweep import (
     SIN_ULPS,
@@ -629,13 +630,19 @@ def sweep_index(
             m, value = int(extras["closest_sup"][r]), float(cols["gap_sup"][r])
         else:
             s, m, value = n_ - 1, int(extras["closest"][r]), float(cols[q][r])
+        tokens = index_input_tokens(n_, s, m)
+        target = n_ - 1 - s
+        competitor = target - m if target - m >= 0 else target + m  # where index_input_tokens puts B
+        explanation = index_explanation(q, [theta], [1.0], tokens, target, competitor)
         return {
             "theta": theta,
             "n": n_,
             "s": s,
-            "target_position": n_ - 1 - s,
+            "target_position": target,
             "competitor_offset": m,
             "value": value,
+            "tokens": tokens,
+            "explanation": explanation.to_dict(),
         }
 
     def mp_measured(n_: int, q: str) -> Any:
@@ -696,13 +703,16 @@ def sweep_retrieval(
     cols, comparisons, _extras = _collect(blocks)
     ex = Computed(lambda: retrieval_sweep(alphabet_size, theta, max_n, gap_inf_limit))
     mp = Computed(lambda: MpLogits(retrieval_construction(alphabet_size, theta, max_int=1)))
+    head = Computed(lambda: compile_construction(retrieval_construction(alphabet_size, theta, max_int=1)))
 
     def witness(n_: int, q: str) -> dict[str, Any]:
         codes, target = ex().codes(n_, q)
+        tokens = retrieval_witness_tokens(alphabet_size, codes)
         return {
             "theta": theta,
-            "tokens": retrieval_witness_tokens(alphabet_size, codes),
+            "tokens": tokens,
             "target_position": target,
+            "explanation": explain_input(head(), tokens, target, q).to_dict(),
         }
 
     def mp_measured(n_: int, q: str) -> Any:
