@@ -29,6 +29,7 @@ from ropeproof.constructions.multihop_programs import LOGIT_SCALE
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.multihop import chain_coefficient, standard_chain_coefficient
 from ropeproof.theory.result_store import ResultStore
+from ropeproof.verify.interop.hf.converters import CONVERTERS
 from ropeproof.verify.kernel.multilayer import model_module
 from ropeproof.verify.measure.exact.multihop_certified import (
     BASIC,
@@ -202,7 +203,7 @@ def _certified_long(ctx: CheckContext) -> Outcome:
     figures: dict[str, Any] = {}
     ok = True
     for task in ("number", "letter"):
-        for arch in ("gptj", "llama"):
+        for arch in CONVERTERS:
             spec, model = default_checkpoint(ctx.store, task, arch)
             cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
             figures[f"{task}-{arch}"] = {**cert.summary(), "checkpoint": spec.summary()}
@@ -368,7 +369,7 @@ def _hf_lengths(ctx: CheckContext) -> Outcome:
     rows: list[dict[str, Any]] = []
     horizons: dict[str, Any] = {}
     for task in ("number", "letter"):
-        for arch in ("gptj", "llama"):
+        for arch in CONVERTERS:
             spec, model = default_checkpoint(ctx.store, task, arch)
             with tempfile.TemporaryDirectory() as tmp:
                 exported = export_model(model, arch, notes=spec.notes, **spec.export_options())

@@ -61,23 +61,14 @@ ropeproof module.
 """
 
 from ropeproof.theory.architectures import GPTJ_BASE
-from ropeproof.verify.interop.hf.architectures import (
-    EXPORT_INFO_FILE,
-    FREQ_RTOL,
-    ExportError,
-    HeadImportError,
-)
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
+from ropeproof.verify.interop.head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info
 from ropeproof.verify.interop.hf.converter import HFConverter
 from ropeproof.verify.interop.hf.converters import CONVERTERS, converter, register_converter
-from ropeproof.verify.interop.hf.export import (
-    ExportInfo,
-    HFExport,
-    export_head,
-    load_export_info,
-    place_head,
-)
+from ropeproof.verify.interop.hf.export import HFExport, HFExportInfo, export_head, place_head
 from ropeproof.verify.interop.hf.head_import import import_head, import_model_head
 from ropeproof.verify.interop.hf.placement import (
+    FREQ_RTOL,
     Placement,
     place_gptj,
     place_llama,
@@ -91,12 +82,7 @@ from ropeproof.verify.interop.hf.run import (
     hf_attention_forward,
 )
 
-ARCHITECTURES: tuple[str, ...] = tuple(CONVERTERS)
-"""The built-in architectures (:data:`~ropeproof.verify.interop.hf.converters.CONVERTERS` holds every
-registered one)."""
-
 __all__ = [
-    "ARCHITECTURES",
     "CONVERTERS",
     "EXPORT_INFO_FILE",
     "FREQ_RTOL",
@@ -106,6 +92,7 @@ __all__ = [
     "HFAttentionResult",
     "HFConverter",
     "HFExport",
+    "HFExportInfo",
     "HeadImportError",
     "Placement",
     "attention_module",

@@ -35,7 +35,7 @@ from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import ARCHITECTURES, Architecture
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
-from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.hf.placement import Placement
 
 ROLES: tuple[str, ...] = ("q", "k", "v", "o")
@@ -217,9 +217,28 @@ class HFConverter:
         pad_token_id: int | None,
     ) -> Any:
         """The config of an exported model: ``n_layers`` layers of one head each laid out as
-        ``placement``, norms with :data:`~ropeproof.verify.interop.hf.architectures.NORM_EPS`, MLPs of
+        ``placement``, norms with :data:`~ropeproof.verify.interop.hf.norm_bypass.NORM_EPS`, MLPs of
         width 1 (zeroed), no dropout, no biases, untied embeddings."""
         raise NotImplementedError
+
+    def exported_model(self, tf: Any, config: Any, dtype: torch.dtype, weights: Mapping[str, Any]) -> Any:
+        """The causal LM of ``config`` (``transformers`` is ``tf``) in ``dtype``, its state dict set to
+        ``weights`` and zero everywhere else (MLPs, biases); the caller's torch RNG state is left as it
+        was (HF's initialisation draws the weights this overwrites)."""
+        rng_state = torch.random.get_rng_state()
+        try:
+            model = self.model_class(tf)(config)
+        finally:
+            torch.random.set_rng_state(rng_state)
+        model = model.to(dtype).eval()
+        state = model.state_dict()
+        missing = set(weights) - set(state)
+        if missing:  # pragma: no cover - guards against a transformers rename
+            raise ExportError(f"this transformers version has no parameters {sorted(missing)}")
+        for key, value in state.items():
+            state[key] = weights[key] if key in weights else torch.zeros_like(value)
+        model.load_state_dict(state)
+        return model
 
     @staticmethod
     def _export_common(vocab: int, attn_implementation: str, pad_token_id: int | None) -> dict[str, Any]:

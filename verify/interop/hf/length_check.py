@@ -22,7 +22,7 @@ import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 from ropeproof.verify.measure.statistics import proportion_interval
 from ropeproof.verify.measure.task_lengths import long_task, with_decoys
 from ropeproof.verify.measure.tokenizer import UNK, prompt_text

@@ -11,8 +11,9 @@ import torch
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import LLAMA
-from ropeproof.verify.interop.hf.architectures import NORM_EPS, HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.converter import HeadGeometry, HFConverter, config_int, config_value
+from ropeproof.verify.interop.hf.norm_bypass import NORM_EPS
 from ropeproof.verify.interop.hf.placement import (
     Placement,
     _used_planes,

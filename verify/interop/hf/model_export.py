@@ -42,16 +42,13 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
-from ropeproof.verify.interop.hf.architectures import (
-    NORM_GAIN,
-    ExportError,
-    HeadImportError,
-    quiet_progress,
-    require_transformers,
-)
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
+from ropeproof.verify.interop.head_export import placement_fields
 from ropeproof.verify.interop.hf.converter import HFConverter
 from ropeproof.verify.interop.hf.converters import converter
 from ropeproof.verify.interop.hf.finite_weights import finite_weights
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf.norm_bypass import NORM_GAIN
 from ropeproof.verify.interop.hf.placement import Placement
 from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
 from ropeproof.verify.measure.exact.multihop_certified import MultiHopCertificate, certified_horizon
@@ -114,16 +111,9 @@ class ModelExportInfo:
         if data.get("format") != MODEL_EXPORT_FORMAT or data.get("version") != MODEL_EXPORT_VERSION:
             raise HeadImportError(f"not a {MODEL_EXPORT_FORMAT} v{MODEL_EXPORT_VERSION} record")
         rope_theta = float(data["rope_theta"])
+        shared = {k: data[k] for k in ("arch", "head_dim", "rotary_dim", "rope_theta", "hidden_size")}
         placements = tuple(
-            Placement(
-                data["arch"],
-                int(data["head_dim"]),
-                int(data["rotary_dim"]),
-                rope_theta,
-                int(data["hidden_size"]),
-                tuple((int(a), int(b), bool(c)) for a, b, c in layer["planes"]),
-                tuple((int(a), int(b)) for a, b in layer["values"]),
-            )
+            Placement(*placement_fields({**shared, "planes": layer["planes"], "values": layer["values"]}))
             for layer in data["layers"]
         )
         return cls(
@@ -296,21 +286,9 @@ def export_model(
     config = conv.export_config(
         tf, placements[0], model.n_layers, vocab, max_positions, attn_implementation, vocab - 1
     )
-    rng_state = torch.random.get_rng_state()
-    try:
-        lm_model = conv.model_class(tf)(config)
-    finally:  # HF initialisation draws random weights we overwrite; leave the caller's RNG alone
-        torch.random.set_rng_state(rng_state)
-    lm_model = lm_model.to(dt).eval()
     new = conv.export_weights(emb, layers, lm, np.full(hid, NORM_GAIN))
     new = finite_weights(new, dt, "the compiled model's weights must be finite; nothing was written")
-    state = lm_model.state_dict()
-    missing = set(new) - set(state)
-    if missing:  # pragma: no cover - guards against a transformers rename
-        raise ExportError(f"this transformers version has no parameters {sorted(missing)}")
-    for key, value in state.items():  # everything else (MLPs, biases) is zero
-        state[key] = new[key] if key in new else torch.zeros_like(value)
-    lm_model.load_state_dict(state)
+    lm_model = conv.exported_model(tf, config, dt, new)
     lm_model.generation_config.pad_token_id = vocab - 1
     lm_model.generation_config.eos_token_id = None
     labels = model.residual_labels + (("spare",) if spare is not None else ())

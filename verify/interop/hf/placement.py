@@ -20,7 +20,13 @@ from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import GPTJ_BASE, architecture
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
-from ropeproof.verify.interop.hf.architectures import FREQ_RTOL, MAX_SEARCH_DIM, ExportError
+from ropeproof.verify.interop.errors import ExportError
+
+FREQ_RTOL = 1e-12
+"""Relative tolerance for "same frequency": float64 rounding of the spectrum formula, nothing more."""
+
+MAX_SEARCH_DIM = 4096
+"""Largest ``rotary_dim`` / ``head_dim`` / ratio exponent the placement search tries."""
 
 
 def spectrum_freq(base: float, k: int, dim: int) -> float:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.architectures import GPTJ_BASE
 from ropeproof.theory.rope_spec import LAYOUTS, Layout, RopeSpec
-from ropeproof.verify.interop.hf.architectures import ExportError
+from ropeproof.verify.interop.errors import ExportError
 from ropeproof.verify.interop.hf.placement import (
     Placement,
     _check_dim_option,

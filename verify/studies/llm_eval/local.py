@@ -140,7 +140,7 @@ class HFCausalLM(Provider):
     ) -> HFCausalLM:
         """Load ``path`` with ``AutoModelForCausalLM`` and ``AutoTokenizer`` in ``dtype`` on ``device``;
         ``fmt="auto"`` is ``task`` for a task tokenizer, else ``chat``."""
-        from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+        from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 
         tf = require_transformers()
         path = Path(path)

@@ -11,7 +11,7 @@ import pytest
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
-from ropeproof.verify.interop.hf.architectures import ExportError
+from ropeproof.verify.interop.errors import ExportError
 from ropeproof.verify.interop.hf.export import export_head, place_head
 
 K1_OF_128 = 10000 ** (-2 / 128)  # 0.8659643233600653: k = 1 of a 128-dim rotary head ([A]'s id 2)
