@@ -86,6 +86,15 @@ def test_cli_reports_no_placement(tmp_path, capsys) -> None:
     assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []  # no staging directory left
 
 
+def test_cli_refuses_a_frequency_no_float_base_holds(tmp_path, capsys) -> None:
+    """Issue 34: theta = 1e-300 was an OverflowError (exit 3); it is a one-line refusal (exit 2)."""
+    for arch in ("llama", "tl"):
+        assert _cli(["export", arch, "index", "--theta", "1e-300", "--out", str(tmp_path / arch)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("ropeproof export: error: plane 0 has |theta|=1e-300") and err.count("\n") == 1
+        assert not (tmp_path / arch).exists()
+
+
 def test_cli_json_describes_what_was_written(tmp_path, capsys) -> None:
     out = tmp_path / "m"
     assert _cli(["export", "llama", "reflexive", "--out", str(out), "--json"]) == 0

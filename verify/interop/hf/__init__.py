@@ -43,7 +43,10 @@ GPT-J's sin/cos table and its eager ``q . k`` are float32, and LLaMA's rotary an
 eager softmax are float32. Float64 parity is therefore at float32 level except where those steps
 are exact (``theta = 0`` planes: LLaMA's eager scores, SDPA outputs); the tests report the measured
 differences. HF also evaluates the spectrum in float32, so "exact" frequencies are exact in float64
-arithmetic and agree with HF's to float32 rounding (relative ~6e-8).
+arithmetic and agree with HF's within :func:`~.placement.spectrum_rtol` (relative ``2 (|ln rope_theta| +
+4)`` float32 roundings, tested against mpmath); a placement whose frequency HF's float32 spectrum does not
+hold (a ``rope_theta`` past float32's range) is refused, and a small frequency moves to a higher plane
+whose base float32 holds.
 
 **Converters** (:mod:`.converters`): everything architecture-specific -- module paths, state-dict keys,
 configs, head geometry, norm numerics, which placement search applies -- sits in one converter per

@@ -97,7 +97,7 @@ def export_hooked_transformer(
     the longest sequence the model accepts.
     """
     logit_scale, dt = check_export_options(head, logit_scale, dtype, n_ctx, "n_ctx")
-    pl = place_tl(head, layout, rotary_dim, d_head, rotary_base)
+    pl = place_tl(head, layout, rotary_dim, d_head, rotary_base, str(dt).removeprefix("torch."))
     tl = require_transformer_lens()
     d, h, vocab = head.d_model, pl.head_dim, head.vocab_size
     cfg = tl.HookedTransformerConfig(
