@@ -282,6 +282,18 @@ class HFConverter:
         """The norm module ``norm`` on ``x`` (``[..., width]``) in float64 (a float64 copy of the module)."""
         return copy.deepcopy(norm).to("cpu", torch.float64)(x)
 
+    def rope_cos_sin(self, model: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(cos, sin)``, each ``[n, rotary_dim / 2]`` (float64 copies): the rotation of plane ``k`` at
+        positions ``0 .. n - 1`` exactly as ``model``'s own code builds it (in float32 for the built-in
+        architectures, whatever the model's dtype)."""
+        raise NotImplementedError
+
+    def _model_positions(self, model: Any, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """A ``[1, n, 1]`` hidden state in the model's dtype and positions ``0 .. n - 1``: what the rotary
+        module reads."""
+        dtype = next(model.parameters()).dtype
+        return torch.zeros(1, n, 1, dtype=dtype), torch.arange(n)[None]
+
     def position_table_size(self, max_positions: int, rotary_dim: int) -> int:
         """Entries of the sin/cos table the model allocates (0 when it computes them per call)."""
         return max_positions * rotary_dim if self.position_table else 0
