@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "derive_logit": "ropeproof.theory.rope_symbolic",
     "index_bound": "ropeproof.theory.bounds",
     "retrieval_bound": "ropeproof.theory.bounds",
+    "required_logit_scale": "ropeproof.theory.softmax_link",
     # constructions
     "index_construction": "ropeproof.constructions.paper",
     "retrieval_construction": "ropeproof.constructions.paper",
@@ -99,6 +100,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
     from ropeproof.theory.family import Family, FamilyCase, token_family
     from ropeproof.theory.rope_spec import RopeSpec
     from ropeproof.theory.rope_symbolic import derive_logit
+    from ropeproof.theory.softmax_link import required_logit_scale
     from ropeproof.verify.kernel.attention import RopeAttention
     from ropeproof.verify.kernel.compiled import answer
     from ropeproof.verify.kernel.rope import apply_rope, rope_logits
