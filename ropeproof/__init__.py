@@ -67,7 +67,17 @@ _EXPORTS: dict[str, str] = {
     "ps_scores": "ropeproof.verify.measure.ps.scores",
     "exact_exclusion": "ropeproof.verify.measure.ps.exact",
     "per_frequency_scores": "ropeproof.verify.measure.ps.per_frequency",
+    # verify.interop: a head as an HF model, and its worst cases replayed through the saved directory
+    "export_head": "ropeproof.verify.interop.hf.export",
+    "replay_worst_cases": "ropeproof.verify.interop.worst_case_replay",
+    # verify.testing: the property battery and the hypothesis strategies
     "check_construction": "ropeproof.verify.testing.properties",
+    "family_inputs": "ropeproof.verify.testing.strategies",
+    "key_permutations": "ropeproof.verify.testing.strategies",
+    "rope_specs": "ropeproof.verify.testing.strategies",
+    "rope_heads": "ropeproof.verify.testing.strategies",
+    "index_params": "ropeproof.verify.testing.strategies",
+    "retrieval_params": "ropeproof.verify.testing.strategies",
     # paper_figures
     "plot_sweeps": "ropeproof.paper_figures.sweeps",
     "save_figure": "ropeproof.paper_figures.style",
@@ -101,6 +111,8 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
     from ropeproof.theory.rope_spec import RopeSpec
     from ropeproof.theory.rope_symbolic import derive_logit
     from ropeproof.theory.softmax_link import required_logit_scale
+    from ropeproof.verify.interop.hf.export import export_head
+    from ropeproof.verify.interop.worst_case_replay import replay_worst_cases
     from ropeproof.verify.kernel.attention import RopeAttention
     from ropeproof.verify.kernel.compiled import answer
     from ropeproof.verify.kernel.rope import apply_rope, rope_logits
@@ -113,6 +125,14 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
     from ropeproof.verify.measure.ps.scores import ps_scores
     from ropeproof.verify.measure.tasks import letter_task, number_task
     from ropeproof.verify.testing.properties import check_construction
+    from ropeproof.verify.testing.strategies import (
+        family_inputs,
+        index_params,
+        key_permutations,
+        retrieval_params,
+        rope_heads,
+        rope_specs,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,10 @@
 """hypothesis strategies for property-testing RoPE heads and constructions.
 
-Import them in your own tests::
+They are public: ``from ropeproof import family_inputs, key_permutations, rope_specs, rope_heads,
+index_params, retrieval_params``. Use them in your own tests::
 
     from hypothesis import given
-    from ropeproof.verify.testing.strategies import rope_specs
+    from ropeproof import rope_specs
 
     @given(spec=rope_specs(max_head_dim=16))
     def test_mine(spec): ...
