@@ -85,8 +85,7 @@ def export_and_replay(out: Path) -> dict[str, Any]:
     """Export the lowest-planes head as a float64 GPT-J model at the logit scale the softmax link asks
     for at :data:`SCALE_N`, replay its worst cases at every length up to there and at every 32nd length
     beyond; export the p-RoPE head at the scale for :data:`EXPORT_N` and replay n = 2 and every multiple
-    of 64; ask
-    the p-RoPE model one question with ``transformers`` alone."""
+    of 64; ask the p-RoPE model one question with ``transformers`` alone."""
     import torch
     import transformers
 

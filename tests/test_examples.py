@@ -1,0 +1,367 @@
+"""The worked examples in ``examples/`` (docs/guides/examples.md): they import only ropeproof's public names,
+each runs end to end with its numbers checked against independent references (mpmath closed forms, the
+softmax link), its claims file runs through ``ropeproof check --claims`` with the deliberately false claim
+reported violated and its witness naming the competitor, its property tests pass, and the guide shows
+what the examples really print and hold."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import io
+import itertools
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import mpmath
+import numpy as np
+import pytest
+
+import ropeproof
+from ropeproof import claims
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+GUIDE = ROOT / "docs" / "guides" / "examples.md"
+THIRD_PARTY = frozenset({"numpy", "sympy", "torch", "hypothesis", "transformers", "scipy"})
+"""What an example may import besides the standard library, ropeproof's public names and its own folder."""
+PUBLIC = {"ropeproof": frozenset(ropeproof.__all__), "ropeproof.claims": frozenset(claims.__all__)}
+"""The public modules and their public names: ``from ropeproof import ...`` and the claims API."""
+
+
+# ------------------------------------------------------------------------------------ public names only
+
+
+def private_imports(source: str, siblings: set[str]) -> list[str]:
+    """Every import in ``source`` outside ropeproof's public names, the standard library,
+    :data:`THIRD_PARTY` and the ``siblings`` (the example's own modules), one line each."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                bad.append(f"line {node.lineno}: relative import from {'.' * node.level}{module}")
+            elif module in PUBLIC:
+                bad += [
+                    f"line {node.lineno}: {module}.{a.name} is not public"
+                    for a in node.names
+                    if a.name not in PUBLIC[module]
+                ]
+            elif not _allowed(module, siblings):
+                bad.append(f"line {node.lineno}: from {module} import ...")
+        elif isinstance(node, ast.Import):
+            bad += [
+                f"line {node.lineno}: import {a.name}" for a in node.names if not _allowed(a.name, siblings)
+            ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "ropeproof"
+        ):
+            if node.attr not in PUBLIC["ropeproof"]:
+                bad.append(f"line {node.lineno}: ropeproof.{node.attr} is not public")
+        elif isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if name in ("import_module", "__import__"):
+                bad.append(f"line {node.lineno}: {name}(...) (imports must be static to be checked)")
+    return bad
+
+
+def _allowed(module: str, siblings: set[str]) -> bool:
+    top = module.split(".")[0]
+    if module == "ropeproof":
+        return True
+    if top == "ropeproof":  # a submodule: only the public ones, as `from ... import` above
+        return False
+    return top in sys.stdlib_module_names or top in THIRD_PARTY or module in siblings
+
+
+def example_files() -> list[Path]:
+    return sorted(EXAMPLES.rglob("*.py"))
+
+
+def test_the_examples_import_only_public_names() -> None:
+    files = example_files()
+    assert {p.parent.name for p in files} >= {"previous_token", "semantic_channel"}
+    problems = {}
+    for path in files:
+        siblings = {p.stem for p in path.parent.glob("*.py")}
+        bad = private_imports(path.read_text(), siblings)
+        if bad:
+            problems[str(path.relative_to(ROOT))] = bad
+    assert not problems, f"imports outside ropeproof's public API: {problems}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from ropeproof.verify.interop.hf import export_head",
+        "import ropeproof.verify.measure.exact.head_sweep",
+        "from ropeproof import _EXPORTS",
+        "from ropeproof.claims.registry import Claim",
+        "from ropeproof.claims import builtin_topics_private",
+        "from . import sibling",
+        "import ropeproof\nropeproof.verify.kernel.rope",
+        "import importlib\nimportlib.import_module('ropeproof.theory.family')",
+        "import pandas",
+    ],
+)
+def test_the_scan_finds_a_private_import(source: str) -> None:
+    assert private_imports(source, {"sibling"}), source
+
+
+def test_the_scan_accepts_what_a_user_may_import() -> None:
+    source = (
+        "import sys\nfrom pathlib import Path\nimport numpy as np\nfrom hypothesis import given\n"
+        "from ropeproof import check_bound, family_inputs, export_head\n"
+        "from ropeproof.claims import ClaimSet\n"
+        "import ropeproof\nropeproof.sweep_head\nfrom my_head import thing\n"
+    )
+    assert private_imports(source, {"my_head"}) == []
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def example_module(folder: str, name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The example's module ``name``, imported as a user's script would (its folder on ``sys.path``)."""
+    monkeypatch.syspath_prepend(str(EXAMPLES / folder))
+    return importlib.import_module(name)
+
+
+def run_quietly(fn, *args, **kwargs):
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args, **kwargs)
+
+
+def transcripts() -> dict[str, list[str]]:
+    """The guide's ```text blocks that begin with ``$ python examples/...``: the script's name -> the lines
+    the guide says it prints."""
+    out = {}
+    for block in re.findall(r"^```text\n(.*?)^```", GUIDE.read_text(), flags=re.S | re.M):
+        first, *rest = block.rstrip("\n").split("\n")
+        m = re.match(r"\$ python examples/\w+/(\w+)\.py", first)
+        if m:
+            out[m.group(1)] = rest
+    return out
+
+
+def check_report(path: str, pattern: str, tmp_path: Path) -> dict[str, dict]:
+    """``ropeproof check --claims PATH --only PATTERN --strict``: exit 0, and every claim by id."""
+    from ropeproof.cli import main
+
+    out = tmp_path / "report"
+    argv = ["check", "--claims", str(EXAMPLES / path), "--only", pattern, "--no-figures", "--no-progress"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main([*argv, "--strict", "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["unexpected"] == [] and report["regressions"] == []
+    found = {c["id"]: c for c in report["claims"]}
+    assert found and all(c["origin"] == "user" for c in found.values())  # listed under "Your claims"
+    assert "### Your claims" in (out / "report.md").read_text()
+    guide_bullets = [line for line in _guide_block(f"report.md for {path}") if line.startswith("- **")]
+    md = (out / "report.md").read_text().splitlines()
+    missing = [line for line in guide_bullets if line not in md]
+    assert guide_bullets and not missing, missing  # the guide shows the report as it is
+    return found
+
+
+def _guide_block(title: str) -> list[str]:
+    for block in re.findall(r"^```text\n(.*?)^```", GUIDE.read_text(), flags=re.S | re.M):
+        first, *rest = block.rstrip("\n").split("\n")
+        if first == f"# {title}":
+            return rest
+    raise AssertionError(f"the guide has no block titled {title!r}")
+
+
+def assert_false_claim_reported(found: dict[str, dict], claim_id: str, n: int, competitor: str) -> dict:
+    """The deliberately false claim: expected violated, got violated, pinned at its first violation, with
+    the competitor named in its counterexample."""
+    c = found[claim_id]
+    assert c["expected"] == "violated" and c["verdict"] == "violated" and c["certified"] is True
+    assert c["status"] == "expected violated, got violated" and c["pins"] == {"first_violation_n": n}
+    w = c["counterexample"]
+    assert w["n"] == n and w["competitor_token"] == competitor
+    assert f"winning competitor '{competitor}'" in w["witness"]
+    return w
+
+
+def run_property_tests(module: ModuleType) -> list[str]:
+    names = [n for n in dir(module) if n.startswith("test_") and callable(getattr(module, n))]
+    for name in names:
+        getattr(module, name)()
+    return names
+
+
+# ------------------------------------------------------------------------------------ previous token
+
+
+def test_previous_token_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("transformers")
+    walk = example_module("previous_token", "previous_token_walkthrough", monkeypatch)
+    heads = example_module("previous_token", "previous_token_head", monkeypatch)
+    results = run_quietly(walk.main, tmp_path)
+
+    # the margins against mpmath: flat at the n = 2 value sum_k (1 - cos theta_k) over the kept planes
+    with mpmath.workdps(40):
+        for p in (1.0, 0.75, 0.5):
+            exact = float(sum(1 - mpmath.cos(mpmath.mpf(t)) for t in heads.frequencies(p) if t))
+            m = results["sweeps"][p].columns["margin_inf"]
+            assert np.abs(m - exact).max() < 1e-12, p
+        assert (results["sweeps"][0.0].columns["margin_inf"] == 0).all()  # NoPE: every offset ties
+        # the false bound: the witness's logits from the closed form sum_k cos((d - 1) theta_k)
+        first = results["bounds"]["keeps_half"].summary()["first_violation"]
+        w = first["witness"]
+        assert first["n"] == 460 and (w["target_offset"], w["competitor_offset"]) == (-1, -459)
+        rival = float(sum(mpmath.cos(458 * mpmath.mpf(t)) for t in heads.frequencies(0.25)))
+        assert abs(w["competitor_logit"] - rival) < 1e-12 and w["target_logit"] == 16.0
+        full = sum(1 - mpmath.cos(mpmath.mpf(t)) for t in heads.frequencies(1.0))
+        assert 16 - rival < float(heads.HALF) <= full / 2  # below the bound, which is about half of RoPE's
+    assert results["bounds"]["costs_little"].holds and results["bounds"]["nope"].holds
+
+    names = {p.name for p in results["figures"]}
+    for stem in ("previous_token_margins", "previous_token_keeps_half"):
+        assert {f"{stem}.{ext}" for ext in ("png", "pdf", "csv")} | {f"{stem}.caption.txt"} <= names
+    assert ropeproof.load_head(results["head_dir"]).family == heads.PREVIOUS
+
+    ex = results["export"]
+    assert math.isclose(ex["scale"], math.log(255 * 0.99 / 0.01) / ex["margin"], rel_tol=1e-12)
+    replay = ex["replay"]
+    assert (
+        replay.lengths == "every n in 2..256" and replay.first_wrong_n is None and replay.exact_horizon == 256
+    )
+    assert ex["answer"] == "sat"  # 'the cat sat on': the word one back from the query
+
+    assert transcripts()["previous_token_walkthrough"] == results["lines"]
+
+
+def test_previous_token_claims_file(tmp_path: Path) -> None:
+    found = check_report("previous_token/previous_token_claims.py", "examples.previous-token.*", tmp_path)
+    assert set(found) == {
+        "examples.previous-token.p075-costs-under-1e-6",
+        "examples.previous-token.nope-cannot",
+        "examples.previous-token.p025-keeps-half",
+    }
+    for claim_id in ("examples.previous-token.p075-costs-under-1e-6", "examples.previous-token.nope-cannot"):
+        assert found[claim_id]["status"] == "expected holds, got holds" and found[claim_id]["certified"]
+    w = assert_false_claim_reported(found, "examples.previous-token.p025-keeps-half", 460, "the")
+    assert (w["target_offset"], w["competitor_offset"]) == (-1, -459)
+    assert (
+        json.loads("\n".join(_guide_block("counterexample of examples.previous-token.p025-keeps-half"))) == w
+    )
+
+
+def test_previous_token_property_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = run_property_tests(example_module("previous_token", "test_previous_token_head", monkeypatch))
+    assert len(ran) == 5
+
+
+# ------------------------------------------------------------------------------------ semantic channel
+
+
+def test_semantic_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("transformers")
+    walk = example_module("semantic_channel", "semantic_walkthrough", monkeypatch)
+    heads = example_module("semantic_channel", "semantic_head", monkeypatch)
+    results = run_quietly(walk.main, tmp_path)
+    swept = results["sweeps"]
+    lowest = heads.frequencies("lowest")  # the guide: "theta from 1e-3 down to 1.8e-4"
+    assert math.isclose(lowest[0], 1e-3, rel_tol=1e-12) and round(lowest[-1], 5) == 1.8e-4
+
+    with mpmath.workdps(40):
+        content = float(4 * (1 - mpmath.cos(mpmath.pi / 4)))  # 4 - 2 sqrt(2)
+        assert np.abs(swept["p-RoPE"].columns["margin_inf"][1:] - content).max() < 1e-12
+        # the first failure on the lowest planes: 'a' 767 back against 'b' (one code on) 766 back
+        first = results["bounds"]["never_fails"].summary()["first_violation"]
+        w = first["witness"]
+        assert first["n"] == 768 and (w["target_token"], w["competitor_token"]) == ("a", "b")
+        thetas = [mpmath.mpf(t) for t in heads.frequencies("lowest")]
+        target = sum(mpmath.cos(767 * t) for t in thetas)
+        rival = sum(mpmath.cos(mpmath.pi / 4 - 766 * t) for t in thetas)
+        assert (
+            abs(w["target_logit"] - float(target)) < 1e-12
+            and abs(w["competitor_logit"] - float(rival)) < 1e-12
+        )
+        assert rival > target
+    m = swept["lowest"].columns["margin_inf"]
+    assert (m[: 767 - 1] > 0).all() and m[768 - 2] < 0
+    assert swept["highest"].columns["margin_inf"][1] < 0  # the highest planes fail at n = 3
+    assert results["bounds"]["p_rope"].holds and results["bounds"]["horizon"].holds
+
+    for label, estimates in results["du"].items():  # every sampled interval holds its exact reference
+        assert all(e.low <= e.reference <= e.high for e in estimates), label
+    rope = results["du"]["RoPE"]
+    assert all(b.low > a.high for a, b in itertools.pairwise(rope)) and rope[-1].low > 0.48
+    assert results["du"]["0.75-RoPE"][-1].high < 0.45
+
+    ex = results["export"]
+    dense, sparse = ex["lowest"]["replays"]
+    assert dense.first_wrong_n is None and dense.lengths == "every n in 2..256"
+    wrong = sparse.first_wrong  # positive exact margin, wrong answer: the scale chosen for n = 256 is short
+    assert wrong["n"] < sparse.exact_horizon == 767 and wrong["margin"] > 0
+    assert wrong["required_scale"] > ex["lowest"]["scale"]
+    assert math.isclose(
+        ex["lowest"]["scale"], math.log(255 * 0.99 / 0.01) / ex["lowest"]["margin"], rel_tol=1e-12
+    )
+    assert math.isclose(ex["p-RoPE"]["margin"], content, rel_tol=1e-12)
+    assert ex["p-RoPE"]["replays"][0].first_wrong_n is None and ex["answer"] == "h"
+
+    assert transcripts()["semantic_walkthrough"] == results["lines"]
+
+
+def test_semantic_claims_file(tmp_path: Path) -> None:
+    found = check_report("semantic_channel/semantic_claims.py", "examples.semantic.*", tmp_path)
+    holds = ("examples.semantic.p-rope-is-robust", "examples.semantic.lowest-planes-horizon")
+    for claim_id in holds:
+        assert found[claim_id]["status"] == "expected holds, got holds" and found[claim_id]["certified"]
+    du = found["examples.semantic.du-token-consistency"]
+    assert du["status"] == "expected holds, got holds" and not du["certified"]  # sampled, not certified
+    assert all(du["figures"]["decided"].values())
+    w = assert_false_claim_reported(found, "examples.semantic.lowest-planes-never-fail", 768, "b")
+    assert (w["target_offset"], w["competitor_offset"]) == (-767, -766)
+    assert (
+        json.loads("\n".join(_guide_block("counterexample of examples.semantic.lowest-planes-never-fail")))
+        == w
+    )
+
+
+def test_semantic_property_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = run_property_tests(example_module("semantic_channel", "test_semantic_head", monkeypatch))
+    assert len(ran) == 7
+
+
+def test_the_saved_head_sweeps_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ropeproof sweep --head DIR --bound 0 --certified --json`` on the head the semantic example saves:
+    its recorded family, the same first violation and competitor as the Python check."""
+    from ropeproof.cli import main
+
+    heads = example_module("semantic_channel", "semantic_head", monkeypatch)
+    path = ropeproof.compile_construction(heads.semantic_head("lowest")).save(tmp_path / "head_lowest")
+    argv = ["sweep", "--head", str(path), "--lengths", "2:2000:400", "--bound", "0", "--relation", ">="]
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main([*argv, "--certified", "--json"]) == 0
+    summary = json.loads(out.getvalue())["summary"]
+    assert (summary["family"], summary["family_source"]) == ("find-the-word", "recorded")
+    first = summary["first_violation"]
+    assert first["n"] == 768 and first["witness"]["competitor_token"] == "b"
+
+
+# ------------------------------------------------------------------------------------ the guide
+
+
+def test_the_guide_shows_the_examples_code_as_it_is() -> None:
+    """Every ```py block of the guide is an excerpt of a file under examples/ (so it cannot drift)."""
+    text = GUIDE.read_text()
+    blocks = re.findall(r"^```py\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(blocks) >= 4
+    sources = [p.read_text() for p in example_files()]
+    stale = [b.splitlines()[0] for b in blocks if not any(b in s for s in sources)]
+    assert not stale, f"guide excerpts not found in examples/: {stale}"
+    for needed in ("second-hand", "check_bound", "certified=True", "plot_sweeps", "replay_worst_cases"):
+        assert needed in text, needed
