@@ -336,20 +336,43 @@ def test_semantic_property_tests(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(ran) == 7
 
 
-def test_the_saved_head_sweeps_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``ropeproof sweep --head DIR --bound 0 --certified --json`` on the head the semantic example saves:
-    its recorded family, the same first violation and competitor as the Python check."""
+def test_the_saved_heads_sweep_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guide's ``ropeproof sweep --head DIR --bound ... --certified`` lines on the heads the examples
+    save: the recorded family; the semantic head's first violation and competitor as in Python; the
+    0.75-RoPE previous-token head's bound holding at every length."""
     from ropeproof.cli import main
 
-    heads = example_module("semantic_channel", "semantic_head", monkeypatch)
-    path = ropeproof.compile_construction(heads.semantic_head("lowest")).save(tmp_path / "head_lowest")
-    argv = ["sweep", "--head", str(path), "--lengths", "2:2000:400", "--bound", "0", "--relation", ">="]
-    with contextlib.redirect_stdout(io.StringIO()) as out:
-        assert main([*argv, "--certified", "--json"]) == 0
-    summary = json.loads(out.getvalue())["summary"]
-    assert (summary["family"], summary["family_source"]) == ("find-the-word", "recorded")
-    first = summary["first_violation"]
+    semantic = example_module("semantic_channel", "semantic_head", monkeypatch)
+    previous = example_module("previous_token", "previous_token_head", monkeypatch)
+    assert previous.PREVIOUS.max_length() is None  # one fixed offset: complete at every length
+    runs = {
+        "lowest": (semantic.semantic_head("lowest"), ["2:2000:400", "--bound", "0"]),
+        "p0.75": (previous.previous_token_head(0.75), ["2:2000:500", "--bound", "0.686"]),
+    }
+    summaries = {}
+    for name, (construction, args) in runs.items():
+        path = ropeproof.compile_construction(construction).save(tmp_path / name)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            argv = [
+                "sweep",
+                "--head",
+                str(path),
+                "--lengths",
+                *args,
+                "--relation",
+                ">=",
+                "--certified",
+                "--json",
+            ]
+            assert main(argv) == 0
+        summaries[name] = json.loads(out.getvalue())["summary"]
+        assert summaries[name]["family_source"] == "recorded"
+    first = summaries["lowest"]["first_violation"]
+    assert summaries["lowest"]["family"] == "find-the-word"
     assert first["n"] == 768 and first["witness"]["competitor_token"] == "b"
+    assert summaries["p0.75"]["verdict"] == "holds" and summaries["p0.75"]["rows"] == {"holds": 1999}
+    for line in ("--bound 0 --relation '>=' --certified --json", "--bound 0.686 --relation '>=' --certified"):
+        assert line in GUIDE.read_text()
 
 
 # ------------------------------------------------------------------------------------ the guide
