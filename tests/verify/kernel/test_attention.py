@@ -168,13 +168,13 @@ def assert_fast_equals_full(head: RopeAttention, x: torch.Tensor, positions=None
 )
 def test_fast_path_equals_full_path(head, n, batch, positions, seed) -> None:
     """Both layouts and partial rotary come from ``rope_heads``; positions default, a shifted list,
-    or a ``[batch, n]`` tensor of arbitrary real positions."""
+    or a ``[batch, n]`` tensor of arbitrary integer positions (float64 holding integers)."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(batch, n, head.d_model, dtype=torch.float64, generator=g)
     pos = {
         "default": None,
         "shifted": [p * 3 + 17 for p in range(n)],
-        "per-batch": torch.rand(batch, n, generator=g, dtype=torch.float64) * 1000,
+        "per-batch": torch.randint(0, 1000, (batch, n), generator=g).to(torch.float64),
     }[positions]
     assert_fast_equals_full(head, x, pos)
 
