@@ -6,7 +6,10 @@ every transcendental value; each ball ``[mid +- rad]`` is rounded outward to flo
 computation uses only ``min``/``max`` (exact on floats) and subtractions rounded outward (``nextafter``
 past the round-to-nearest result). Parameters are the exact binary values of their float64s.
 :func:`interval_ends` and :class:`iv_precision` do the same for ``mpmath.iv`` intervals, which other
-modules still use for one-off constants. A row of ``measured(n) <= bound(n)`` is
+modules still use for one-off constants. Every precision is set locally (:class:`arb_precision`,
+:class:`iv_precision`), never read from ``mpmath.mp`` or python-flint's context as a user left them, and
+:func:`arb_exact_ends` / :func:`iv_exact_ends` give the ends exactly (fractions) where a refinement
+must separate values closer than float64 resolves. A row of ``measured(n) <= bound(n)`` is
 
 - ``holds``: ``hi(measured) <= lo(bound)``;
 - ``holds-equal``: the intervals overlap, but a witness input's value equals the bound identically
@@ -133,6 +136,48 @@ def arb_ends(x: arb) -> tuple[float, float]:
     return _floor_exact_to_float(x.lower()), 0.0 - _floor_exact_to_float(-x.upper())
 
 
+ExactEnd = Fraction | float
+"""An exact interval end: a :class:`~fractions.Fraction`, or ``-inf``/``inf`` (floats) for unbounded ends."""
+
+
+def _mpf_fraction(t: tuple) -> ExactEnd:
+    """The exact value of an mpmath ``libmp`` number (``-inf``/``inf`` as floats; NaN is refused)."""
+    if t == libmp.finf:
+        return math.inf
+    if t == libmp.fninf:
+        return -math.inf
+    if t == libmp.fnan:
+        raise InputError("an interval end is NaN")
+    p, q = libmp.to_rational(t)
+    return Fraction(p, q)
+
+
+def iv_exact_ends(x: Any) -> tuple[ExactEnd, ExactEnd]:
+    """The ends of the ``mpmath.iv`` interval ``x`` as exact fractions, read from its binary ends (never
+    through ``mpmath.mp``, so independent of the global precision); no rounding at all."""
+    a, b = x._mpi_
+    return _mpf_fraction(a), _mpf_fraction(b)
+
+
+def arb_exact_ends(x: arb) -> tuple[ExactEnd, ExactEnd]:
+    """``[mid - rad, mid + rad]`` of the ``flint.arb`` ball ``x`` as exact fractions (its ends rounded
+    outward at the working precision by Arb's ``lower``/``upper``, so call it inside the computation's
+    :class:`arb_precision`; an exact ``x`` gives its own value at any precision); ``(-inf, inf)`` for a
+    ball that is not finite."""
+    if not x.is_finite():
+        return -math.inf, math.inf
+    if x.is_exact():  # a number, not a ball: its value, whatever the working precision
+        value = _arb_fraction(x)
+        return value, value
+    return _arb_fraction(x.lower()), _arb_fraction(x.upper())
+
+
+def _arb_fraction(x: arb) -> Fraction:
+    """The value of an exact ``flint.arb`` as a fraction."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    return Fraction(man) * 2**exp if exp >= 0 else Fraction(man, 2**-exp)
+
+
 def _down(x: np.ndarray) -> np.ndarray:
     return np.nextafter(x, -np.inf)
 
@@ -216,8 +261,9 @@ def enclose_index_gaps(
     big = max(abs(t) for t in f)
     extra = math.frexp(big)[1] + 26 if big >= 1 else 0
     base = _check_prec(prec) + extra
-    halves = [arb(t) / 2 for t in f]  # exact: a float64 halved
-    weights = [2 * arb(w) for w in a]  # exact
+    with arb_precision(base):  # never at the precision a user left in flint's context
+        halves = [arb(t) / 2 for t in f]  # exact: a float64 halved
+        weights = [2 * arb(w) for w in a]  # exact
     start = first_m
     while start <= max_m:
         bits = start.bit_length()

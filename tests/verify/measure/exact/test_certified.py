@@ -21,12 +21,14 @@ from ropeproof.theory.errors import InputError
 from ropeproof.verify.measure.exact.certified import (
     _floor_to_float,
     arb_ends,
+    arb_exact_ends,
     arb_precision,
     certified_dirichlet,
     certified_index,
     certified_retrieval,
     enclose_index_gaps,
     enclose_retrieval_terms,
+    iv_exact_ends,
     judge,
     prefix_top2,
     retrieval_margin_interval,
@@ -381,3 +383,55 @@ def test_arb_dirichlet_bound_contains_200_bit_values(freqs, seed) -> None:
                 b = 2 * total * mpmath.sin(mpmath.pi / max(2, dirichlet_q(m, len(freqs)))) ** 2
                 assert cmp.bound_lo[i] <= b <= cmp.bound_hi[i]
                 assert cmp.bound_hi[i] - cmp.bound_lo[i] <= WIDTH_REL * cmp.bound_hi[i]
+
+
+def test_exact_ends_do_not_pass_through_the_global_precision() -> None:
+    """Issue 32: ends read through mpmath.mpf at the global precision were rounded to nearest. The exact
+    readers give the binary ends themselves: an iv interval at 200 bits keeps them at mp.dps = 15, and
+    an exact arb keeps its value at any flint precision."""
+    saved = mpmath.mp.prec, flint_ctx.prec
+    try:
+        mpmath.mp.dps = 15
+        flint_ctx.prec = 12
+        old = mpmath.iv.prec
+        mpmath.iv.prec = 200
+        try:
+            x = mpmath.iv.cos(mpmath.iv.mpf(1) / 3)
+        finally:
+            mpmath.iv.prec = old
+        lo, hi = iv_exact_ends(x)
+        assert 0 < hi - lo < Fraction(1, 2**190)  # 200-bit ends, not 53-bit ones
+        with mpmath.workprec(400):
+            truth = mpmath.cos(mpmath.mpf(1) / 3)
+            assert (
+                mpmath.mpf(lo.numerator) / lo.denominator
+                <= truth
+                <= mpmath.mpf(hi.numerator) / hi.denominator
+            )
+        third = arb(1) / 3  # a ball at flint's 12 bits
+        a, b = arb_exact_ends(third)
+        assert a < Fraction(1, 3) < b
+        exact = arb(0.1)  # exact: any float64
+        assert arb_exact_ends(exact) == (Fraction(0.1), Fraction(0.1))
+    finally:
+        mpmath.mp.prec, flint_ctx.prec = saved
+
+
+@pytest.mark.parametrize("user", [(15, 53), (1000, 12), (3, 5000)])
+def test_certified_verdicts_ignore_the_global_precision(user: tuple[int, int]) -> None:
+    """No verdict of the certified checks depends on mpmath.mp or flint's context as a user left them."""
+    want_index = certified_index(0.866, 300).summary()
+    want_retrieval = certified_retrieval(8, 0.05, 120).summary()
+    saved = mpmath.mp.prec, flint_ctx.prec
+    try:
+        mpmath.mp.dps, flint_ctx.prec = user
+        got_index = certified_index(0.866, 300).summary()
+        got_retrieval = certified_retrieval(8, 0.05, 120).summary()
+    finally:
+        mpmath.mp.prec, flint_ctx.prec = saved
+    for got, want in ((got_index, want_index), (got_retrieval, want_retrieval)):
+        got, want = dict(got), dict(want)
+        got.pop("seconds"), want.pop("seconds")
+        for reading in got["readings"]:
+            got["readings"][reading].pop("seconds"), want["readings"][reading].pop("seconds")
+        assert got == want
