@@ -172,3 +172,20 @@ def test_direct_sweeps_ignore_the_global_mpmath_precision(prec: int) -> None:
             assert np.array_equal(g.columns[k], w.columns[k], equal_nan=w.columns[k].dtype.kind == "f"), k
         for q in w.comparisons:
             assert g.comparisons[q].status.tolist() == w.comparisons[q].status.tolist(), q
+
+
+def test_bad_lengths_are_one_line_input_errors() -> None:
+    """Issue 32: sweep_index(0.866, None) raised TypeError from int(None)."""
+    from ropeproof.theory.errors import InputError
+
+    for call in (
+        lambda: sweep_index(0.866, None),
+        lambda: sweep_retrieval(8, 0.1, None),
+        lambda: sweep_index(0.866, 1.5),
+        lambda: sweep_index(0.866, 1),
+        lambda: sweep_retrieval(8, 0.1, 2**26),
+    ):
+        with pytest.raises(
+            InputError, match=r"^max_n=\S+ is (not an integer|out of range); accepted: an integer"
+        ):
+            call()
