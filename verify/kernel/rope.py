@@ -189,9 +189,10 @@ def common_origin(
 
     Logits depend on positions only through ``j - i`` (``docs/theory.md`` section 1), so a common shift
     changes no logit, and it is exact: positions are int64 (:func:`_positions` refuses anything but
-    integers of magnitude at most ``2^53``). It keeps the angles ``p theta`` small, so positions near
-    ``2^53`` whose offsets are small give the logits of those offsets. When ``c = 0`` the positions are
-    returned as given (so cached tables stay cached).
+    integers of magnitude at most ``2^53``), so the shifted positions lie in ``0 .. 2^54``. It keeps the
+    angles ``p theta`` small, so positions near ``2^53`` whose offsets are small give the logits of those
+    offsets. When ``c = 0`` the positions are returned as given (so cached tables stay cached). Pass the
+    result to :func:`rotation_table` with ``shifted=True``.
 
     Shapes: given[i][0] [..., n_i]; return[i] [..., n_i] (or None)
     """
@@ -277,7 +278,13 @@ def plane_layout(spec: RopeSpec) -> PlaneLayout:
 
 
 def rotation_table(
-    spec: RopeSpec, positions: Positions, n: int, device: torch.device, dtype: torch.dtype
+    spec: RopeSpec,
+    positions: Positions,
+    n: int,
+    device: torch.device,
+    dtype: torch.dtype,
+    *,
+    shifted: bool = False,
 ) -> RotationTable:
     """The :class:`RotationTable` of ``spec`` at ``positions`` (default ``0 .. n-1``), ``[..., n, K]``.
 
@@ -286,9 +293,17 @@ def rotation_table(
     Cached (least recently used, 32 tables) for the default positions and short position sequences;
     the cached tensors are shared, so treat them as read-only.
 
+    ``shifted``: ``positions`` come from :func:`common_origin` (checked already; an int64 tensor there
+    may span up to ``2^54``, the offsets between positions of magnitude up to ``2^53``, whose angles
+    :func:`~ropeproof.verify.kernel.angles.offset_angles` forms exactly).
+
     Shapes: positions [..., n]; return.cos [..., n, head_dim/2]; return.sin [..., n, head_dim/2]
     """
     freqs = plane_layout(spec).freqs
+    if shifted and isinstance(positions, torch.Tensor) and positions.dtype == torch.int64:
+        if positions.ndim == 0 or positions.shape[-1] != n:
+            raise InputError(f"positions must have last dimension n={n}, got shape {tuple(positions.shape)}")
+        return _build_table(freqs, positions.to(device), device, dtype)
     key = _cache_key(positions, n, len(freqs))
     if key is None:
         return _build_table(freqs, _positions(positions, n, device), device, dtype)
@@ -362,8 +377,8 @@ def _check_shape(x: torch.Tensor, spec: RopeSpec, name: str) -> None:
         raise InputError("the sequence is empty; n must be >= 1")
 
 
-def _rotate(x: torch.Tensor, spec: RopeSpec, positions: Positions) -> torch.Tensor:
-    table = rotation_table(spec, positions, x.shape[-2], x.device, x.dtype)
+def _rotate(x: torch.Tensor, spec: RopeSpec, positions: Positions, shifted: bool = False) -> torch.Tensor:
+    table = rotation_table(spec, positions, x.shape[-2], x.device, x.dtype, shifted=shifted)
     layout = plane_layout(spec)
     if layout.kind == "interleaved":
         return rotate_interleaved(x, table)
@@ -448,8 +463,8 @@ def rope_logits(
     qp, kp = common_origin(
         [(q_positions, q.shape[-2]), (k_positions, k.shape[-2])], q.device, ["q_positions", "k_positions"]
     )
-    rq = _rotate(q, spec, qp)
-    rk = rq if same else _rotate(k, spec, kp)
+    rq = _rotate(q, spec, qp, shifted=True)
+    rk = rq if same else _rotate(k, spec, kp, shifted=True)
     logits = scale * (rq @ rk.transpose(-1, -2))
     if check and not passes(finite_screen(logits), lambda: all_finite(logits)):
         raise (
