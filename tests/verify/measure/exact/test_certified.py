@@ -21,6 +21,7 @@ from ropeproof.theory.errors import InputError
 from ropeproof.verify.measure.exact.certified import (
     _floor_to_float,
     arb_ends,
+    arb_ends_many,
     arb_exact_ends,
     arb_precision,
     certified_dirichlet,
@@ -435,3 +436,99 @@ def test_certified_verdicts_ignore_the_global_precision(user: tuple[int, int]) -
         for reading in got["readings"]:
             got["readings"][reading].pop("seconds"), want["readings"][reading].pop("seconds")
         assert got == want
+
+
+def _ball(mid: float, exp_shift: int, rad: float, prec: int) -> arb:
+    """A ball ``[mid 2^exp_shift +- rad 2^exp_shift]`` built at ``prec`` bits (mid and rad exact)."""
+    with arb_precision(prec):
+        return (arb(mid, rad) * arb(2) ** exp_shift) / 3  # an inexact division: a genuine ball
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    mids=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=20),
+    shift=st.sampled_from([0, -1030, -1074, -1100, -1022, 1020, 1030, -60, 60]),
+    rad=st.sampled_from([0.0, 1e-30, 1e-17, 0.5, 7.0]),
+    prec=st.sampled_from([53, 80, 200]),
+)
+def test_arb_ends_many_is_arb_ends_bit_for_bit(mids: list[float], shift: int, rad: float, prec: int) -> None:
+    """Issue 35: the vectorised outward rounding gives arb_ends' floats exactly, across the normal range,
+    subnormals, zero, overflow and non-finite balls."""
+    balls = [_ball(m, shift, rad, prec) for m in mids] + [arb(0), arb(5e-324), arb("inf"), arb(0, "inf")]
+    lo, hi = arb_ends_many(balls)
+    for b, a, z in zip(balls, lo.tolist(), hi.tolist(), strict=True):
+        want = arb_ends(b)
+        assert (a, z) == want and math.copysign(1, z) == math.copysign(1, want[1]), (b, a, z, want)
+    # scaled by a power of two: the tightest float64 ends of scale * [mid - rad, mid + rad] (exact
+    # fractions), or outside float64's normal range at least enclosing them
+    for scale in (2.0, 2.0**-60, 2.0**900):
+        lo, hi = arb_ends_many(balls, scale)
+        for b, a, z in zip(balls, lo.tolist(), hi.tolist(), strict=True):
+            if not b.is_finite():
+                assert (a, z) == (-math.inf, math.inf)
+                continue
+            mid, rad = Fraction(_exact(b.mid())), Fraction(_exact(b.rad()))
+            want_lo = _floor_float(Fraction(scale) * (mid - rad))
+            want_hi = -_floor_float(-Fraction(scale) * (mid + rad))
+            assert a <= want_lo and z >= want_hi, (b, scale, a, z)
+            unscaled = arb_ends(b)  # where those are normal too, the scaling is exact
+            if all(2.0**-1022 <= abs(v) < math.inf for v in (want_lo, want_hi, *unscaled)):
+                assert (a, z) == (want_lo, want_hi), (b, scale, a, z)
+    with pytest.raises(InputError, match="power of two"):
+        arb_ends_many(balls, 3.0)
+
+
+def _exact(x: arb) -> Fraction:
+    man, exp = (int(v) for v in x.man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _floor_float(v: Fraction) -> float:
+    """The largest float64 <= v (exact rationals; -inf below the range)."""
+    if v == 0:
+        return 0.0
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf if v > 0 else -math.inf
+    while f > v:
+        f = math.nextafter(f, -math.inf)
+    while math.isfinite(math.nextafter(f, math.inf)) and Fraction(math.nextafter(f, math.inf)) <= v:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def _former_enclose_index_gaps(freqs, amps, max_m, prec=80, first_m=1):
+    """enclose_index_gaps before issue 35 (one arb_ends per offset), as the reference for its bytes."""
+    lo, hi = np.empty(max_m - first_m + 1), np.empty(max_m - first_m + 1)
+    big = max(abs(t) for t in freqs)
+    base = prec + (math.frexp(big)[1] + 26 if big >= 1 else 0)
+    for m in range(first_m, max_m + 1):
+        with arb_precision(base + max(0, m.bit_length() - 26)):
+            total = arb(0)
+            for t, a in zip(freqs, amps, strict=True):
+                s = (m * (arb(t) / 2)).sin()
+                total += 2 * arb(a) * (s * s)
+            e_lo, e_hi = arb_ends(total)
+        lo[m - first_m], hi[m - first_m] = max(e_lo, 0.0), e_hi
+    return lo, hi
+
+
+@pytest.mark.parametrize(
+    ("freqs", "amps", "first", "last"),
+    [
+        ([0.866], [1.0], 1, 600),
+        ([0.866], [1.0], 2**26 - 40, 2**26 + 40),
+        ([5e-324], [1.0], 1, 30),
+        ([1e300], [0.37], 1, 200),
+        ([0.0], [1.0], 1, 20),
+        ([1.0, 0.1, 0.01], [1.0, 2.0, 0.5], 10**6, 10**6 + 200),
+        ([0.866], [2.0**1022], 1, 300),  # a power-of-two weight scaled on the floats, near overflow
+        ([0.866], [2.0**-1040], 1, 300),  # ... and into the subnormals
+        ([1e-160], [2.0**-20], 1, 300),  # tiny squares scaled back up
+    ],
+)
+def test_gap_enclosures_keep_their_bytes(freqs, amps, first, last) -> None:
+    got = enclose_index_gaps(freqs, amps, last, first_m=first)
+    want = _former_enclose_index_gaps(freqs, amps, last, first_m=first)
+    assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
