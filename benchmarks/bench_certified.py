@@ -313,10 +313,10 @@ def main() -> None:
         result["machine"], f"; load average {result['load_average_before']} -> {result['load_average_after']}"
     )
     print(
-        f"{k['case']}: anchor {k['anchor_us_per_offset']:.2f} us/offset, kernel {k['kernel_us_per_offset']:.2f}"
-        f" us/offset ({k['kernel_over_anchor']:.2f}x the anchor), former kernel "
-        f"{k['former_us_per_offset']:.2f} us/offset ({k['former_over_anchor']:.2f}x); float ends byte for byte "
-        f"the former kernel's: {k['bytes_identical_to_former']}"
+        f"{k['case']}: anchor {k['anchor_us_per_offset']:.2f} us/offset, "
+        f"kernel {k['kernel_us_per_offset']:.2f} us/offset ({k['kernel_over_anchor']:.2f}x the anchor), "
+        f"former kernel {k['former_us_per_offset']:.2f} us/offset ({k['former_over_anchor']:.2f}x); "
+        f"float ends byte for byte the former kernel's: {k['bytes_identical_to_former']}"
     )
     if args.kernel_only:
         return

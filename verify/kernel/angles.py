@@ -35,17 +35,20 @@ which case the result gains a last axis, one entry per frequency (the layout of 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import mpmath
 import numpy as np
-import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import real
+
+if TYPE_CHECKING:
+    import torch
 
 UNIT_ROUNDOFF = 2.0**-53
 """``u`` of float64 (round to nearest): every correctly rounded operation errs by at most ``u |x|``."""
@@ -61,7 +64,17 @@ ANGLE_ERROR_CAP = 1e-14
 ANGLE_ERROR_ULPS = 8
 """A reduced angle errs by at most ``ANGLE_ERROR_ULPS * u * |m theta|`` (when that is below the cap)."""
 
-Angles = TypeVar("Angles", np.ndarray, torch.Tensor)
+Angles = TypeVar("Angles", np.ndarray, "torch.Tensor")
+
+
+def _is_tensor(x: object) -> bool:
+    """Whether ``x`` is a torch tensor (torch is never imported here: a tensor means it is loaded)."""
+    torch_module = sys.modules.get("torch")
+    return torch_module is not None and isinstance(x, torch_module.Tensor)
+
+
+def _torch() -> Any:
+    return sys.modules["torch"]
 
 
 def angle_error_bound(max_angle: float) -> float:
@@ -153,7 +166,8 @@ def _piece_arrays(thetas: tuple[float, ...], shift: int) -> tuple[np.ndarray, ..
 def _as_float_offsets(m: Angles) -> tuple[Angles, Angles | None]:
     """``m`` as float64 (same kind and device), and as int64 when some ``|m| >= 2^26`` (else ``None``);
     :class:`InputError` unless every entry is a finite integer."""
-    if isinstance(m, torch.Tensor):
+    if _is_tensor(m):
+        torch = _torch()
         if m.dtype.is_complex or m.dtype == torch.bool:
             raise InputError(f"offsets m must be integers, got dtype {m.dtype}")
         if m.dtype in (torch.uint64, torch.uint32):
@@ -193,7 +207,7 @@ def _as_float_offsets(m: Angles) -> tuple[Angles, Angles | None]:
 
 
 def _to_float(x: Angles) -> Angles:
-    return x.to(torch.float64) if isinstance(x, torch.Tensor) else np.asarray(x).astype(np.float64)
+    return x.to(_torch().float64) if _is_tensor(x) else np.asarray(x).astype(np.float64)
 
 
 def theta_is_sequence(theta: object) -> bool:
@@ -202,13 +216,13 @@ def theta_is_sequence(theta: object) -> bool:
 
 
 def _round(x: Angles) -> Angles:
-    return torch.round(x) if isinstance(x, torch.Tensor) else np.round(x)
+    return _torch().round(x) if _is_tensor(x) else np.round(x)
 
 
 def _on(values: object, like: Angles) -> object:
     """Per-frequency arrays as tensors on ``like``'s device (scalars unchanged)."""
-    if isinstance(like, torch.Tensor) and isinstance(values, np.ndarray):
-        return torch.as_tensor(values, device=like.device)
+    if _is_tensor(like) and isinstance(values, np.ndarray):
+        return _torch().as_tensor(values, device=like.device)
     return values
 
 
@@ -248,9 +262,7 @@ def _reduce(m: Angles, theta: float | Sequence[float], with_error: bool) -> tupl
         parts = [_one_step(_to_float(p), theta, PIECE_BITS * i, with_error) for i, p in enumerate(pieces)]
         s = parts[2][0] + parts[1][0]
         r = s + parts[0][0]
-        sign = _to_float(
-            1 - 2 * negative.to(torch.int64) if isinstance(negative, torch.Tensor) else 1 - 2 * negative
-        )
+        sign = _to_float(1 - 2 * negative.to(_torch().int64) if _is_tensor(negative) else 1 - 2 * negative)
         if theta_is_sequence(theta):
             sign = sign[..., None]
         r = r * sign  # angle(-m) = -angle(m), exactly
