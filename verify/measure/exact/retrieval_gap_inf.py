@@ -111,12 +111,12 @@ def min_top_gap(v: np.ndarray, p: np.ndarray, g: np.ndarray, lows: np.ndarray, g
     return best
 
 
-def gap_inf_enumerated(alphabet: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
+def gap_inf_enumerated(alphabet_size: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
     """``gap_inf(n)`` over every target distance: ``(value, codes, target distance)``, where
     ``codes[p]`` is the left-letter code chosen at position ``p`` (``-1`` at the target), exactly as
     the enumeration over every code (see the module docstring)."""
-    angles = code_table(alphabet)
-    a = angles.alphabet
+    angles = code_table(alphabet_size)
+    a = angles.alphabet_size
     d = np.arange(1, n, dtype=np.float64)
     r_d, _e = reduced_angles_with_error(d, theta)
     t = np.cos(r_d)

@@ -72,14 +72,14 @@ class RetrievalRefiner:
     T_Retrieval with ``|ALPH| = alphabet`` at ``theta`` (module docstring). Rows may be asked in any
     order; distances are folded once, in order, up to the largest row asked."""
 
-    def __init__(self, alphabet: int, theta: float) -> None:
-        self.alphabet = integer(alphabet, "alphabet", low=2)
+    def __init__(self, alphabet_size: int, theta: float) -> None:
+        self.alphabet_size = integer(alphabet_size, "alphabet_size", low=2)
         self.theta = real(theta, "theta")
         self.prec = refine_bits(self.theta)
         with arb_precision(self.prec):
             self._th = arb(self.theta)  # exact
-            self._omega = 2 * arb.pi() / self.alphabet
-            s = [(c * self._omega).cos() for c in (1, self.alphabet - 1)]  # S: the codes next to 0
+            self._omega = 2 * arb.pi() / self.alphabet_size
+            s = [(c * self._omega).cos() for c in (1, self.alphabet_size - 1)]  # S: the codes next to 0
             self._s_lo = _larger(s[0].lower(), s[1].lower())
             self._s_hi = _larger(s[0].upper(), s[1].upper())
         self._h_hi = _Top2(largest=True)  # H's upper ends, payload T's lower end there
@@ -89,7 +89,7 @@ class RetrievalRefiner:
         self._rows: list[tuple[arb, arb]] = []  # exact margin ends of n = 2, 3, ...
 
     def _codes(self, x: arb) -> list[int]:
-        a = self.alphabet
+        a = self.alphabet_size
         if a <= ALL_CODES:
             return list(range(1, a))
         man, exp = (int(v) for v in x.mid().man_exp())

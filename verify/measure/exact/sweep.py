@@ -240,14 +240,14 @@ def index_term_identity() -> bool:
 
 
 @functools.cache
-def retrieval_theta_zero_identity(alphabet: int) -> bool:
+def retrieval_theta_zero_identity(alphabet_size: int) -> bool:
     """Whether sympy proves ``T(d) - cos(omega - d*0) = 1 - cos(omega - n * 0)``: the margin of every
     input at ``theta = 0`` (target ``cos 0``, best competitor ``cos omega``) equals the bound."""
     import sympy as sp
 
     from ropeproof.theory.bounds import OMEGA, THETA, N
 
-    omega = 2 * sp.pi / alphabet
+    omega = 2 * sp.pi / alphabet_size
     raw = retrieval_bound().terms[0].raw.subs({THETA: 0, OMEGA: omega})
     witness = sp.cos(0 * N) - sp.cos(omega - N * 0)
     return bool(sp.simplify(witness - raw) == 0)
@@ -397,9 +397,9 @@ def iter_index_sweep(
 # -------------------------------------------------------------------------------------- T_Retrieval
 
 
-def _retrieval_bound(alphabet: int, theta: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _retrieval_bound(alphabet_size: int, theta: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``2 sin((omega - n theta)/2)^2`` with ``n theta`` reduced accurately, and its error bound."""
-    angles = code_table(alphabet)
+    angles = code_table(alphabet_size)
     hi, lo = angles.angles(np.array([1]))
     r, e = reduced_angles_with_error(n.astype(np.float64), theta)
     diff = hi[0] - r
@@ -409,11 +409,11 @@ def _retrieval_bound(alphabet: int, theta: float, n: np.ndarray) -> tuple[np.nda
 
 
 def _retrieval_comparisons(
-    alphabet: int, theta: float, blk: RetrievalBlock, gap_inf: np.ndarray, refiner: RetrievalRefiner
+    alphabet_size: int, theta: float, blk: RetrievalBlock, gap_inf: np.ndarray, refiner: RetrievalRefiner
 ) -> tuple[np.ndarray, dict[str, BoundComparison]]:
     n = blk.n
-    bound, b_err = _retrieval_bound(alphabet, theta, n)
-    zero = theta == 0.0 and retrieval_theta_zero_identity(alphabet)
+    bound, b_err = _retrieval_bound(alphabet_size, theta, n)
+    zero = theta == 0.0 and retrieval_theta_zero_identity(alphabet_size)
     statement = (
         "theta = 0: every target scores 1 and the best competitor cos(omega), so margin = 1 - cos(omega)"
     )
