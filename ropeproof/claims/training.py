@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
+from ropeproof.verify.studies.training.lengths import CAP, FIRST, LENGTHS, reading
 from ropeproof.verify.studies.training.observations import (
     CONTRADICTS,
     HOPS,
@@ -330,78 +331,122 @@ def _uniform_early(ctx: CheckContext) -> Outcome:
     )
 
 
+LENGTH_VERDICTS = {
+    "letter-distractors": "violated",
+    "letter-window": "violated",
+    "letter-both": "violated",
+    "letter-near": "holds",
+    "number-distractors": "violated",
+}
+"""The verdict of each reading of the length observation over the paper seeds (pinned)."""
+
+
 @CLAIMS.claim(
     id="training.length",
     statement=(
-        "Length generalisation of every shipped paper-configuration seed (n in {lengths}; 95% Wilson "
-        "intervals from {start} inputs per length, doubled until decided, at most {cap}): the letter model "
-        "keeps accuracy >= 0.9 at every n <= 850 on each of the builds {letter_builds} "
-        "([A]: above 90% up to 850 tokens) and the number model is below 0.5 at every n >= 64 on the "
-        "'distractors' build, the only one in its vocabulary ([A]: it fails soon after the training length)."
+        "Length generalisation of every shipped paper-configuration seed, under the reading "
+        "'{primary}' (the letter model keeps accuracy >= 0.9 at every n <= 850 with [A]'s 8 targets first "
+        "and distractor pairs after them; [A]: above 90% up to 850 tokens), reported with every other "
+        "reading: the 'window' and 'both' builds, a near-query build (a 1-hop chain within [A]'s 17 tokens "
+        "at the end, behind distractors) and the number half (below 0.5 at every n >= 64, [A]: it fails "
+        "soon after the training length). Lengths {lengths}; each row's accuracy is sampled until its "
+        "anytime-valid 95% interval (beta-binomial confidence sequence) decides its threshold, from "
+        "{first} inputs, at most {cap} where the reading judges the length (one look of {first} elsewhere)."
     ),
-    reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation)",
-    params={
-        "lengths": Quick((17, 32, 64, 128, 256, 512, 850, 1024), (17, 850)),
-        "letter_builds": Quick(("distractors", "window", "both"), ("distractors",)),
-        "start": Quick(64, 8),
-        "cap": Quick(512, 64),
-    },
-    expected="open",
+    reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation); docs/training.md",
+    params={"primary": "letter-distractors", "lengths": list(LENGTHS), "first": FIRST, "cap": CAP},
+    quick=False,
+    expected="violated" if HAS_HF else "open",
+    pins={"reading_verdicts": LENGTH_VERDICTS} if HAS_HF else {},
     meaning=(
-        "Whether [A]'s models generalise in length the way [A] reports; at 850 tokens the paper-configuration"
-        " letter model (seed 0, 'distractors' build) is {paper_letter_850}. Seeds showing it, contradicting "
-        "it, undecided: paper {paper[shows]}/{paper[contradicts]}/{paper[undecided]} of {paper[seeds]}; "
-        "small {small[shows]}/{small[contradicts]}/{small[undecided]} of {small[seeds]}."
+        "Whether [A]'s models generalise in length the way [A] reports, under each fair reading of how its "
+        "long inputs were built: {readings_said}. At 850 tokens the paper letter model (seed 0, "
+        "'distractors' build) is {paper_letter_850}."
     ),
 )
 def _length(ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
+    from ropeproof.verify.studies.training.lengths import reading_finding, study_plan
     from ropeproof.verify.studies.training.shipped_results import DECIDED_LENGTH_ROW
 
-    p = ctx.params
+    plan = study_plan(ctx.quick)
     rows: dict[str, Any] = {}
-    judged = [("letter", build, 0.9, "above", lambda n: n <= 850) for build in p["letter_builds"]]
-    judged.append(("number", "distractors", 0.5, "below", lambda n: n >= 64))
+    per_reading: dict[str, dict[str, Any]] = {}
+    for key in plan["readings"]:
+        r = reading(key)
+        found: dict[str, dict[int, Finding]] = {}
+        for config in SETTINGS:
+            found[config] = {}
+            for seed in seeds_of(config):
+                measured = [
+                    ctx.store.get(
+                        DECIDED_LENGTH_ROW, task=r.task, config=config, seed=seed, reading=key, **row
+                    )
+                    for row in plan["rows"][key]
+                ]
+                rows.setdefault(f"{config}-seed{seed}", []).extend(measured)
+                finding = reading_finding(key, measured)
+                found[config][seed] = finding["finding"]
+                per_reading.setdefault(key, {}).setdefault("seeds", {})[f"{config}-seed{seed}"] = finding
+        per_reading[key].update(
+            says=r.says,
+            verdict=verdict_over_seeds(found["paper"]),
+            paper=seed_summary(found["paper"]),
+            small=seed_summary(found["small"]),
+        )
+    verdicts = {k: v["verdict"] for k, v in per_reading.items()}
+    primary = ctx.params["primary"]
+    verdict = verdicts[primary]
+    flips = {k: v for k, v in verdicts.items() if v != verdict}
+    figures: dict[str, Any] = {
+        "reading": primary,
+        "reading_verdicts": verdicts,
+        "readings_that_flip_it": {k: _flip_text(per_reading[k]) for k in flips},
+        "readings": per_reading,
+        "readings_said": "; ".join(f"{k} {v}" for k, v in verdicts.items()),
+        "inputs_answered": sum(row["count"] for seed_rows in rows.values() for row in seed_rows),
+        "rows": rows,
+    }
+    at_850 = [row for row in rows.get("paper-seed0", []) if row["reading"] == primary and row["n"] == 850]
+    figures["paper_letter_850"] = _against(at_850[0]) if at_850 else "not measured"
+    detail = "" if seeds_of("paper") else "no paper-configuration checkpoint ships"
+    return Outcome(
+        verdict if seeds_of("paper") else "unresolvable",
+        figures,
+        key_figure="reading_verdicts",
+        detail=detail,
+    )
 
-    def observe(config: str, seed: int) -> Finding:
-        found = []
-        for task, build, threshold, want, applies in judged:
-            for n in p["lengths"]:
-                row = ctx.store.get(
-                    DECIDED_LENGTH_ROW,
-                    task=task,
-                    config=config,
-                    seed=seed,
-                    n=n,
-                    threshold=threshold,
-                    start=p["start"],
-                    cap=p["cap"],
-                    build=build,
-                )
-                rows.setdefault(f"{config}-seed{seed}", []).append(row)
-                if applies(n):
-                    side = row["side"]
-                    found.append(SHOWS if side == want else UNDECIDED if side == "undecided" else CONTRADICTS)
-        return combine(found)
 
-    outcome = _judged(observe, quick_models=ctx.quick)
-    outcome.figures["rows"] = rows
-    at_850 = [
-        r
-        for r in rows.get("paper-seed0", [])
-        if r["task"] == "letter" and r["build"] == "distractors" and r["n"] == 850
-    ]
-    outcome.figures["paper_letter_850"] = _against_90(at_850[0]) if at_850 else "not measured"
-    return outcome
+def _flip_text(found: dict[str, Any]) -> str:
+    """Where a reading's verdict lies and the thresholds at which it would flip, worst paper seed."""
+    seeds = {k: v for k, v in found["seeds"].items() if k.startswith("paper-")}
+    if not seeds:
+        return found["verdict"]
+    if "holds_up_to" in next(iter(seeds.values())):
+        low = min(v.get("holds_up_to", 1.0) for v in seeds.values())
+        high = min(v.get("fails_above", 1.0) for v in seeds.values())
+        return (
+            f"{found['verdict']}: holds for thresholds up to {low:.3f}, fails above {high:.3f} (worst seed)"
+        )
+    high = max(v.get("holds_above", 0.0) for v in seeds.values())
+    low = max(v.get("fails_up_to", 0.0) for v in seeds.values())
+    froms = [v.get("decided_below_from") for v in seeds.values()]
+    since = "never" if None in froms else f"from n = {max(froms)}"
+    return (
+        f"{found['verdict']}: holds for thresholds above {high:.3f}, fails up to {low:.3f} (worst seed); "
+        f"decided below the threshold at every measured length {since}"
+    )
 
 
-def _against_90(row: dict[str, Any]) -> str:
-    """One length-study row read against 90%: where its interval lies, the accuracy and the interval."""
+def _against(row: dict[str, Any]) -> str:
+    """One length-study row read against its threshold: where its interval lies, the accuracy, the
+    interval and the inputs it used."""
     where = {"above": "above", "below": "below", "undecided": "not decided against"}[row["side"]]
     return (
-        f"{where} 90% (accuracy {row['accuracy']:.3f}, 95% interval [{row['ci_low']:.3f}, "
-        f"{row['ci_high']:.3f}] on {row['count']} inputs)"
+        f"{where} {row['threshold']:.0%} (accuracy {row['accuracy']:.3f}, anytime-valid 95% interval "
+        f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] on {row['count']} inputs)"
     )
 
 

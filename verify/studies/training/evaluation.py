@@ -4,29 +4,27 @@ the instance's answer."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.studies.training.data import Batch
-from ropeproof.verify.studies.training.model import last_token_logits
 
 
-def predictions(model: Any, input_ids: torch.Tensor, chunk: int = 512) -> torch.Tensor:
-    """Greedy last-token predictions ``[batch]`` (model in eval mode, no gradients, in chunks)."""
+def predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
+    """Greedy last-token predictions ``[batch]`` (the model put in eval mode for the call;
+    :func:`~ropeproof.verify.studies.training.lengths.last_predictions`: inference mode, last position's
+    logits only, forward batches of about 4,096 tokens)."""
+    from ropeproof.verify.studies.training.lengths import last_predictions
+
     was_training = model.training
     model.eval()
-    device = next(model.parameters()).device
-    out = []
     try:
-        with torch.no_grad():
-            for start in range(0, input_ids.shape[0], chunk):
-                ids = input_ids[start : start + chunk].to(device)
-                out.append(last_token_logits(model, ids).argmax(-1).cpu())
+        return last_predictions(model, input_ids)
     finally:
         model.train(was_training)
-    return torch.cat(out)
 
 
 def counts_per_hop(model: Any, batch: Batch) -> dict[int, tuple[int, int]]:
@@ -66,49 +64,60 @@ def decided_accuracy_per_hop(
     threshold: float,
     start: int = 400,
     cap: int = 2400,
-    ablate: int | None = None,
+    ablate: int | Sequence[int] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Per hop count, the accuracy on the run's validation prompts measured until its 95% Wilson interval
-    decides ``threshold``: the first ``start`` of ``cap`` prompts (``TaskEncoder(task).draw(cap, seed,
-    VALIDATION, 0)``), then twice as many, up to ``cap``. With ``ablate``, block ``ablate``'s attention
-    output is zeroed (:func:`ablated_accuracy_per_hop`'s hook).
+    """Per hop count, the accuracy on the run's validation prompts sampled until its anytime-valid 95%
+    interval (:class:`~ropeproof.verify.measure.statistics.SequentialProportion`) decides ``threshold``
+    for every hop count: the first ``start`` of ``cap`` prompts (``TaskEncoder(task).draw(cap, seed,
+    VALIDATION, 0)``), then more at the sizes of :func:`~ropeproof.verify.measure.statistics.look_sizes`,
+    up to ``cap``. With ``ablate`` (a layer, or a list of layers), those blocks' attention outputs are
+    zeroed (:func:`ablated_accuracy_per_hop`'s hook).
+
+    The validation prompts are balanced over hop counts, targets and answers by cycling (the run's own
+    held-out stream); the interval treats each hop count's prompts as i.i.d. draws, as a fixed-sample
+    interval on them did.
 
     Returns ``{"1": row, .., "4": row}``, each row ``{"count", "correct", "accuracy", "ci_low",
-    "ci_high", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the cap).
+    "ci_high", "interval", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the
+    cap).
     """
-    from ropeproof.verify.measure.statistics import decide, grow_until_decided, proportion_interval
+    from ropeproof.verify.measure.statistics import SequentialProportion, sample_until_decided
     from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
 
     batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0)
-    handle = None
-    if ablate is not None:
-        blocks = model.transformer.h
-        if not 0 <= ablate < len(blocks):
-            raise InputError(f"ablate={ablate} is out of range; the model has layers 0..{len(blocks) - 1}")
-        handle = blocks[ablate].attn.register_forward_hook(_zero_output)
-    right: list[bool] = []
-    rows: dict[str, dict[str, Any]] = {}
+    layers = [] if ablate is None else [ablate] if isinstance(ablate, int) else list(ablate)
+    blocks = model.transformer.h
+    for layer in layers:
+        if not 0 <= layer < len(blocks):
+            raise InputError(f"ablate={layer} is out of range; the model has layers 0..{len(blocks) - 1}")
+    handles = [blocks[layer].attn.register_forward_hook(_zero_output) for layer in layers]
+    seqs = {h: SequentialProportion() for h in (1, 2, 3, 4)}
 
     def measure(done: int, count: int) -> None:
-        right.extend((predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]).tolist())
-        got, hops = torch.tensor(right), batch.hops[: len(right)]
-        for h in (1, 2, 3, 4):
-            sel = hops == h
-            est = proportion_interval(int(got[sel].sum()), int(sel.sum()))
-            rows[str(h)] = {
-                "count": est.n,
-                "correct": int(got[sel].sum()),
-                "accuracy": est.value,
-                "ci_low": est.low,
-                "ci_high": est.high,
-                "side": decide(est, threshold),
-            }
+        right = predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]
+        hops = batch.hops[done:count]
+        for h, seq in seqs.items():
+            seq.add(right[hops == h].numpy())
 
     try:
-        grow_until_decided(start, cap, measure, lambda: all(r["side"] != "undecided" for r in rows.values()))
+        sample_until_decided(
+            start, cap, measure, lambda: all(s.decide(threshold) != "undecided" for s in seqs.values())
+        )
     finally:
-        if handle is not None:
+        for handle in handles:
             handle.remove()
+    rows: dict[str, dict[str, Any]] = {}
+    for h, seq in seqs.items():
+        est = seq.estimate()
+        rows[str(h)] = {
+            "count": est.n,
+            "correct": seq.successes,
+            "accuracy": est.value,
+            "ci_low": est.low,
+            "ci_high": est.high,
+            "interval": est.method,
+            "side": seq.decide(threshold),
+        }
     return rows
 
 
