@@ -22,7 +22,11 @@ of one
   :func:`~ropeproof.verify.studies.training.lengths.decided_length_row` of one model at one length under
   one reading, sampled until decided: the claim ``training.length`` and the figure ``training_length``
   read the same rows, so each input is answered once per run; :data:`DIRECTORY_DECIDED_LENGTH_ROW` the
-  same for a run directory.
+  same for a run directory;
+- :data:`PROMPT_SCORES` (data): per-prompt layer-swap scores of one layer on one chunk of scoring prompts,
+  and :data:`ABLATED_ACCURACY` (data): accuracy per hop count with some layers' attention zeroed, decided
+  against a threshold: what the readings of the head observations read
+  (:mod:`~ropeproof.verify.studies.training.readings`).
 """
 
 from __future__ import annotations
@@ -114,3 +118,47 @@ def DIRECTORY_DECIDED_LENGTH_ROW(
 ) -> dict[str, Any]:
     """:data:`DECIDED_LENGTH_ROW` of the model in the run directory ``path``."""
     return _decided_row(store.get(DIRECTORY_LENGTH_MODEL, path=path), n, reading, first, cap)
+
+
+@data_product("training.prompt-scores")
+def PROMPT_SCORES(
+    store: ResultStore, task: str, config: str, seed: int, layer: int, chunk: int
+) -> dict[str, Any]:
+    """[A]'s layer-swap scores of ``layer`` of a shipped model per prompt, on chunk ``chunk`` of scoring
+    prompts (``TaskEncoder(task).draw(50, run seed, SCORING, chunk)``,
+    :data:`~ropeproof.verify.studies.training.readings.PROMPT_CHUNK`): ``{"resolved", "s_pos", "s_sym",
+    "hops"}`` (``resolved`` false, no scores, when the float32 model's rows underflow)."""
+    from ropeproof.theory.errors import UnderflowError
+    from ropeproof.verify.interop.hf.layer_swap import hf_layer_swap_scores
+    from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
+    from ropeproof.verify.studies.training.readings import PROMPT_CHUNK
+
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    batch = TaskEncoder(task).draw(PROMPT_CHUNK, shipped.record.seed, SCORING, chunk)
+    hops = batch.hops.tolist()
+    try:
+        with torch.no_grad():
+            scores = hf_layer_swap_scores(shipped.model, batch.input_ids, layer)
+    except UnderflowError:
+        return {"resolved": False, "s_pos": [], "s_sym": [], "hops": hops}
+    return {
+        "resolved": True,
+        "s_pos": scores.s_pos[0].double().tolist(),
+        "s_sym": scores.s_sym[0].double().tolist(),
+        "hops": hops,
+    }
+
+
+@data_product("training.ablated-accuracy")
+def ABLATED_ACCURACY(
+    store: ResultStore, task: str, config: str, seed: int, layers: list[int], threshold: float,
+    start: int = 400, cap: int = 2400,
+) -> dict[str, Any]:  # fmt: skip
+    """:func:`~ropeproof.verify.studies.training.evaluation.decided_accuracy_per_hop` of a shipped model
+    with the attention outputs of ``layers`` zeroed together, decided against ``threshold``."""
+    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
+
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    return decided_accuracy_per_hop(
+        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers)
+    )
