@@ -310,9 +310,8 @@ def length_figure_rows(
     quick: bool = False, trained: list[Path] | None = None, store: ResultStore | None = None
 ) -> list[dict[str, Any]]:
     """Trained models (every reading of the length study, the claim's rows) and the compiled checkpoints
-    of the length study (width 6/8 and the best at width 128), with 95% intervals (anytime-valid for the
-    trained rows, Wilson for the compiled ones), certified horizons and exact first failures (``store``:
-    the run's, default a fresh one)."""
+    of the length study (width 6/8 and the best at width 128), with anytime-valid 95% intervals,
+    certified horizons and exact first failures (``store``: the run's, default a fresh one)."""
     paths = None if trained is None else [str(Path(p)) for p in trained]
     return (ResultStore() if store is None else store).get(LENGTH_DATA, quick=quick, trained=paths)
 
@@ -394,10 +393,10 @@ def length_figure(
         "anytime-valid 95% interval decides the claim's threshold, so the bars are wide where few inputs "
         "decided it) against the compiled 12-layer checkpoints that ropeproof export-model writes, "
         "the width-6/8 one (theta = 1) and the best (width 128, the best heads on GPT-J's spectrum), whose "
-        "bars are 95% Wilson intervals. Dotted verticals: each compiled checkpoint's "
-        "certified horizon (every input of the family proved correct up to it); triangles: its exact first "
-        "failure (every length probed between grid points). [A] reports its letter model above 90% up to "
-        "850 tokens."
+        "bars are the length study's anytime-valid 95% intervals too. Dotted verticals: each compiled "
+        "checkpoint's certified horizon (every input of the family proved correct up to it); triangles: its "
+        "exact first failure (every length probed between grid points). [A] reports its letter model above "
+        "90% up to 850 tokens."
     )
     return FigureResult("training_length", fig, rows, caption)
 
