@@ -98,9 +98,9 @@ def _needs_hf() -> Outcome | None:
     statement=(
         "Every shipped paper-configuration checkpoint (number and letter task, every seed, weights stored "
         "in float16) answers held-out balanced 17-token prompts at every hop count 1-4 with accuracy whose "
-        "95% Wilson interval lies at or above {min_accuracy} (from {start} prompts, a quarter per hop count, "
-        "doubled until decided, at most {cap}; under --quick, the run record's evaluation of the best "
-        "checkpoint on its 2,400 validation prompts)."
+        "anytime-valid 95% interval lies at or above {min_accuracy} (from {start} prompts, a quarter per hop "
+        "count, grown until decided, at most {cap}; under --quick, the 95% Wilson intervals of the run "
+        "record's evaluation of the best checkpoint on its 2,400 validation prompts)."
     ),
     reference="docs/theory.md section 6 ([A]'s set-up); ropeproof train --config paper",
     params={"min_accuracy": 0.95, "start": 400, "cap": 2400, "source": Quick("weights", "record")},
@@ -118,8 +118,8 @@ def _paper_accuracy(ctx: CheckContext) -> Outcome:
     id="training.small-accuracy",
     statement=(
         "Every shipped small checkpoint (number and letter task, every seed) answers held-out balanced "
-        "17-token prompts at every hop count 1-4 with accuracy whose 95% Wilson interval lies at or above "
-        "{min_accuracy} (from {start} prompts, a quarter per hop count, doubled until decided, at most "
+        "17-token prompts at every hop count 1-4 with accuracy whose anytime-valid 95% interval lies at or "
+        "above {min_accuracy} (from {start} prompts, a quarter per hop count, grown until decided, at most "
         "{cap})."
     ),
     reference="docs/theory.md section 6 ([A]'s set-up); ropeproof train --config small",
@@ -150,9 +150,12 @@ def _accuracy(config: str, ctx: CheckContext) -> Outcome:
             if p["source"] == "record":  # the run's own evaluation of the best checkpoint (float32 weights)
                 rows = recorded_accuracy_per_hop(record, p["min_accuracy"])
             else:  # the shipped float16 weights, evaluated here
+                from ropeproof.verify.studies.training.shipped_results import VALIDATION_PROMPTS
+
                 model = _model(ctx, task, config, seed)
+                batch = ctx.store.get(VALIDATION_PROMPTS, task=task, seed=record.seed, count=p["cap"])
                 rows = decided_accuracy_per_hop(
-                    model, task, record.seed, p["min_accuracy"], p["start"], p["cap"]
+                    model, task, record.seed, p["min_accuracy"], p["start"], p["cap"], batch=batch
                 )
             figures[f"{task}-seed{seed}"] = rows
             sides += [r["side"] for r in rows.values()]
@@ -292,7 +295,7 @@ def _readings(primary: str, observe: dict[str, Callable[[str, int], tuple[Findin
         "95% intervals decide (from {start} prompts, at most {cap})."
     ),
     reference="[A] as reported (docs/theory.md section 6: the last head is needed for every hop count)",
-    params={"max_accuracy": 0.5, "start": 400, "cap": 2400},
+    params={"max_accuracy": 0.5, "start": 100, "cap": 2400},
     quick=False,
     expected="violated" if HAS_HF else "open",
     pins={"reading_verdicts": LAST_LAYER_VERDICTS} if HAS_HF else {},

@@ -65,13 +65,16 @@ def decided_accuracy_per_hop(
     start: int = 400,
     cap: int = 2400,
     ablate: int | Sequence[int] | None = None,
+    batch: Batch | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per hop count, the accuracy on the run's validation prompts sampled until its anytime-valid 95%
     interval (:class:`~ropeproof.verify.measure.statistics.SequentialProportion`) decides ``threshold``
     for every hop count: the first ``start`` of ``cap`` prompts (``TaskEncoder(task).draw(cap, seed,
     VALIDATION, 0)``), then more at the sizes of :func:`~ropeproof.verify.measure.statistics.look_sizes`,
     up to ``cap``. With ``ablate`` (a layer, or a list of layers), those blocks' attention outputs are
-    zeroed (:func:`ablated_accuracy_per_hop`'s hook).
+    zeroed (:func:`ablated_accuracy_per_hop`'s hook). ``batch``: those ``cap`` prompts already drawn (the
+    run's store keeps them,
+    :data:`~ropeproof.verify.studies.training.shipped_results.VALIDATION_PROMPTS`).
 
     The validation prompts are balanced over hop counts, targets and answers by cycling (the run's own
     held-out stream); the interval treats each hop count's prompts as i.i.d. draws, as a fixed-sample
@@ -84,7 +87,7 @@ def decided_accuracy_per_hop(
     from ropeproof.verify.measure.statistics import SequentialProportion, sample_until_decided
     from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
 
-    batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0)
+    batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0) if batch is None else batch
     layers = [] if ablate is None else [ablate] if isinstance(ablate, int) else list(ablate)
     blocks = model.transformer.h
     for layer in layers:

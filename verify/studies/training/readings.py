@@ -44,6 +44,9 @@ PROMPT_CHUNK = 50
 SCORING, k)``)."""
 PROMPT_CAP = 400
 """The most prompts the per-prompt reading draws for one layer."""
+SINGLE_LAYER_START = 100
+"""Prompts of the first look of each single-layer ablation (25 per hop count: an accuracy near 1 against
+0.5 is decided there; more are drawn only where it is not)."""
 FUNCTIONAL_LEVEL = 0.9
 """The accuracy the functional reading asks for at every hop count with the impure layers zeroed."""
 
@@ -130,7 +133,8 @@ def functional_purity(store: ResultStore, task: str, config: str, seed: int, rec
 
 
 def single_layer_ablations(store: ResultStore, config: str, seed: int, n_layer: int) -> dict[str, Any]:
-    """Each layer of the letter model ablated alone, decided against 0.5 per hop count: ``{"layers":
+    """Each layer of the letter model ablated alone, decided against 0.5 per hop count (from
+    :data:`SINGLE_LAYER_START` prompts): ``{"layers":
     {layer: rows}, "necessary": [layers whose ablation drops every hop count below 0.5], "worst":
     lowest accuracy over layers and hop counts, "finding"}`` (``shows`` when some layer is necessary)."""
     from ropeproof.verify.studies.training.shipped_results import ABLATED_ACCURACY

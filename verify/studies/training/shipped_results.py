@@ -25,8 +25,8 @@ of one
   same for a run directory;
 - :data:`PROMPT_SCORES` (data): per-prompt layer-swap scores of one layer on one chunk of scoring prompts,
   and :data:`ABLATED_ACCURACY` (data): accuracy per hop count with some layers' attention zeroed, decided
-  against a threshold: what the readings of the head observations read
-  (:mod:`~ropeproof.verify.studies.training.readings`).
+  against a threshold (on :data:`VALIDATION_PROMPTS`, drawn once per run): what the readings of the head
+  observations read (:mod:`~ropeproof.verify.studies.training.readings`).
 """
 
 from __future__ import annotations
@@ -159,6 +159,16 @@ def ABLATED_ACCURACY(
     from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
 
     shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    batch = store.get(VALIDATION_PROMPTS, task=task, seed=shipped.record.seed, count=cap)
     return decided_accuracy_per_hop(
-        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers)
+        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), batch=batch
     )
+
+
+@object_product("training.validation-prompts")
+def VALIDATION_PROMPTS(store: ResultStore, task: str, seed: int, count: int) -> Any:
+    """The run's held-out validation prompts, ``TaskEncoder(task).draw(count, seed, VALIDATION, 0)``,
+    drawn once per run (read-only)."""
+    from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
+
+    return TaskEncoder(task).draw(count, seed, VALIDATION, 0)
