@@ -141,3 +141,14 @@ def test_the_plan_judges_each_reading_where_it_applies() -> None:
     letter = {row["n"]: row["cap"] for row in plan["rows"]["letter-window"]}
     assert letter[850] == 512 and letter[1024] == 16
     assert reading("letter-near").hops == (1,) and reading("letter-near").build == "near"
+
+
+def test_the_documentation_examples_run() -> None:
+    """Every ``python`` block of docs/training.md runs as written."""
+    import re
+
+    text = (Path(__file__).resolve().parents[4] / "docs" / "training.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(compile(block, "docs/training.md", "exec"), {})
