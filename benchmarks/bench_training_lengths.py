@@ -4,7 +4,7 @@ Run ``python3 benchmarks/bench_training_lengths.py [--task letter] [--config pap
 [--inputs 16] [--rounds 3]``. For each length, the same ``--inputs`` inputs of the study
 (:func:`ropeproof.verify.studies.training.lengths.encoded`, the ``distractors`` build) are answered by
 
-- **study**: :func:`~ropeproof.verify.studies.training.lengths.last_predictions` on the model the study
+- **study**: :func:`~ropeproof.verify.studies.training.evaluation.last_predictions` on the model the study
   loads (:func:`~ropeproof.verify.studies.training.lengths.length_model`: HF ``GPTJForCausalLM`` with
   SDPA attention, inference mode, last position's logits only, forward batches of about 4,096 tokens);
 - **plain torch, batch 1**: a hand-written GPT-J forward (embedding; per block layer norm, q/k/v, GPT-J's
@@ -14,7 +14,7 @@ Run ``python3 benchmarks/bench_training_lengths.py [--task letter] [--config pap
 
 round robin, and the script prints the median seconds of each and the ratio study / plain (the issue's
 target: <= 1.1), after checking both give the same answers. ``--sweep`` also times the study's model at
-forward batches of 1, 2, 4, 8 and 16 inputs (what :data:`~ropeproof.verify.studies.training.lengths.
+forward batches of 1, 2, 4, 8 and 16 inputs (what :data:`~ropeproof.verify.studies.training.evaluation.
 TOKENS_PER_FORWARD` was chosen from).
 """
 
@@ -28,7 +28,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ropeproof.verify.studies.training.lengths import encoded, last_predictions, length_model
+from ropeproof.verify.studies.training.evaluation import last_predictions
+from ropeproof.verify.studies.training.lengths import encoded, length_model
 from ropeproof.verify.studies.training.shipped import shipped_path
 
 

@@ -12,13 +12,36 @@ import torch
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.studies.training.data import Batch
 
+TOKENS_PER_FORWARD = 4096
+"""Tokens per forward batch: ``max(1, 4096 // n)`` inputs of length ``n``. Measured on the paper models
+(SDPA, one thread): batches of about 2,000-4,000 tokens ran fastest per input (at 850 tokens batch 4
+beat 1 and 16; at 128 tokens, 16 beat 4 and 64); ``benchmarks/bench_training_lengths.py`` prints the
+sweep."""
+
+
+def forward_batch(n: int) -> int:
+    """Inputs of length ``n`` per forward (:data:`TOKENS_PER_FORWARD`)."""
+    return max(1, TOKENS_PER_FORWARD // int(n))
+
+
+def last_predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
+    """Greedy last-token predictions ``[batch]``: under :func:`torch.inference_mode`, only the last
+    position's logits (``logits_to_keep=1``), :func:`forward_batch` inputs per forward."""
+    device = next(model.parameters()).device
+    step = forward_batch(input_ids.shape[1])
+    out = []
+    with torch.inference_mode():
+        for start in range(0, input_ids.shape[0], step):
+            ids = input_ids[start : start + step].to(device)
+            logits = model(input_ids=ids, use_cache=False, logits_to_keep=1).logits[:, -1]
+            out.append(logits.argmax(-1).cpu())
+    return torch.cat(out)
+
 
 def predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
     """Greedy last-token predictions ``[batch]`` (the model put in eval mode for the call;
-    :func:`~ropeproof.verify.studies.training.lengths.last_predictions`: inference mode, last position's
-    logits only, forward batches of about 4,096 tokens)."""
-    from ropeproof.verify.studies.training.lengths import last_predictions
-
+    :func:`last_predictions`: inference mode, last position's logits only, forward batches of about 4,096
+    tokens)."""
     was_training = model.training
     model.eval()
     try:

@@ -13,7 +13,8 @@ in its vocabulary: it knows the integers 1..16), "below 0.5 at every n >= 64".
 **Forwards.** Models are loaded for this study with PyTorch's scaled-dot-product attention (the study
 needs only the argmax of the last position's logits; a test checks the answers equal eager attention's),
 run under :func:`torch.inference_mode` with only the last position's logits computed, in forward batches
-of about :data:`TOKENS_PER_FORWARD` tokens (measured, ``benchmarks/bench_training_lengths.py``).
+of about :data:`~ropeproof.verify.studies.training.evaluation.TOKENS_PER_FORWARD` tokens (measured,
+``benchmarks/bench_training_lengths.py``).
 
 **Position table.** GPT-J's sin/cos table is a buffer of ``n_positions`` rows, not a weight (RoPE
 learns no positions). :func:`length_model` loads a checkpoint with the table rebuilt to
@@ -36,12 +37,8 @@ from ropeproof.theory.validate import integer, real
 from ropeproof.verify.measure.statistics import SequentialProportion, Side, sample_until_decided
 from ropeproof.verify.measure.task_lengths import VECTOR_BUILDS, long_inputs, required_max_int
 from ropeproof.verify.studies.training.data import Batch, TaskEncoder
+from ropeproof.verify.studies.training.evaluation import last_predictions
 
-TOKENS_PER_FORWARD = 4096
-"""Tokens per forward batch: ``max(1, 4096 // n)`` inputs of length ``n``. Measured on the paper models
-(SDPA, one thread): batches of about 2,000-4,000 tokens ran fastest per input (at 850 tokens batch 4
-beat 1 and 16; at 128 tokens, 16 beat 4 and 64); ``benchmarks/bench_training_lengths.py`` prints the
-sweep."""
 TABLE_ROWS = 2048
 """Rows of the sin/cos table a length-study model is loaded with (at least; module docstring)."""
 LENGTHS = (17, 32, 64, 128, 256, 512, 850, 1024)
@@ -156,25 +153,6 @@ def length_model(path: str | Path, rows: int = TABLE_ROWS) -> Any:
         )
     model.config.stored_n_positions = stored
     return model.eval()
-
-
-def forward_batch(n: int) -> int:
-    """Inputs of length ``n`` per forward (:data:`TOKENS_PER_FORWARD`)."""
-    return max(1, TOKENS_PER_FORWARD // int(n))
-
-
-def last_predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
-    """Greedy last-token predictions ``[batch]``: under :func:`torch.inference_mode`, only the last
-    position's logits (``logits_to_keep=1``), :func:`forward_batch` inputs per forward."""
-    device = next(model.parameters()).device
-    step = forward_batch(input_ids.shape[1])
-    out = []
-    with torch.inference_mode():
-        for start in range(0, input_ids.shape[0], step):
-            ids = input_ids[start : start + step].to(device)
-            logits = model(input_ids=ids, use_cache=False, logits_to_keep=1).logits[:, -1]
-            out.append(logits.argmax(-1).cpu())
-    return torch.cat(out)
 
 
 def _check(model: Any, task: str, n: int, build: str) -> None:

@@ -7,7 +7,9 @@ the shipped checkpoints through the run's store (:mod:`ropeproof.verify.studies.
   every layer's mean scores satisfy ``|S_pos - S_sym| >= 0.5`` on their intervals;
 - *per prompt* (:func:`per_prompt_purity`): in every layer, most prompts are pure: the share of prompts
   with ``|s_pos - s_sym| >= 0.5`` (per-prompt layer-swap scores) is above 0.5 on its anytime-valid
-  interval, prompts drawn in chunks of :data:`PROMPT_CHUNK` until decided, at most :data:`PROMPT_CAP`;
+  interval, prompts drawn in chunks of 50
+  (:data:`~ropeproof.verify.studies.training.shipped_results.PROMPT_CHUNK`) until decided, at most
+  :data:`PROMPT_CAP`;
 - *functional* (:func:`functional_purity`): the impure layers are not what the accuracy rests on:
   zeroing the attention output of every layer the per-layer reading does not find pure, all together,
   keeps validation accuracy at or above 0.9 at every hop count (anytime-valid intervals).
@@ -39,9 +41,6 @@ from ropeproof.verify.studies.training.observations import (
     pure,
 )
 
-PROMPT_CHUNK = 50
-"""Scoring prompts per chunk of the per-prompt reading (chunk ``k``: ``TaskEncoder(task).draw(50, seed,
-SCORING, k)``)."""
 PROMPT_CAP = 400
 """The most prompts the per-prompt reading draws for one layer."""
 SINGLE_LAYER_START = 100

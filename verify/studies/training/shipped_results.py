@@ -120,18 +120,22 @@ def DIRECTORY_DECIDED_LENGTH_ROW(
     return _decided_row(store.get(DIRECTORY_LENGTH_MODEL, path=path), n, reading, first, cap)
 
 
+PROMPT_CHUNK = 50
+"""Scoring prompts per chunk of :data:`PROMPT_SCORES` (chunk ``k``: ``TaskEncoder(task).draw(50, run seed,
+SCORING, k)``)."""
+
+
 @data_product("training.prompt-scores")
 def PROMPT_SCORES(
     store: ResultStore, task: str, config: str, seed: int, layer: int, chunk: int
 ) -> dict[str, Any]:
     """[A]'s layer-swap scores of ``layer`` of a shipped model per prompt, on chunk ``chunk`` of scoring
     prompts (``TaskEncoder(task).draw(50, run seed, SCORING, chunk)``,
-    :data:`~ropeproof.verify.studies.training.readings.PROMPT_CHUNK`): ``{"resolved", "s_pos", "s_sym",
+    :data:`PROMPT_CHUNK`): ``{"resolved", "s_pos", "s_sym",
     "hops"}`` (``resolved`` false, no scores, when the float32 model's rows underflow)."""
     from ropeproof.theory.errors import UnderflowError
     from ropeproof.verify.interop.hf.layer_swap import hf_layer_swap_scores
     from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
-    from ropeproof.verify.studies.training.readings import PROMPT_CHUNK
 
     shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
     batch = TaskEncoder(task).draw(PROMPT_CHUNK, shipped.record.seed, SCORING, chunk)

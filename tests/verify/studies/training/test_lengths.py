@@ -12,12 +12,11 @@ import pytest
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.verify.studies.training.evaluation import forward_batch, last_predictions
 from ropeproof.verify.studies.training.lengths import (
     READINGS,
     decided_length_row,
     encoded,
-    forward_batch,
-    last_predictions,
     length_model,
     reading,
     reading_finding,

@@ -11,6 +11,7 @@ import pytest
 from ropeproof.theory.result_store import ResultStore
 from ropeproof.verify.studies.training import readings
 from ropeproof.verify.studies.training.observations import CONTRADICTS, SHOWS, UNDECIDED, is_label
+from ropeproof.verify.studies.training.shipped_results import PROMPT_CHUNK
 
 pytest.importorskip("transformers")
 
@@ -23,13 +24,13 @@ def test_per_prompt_purity_counts_the_pure_prompts() -> None:
 
     store = ResultStore()
     shipped = load_shipped("number")
-    batch = TaskEncoder("number").draw(readings.PROMPT_CHUNK, shipped.record.seed, SCORING, 0)
+    batch = TaskEncoder("number").draw(PROMPT_CHUNK, shipped.record.seed, SCORING, 0)
     direct = hf_layer_swap_scores(shipped.model, batch.input_ids, 1)
     stored = store.get(PROMPT_SCORES, task="number", config="small", seed=0, layer=1, chunk=0)
     assert stored["s_pos"] == pytest.approx(direct.s_pos[0].double().tolist(), abs=0)
     assert stored["hops"] == batch.hops.tolist()
     row = readings.per_prompt_purity(store, "number", "small", 0, 1)
-    chunks = row["prompts"] // readings.PROMPT_CHUNK
+    chunks = row["prompts"] // PROMPT_CHUNK
     pure = sum(
         abs(p - s) >= 0.5
         for c in range(chunks)
@@ -78,7 +79,7 @@ def test_single_layer_ablations_and_the_last_layer_per_hop() -> None:
         assert all(r["side"] == "below" for r in found["layers"][str(layer)].values())
     assert (found["finding"] == SHOWS) == bool(found["necessary"])
     last = readings.last_layer_symbolic_per_hop(store, "small", 0, 6)
-    assert sum(v["prompts"] for v in last["per_hop"].values()) == 2 * readings.PROMPT_CHUNK
+    assert sum(v["prompts"] for v in last["per_hop"].values()) == 2 * PROMPT_CHUNK
     for v in last["per_hop"].values():
         assert v["finding"] == is_label(v["S_pos_ci"], v["S_sym_ci"], "symbolic")
         assert v["S_pos_ci"][0] <= v["S_pos"] <= v["S_pos_ci"][1]
