@@ -260,7 +260,7 @@ def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str,
     (:func:`~ropeproof.verify.studies.training.lengths.study_plan`): a shipped seed-0 checkpoint's rows are
     the very rows the claim ``training.length`` reads from the run's store (no input is answered twice),
     any other run directory's are computed for it the same way."""
-    from ropeproof.verify.studies.training.lengths import reading, study_plan
+    from ropeproof.verify.studies.training.lengths import reading, reading_rows, study_plan
     from ropeproof.verify.studies.training.shipped_results import (
         DECIDED_LENGTH_ROW,
         DIRECTORY_DECIDED_LENGTH_ROW,
@@ -277,11 +277,14 @@ def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str,
         r = reading(key)
         if r.task != task:
             continue
-        for sample in plan["rows"][key]:
+
+        def measure(n: int, cap: int, key: str = key) -> dict[str, Any]:
+            sample = {"n": n, "reading": key, "first": plan["first"], "cap": cap}
             if shipped:
-                row = store.get(DECIDED_LENGTH_ROW, task=task, config=config, seed=0, reading=key, **sample)
-            else:
-                row = store.get(DIRECTORY_DECIDED_LENGTH_ROW, path=str(path), reading=key, **sample)
+                return store.get(DECIDED_LENGTH_ROW, task=task, config=config, seed=0, **sample)
+            return store.get(DIRECTORY_DECIDED_LENGTH_ROW, path=str(path), **sample)
+
+        for row in reading_rows(key, plan["lengths"], plan["first"], plan["cap"], measure):
             build = r.build if r.hops == (1, 2, 3, 4) else f"{r.build}, {len(r.hops)} hop"
             label = f"trained {config}" + ("" if build == "distractors" else f", {build} build")
             rows.append(

@@ -434,7 +434,10 @@ LENGTH_VERDICTS = {
         "at the end, behind distractors) and the number half (below 0.5 at every n >= 64, [A]: it fails "
         "soon after the training length). Lengths {lengths}; each row's accuracy is sampled until its "
         "anytime-valid 95% interval (beta-binomial confidence sequence) decides its threshold, from "
-        "{first} inputs, at most {cap} where the reading judges the length (one look of {first} elsewhere)."
+        "{first} inputs, at most {cap} where the reading judges the length; each reading measures first "
+        "where a contradiction is likeliest (the longest lengths for the letter readings, the shortest for "
+        "the number half), and once one is decided the remaining lengths, like those it does not judge, "
+        "get one look of {first}."
     ),
     reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation); docs/training.md",
     params={"primary": "letter-distractors", "lengths": list(LENGTHS), "first": FIRST, "cap": CAP},
@@ -450,7 +453,7 @@ LENGTH_VERDICTS = {
 def _length(ctx: CheckContext) -> Outcome:
     if (missing := _needs_hf()) is not None:
         return missing
-    from ropeproof.verify.studies.training.lengths import reading_finding, study_plan
+    from ropeproof.verify.studies.training.lengths import reading_finding, reading_rows, study_plan
     from ropeproof.verify.studies.training.shipped_results import DECIDED_LENGTH_ROW
 
     plan = study_plan(ctx.quick)
@@ -462,12 +465,19 @@ def _length(ctx: CheckContext) -> Outcome:
         for config in SETTINGS:
             found[config] = {}
             for seed in seeds_of(config):
-                measured = [
-                    ctx.store.get(
-                        DECIDED_LENGTH_ROW, task=r.task, config=config, seed=seed, reading=key, **row
+
+                def row(n: int, cap: int, config: str = config, seed: int = seed, key: str = key) -> Any:
+                    args = {"n": n, "first": plan["first"], "cap": cap}
+                    return ctx.store.get(
+                        DECIDED_LENGTH_ROW,
+                        task=reading(key).task,
+                        config=config,
+                        seed=seed,
+                        reading=key,
+                        **args,
                     )
-                    for row in plan["rows"][key]
-                ]
+
+                measured = reading_rows(key, plan["lengths"], plan["first"], plan["cap"], row)
                 rows.setdefault(f"{config}-seed{seed}", []).extend(measured)
                 finding = reading_finding(key, measured)
                 found[config][seed] = finding["finding"]

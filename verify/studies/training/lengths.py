@@ -25,7 +25,7 @@ row records the stored ``n_positions`` and whether the input ran past it (``tabl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ TABLE_ROWS = 2048
 LENGTHS = (17, 32, 64, 128, 256, 512, 850, 1024)
 """The lengths of the study (``--quick``: :data:`QUICK_LENGTHS`)."""
 QUICK_LENGTHS = (17, 64, 850)
-FIRST, CAP = 16, 512
+FIRST, CAP = 16, 1024
 """Each row draws :data:`FIRST` inputs, then grows (:func:`~ropeproof.verify.measure.statistics.look_sizes`)
 until its interval decides, at most :data:`CAP` (``--quick``: :data:`QUICK_FIRST`, :data:`QUICK_CAP`)."""
 QUICK_FIRST, QUICK_CAP = 8, 64
@@ -74,11 +74,6 @@ class LengthReading:
     def measured(self, lengths: Sequence[int]) -> list[int]:
         """The study's ``lengths`` this reading measures."""
         return [n for n in lengths if self.lengths is None or n in self.lengths]
-
-    def cap(self, n: int, first: int, cap: int) -> int:
-        """The most inputs a row may draw: ``cap`` where the reading judges ``n``; elsewhere ``first`` (one
-        look: an estimate with its interval, for the figure, not needed by the verdict)."""
-        return cap if self.applies(n) else first
 
 
 READINGS: tuple[LengthReading, ...] = (
@@ -120,20 +115,32 @@ def reading(key: str) -> LengthReading:
 
 
 def study_plan(quick: bool) -> dict[str, Any]:
-    """The study the claim and the figure share: ``readings`` (keys), ``lengths``, ``first``, ``cap`` and
-    ``rows``: per reading, the ``{"n", "first", "cap"}`` of every row it measures
-    (:meth:`LengthReading.measured`, :meth:`LengthReading.cap`)."""
+    """The study the claim and the figure share: ``readings`` (keys), ``lengths``, ``first`` and ``cap``
+    (rows are measured by :func:`reading_rows`)."""
     keys = list(QUICK_READINGS if quick else (r.key for r in READINGS))
     lengths = list(QUICK_LENGTHS if quick else LENGTHS)
     first, cap = (QUICK_FIRST, QUICK_CAP) if quick else (FIRST, CAP)
-    rows = {
-        k: [
-            {"n": n, "first": first, "cap": reading(k).cap(n, first, cap)}
-            for n in reading(k).measured(lengths)
-        ]
-        for k in keys
-    }
-    return {"readings": keys, "lengths": lengths, "first": first, "cap": cap, "rows": rows}
+    return {"readings": keys, "lengths": lengths, "first": first, "cap": cap}
+
+
+def reading_rows(
+    key: str, lengths: Sequence[int], first: int, cap: int, measure: Callable[[int, int], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One model's rows under reading ``key``, in order of length: ``measure(n, row_cap)`` gives the row
+    at length ``n`` sampled from ``first`` inputs up to ``row_cap``. Lengths are measured where a
+    contradiction is likeliest first (the longest first for an above-reading, the shortest first for a
+    below-reading); a length the reading judges gets ``cap`` until some judged length contradicts the
+    reading, every other row one look (``row_cap = first``: an estimate with its interval, for the
+    figure; the finding no longer depends on it)."""
+    r = reading(key)
+    order = sorted(r.measured(lengths), reverse=r.want == "above")
+    contradicted = False
+    rows: dict[int, dict[str, Any]] = {}
+    for n in order:
+        row_cap = cap if r.applies(n) and not contradicted else first
+        rows[n] = row = measure(n, row_cap)
+        contradicted |= r.applies(n) and row["side"] not in (r.want, "undecided")
+    return [rows[n] for n in sorted(rows)]
 
 
 def length_model(path: str | Path, rows: int = TABLE_ROWS) -> Any:

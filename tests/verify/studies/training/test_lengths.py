@@ -130,15 +130,34 @@ def test_readings_say_where_they_flip() -> None:
     assert reading_finding("number-distractors", number)["finding"] == "undecided"
 
 
-def test_the_plan_judges_each_reading_where_it_applies() -> None:
+def test_readings_measure_first_where_a_contradiction_is_likeliest() -> None:
+    """An above-reading measures its longest length first, a below-reading its shortest; once a judged
+    length contradicts the reading, every remaining row gets one look, as do lengths it does not judge."""
+    from ropeproof.verify.studies.training.lengths import reading_rows
+
+    asked: list[tuple[int, int]] = []
+
+    def measure(accuracy: dict[int, str]):  # type: ignore[no-untyped-def]
+        def row(n: int, cap: int) -> dict:
+            asked.append((n, cap))
+            return {"n": n, "side": accuracy[n]}
+
+        return row
+
+    lengths = [17, 64, 850, 1024]
+    sides = {17: "above", 64: "above", 850: "below", 1024: "below"}
+    rows = reading_rows("letter-distractors", lengths, 16, 1024, measure(sides))
+    assert [r["n"] for r in rows] == lengths
+    assert asked == [(1024, 16), (850, 1024), (64, 16), (17, 16)]  # 1024 is not judged; 850 contradicts
+    asked.clear()
+    reading_rows("letter-near", lengths, 16, 1024, measure(dict.fromkeys(lengths, "above")))
+    assert asked == [(850, 1024), (64, 1024), (17, 1024)]  # it measures 17, 64, 256 and 850 only
+    asked.clear()
+    sides = {17: "above", 64: "above", 850: "undecided", 1024: "below"}
+    reading_rows("number-distractors", lengths, 16, 1024, measure(sides))
+    assert asked == [(17, 16), (64, 1024), (850, 16), (1024, 16)]  # 64 contradicts "below 0.5 from 64"
     plan = study_plan(False)
-    assert plan["readings"] == [r.key for r in READINGS]
-    near = {row["n"]: row["cap"] for row in plan["rows"]["letter-near"]}
-    assert near == {17: 512, 64: 512, 256: 512, 850: 512}
-    number = {row["n"]: row["cap"] for row in plan["rows"]["number-distractors"]}
-    assert number[17] == number[32] == 16 and number[64] == number[1024] == 512
-    letter = {row["n"]: row["cap"] for row in plan["rows"]["letter-window"]}
-    assert letter[850] == 512 and letter[1024] == 16
+    assert plan["readings"] == [r.key for r in READINGS] and (plan["first"], plan["cap"]) == (16, 1024)
     assert reading("letter-near").hops == (1,) and reading("letter-near").build == "near"
 
 
