@@ -97,7 +97,8 @@ def _needs_hf() -> Outcome | None:
     id="training.paper-accuracy",
     statement=(
         "Every shipped paper-configuration checkpoint (number and letter task, every seed, weights stored "
-        "in float16) answers held-out balanced 17-token prompts at every hop count 1-4 with accuracy whose "
+        "in float16) answers held-out balanced 17-token prompts (validation batches other than the one its "
+        "best checkpoint was chosen on) at every hop count 1-4 with accuracy whose "
         "anytime-valid 95% interval lies at or above {min_accuracy} (from {start} prompts, a quarter per hop "
         "count, grown until decided, at most {cap}; under --quick, the 95% Wilson intervals of the run "
         "record's evaluation of the best checkpoint on its 2,400 validation prompts)."
@@ -150,12 +151,12 @@ def _accuracy(config: str, ctx: CheckContext) -> Outcome:
             if p["source"] == "record":  # the run's own evaluation of the best checkpoint (float32 weights)
                 rows = recorded_accuracy_per_hop(record, p["min_accuracy"])
             else:  # the shipped float16 weights, evaluated here
-                from ropeproof.verify.studies.training.shipped_results import VALIDATION_PROMPTS
+                from ropeproof.verify.studies.training.shipped_results import validation_chunks
 
                 model = _model(ctx, task, config, seed)
-                batch = ctx.store.get(VALIDATION_PROMPTS, task=task, seed=record.seed, count=p["cap"])
+                chunks = validation_chunks(ctx.store, task, record.seed)
                 rows = decided_accuracy_per_hop(
-                    model, task, record.seed, p["min_accuracy"], p["start"], p["cap"], batch=batch
+                    model, task, record.seed, p["min_accuracy"], p["start"], p["cap"], chunks=chunks
                 )
             figures[f"{task}-seed{seed}"] = rows
             sides += [r["side"] for r in rows.values()]

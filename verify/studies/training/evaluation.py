@@ -4,13 +4,13 @@ the instance's answer."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.training.data import Batch
+from ropeproof.verify.studies.training.data import Batch, concatenate
 
 TOKENS_PER_FORWARD = 4096
 """Tokens per forward batch: ``max(1, 4096 // n)`` inputs of length ``n``. Measured on the paper models
@@ -80,6 +80,20 @@ def ablated_accuracy_per_hop(model: Any, batch: Batch, layer: int) -> dict[int, 
         handle.remove()
 
 
+VALIDATION_CHUNK = 200
+"""Prompts per chunk of :func:`validation_chunk`."""
+
+
+def validation_chunk(task: str, seed: int, chunk: int) -> Batch:
+    """Chunk ``chunk`` of the held-out prompts the claims measure accuracy on: ``TaskEncoder(task).draw(200,
+    seed, VALIDATION, 1 + chunk)``, batches of the run's validation stream after the one the run selected
+    its best checkpoint on (batch 0), so the shipped checkpoint's accuracy is not measured on the prompts
+    it was chosen for."""
+    from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
+
+    return TaskEncoder(task).draw(VALIDATION_CHUNK, seed, VALIDATION, 1 + chunk)
+
+
 def decided_accuracy_per_hop(
     model: Any,
     task: str,
@@ -88,29 +102,26 @@ def decided_accuracy_per_hop(
     start: int = 400,
     cap: int = 2400,
     ablate: int | Sequence[int] | None = None,
-    batch: Batch | None = None,
+    chunks: Callable[[int], Batch] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Per hop count, the accuracy on the run's validation prompts sampled until its anytime-valid 95%
-    interval (:class:`~ropeproof.verify.measure.statistics.SequentialProportion`) decides ``threshold``
-    for every hop count: the first ``start`` of ``cap`` prompts (``TaskEncoder(task).draw(cap, seed,
-    VALIDATION, 0)``), then more at the sizes of :func:`~ropeproof.verify.measure.statistics.look_sizes`,
-    up to ``cap``. With ``ablate`` (a layer, or a list of layers), those blocks' attention outputs are
-    zeroed (:func:`ablated_accuracy_per_hop`'s hook). ``batch``: those ``cap`` prompts already drawn (the
-    run's store keeps them,
-    :data:`~ropeproof.verify.studies.training.shipped_results.VALIDATION_PROMPTS`).
+    """Per hop count, the accuracy on held-out prompts sampled until its anytime-valid 95% interval
+    (:class:`~ropeproof.verify.measure.statistics.SequentialProportion`) decides ``threshold`` for every
+    hop count: the first ``start`` prompts, then more at the sizes of
+    :func:`~ropeproof.verify.measure.statistics.look_sizes`, up to ``cap``. The prompts are the chunks of
+    :func:`validation_chunk` in order (``chunks``: a function giving chunk ``k``, such as the run's store
+    keeps; only the chunks used are drawn). With ``ablate`` (a layer, or a list of layers), those blocks'
+    attention outputs are zeroed (:func:`ablated_accuracy_per_hop`'s hook).
 
-    The validation prompts are balanced over hop counts, targets and answers by cycling (the run's own
-    held-out stream); the interval treats each hop count's prompts as i.i.d. draws, as a fixed-sample
-    interval on them did.
+    Each chunk is balanced over hop counts, targets and answers by cycling; the interval treats each hop
+    count's prompts as i.i.d. draws, as a fixed-sample interval on them did.
 
     Returns ``{"1": row, .., "4": row}``, each row ``{"count", "correct", "accuracy", "ci_low",
     "ci_high", "interval", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the
     cap).
     """
     from ropeproof.verify.measure.statistics import SequentialProportion, sample_until_decided
-    from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
 
-    batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0) if batch is None else batch
+    chunk_of = chunks if chunks is not None else (lambda k: validation_chunk(task, seed, k))
     layers = [] if ablate is None else [ablate] if isinstance(ablate, int) else list(ablate)
     blocks = model.transformer.h
     for layer in layers:
@@ -120,8 +131,11 @@ def decided_accuracy_per_hop(
     seqs = {h: SequentialProportion() for h in (1, 2, 3, 4)}
 
     def measure(done: int, count: int) -> None:
-        right = predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]
-        hops = batch.hops[done:count]
+        first, last = done // VALIDATION_CHUNK, (count - 1) // VALIDATION_CHUNK
+        batch = concatenate([chunk_of(k) for k in range(first, last + 1)])
+        sel = slice(done - first * VALIDATION_CHUNK, count - first * VALIDATION_CHUNK)
+        right = predictions(model, batch.input_ids[sel]) == batch.answers[sel]
+        hops = batch.hops[sel]
         for h, seq in seqs.items():
             seq.add(right[hops == h].numpy())
 

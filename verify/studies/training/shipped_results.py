@@ -25,7 +25,7 @@ of one
   same for a run directory;
 - :data:`PROMPT_SCORES` (data): per-prompt layer-swap scores of one layer on one chunk of scoring prompts,
   and :data:`ABLATED_ACCURACY` (data): accuracy per hop count with some layers' attention zeroed, decided
-  against a threshold (on :data:`VALIDATION_PROMPTS`, drawn once per run): what the readings of the head
+  against a threshold (on :data:`VALIDATION_CHUNK`, each drawn once per run): what the readings of the head
   observations read (:mod:`~ropeproof.verify.studies.training.readings`).
 """
 
@@ -163,16 +163,21 @@ def ABLATED_ACCURACY(
     from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
 
     shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
-    batch = store.get(VALIDATION_PROMPTS, task=task, seed=shipped.record.seed, count=cap)
+    chunks = validation_chunks(store, task, shipped.record.seed)
     return decided_accuracy_per_hop(
-        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), batch=batch
+        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), chunks=chunks
     )
 
 
-@object_product("training.validation-prompts")
-def VALIDATION_PROMPTS(store: ResultStore, task: str, seed: int, count: int) -> Any:
-    """The run's held-out validation prompts, ``TaskEncoder(task).draw(count, seed, VALIDATION, 0)``,
-    drawn once per run (read-only)."""
-    from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
+@object_product("training.validation-chunk")
+def VALIDATION_CHUNK(store: ResultStore, task: str, seed: int, chunk: int) -> Any:
+    """:func:`~ropeproof.verify.studies.training.evaluation.validation_chunk`, drawn once per run
+    (read-only)."""
+    from ropeproof.verify.studies.training.evaluation import validation_chunk
 
-    return TaskEncoder(task).draw(count, seed, VALIDATION, 0)
+    return validation_chunk(task, seed, chunk)
+
+
+def validation_chunks(store: ResultStore, task: str, seed: int) -> Any:
+    """``chunk -> VALIDATION_CHUNK`` of ``task`` and run seed ``seed`` from ``store``."""
+    return lambda chunk: store.get(VALIDATION_CHUNK, task=task, seed=seed, chunk=chunk)
