@@ -82,6 +82,7 @@ def main() -> None:
     ap.add_argument("--inputs", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--generation", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model = length_model(shipped_path(args.task, args.config, 0))
@@ -89,6 +90,16 @@ def main() -> None:
     print(f"{args.task}-{args.config}: {model.config.n_layer} layers, n_embd {model.config.n_embd}, "
           f"activation {model.config.activation_function}; one intra-op thread")  # fmt: skip
     for n in (int(x) for x in args.lengths.split(",")):
+        if args.generation:
+            from ropeproof.verify.measure.task_lengths import long_inputs, long_task
+
+            start = time.perf_counter()
+            long_task(args.task, args.inputs, n)
+            old = time.perf_counter() - start
+            start = time.perf_counter()
+            long_inputs(args.task, n, 0, args.inputs)
+            new = time.perf_counter() - start
+            print(f"n = {n}: generating {args.inputs} inputs: long_task {old:.3f} s, long_inputs {new:.4f} s")
         batch = encoded(args.task, n, 0, args.inputs, "distractors", 0, (1, 2, 3, 4))
         ids = batch.input_ids
         with torch.inference_mode():
