@@ -218,7 +218,8 @@ def _certified_long(ctx: CheckContext) -> Outcome:
         "and decoy input correctly at every length up to their certified horizon; past it, the first length "
         "with a wrong answer is exact (every length between the last all-correct grid length and the failing "
         "one probed) and comes with a witness in the checkpoint's vocabulary, for lengths {lengths} and "
-        "inputs built as {builds}."
+        "inputs built as {builds}. Rows carry anytime-valid 95% intervals; past the certified horizon a row "
+        "stops as soon as its interval lies below 25%."
     ),
     reference="[A] length generalisation (docs/theory.md sections 5 and 6); this toolkit",
     params={
@@ -250,6 +251,10 @@ def _length(ctx: CheckContext) -> Outcome:
         "side_by_side": study["side_by_side"],
         "first_failure_n": first,
         "violations": len(violations),
+        "inputs_answered": sum(r["inputs"] for r in study["rows"]),
+        "rows_stopped_early": sum(
+            r["n"] > r["certified_horizon"] and r["accuracy_ci"][1] < 0.25 for r in study["rows"]
+        ),
     }
     return Outcome.judge(
         not violations and witnesses_ok,
