@@ -252,7 +252,7 @@ def _length(ctx: CheckContext) -> Outcome:
         "first_failure_n": first,
         "violations": len(violations),
         "inputs_answered": sum(r["inputs"] for r in study["rows"]),
-        "rows_stopped_early": sum(
+        "rows_below_25_past_horizon": sum(
             r["n"] > r["certified_horizon"] and r["accuracy_ci"][1] < 0.25 for r in study["rows"]
         ),
     }
