@@ -246,10 +246,16 @@ PURE_VERDICTS = {"per-layer": "violated", "per-prompt": "holds", "functional": "
 """The verdict of each reading of the pure-heads observation over the paper seeds (pinned)."""
 
 
-def _readings(primary: str, observe: dict[str, Callable[[str, int], tuple[Finding, Any]]]) -> Outcome:
+def _readings(
+    primary: str,
+    observe: dict[str, Callable[[str, int], tuple[Finding, Any]]],
+    stand: dict[str, Callable[[list[Any]], str]] | None = None,
+) -> Outcome:
     """Every reading in ``observe`` (``reading -> (config, seed) -> (finding, detail)``) over every
     shipped seed of both settings; the verdict is the ``primary`` reading's over the paper seeds, and the
-    figures give every reading's verdict, which readings flip it, and each seed's detail."""
+    figures give every reading's verdict, which readings flip it, each seed's detail and, for a reading in
+    ``stand``, where its verdict stands (``stand[reading](paper seeds' details)``: the bar at which it
+    would flip)."""
     per_reading: dict[str, Any] = {}
     for name, look in observe.items():
         found: dict[str, dict[int, Finding]] = {}
@@ -280,6 +286,12 @@ def _readings(primary: str, observe: dict[str, Callable[[str, int], tuple[Findin
         ),
         "paper": per_reading[primary]["paper"],
         "small": per_reading[primary]["small"],
+    }
+    paper_details = {
+        k: [d for s, d in v["detail"].items() if s.startswith("paper-")] for k, v in per_reading.items()
+    }
+    figures["where_readings_stand"] = {
+        k: f(paper_details[k]) for k, f in (stand or {}).items() if paper_details.get(k)
     }
     detail = "" if seeds_of("paper") else "no paper-configuration checkpoint ships"
     return Outcome(verdict, figures, key_figure="reading_verdicts", detail=detail)
@@ -332,7 +344,22 @@ def _letter_last_layer(ctx: CheckContext) -> Outcome:
         found = last_layer_symbolic_per_hop(ctx.store, config, seed, layers(config, seed))
         return found["finding"], found["per_hop"]
 
-    return _readings("causal", {"causal": causal, "any-single-layer": single, "descriptive": descriptive})
+    def lowest(rows_per_seed: list[Any]) -> float:
+        return min(r["ci_low"] for rows in rows_per_seed for r in rows.values())
+
+    stand = {
+        "causal": lambda d: (
+            f"accuracy with the last layer zeroed stays >= {lowest(d):.3f} (lowest interval end)"
+        ),
+        "any-single-layer": lambda d: (
+            "no single layer's ablation drops every hop count below 0.5 in "
+            f"{sum(not x['necessary'] for x in d)} of {len(d)} paper seeds; lowest accuracy after one: "
+            f"{min(x['worst']['accuracy'] for x in d):.3f}"
+        ),
+    }
+    return _readings(
+        "causal", {"causal": causal, "any-single-layer": single, "descriptive": descriptive}, stand
+    )
 
 
 @CLAIMS.claim(
@@ -381,8 +408,18 @@ def _pure_heads(ctx: CheckContext) -> Outcome:
         }
         return combine([v["finding"] for v in out.values()]), out
 
+    def prompt_share(details: list[Any]) -> str:
+        low = min(t["worst_layer"]["ci_low"] for d in details for t in d.values() if t["worst_layer"])
+        return f"holds for any bar on the share of pure prompts up to {low:.3f} (worst layer and seed)"
+
+    def ablated(details: list[Any]) -> str:
+        lows = [r["ci_low"] for d in details for t in d.values() for r in t["rows"].values()]
+        return f"holds for any accuracy bar up to {min(lows):.3f}" if lows else "no layer to zero"
+
     return _readings(
-        "per-layer", {"per-layer": per_layer, "per-prompt": per_prompt, "functional": functional}
+        "per-layer",
+        {"per-layer": per_layer, "per-prompt": per_prompt, "functional": functional},
+        {"per-prompt": prompt_share, "functional": ablated},
     )
 
 

@@ -54,7 +54,7 @@ def test_a_verdict_names_its_reading_and_every_reading_is_reported(monkeypatch: 
         "lenient": lambda config, seed: ("shows", {}),
         "open": lambda config, seed: ("undecided" if seed == 0 else "shows", {}),
     }
-    out = claims_training._readings("strict", looks)
+    out = claims_training._readings("strict", looks, {"strict": lambda d: f"{len(d)} paper details"})
     assert out.verdict == "violated" and out.figures["reading"] == "strict"
     assert out.figures["reading_verdicts"] == {
         "strict": "violated",
@@ -64,6 +64,7 @@ def test_a_verdict_names_its_reading_and_every_reading_is_reported(monkeypatch: 
     assert out.figures["readings_that_flip_it"] == ["lenient", "open"]
     assert out.figures["readings"]["strict"]["detail"]["paper-seed1"] == {"seed": 1}
     assert out.figures["readings"]["strict"]["small"]["seeds"] == 1
+    assert out.figures["where_readings_stand"] == {"strict": "2 paper details"}
     assert (
         "strict violated (paper seeds showing, contradicting, undecided: 1/1/0)"
         in out.figures["readings_said"]
