@@ -11,7 +11,7 @@ Layout of the compiled head (``V`` tokens, ``K`` planes):
 - ``W_V[t, :V]``: the value map of token ``t`` over output tokens; ``W_O = [I_V; 0]``.
 
 Every entry is evaluated from the sympy objects (30 significant digits, then rounded to float64);
-nothing is typed in by hand.
+nothing is typed in by hand. The head records the construction's input family (``family``).
 """
 
 from __future__ import annotations
@@ -120,4 +120,5 @@ def compile_construction(
             "parameters": {s.name: float(v) for s, v in c.parameters.items()},
             "description": c.description,
         },
+        family=c.family,
     )

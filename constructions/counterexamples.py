@@ -61,4 +61,5 @@ def positional_retrieval_construction(
         parameters={},
         description=f"Positional Retrieval head: constant keys on {len(planes)} planes (period {period}), "
         f"query value bonus {bonus} on the pairs the query asks for.",
+        family=base.family,  # the Retrieval input family applies
     )

@@ -7,7 +7,10 @@ that runs it is built by :func:`ropeproof.verify.kernel.compiled.head_module`.
 On disk a head is a directory holding
 
 - ``head.json``: ``{"format": "ropeproof-head", "version": 2, "name", "tokens": [...],
-  "spec": RopeSpec.to_dict(), "scale", "metadata"}``;
+  "spec": RopeSpec.to_dict(), "scale", "metadata"}``, and ``"family"``
+  (:meth:`~ropeproof.theory.family.Family.to_dict`) when the head records its input family (a
+  compiled construction that carries one does); every consumer of the directory (``ropeproof sweep
+  --head``, ``ps-score --head``) uses it;
 - ``weights.safetensors``: float64 tensors ``W_E``, ``W_Q``, ``W_K``, ``W_V``, ``W_O``, ``W_U``.
 
 Version 1 directories (``weights.npz`` instead of safetensors) are still read, with a
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ropeproof.theory.errors import InputError, RopeproofError, WeightError
+from ropeproof.theory.family import Family
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import real
 
@@ -47,8 +51,11 @@ class CompiledHead:
     """Explicit weights of a compiled construction (shapes in the module docstring).
 
     ``tokens`` are the vocabulary names in row order of ``W_E``; ``spec`` is the RoPE spec;
-    ``scale`` multiplies logits. The constructor checks that every shape agrees with ``tokens`` and
-    ``spec`` and that every entry is finite, raising :class:`WeightError` otherwise.
+    ``scale`` multiplies logits; ``family`` is the input family the head is meant to answer (``None``:
+    not recorded; :func:`~ropeproof.constructions.compile.compile_construction` copies the
+    construction's). The constructor checks that every shape agrees with ``tokens`` and ``spec``, that
+    every entry is finite and that the family names only the head's tokens, raising
+    :class:`WeightError` otherwise.
 
     Shapes: W_E [V, d_model]; W_Q [d_model, head_dim]; W_K [d_model, head_dim]; W_V [d_model, head_dim];
         W_O [head_dim, d_model]; W_U [d_model, V]
@@ -65,6 +72,7 @@ class CompiledHead:
     spec: RopeSpec
     scale: float = 1.0
     metadata: dict[str, object] = field(default_factory=dict)
+    family: Family | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.spec, RopeSpec):
@@ -98,6 +106,19 @@ class CompiledHead:
                 )
             object.__setattr__(self, name, m)
         object.__setattr__(self, "scale", real(self.scale, "scale", error=WeightError))
+        if self.family is not None:
+            if not isinstance(self.family, Family):
+                raise WeightError(f"family must be a Family, got {type(self.family).__name__}")
+            try:
+                self.family.check_tokens(self.tokens, f"head {self.name!r}")
+            except RopeproofError as exc:
+                raise WeightError(str(exc)) from None
+
+    def with_family(self, family: Family | None) -> CompiledHead:
+        """This head with ``family`` as its recorded input family (``None``: none)."""
+        import dataclasses
+
+        return dataclasses.replace(self, family=family)
 
     @property
     def d_model(self) -> int:
@@ -168,6 +189,8 @@ def save_head(head: CompiledHead, path: str | Path) -> Path:
         "scale": head.scale,
         "metadata": head.metadata,
     }
+    if head.family is not None:
+        meta["family"] = head.family.to_dict()
     (out / "head.json").write_text(json.dumps(meta, indent=2) + "\n")
     save_file({m: np.ascontiguousarray(getattr(head, m)) for m in MATRICES}, str(out / WEIGHTS_FILE))
     return out
@@ -224,6 +247,7 @@ def load_head(path: str | Path) -> CompiledHead:
             spec=RopeSpec.from_dict(meta["spec"]),
             scale=float(meta["scale"]),
             metadata=dict(meta.get("metadata", {})),
+            family=Family.from_dict(meta["family"]) if meta.get("family") is not None else None,
             **mats,
         )
     except KeyError as exc:

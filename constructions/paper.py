@@ -13,6 +13,9 @@ with their own frequency, so multi-plane variants are studied through the same A
   ``cos((phi(L_key) - phi(R_query)) omega + (j - i) theta)``. Value: identity.
 - :func:`reflexive_construction` (Reflexive): every query and key is ``v``; logit
   ``cos((j - i) theta)`` peaks at ``j = i``. Value: identity.
+
+Each carries its input family (:mod:`ropeproof.theory.family`), built from its tokens by
+:func:`index_family`, :func:`retrieval_family` and :func:`reflexive_family`.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ropeproof.theory.construction import (
     letter_tokens,
 )
 from ropeproof.theory.errors import ConstructionError, InputError
+from ropeproof.theory.family import Family, FamilyCase
 from ropeproof.theory.validate import integer, real
 
 THETA = sp.Symbol("theta", real=True)
@@ -93,6 +97,49 @@ def _zero(_params: Mapping[str, Any], _k: int, _plane: Plane) -> Rotated:
     return Rotated(0)
 
 
+def index_family(tokens: Sequence[Token]) -> Family:
+    """*Index at length n*: integer ``s`` at ``n - 1`` for every ``s`` in ``1 .. n-1``; a letter at
+    ``n - 1 - s``; any token elsewhere. One case per integer token; the definition asks for every
+    offset ``s < n`` (``every_offset``), so lengths up to ``max_int + 1`` are complete."""
+    letters = tuple(t.name for t in tokens if t.kind == "letter")
+    everything = tuple(t.name for t in tokens)
+    cases = tuple(
+        FamilyCase(f"s={t.params['s']}", (t.name,), letters, everything, int(t.params["s"]))
+        for t in tokens
+        if t.kind == "integer"
+    )
+    return Family(
+        "index", cases, "query integer s at n-1, letter at n-1-s, any token elsewhere", every_offset=True
+    )
+
+
+def retrieval_family(tokens: Sequence[Token]) -> Family:
+    """*Retrieval at length n*: ``(X, Y)`` with ``X != Y`` at ``n - 1``; exactly one earlier pair with
+    left letter ``Y``; every other position any pair whose left letter is not ``Y``."""
+    pairs = [t for t in tokens if t.kind == "pair"]
+    codes = sorted({int(t.params["phi_left"]) for t in pairs})
+    cases = []
+    for y in codes:
+        queries = tuple(
+            t.name
+            for t in pairs
+            if t.rule == "pair_ll" and int(t.params["phi_right"]) == y and int(t.params["phi_left"]) != y
+        )
+        targets = tuple(t.name for t in pairs if int(t.params["phi_left"]) == y)
+        others = tuple(t.name for t in pairs if int(t.params["phi_left"]) != y)
+        cases.append(FamilyCase(f"Y=phi{y}", queries, targets, others, None))
+    return Family(
+        "retrieval", tuple(cases), "query (X, Y), X != Y; one earlier pair (Y, *); others (L != Y, *)"
+    )
+
+
+def reflexive_family(tokens: Sequence[Token]) -> Family:
+    """*Reflexive at length n*: any token at ``n - 1`` is its own target; any token elsewhere."""
+    everything = tuple(t.name for t in tokens)
+    cases = tuple(FamilyCase(f"self={t}", (t,), (t,), everything, 0) for t in everything)
+    return Family("reflexive", cases, "any token at n-1 is the target; any token elsewhere")
+
+
 def integer_tokens(max_int: int) -> list[Token]:
     """Integer tokens ``1 .. max_int`` named by their value."""
     return [Token(str(s), "integer", {"s": s}) for s in range(1, max_int + 1)]
@@ -127,6 +174,7 @@ def index_construction(
         },
         parameters={THETA: _check_theta(theta)},
         description="T_Index ([A] Thm 3.1): integer s attends s positions back; selective value on letters.",
+        family=index_family(tokens),
     )
 
 
@@ -178,6 +226,7 @@ def retrieval_construction(
             f"T_Retrieval ([A] Thm 3.1), |ALPH| = {alphabet_size}: pair (X, Y) attends to the earlier "
             "pair whose first letter is Y."
         ),
+        family=retrieval_family(tokens),
     )
 
 
@@ -203,6 +252,7 @@ def reflexive_construction(
         },
         parameters={THETA: _check_theta(theta)},
         description="Reflexive ([A] section 4): copy the current token.",
+        family=reflexive_family(tokens),
     )
 
 

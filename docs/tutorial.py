@@ -56,6 +56,7 @@ def two_plane_index(theta: float, theta2: float, letters: int = 8, max_int: int 
         base.value,
         base.generic,
         {t1: theta, t2: theta2},
+        family=base.family,  # the same inputs as T_Index: the family travels with the construction
     )
 
 

@@ -7,6 +7,9 @@ Every figure is a function ``NAME_figure(quick=False, store=None) -> FigureResul
 name and :func:`make_all` draws and saves them: PNG and PDF, or only the PNG for ``quick`` figures
 (:func:`default_formats`; the shortened sweeps make previews, the PDFs are for the full figures).
 
+Your own sweeps plot with :func:`~ropeproof.paper_figures.sweeps.plot_sweeps` (any heads or
+constructions, a bound, a normalisation), which returns the same :class:`FigureResult`.
+
 What a figure plots is a data product of the run's :class:`~ropeproof.theory.result_store.ResultStore`
 (``store``; default a fresh one): the claims of ``ropeproof check`` ask the same store, so what both
 need is computed once, and a store of a saved run (``ResultStore.saved(DIR/store)``, what

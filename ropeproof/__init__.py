@@ -36,10 +36,14 @@ _EXPORTS: dict[str, str] = {
     "Plane": "ropeproof.theory.construction",
     "Rotated": "ropeproof.theory.construction",
     "Token": "ropeproof.theory.construction",
+    "Family": "ropeproof.theory.family",
+    "FamilyCase": "ropeproof.theory.family",
+    "token_family": "ropeproof.theory.family",
     "derive": "ropeproof.theory.derive",
     "derive_logit": "ropeproof.theory.rope_symbolic",
     "index_bound": "ropeproof.theory.bounds",
     "retrieval_bound": "ropeproof.theory.bounds",
+    "required_logit_scale": "ropeproof.theory.softmax_link",
     # constructions
     "index_construction": "ropeproof.constructions.paper",
     "retrieval_construction": "ropeproof.constructions.paper",
@@ -55,12 +59,19 @@ _EXPORTS: dict[str, str] = {
     "number_task": "ropeproof.verify.measure.tasks",
     "letter_task": "ropeproof.verify.measure.tasks",
     "family_for": "ropeproof.verify.measure.exact.families",
+    "sweep_head": "ropeproof.verify.measure.exact.head_sweep",
+    "check_bound": "ropeproof.verify.measure.exact.stated_bound",
+    "parse_bound": "ropeproof.theory.bound_expression",
     "sweep_index": "ropeproof.verify.measure.exact.sweep",
     "sweep_retrieval": "ropeproof.verify.measure.exact.sweep",
     "ps_scores": "ropeproof.verify.measure.ps.scores",
     "exact_exclusion": "ropeproof.verify.measure.ps.exact",
     "per_frequency_scores": "ropeproof.verify.measure.ps.per_frequency",
     "check_construction": "ropeproof.verify.testing.properties",
+    # paper_figures
+    "plot_sweeps": "ropeproof.paper_figures.sweeps",
+    "save_figure": "ropeproof.paper_figures.style",
+    "FigureResult": "ropeproof.paper_figures.style",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -73,6 +84,9 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         reflexive_construction,
         retrieval_construction,
     )
+    from ropeproof.paper_figures.style import FigureResult, save_figure
+    from ropeproof.paper_figures.sweeps import plot_sweeps
+    from ropeproof.theory.bound_expression import parse_bound
     from ropeproof.theory.bounds import index_bound, retrieval_bound
     from ropeproof.theory.construction import Construction, Plane, Rotated, Token
     from ropeproof.theory.derive import derive
@@ -83,12 +97,16 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         RopeSpecError,
         WeightError,
     )
+    from ropeproof.theory.family import Family, FamilyCase, token_family
     from ropeproof.theory.rope_spec import RopeSpec
     from ropeproof.theory.rope_symbolic import derive_logit
+    from ropeproof.theory.softmax_link import required_logit_scale
     from ropeproof.verify.kernel.attention import RopeAttention
     from ropeproof.verify.kernel.compiled import answer
     from ropeproof.verify.kernel.rope import apply_rope, rope_logits
     from ropeproof.verify.measure.exact.families import family_for
+    from ropeproof.verify.measure.exact.head_sweep import sweep_head
+    from ropeproof.verify.measure.exact.stated_bound import check_bound
     from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
     from ropeproof.verify.measure.ps.exact import exact_exclusion
     from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores

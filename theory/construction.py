@@ -2,12 +2,15 @@
 
 A :class:`Construction` declares
 
-- a vocabulary of named :class:`Token` s, each of a kind (``letter``, ``integer``, ``pair``) with
-  symbolic parameters (a letter's code ``phi``, an integer's value ``s``, a pair's two codes);
+- a vocabulary of named :class:`Token` s, each of a kind with symbolic parameters (the built-in
+  kinds, :data:`TOKEN_KINDS`: a letter's code ``phi``, an integer's value ``s``, a pair's two codes;
+  any other non-empty name declares a kind of the user's own, with its own rules);
 - a list of RoPE :class:`Plane` s, each with a frequency and an amplitude ``a_k >= 0``;
 - per-kind query and key rules: a function from the token's parameters and the plane to a 2-D
   vector, written as a rotation of the base vector (:class:`Rotated`) or as a general vector;
-- a value map (token -> weights on output tokens) and a readout.
+- a value map (token -> weights on output tokens) and a readout;
+- optionally its input :class:`~ropeproof.theory.family.Family` (``family=`` or
+  :meth:`Construction.with_family`): which inputs it must answer, read by every sweep and check.
 
 The query of plane ``k`` is scaled by ``a_k``, so the logit between query token ``x`` at position
 ``i`` and key token ``y`` at ``j`` is ``sum_k a_k q_k(x)^T rho((j - i) theta_k) k_k(y)``. For rotated
@@ -17,6 +20,7 @@ vectors ``q_k = rho(beta_q) v`` and ``k_k = rho(beta_k) v`` this is
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,20 +28,26 @@ from typing import Any, Literal
 
 import sympy as sp
 
-from ropeproof.theory.errors import ConstructionError
+from ropeproof.theory.errors import ConstructionError, RopeproofError
+from ropeproof.theory.family import Family
 from ropeproof.theory.rope_symbolic import rotation
 from ropeproof.theory.validate import integer
 
-TokenKind = Literal["letter", "integer", "pair"]
+TokenKind = str
+"""A token kind: one of :data:`TOKEN_KINDS` or a name of the user's own."""
 TOKEN_KINDS: tuple[str, ...] = ("letter", "integer", "pair")
+"""The kinds the paper's constructions use. Kinds are open: any non-empty identifier (letters, digits,
+``_``) names a kind, and a token of a new kind needs query and key rules under its ``rule`` (which
+defaults to the kind)."""
 
 
 @dataclass(frozen=True)
 class Token:
     """A vocabulary entry: ``name`` (unique), ``kind``, and its parameters by name.
 
-    ``rule`` selects which query/key/value rule applies (defaults to ``kind``); pairs use it to tell
-    (letter, letter) from (letter, integer).
+    ``kind`` is one of :data:`TOKEN_KINDS` or a non-empty identifier of the user's own. ``rule``
+    selects which query/key/value rule applies (defaults to ``kind``); pairs use it to tell (letter,
+    letter) from (letter, integer).
     """
 
     name: str
@@ -46,8 +56,11 @@ class Token:
     rule: str = ""
 
     def __post_init__(self) -> None:
-        if self.kind not in TOKEN_KINDS:
-            raise ConstructionError(f"token {self.name!r}: kind={self.kind!r}; accepted: {TOKEN_KINDS}")
+        if not isinstance(self.kind, str) or not self.kind.isidentifier():
+            raise ConstructionError(
+                f"token {self.name!r}: kind={self.kind!r}; accepted: one of {TOKEN_KINDS} or another "
+                "non-empty identifier (a kind of your own)"
+            )
         if not self.rule:
             object.__setattr__(self, "rule", self.kind)
         object.__setattr__(self, "params", dict(self.params))
@@ -112,6 +125,7 @@ class Construction:
     base: sp.Matrix = field(default_factory=lambda: sp.Matrix([1, 0]))
     readout: str = "argmax"
     description: str = ""
+    family: Family | None = None
 
     def __post_init__(self) -> None:
         if not self.planes:
@@ -133,6 +147,19 @@ class Construction:
         object.__setattr__(self, "tokens", tuple(self.tokens))
         object.__setattr__(self, "planes", tuple(self.planes))
         object.__setattr__(self, "parameters", dict(self.parameters))
+        if self.family is not None:
+            if not isinstance(self.family, Family):
+                raise ConstructionError(
+                    f"construction {self.name!r}: family must be a Family, got {type(self.family).__name__}"
+                )
+            try:
+                self.family.check_tokens(names, f"construction {self.name!r}")
+            except RopeproofError as exc:
+                raise ConstructionError(str(exc)) from None
+
+    def with_family(self, family: Family | None) -> Construction:
+        """This construction with ``family`` as its input family (``None``: none stated)."""
+        return dataclasses.replace(self, family=family)
 
     @property
     def token_names(self) -> list[str]:
@@ -172,9 +199,23 @@ class Construction:
             out.append((scale, vec.angle))
         return out
 
+    def exact_parameters(self) -> dict[sp.Symbol, sp.Expr]:
+        """The parameters as exact sympy numbers: a float is the exact rational of its binary value (so
+        ``7 * theta`` is formed exactly, not rounded to 53 bits as a sympy ``Float`` product would be)."""
+        out: dict[sp.Symbol, sp.Expr] = {}
+        for sym, value in self.parameters.items():
+            if isinstance(value, sp.Basic):
+                out[sym] = sp.Rational(value) if isinstance(value, sp.Float) else value
+            elif isinstance(value, numbers.Integral):
+                out[sym] = sp.Integer(int(value))
+            else:
+                out[sym] = sp.Rational(float(value))
+        return out
+
     def numeric(self, expr: sp.Expr) -> float:
-        """``expr`` with every parameter substituted, as a float (error if a symbol is left)."""
-        value = sp.sympify(expr).subs(self.parameters)
+        """``expr`` with every parameter substituted exactly (:meth:`exact_parameters`), evaluated to 30
+        significant digits and rounded to float (error if a symbol is left)."""
+        value = sp.sympify(expr).subs(self.exact_parameters())
         if value.free_symbols:
             names = sorted(s.name for s in value.free_symbols)
             raise ConstructionError(f"construction {self.name!r}: parameters {names} have no value")

@@ -5,10 +5,12 @@
 - ``multihop.certified-number`` / ``multihop.certified-letter``: the smallest checkpoints' programs (widths 6
   and 8, ``theta = 1``) are certified correct on every input of their family up to 44 tokens (interval
   arithmetic), where the first version of the certificate stopped at 19, with each step's share;
-- ``multihop.certified-long``: the default checkpoints of ``ropeproof export-model`` (the best solver at
-  width 128, GPT-J and LLaMA) are certified to ``10^4``;
-- ``multihop.length``: measured accuracy against length agrees with the certificates, with exact first
-  failures and their witnesses, side by side with the certified horizons;
+- ``multihop.certified-long``: the compiled models of ``ropeproof export-model``'s default checkpoints (the
+  best solver at width 128, every registered architecture) are certified to ``10^4`` in exact arithmetic
+  (the saved float32 files are sampled: ``multihop.hf-lengths``);
+- ``multihop.length``: measured accuracy against length agrees with the certificates; the first failures a
+  sampled search finds (no length skipped; the family's first failure where it meets the certificate) and
+  their witnesses, side by side with the certified horizons;
 - ``multihop.ps-layers``: Index layers score positional and Retrieval layers symbolic;
 - ``multihop.hf-parity``: the exported GPT-J checkpoints answer [A]'s tasks after ``from_pretrained`` and
   match the module layer by layer;
@@ -29,6 +31,7 @@ from ropeproof.constructions.multihop_programs import LOGIT_SCALE
 from ropeproof.constructions.paper import TASK_LENGTH
 from ropeproof.theory.multihop import chain_coefficient, standard_chain_coefficient
 from ropeproof.theory.result_store import ResultStore
+from ropeproof.verify.interop.hf.converters import CONVERTERS
 from ropeproof.verify.kernel.multilayer import model_module
 from ropeproof.verify.measure.exact.multihop_certified import (
     BASIC,
@@ -188,21 +191,24 @@ def _certified_letter(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="multihop.certified-long",
     statement=(
-        "The default checkpoints of ropeproof export-model (the best solver at width 128, {layers} layers, "
-        "logit scale 1000, built for {max_n} tokens; number and letter task, GPT-J and LLaMA) are certified "
-        "correct on every input of their family with 1-{hops} hops at every length up to {max_n}."
+        "The compiled models of ropeproof export-model's default checkpoints (the best solver at width "
+        "128, {layers} layers, logit scale 1000, built for {max_n} tokens; number and letter task, every "
+        "registered architecture) are certified correct, in exact arithmetic, on every input of their "
+        "family with 1-{hops} hops at every length up to {max_n}."
     ),
     reference="[A] section 6; the best heads on a fixed RoPE spectrum; letter codes; this toolkit",
     params={"hops": HOPS, "layers": LAYERS, "max_n": DEFAULT_MAX_LENGTH},
     quick=False,
     pins={"min_horizon": DEFAULT_MAX_LENGTH},
-    meaning="The checkpoints a user downloads are proved correct to {max_n} tokens, on their own spectra.",
+    meaning="The models the default checkpoints hold are proved correct to {max_n} tokens in exact "
+    "arithmetic, on their own spectra; the saved float32 files are sampled, not proved (multihop.hf-lengths; "
+    "the config's ropeproof_certificate.label says so).",
 )
 def _certified_long(ctx: CheckContext) -> Outcome:
     figures: dict[str, Any] = {}
     ok = True
     for task in ("number", "letter"):
-        for arch in ("gptj", "llama"):
+        for arch in CONVERTERS:
             spec, model = default_checkpoint(ctx.store, task, arch)
             cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
             figures[f"{task}-{arch}"] = {**cert.summary(), "checkpoint": spec.summary()}
@@ -214,11 +220,12 @@ def _certified_long(ctx: CheckContext) -> Outcome:
 @CLAIMS.claim(
     id="multihop.length",
     statement=(
-        "The exported checkpoints ([A]'s one-plane solvers, the smallest and the best) answer every sampled "
-        "and decoy input correctly at every length up to their certified horizon; past it, the first length "
-        "with a wrong answer is exact (every length between the last all-correct grid length and the failing "
-        "one probed) and comes with a witness in the checkpoint's vocabulary, for lengths {lengths} and "
-        "inputs built as {builds}."
+        "The exported checkpoints' programs ([A]'s one-plane solvers, the smallest and the best), run in "
+        "float64, answer every sampled and decoy input correctly at every length up to their certified "
+        "horizon; past it, a sampled search finds the first length with a wrong answer with no length "
+        "skipped (every length between the last all-correct grid length and the failing one probed; the "
+        "family's first failure where it meets the certificate) and keeps a witness in the checkpoint's "
+        "vocabulary, for lengths {lengths} and inputs built as {builds}."
     ),
     reference="[A] length generalisation (docs/theory.md sections 5 and 6); this toolkit",
     params={
@@ -228,8 +235,9 @@ def _certified_long(ctx: CheckContext) -> Outcome:
     },
     pins={"violations": 0},
     meaning="No wrong answer where the proof holds; 'side_by_side' gives, per setting and build, the "
-    "certified horizon, the exact first failure and the gap between them (lengths neither proved nor seen "
-    "to fail); the witnesses' tokens are in the settings' 'first_failure'.",
+    "certified horizon, the first failure the sampled search found (no length skipped) and the gap between "
+    "them (lengths neither proved nor seen to fail), and says in 'reading' whether the failure is proved "
+    "first (it meets the certificate); the witnesses' tokens are in the settings' 'first_failure'.",
 )
 def _length(ctx: CheckContext) -> Outcome:
     study = ctx.store.get(STANDARD_STUDY, quick=ctx.quick)
@@ -368,7 +376,7 @@ def _hf_lengths(ctx: CheckContext) -> Outcome:
     rows: list[dict[str, Any]] = []
     horizons: dict[str, Any] = {}
     for task in ("number", "letter"):
-        for arch in ("gptj", "llama"):
+        for arch in CONVERTERS:
             spec, model = default_checkpoint(ctx.store, task, arch)
             with tempfile.TemporaryDirectory() as tmp:
                 exported = export_model(model, arch, notes=spec.notes, **spec.export_options())

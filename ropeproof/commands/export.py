@@ -4,7 +4,9 @@
 spectrum (see :mod:`ropeproof.verify.interop.hf`) and saves a one-layer causal LM plus
 ``ropeproof_export.json`` (the optional ``hf`` extra). ``tl``: an attention-only rotary
 ``HookedTransformer`` (``tl_config.json`` + ``model.safetensors`` + ``ropeproof_export.json``; the
-``tl`` extra).
+``tl`` extra). Both write ``tokenizer.json`` (``AutoTokenizer.from_pretrained`` loads it; word ``tokens[i]``
+is id ``i``). ``from_pretrained`` loads with SDPA, which returns no attention weights: pass
+``attn_implementation="eager"`` for them (``docs/guides/exports.md``).
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         example="ropeproof export gptj index --theta 0.8659643233600653 --logit-scale 100 --out models/index",
         description=(
             "Write a directory that GPTJForCausalLM / LlamaForCausalLM.from_pretrained (or TransformerLens)\n"
-            "loads. Frequencies are placed exactly or the command fails with the reason (e.g. GPT-J's base\n"
-            "is fixed at 10000: use --theta 0.8659643233600653 = 10000**(-2/128) for index)."
+            "loads, with a tokenizer AutoTokenizer.from_pretrained loads (word i = the head's token i).\n"
+            "Frequencies are placed exactly or the command fails with the reason (e.g. GPT-J's base\n"
+            "is fixed at 10000: use --theta 0.8659643233600653 = 10000**(-2/128) for index). Attention\n"
+            "weights need from_pretrained(..., attn_implementation='eager'); the default, sdpa, has none."
         ),
     )
     p.add_argument(

@@ -98,6 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="shard files to merge (sweep JSON Lines or certified records)",
     )
     head_dir.add_head_option(p)
+    head_dir.add_family_option(p)
     p.add_argument("--theta", type=finite_float, help="RoPE angle of the plane (index, retrieval)")
     p.add_argument("--alphabet", type=int_in(2), default=8, help="|ALPH| (retrieval)")
     p.add_argument(
@@ -122,7 +123,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace --out if it is an existing regular file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
-        "--prec", type=int_in(24, 4096), default=80, help="certified-index: interval precision in bits"
+        "--prec",
+        type=int_in(24, 4096),
+        default=80,
+        help="interval precision in bits (certified-index; --head --bound --certified: at least 53)",
     )
     p.add_argument("--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term")
     d = p.add_argument_group("running the shards on Dask (index, retrieval with --jsonl; certified-index)")
@@ -230,7 +234,7 @@ def _executor_conflict(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     if (args.head_dir is None) == (args.construction is None):
         return _fail("give a construction (index, retrieval, certified-index, merge) or --head DIR")
-    conflict = _executor_conflict(args)
+    conflict = _executor_conflict(args) or head_dir.option_conflict(args)
     if conflict is not None:
         return _fail(conflict)
     if args.head_dir is not None:

@@ -128,8 +128,9 @@ def test_construction_errors() -> None:
         )
     with pytest.raises(ConstructionError, match="amplitude=-1 must be >= 0"):
         Plane(0.3, -1)
-    with pytest.raises(ConstructionError, match="kind='word'"):
-        Token("w", "word")  # type: ignore[arg-type]
+    with pytest.raises(ConstructionError, match="kind='two words'"):
+        Token("w", "two words")
+    assert Token("w", "word").rule == "word"  # kinds are open: a kind of the user's own
     unbound = Construction(
         "x",
         base.tokens,

@@ -180,7 +180,10 @@ def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "hidden_size 6" in out and "5:spare" in out and "certified correct" in out
+    assert "hidden_size 6" in out and "5:spare" in out and "proved correct" in out
+    # issue 34: the proof covers the float64 model; the saved float32 file is sampled, and the label says so
+    assert "label: certified for the float64 model (exact arithmetic)" in out
+    assert "float32 checkpoint sampled to" in out and "all answered correctly" in out
     info = load_model_info(tmp_path / "m")
     assert info.n_layers == 3 and info.task == "number"
     config = json.loads((tmp_path / "m" / "config.json").read_text())
@@ -202,6 +205,9 @@ def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["certified_horizon"] == 3 and doc["certificate"]["limited_by"] == "max_positions"
+    assert doc["label"].endswith(
+        "float32 checkpoint not sampled (the stated horizon 3 is below the task length 17)"
+    )
     assert json.loads((tmp_path / "p" / "config.json").read_text())["certified_horizon"] == 3
 
     # issue 22: a logit scale whose q_proj weights overflow float32 is refused, and nothing is written

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.head import CompiledHead
-from ropeproof.verify.interop.hf.architectures import HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.kernel.attention import RopeAttention
 
 MAX_IMPORT_VOCAB = 4096

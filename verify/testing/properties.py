@@ -1,14 +1,22 @@
 """The standard property battery for any construction: :func:`check_construction`.
 
-1. **closed form vs module**: on random family inputs, the float64 module's last-row logits equal the
-   sympy closed forms evaluated in mpmath, to ``atol`` (default 1e-12);
-2. **correctness**: every length up to ``must_work_up_to`` (default: the longest length given) has a
-   positive exact ``margin_inf``; for every length where it is positive, random family inputs are
-   answered correctly (the argmax logit is the target); where it is not, the exact witness input is
-   indeed answered wrongly (the sweep is checked both ways);
-3. **margin bound**: ``margin_inf(n) >= margin_lower_bound(n)`` for every length, if a bound is given;
+The construction's input family is the one it carries (``Construction(..., family=...)`` or
+``construction.with_family(...)``) unless ``family`` is given. ``N`` is the longest of ``lengths`` (or
+``must_work_up_to`` when larger); the exact sweep covers every length ``2 .. N``.
+
+1. **closed form vs module**: on random family inputs at each of ``lengths``, the float64 module's
+   last-row logits equal the sympy closed forms evaluated in mpmath, to ``atol`` (default 1e-12);
+2. **correctness**: *every* length ``2 .. must_work_up_to`` (default: the longest length given) has
+   a positive exact ``margin_inf`` (from the sweep, not only the lengths given); at each of
+   ``lengths`` with a positive margin random family inputs are answered correctly (the argmax logit
+   is the target), and at each of ``lengths`` where it is not, the exact witness input is indeed
+   answered wrongly (the sweep is checked both ways);
+3. **margin bound**: ``margin_inf(n) >= margin_lower_bound(n)`` at *every* length ``2 .. N``, if a
+   bound is given (float64, no tolerance: :func:`ropeproof.verify.measure.exact.stated_bound.check_bound`
+   judges a bound row by row with error bounds and an exact first violation);
 4. **positional / symbolic exactness**, if declared: permuting the non-query contents leaves the
-   logit row unchanged (positional) or permutes it the same way (symbolic), exactly in float64.
+   logit row unchanged (positional) or permutes it the same way (symbolic), exactly in float64, on
+   random inputs at each of ``lengths``.
 """
 
 from __future__ import annotations
@@ -69,7 +77,9 @@ def check_construction(
 ) -> PropertyReport:
     """Run the battery (see the module docstring) and return, or raise on, the results.
 
-    ``declared`` is ``"positional"``, ``"symbolic"`` or ``None``.
+    ``family`` defaults to the one ``construction`` carries. ``declared`` is ``"positional"``,
+    ``"symbolic"`` or ``None``. Random inputs are drawn at each of ``lengths``; the margin checks
+    cover every length up to the longest (module docstring).
     """
     if declared not in (None, "positional", "symbolic"):
         raise InputError(f"declared={declared!r}; accepted: 'positional', 'symbolic', None")
@@ -77,12 +87,14 @@ def check_construction(
     lengths = sorted(set(int(n) for n in lengths))
     if not lengths or lengths[0] < 2:
         raise InputError(f"lengths={lengths} must be non-empty, each >= 2")
+    if must_work_up_to is not None and int(must_work_up_to) < 2:
+        raise InputError(f"must_work_up_to={must_work_up_to} must be >= 2")
     head = compile_construction(construction)
     mp = MpLogits(construction)
     results: list[PropertyResult] = []
 
     worst = 0.0
-    for n in lengths:
+    for n in [n for n in lengths if n >= family.min_length()]:
         samples = sample_family_inputs(family, n, examples, seed + n)
         rows = _last_rows(head, [s for s, _ in samples])
         for (tokens, _), row in zip(samples, rows, strict=True):
@@ -91,11 +103,18 @@ def check_construction(
         PropertyResult("closed form vs module", worst <= atol, {"max_abs_diff": worst, "atol": atol})
     )
 
-    big = lengths[-1]
+    limit = lengths[-1] if must_work_up_to is None else int(must_work_up_to)
+    big = max(lengths[-1], limit)
     sweep = exact_sweep(build_tables(head, family, big), big)
-    wrong, checked, horizon = [], 0, None
+    every_n = np.arange(2, big + 1)
+    has_input = every_n >= family.min_length()
+    failing = every_n[has_input & ~(sweep.margin_inf > 0)]
+    horizon = int(failing[0]) if failing.size else None  # the first length with margin_inf <= 0
+    wrong, checked = [], 0
     for n in lengths:
         margin = float(sweep.margin_inf[n - 2])
+        if n < family.min_length():
+            continue
         if margin > 0:
             samples = sample_family_inputs(family, n, examples, seed + 7 * n)
             rows = _last_rows(head, [s for s, _ in samples])
@@ -104,12 +123,10 @@ def check_construction(
                 if int(np.argmax(row)) != target or np.sum(row == row.max()) > 1:
                     wrong.append({"n": n, "tokens": tokens, "target": target})
         else:
-            horizon = n if horizon is None else horizon
             w = sweep.witness(n, "margin_inf")
             row = _last_rows(head, [w.tokens])[0]
             if int(np.argmax(row)) == w.target_position and np.sum(row == row.max()) == 1:
                 wrong.append({"n": n, "witness_unexpectedly_correct": w.tokens})
-    limit = big if must_work_up_to is None else must_work_up_to
     early = horizon is not None and horizon <= limit
     details = {
         "checked": checked,
@@ -121,16 +138,17 @@ def check_construction(
 
     if margin_lower_bound is not None:
         bad = [
-            (n, float(sweep.margin_inf[n - 2]), float(margin_lower_bound(n)))
-            for n in lengths
-            if sweep.margin_inf[n - 2] < margin_lower_bound(n)
+            (int(n), float(sweep.margin_inf[n - 2]), float(margin_lower_bound(int(n))))
+            for n in every_n[has_input]
+            if sweep.margin_inf[n - 2] < margin_lower_bound(int(n))
         ]
-        results.append(PropertyResult("margin bound", not bad, {"violations": bad[:5]}))
+        details = {"violations": bad[:5], "lengths": f"every n in {family.min_length()}..{big}"}
+        results.append(PropertyResult("margin bound", not bad, details))
 
     if declared is not None:
         rng = np.random.default_rng(seed)
         worst_dev = 0.0
-        for n in lengths:
+        for n in [n for n in lengths if n >= family.min_length()]:
             for tokens, _ in sample_family_inputs(family, n, examples, seed + 13 * n):
                 perm = rng.permutation(n - 1)
                 moved = [tokens[p] for p in perm] + [tokens[-1]]

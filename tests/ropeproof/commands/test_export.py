@@ -15,8 +15,9 @@ transformers = pytest.importorskip("transformers")
 from ropeproof.constructions.compile import compile_construction  # noqa: E402
 from ropeproof.constructions.head import CompiledHead  # noqa: E402
 from ropeproof.constructions.paper import reflexive_construction  # noqa: E402
-from ropeproof.verify.interop.hf.architectures import EXPORT_INFO_FILE, HeadImportError  # noqa: E402
-from ropeproof.verify.interop.hf.export import ExportInfo, load_export_info  # noqa: E402
+from ropeproof.verify.interop.errors import HeadImportError  # noqa: E402
+from ropeproof.verify.interop.head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info  # noqa: E402
+from ropeproof.verify.interop.hf.export import HFExportInfo  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_model_head  # noqa: E402
 from ropeproof.verify.measure.tasks import number_task  # noqa: E402
 
@@ -49,9 +50,13 @@ def test_cli_writes_a_from_pretrained_directory(tmp_path, capsys) -> None:
     assert (record["format"], record["version"]) == ("ropeproof-hf-export", 2)
     info = load_export_info(out)
     legacy = {k: v for k, v in record.items() if k not in ("format", "version")}  # written before v2
-    assert ExportInfo.from_json(legacy) == info
+    assert ExportInfo.from_json(legacy) == info and isinstance(info, HFExportInfo)
     with pytest.raises(HeadImportError, match="not a ropeproof-hf-export"):
+        HFExportInfo.from_json({**record, "format": "ropeproof-tl-export"})
+    with pytest.raises(HeadImportError, match="format='something-else' is unknown"):
         ExportInfo.from_json({**record, "format": "something-else"})
+    with pytest.raises(HeadImportError, match="version=7"):
+        ExportInfo.from_json({**record, "version": 7})
     back = info.to_source(import_model_head(model, device="cpu", **info.import_kwargs()))
     head = reflexive_head()
     assert torch.allclose(back.W_Q, torch.as_tensor(head.W_Q), rtol=0, atol=1e-6)  # float32 model
@@ -79,6 +84,15 @@ def test_cli_reports_no_placement(tmp_path, capsys) -> None:
     assert err.startswith("ropeproof export: error:") and "not on GPT-J's spectrum" in err
     assert err.count("\n") == 1  # one line, no traceback
     assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []  # no staging directory left
+
+
+def test_cli_refuses_a_frequency_no_float_base_holds(tmp_path, capsys) -> None:
+    """Issue 34: theta = 1e-300 was an OverflowError (exit 3); it is a one-line refusal (exit 2)."""
+    for arch in ("llama", "tl"):
+        assert _cli(["export", arch, "index", "--theta", "1e-300", "--out", str(tmp_path / arch)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("ropeproof export: error: plane 0 has |theta|=1e-300") and err.count("\n") == 1
+        assert not (tmp_path / arch).exists()
 
 
 def test_cli_json_describes_what_was_written(tmp_path, capsys) -> None:

@@ -12,8 +12,11 @@ import torch
 from ropeproof.cli import main
 from ropeproof.commands import head_dir
 from ropeproof.commands.import_head import parse_token_ids
+from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.head import load_head
+from ropeproof.constructions.paper import index_construction
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.family import Family, FamilyCase
 from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
 
 
@@ -83,6 +86,86 @@ def test_head_option_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert main(["sweep", "--head", str(tmp_path / "i"), "--lengths", "2:40"]) == 2
     with pytest.raises(InputError, match=r"head\.json"):
         head_dir.read_head(tmp_path / "missing")
+
+
+def _previous_token_head(tmp_path: Path, with_family: bool) -> tuple[Path, Family]:
+    """A previous-token head (the index rule with the one integer s = 1) saved with or without its
+    one-case family (target one position back)."""
+    base = index_construction(theta=0.9, letters=3, max_int=1)
+    letters = tuple(t.name for t in base.tokens if t.kind == "letter")
+    family = Family("previous", (FamilyCase("prev", ("1",), letters, tuple(base.token_names), 1),), "prev")
+    head = compile_construction(base.with_family(family if with_family else None))
+    return head.save(tmp_path / ("with" if with_family else "without")), family
+
+
+def test_sweep_head_uses_the_recorded_family_and_prints_a_summary(tmp_path: Path, capsys) -> None:
+    """Over its recorded family the previous-token head's worst margin at length n is
+    min_{1 <= j <= max(1, n - 2)} (1 - cos(j 0.9)): the key one back scores 1 and the key j further
+    from it cos(j 0.9) (the query itself is j = 1); --json carries the promised summary."""
+    path, family = _previous_token_head(tmp_path, True)
+    assert main(["sweep", "--head", str(path), "--lengths", "2:40", "--json"]) == 0
+    out = _json(capsys)
+    assert out["family"] == "previous" and out["summary"]["family_source"] == "recorded"
+    assert out["summary"]["first_nonpositive_margin_n"] is None
+    margins = np.array([r["margin_inf"] for r in out["rows"]])
+    n = np.arange(2, 41)
+    g = 2 * np.sin(np.arange(1, 40) * 0.9 / 2) ** 2
+    expected = np.minimum.accumulate(g)[np.maximum(1, n - 2) - 1]
+    assert np.allclose(margins, expected, rtol=0, atol=1e-15)
+    assert out["summary"]["min_margin_inf"] == pytest.approx(expected.min(), abs=1e-15)
+    # --family is only for a head that records none
+    family.save(tmp_path / "fam.json")
+    assert main(["sweep", "--head", str(path), "--family", str(tmp_path / "fam.json")]) == 2
+    assert "records its family 'previous'" in capsys.readouterr().err
+    assert main(["sweep", "index", "--theta", "0.5", "--family", "tokens"]) == 2
+    assert "--family only apply with --head" in capsys.readouterr().err
+
+
+def test_a_head_without_a_family_says_all_sequences_out_loud(tmp_path: Path, capsys) -> None:
+    path, _family = _previous_token_head(tmp_path, False)
+    family_file = _family.save(tmp_path / "fam.json")
+    assert main(["sweep", "--head", str(path), "--lengths", "2:6"]) == 0
+    text = capsys.readouterr().out
+    assert "ALL token sequences" in text.splitlines()[0]
+    assert main(["sweep", "--head", str(path), "--lengths", "2:6", "--json"]) == 0
+    summary = _json(capsys)["summary"]
+    assert summary["all_sequences"] is True and "ALL token sequences" in summary["note"]
+    assert (
+        main(["sweep", "--head", str(path), "--lengths", "2:6", "--family", str(family_file), "--json"]) == 0
+    )
+    out = _json(capsys)
+    assert out["family"] == "previous" and out["summary"]["family_source"] == "given"
+    assert main(["sweep", "--head", str(path), "--family", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json" in capsys.readouterr().err
+
+
+def test_sweep_head_bound_finds_the_first_violation(tmp_path: Path, capsys) -> None:
+    """--bound judges every length of --lengths (the STEP only thins the printed rows): T_Index's
+    margin first exceeds pi^2/(2 n^2) at n = 4, float64 and certified alike."""
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    argv = ["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:17:5", "--bound", "pi^2/(2*n^2)"]
+    for extra in ([], ["--certified"]):
+        assert main([*argv, *extra, "--json"]) == 0
+        out = _json(capsys)
+        assert [r["n"] for r in out["rows"]] == [2, 7, 12, 17]
+        summary = out["summary"]
+        assert summary["first_violation"]["n"] == 4 and summary["certified"] == bool(extra)
+        assert sum(summary["rows"].values()) == 16  # every length 2..17 judged
+        assert len(summary["first_violation"]["witness"]["tokens"]) == 4
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "first violation: n = 4" in text and "verdict: violated" in text
+    assert main([*argv[:-2], "--bound", "0.01", "--relation", ">=", "--json"]) == 0
+    assert _json(capsys)["summary"]["statement"] == "margin_inf(n) >= 0.01"
+    for bad, message in (
+        (["--reading", "gap_sup"], "--reading only apply with --bound"),
+        (["--bound", "1", "--dtype", "float32"], "--bound judges the exact float64 sweep"),
+        (["--bound", "1", "--certified", "--prec", "30"], "too low for --certified"),
+        (["--bound", "import os"], "'import' is not allowed"),
+    ):
+        assert main(["sweep", "--head", str(tmp_path / "h"), *bad]) == 2
+        assert message in capsys.readouterr().err
 
 
 def test_parse_token_ids() -> None:

@@ -43,7 +43,10 @@ GPT-J's sin/cos table and its eager ``q . k`` are float32, and LLaMA's rotary an
 eager softmax are float32. Float64 parity is therefore at float32 level except where those steps
 are exact (``theta = 0`` planes: LLaMA's eager scores, SDPA outputs); the tests report the measured
 differences. HF also evaluates the spectrum in float32, so "exact" frequencies are exact in float64
-arithmetic and agree with HF's to float32 rounding (relative ~6e-8).
+arithmetic and agree with HF's within :func:`~.placement.spectrum_rtol` (relative ``2 (|ln rope_theta| +
+4)`` float32 roundings, tested against mpmath); a placement whose frequency HF's float32 spectrum does not
+hold (a ``rope_theta`` past float32's range) is refused, and a small frequency moves to a higher plane
+whose base float32 holds.
 
 **Converters** (:mod:`.converters`): everything architecture-specific -- module paths, state-dict keys,
 configs, head geometry, norm numerics, which placement search applies -- sits in one converter per
@@ -61,23 +64,14 @@ ropeproof module.
 """
 
 from ropeproof.theory.architectures import GPTJ_BASE
-from ropeproof.verify.interop.hf.architectures import (
-    EXPORT_INFO_FILE,
-    FREQ_RTOL,
-    ExportError,
-    HeadImportError,
-)
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
+from ropeproof.verify.interop.head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info
 from ropeproof.verify.interop.hf.converter import HFConverter
 from ropeproof.verify.interop.hf.converters import CONVERTERS, converter, register_converter
-from ropeproof.verify.interop.hf.export import (
-    ExportInfo,
-    HFExport,
-    export_head,
-    load_export_info,
-    place_head,
-)
+from ropeproof.verify.interop.hf.export import HFExport, HFExportInfo, export_head, place_head
 from ropeproof.verify.interop.hf.head_import import import_head, import_model_head
 from ropeproof.verify.interop.hf.placement import (
+    FREQ_RTOL,
     Placement,
     place_gptj,
     place_llama,
@@ -91,12 +85,7 @@ from ropeproof.verify.interop.hf.run import (
     hf_attention_forward,
 )
 
-ARCHITECTURES: tuple[str, ...] = tuple(CONVERTERS)
-"""The built-in architectures (:data:`~ropeproof.verify.interop.hf.converters.CONVERTERS` holds every
-registered one)."""
-
 __all__ = [
-    "ARCHITECTURES",
     "CONVERTERS",
     "EXPORT_INFO_FILE",
     "FREQ_RTOL",
@@ -106,6 +95,7 @@ __all__ = [
     "HFAttentionResult",
     "HFConverter",
     "HFExport",
+    "HFExportInfo",
     "HeadImportError",
     "Placement",
     "attention_module",

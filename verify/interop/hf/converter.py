@@ -35,7 +35,7 @@ from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import ARCHITECTURES, Architecture
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
-from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.hf.placement import Placement
 
 ROLES: tuple[str, ...] = ("q", "k", "v", "o")
@@ -217,9 +217,28 @@ class HFConverter:
         pad_token_id: int | None,
     ) -> Any:
         """The config of an exported model: ``n_layers`` layers of one head each laid out as
-        ``placement``, norms with :data:`~ropeproof.verify.interop.hf.architectures.NORM_EPS`, MLPs of
+        ``placement``, norms with :data:`~ropeproof.verify.interop.hf.norm_bypass.NORM_EPS`, MLPs of
         width 1 (zeroed), no dropout, no biases, untied embeddings."""
         raise NotImplementedError
+
+    def exported_model(self, tf: Any, config: Any, dtype: torch.dtype, weights: Mapping[str, Any]) -> Any:
+        """The causal LM of ``config`` (``transformers`` is ``tf``) in ``dtype``, its state dict set to
+        ``weights`` and zero everywhere else (MLPs, biases); the caller's torch RNG state is left as it
+        was (HF's initialisation draws the weights this overwrites)."""
+        rng_state = torch.random.get_rng_state()
+        try:
+            model = self.model_class(tf)(config)
+        finally:
+            torch.random.set_rng_state(rng_state)
+        model = model.to(dtype).eval()
+        state = model.state_dict()
+        missing = set(weights) - set(state)
+        if missing:  # pragma: no cover - guards against a transformers rename
+            raise ExportError(f"this transformers version has no parameters {sorted(missing)}")
+        for key, value in state.items():
+            state[key] = weights[key] if key in weights else torch.zeros_like(value)
+        model.load_state_dict(state)
+        return model
 
     @staticmethod
     def _export_common(vocab: int, attn_implementation: str, pad_token_id: int | None) -> dict[str, Any]:
@@ -262,6 +281,18 @@ class HFConverter:
     def evaluate_norm(self, norm: Any, x: torch.Tensor) -> torch.Tensor:
         """The norm module ``norm`` on ``x`` (``[..., width]``) in float64 (a float64 copy of the module)."""
         return copy.deepcopy(norm).to("cpu", torch.float64)(x)
+
+    def rope_cos_sin(self, model: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(cos, sin)``, each ``[n, rotary_dim / 2]`` (float64 copies): the rotation of plane ``k`` at
+        positions ``0 .. n - 1`` exactly as ``model``'s own code builds it (in float32 for the built-in
+        architectures, whatever the model's dtype)."""
+        raise NotImplementedError
+
+    def _model_positions(self, model: Any, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """A ``[1, n, 1]`` hidden state in the model's dtype and positions ``0 .. n - 1``: what the rotary
+        module reads."""
+        dtype = next(model.parameters()).dtype
+        return torch.zeros(1, n, 1, dtype=dtype), torch.arange(n)[None]
 
     def position_table_size(self, max_positions: int, rotary_dim: int) -> int:
         """Entries of the sin/cos table the model allocates (0 when it computes them per call)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from ropeproof.theory.architectures import register_architecture
 from ropeproof.theory.errors import RopeproofError
-from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.hf.converter import HFConverter
 from ropeproof.verify.interop.hf.gptj import GPTJConverter
 from ropeproof.verify.interop.hf.llama import LlamaConverter

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ropeproof.verify.interop.hf.architectures import ExportError
+from ropeproof.verify.interop.errors import ExportError
 
 
 def finite_weights(weights: Mapping[str, Any], dtype: torch.dtype, hint: str) -> dict[str, torch.Tensor]:

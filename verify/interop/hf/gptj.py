@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+import torch
+
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import GPTJ, GPTJ_BASE
-from ropeproof.verify.interop.hf.architectures import NORM_EPS, HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.converter import HeadGeometry, HFConverter, config_value
+from ropeproof.verify.interop.hf.norm_bypass import NORM_EPS
 from ropeproof.verify.interop.hf.placement import (
     Placement,
     _used_planes,
@@ -45,6 +49,19 @@ class GPTJConverter(HFConverter):
 
     def rotary_inside_attention(self, attention: Any) -> bool:
         return hasattr(attention, "embed_positions")  # older transformers: the sin/cos table is its own
+
+    def rope_cos_sin(self, model: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """GPT-J's sin/cos table (``create_sinusoidal_positions``: ``inv_freq`` and ``position * inv_freq``
+        in float32, then ``sin``/``cos`` in float32), rows ``0 .. n - 1``."""
+        hidden, positions = self._model_positions(model, n)
+        attention = self.attention(self.block(model, 0))
+        with torch.no_grad():
+            if self.rotary_inside_attention(attention):  # transformers before 4.48: the table is its own
+                half = attention.embed_positions.shape[-1] // 2
+                sin, cos = attention.embed_positions[:n, :half], attention.embed_positions[:n, half:]
+            else:
+                sin, cos = (t[0] for t in self.base(model).rotary_emb(hidden, position_ids=positions))
+        return cos.double().numpy(), sin.double().numpy()
 
     def export_config(
         self,

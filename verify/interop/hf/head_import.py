@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ropeproof.verify.interop.hf.architectures import HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.converter import ROLES
 from ropeproof.verify.interop.hf.converters import converter
 from ropeproof.verify.kernel.attention import RopeAttention

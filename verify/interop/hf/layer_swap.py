@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from ropeproof.verify.interop.hf.architectures import HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.converters import model_converter
 from ropeproof.verify.measure.ps.layer_swap import LayerSwapScores, layer_swap_scores
 from ropeproof.verify.measure.ps.swap_stream import DEFAULT_MEMORY_BUDGET

@@ -22,7 +22,7 @@ import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 from ropeproof.verify.measure.statistics import proportion_interval
 from ropeproof.verify.measure.task_lengths import long_task, with_decoys
 from ropeproof.verify.measure.tokenizer import UNK, prompt_text
@@ -53,10 +53,12 @@ def transformers_length_check(
     build: str = "distractors",
     seed: int = 0,
     attn_implementation: str = "sdpa",
+    hops: tuple[int, ...] = (1, 2, 3, 4),
 ) -> list[dict[str, Any]]:
     """One row per dtype, length and kind (``sampled``, ``decoy``): inputs, correct answers, accuracy with
     its 95% interval and the first wrong answer (module docstring). ``model`` is the compiled model that
-    was exported to ``path`` (it makes the decoys); the answers come from the directory alone."""
+    was exported to ``path`` (it makes the decoys); the answers come from the directory alone. ``hops``: the
+    hop counts the prompts are drawn with (balanced; at most the model's hop layers)."""
     tf = require_transformers()
     bad = sorted(set(dtypes) - set(DTYPES))
     if bad or not dtypes:
@@ -69,7 +71,7 @@ def transformers_length_check(
                 path, dtype=getattr(torch, dtype), attn_implementation=attn_implementation
             ).eval()
         for n in lengths:
-            insts = long_task(model.task, count(n), int(n), (1, 2, 3, 4), build, seed + int(n))
+            insts = long_task(model.task, count(n), int(n), hops, build, seed + int(n))
             batch = 4 if n <= 1024 else 1
             for kind, probe in (("sampled", insts), ("decoy", [with_decoys(model, i) for i in insts])):
                 prompts = [prompt_text(i.tokens) for i in probe]

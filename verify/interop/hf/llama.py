@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import LLAMA
-from ropeproof.verify.interop.hf.architectures import NORM_EPS, HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.converter import HeadGeometry, HFConverter, config_int, config_value
+from ropeproof.verify.interop.hf.norm_bypass import NORM_EPS
 from ropeproof.verify.interop.hf.placement import (
     Placement,
     _used_planes,
@@ -52,6 +54,15 @@ class LlamaConverter(HFConverter):
         eps = float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6)))
         weight = norm.weight.detach().to("cpu", torch.float64)
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+    def rope_cos_sin(self, model: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """LLaMA's rotation (``LlamaRotaryEmbedding``: ``inv_freq`` in float32, ``position * inv_freq`` and
+        ``cos``/``sin`` in float32), positions ``0 .. n - 1``; the first half of its duplicated halves."""
+        hidden, positions = self._model_positions(model, n)
+        with torch.no_grad():
+            cos, sin = self.rotary_embeddings(model, hidden, positions)
+        half = cos.shape[-1] // 2
+        return cos[0, :, :half].double().numpy(), sin[0, :, :half].double().numpy()
 
     def export_config(
         self,

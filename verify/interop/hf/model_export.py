@@ -22,7 +22,9 @@ Layout (``d`` = the compiled residual width, layer ``l`` of the compiled model =
   one token returns the answer. The directory also holds ``tokenizer.json``
   (:mod:`ropeproof.verify.measure.tokenizer`) and ``ropeproof_model.json`` (:class:`ModelExportInfo`); the
   config
-  records ``certified_horizon`` (:func:`horizon_record`) and, where given, ``ropeproof_notes``.
+  records ``certified_horizon`` and what it covers
+  (:mod:`~ropeproof.verify.interop.hf.checkpoint_certificate`: the float64 model in exact arithmetic; the
+  checkpoint itself is sampled, :meth:`ModelExport.sample_saved`) and, where given, ``ropeproof_notes``.
 - Every exported tensor is checked finite in the checkpoint's dtype before anything is written, and the
   logit scale is refused above :func:`max_logit_scale` (scores past float32's range).
 
@@ -42,16 +44,19 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
-from ropeproof.verify.interop.hf.architectures import (
-    NORM_GAIN,
-    ExportError,
-    HeadImportError,
-    quiet_progress,
-    require_transformers,
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
+from ropeproof.verify.interop.head_export import placement_fields
+from ropeproof.verify.interop.hf.checkpoint_certificate import (
+    CERTIFY_LIMIT,
+    horizon_record,
+    rope_table_record,
+    sample_saved_checkpoint,
 )
 from ropeproof.verify.interop.hf.converter import HFConverter
 from ropeproof.verify.interop.hf.converters import converter
 from ropeproof.verify.interop.hf.finite_weights import finite_weights
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf.norm_bypass import NORM_GAIN
 from ropeproof.verify.interop.hf.placement import Placement
 from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
 from ropeproof.verify.measure.exact.multihop_certified import MultiHopCertificate, certified_horizon
@@ -114,16 +119,9 @@ class ModelExportInfo:
         if data.get("format") != MODEL_EXPORT_FORMAT or data.get("version") != MODEL_EXPORT_VERSION:
             raise HeadImportError(f"not a {MODEL_EXPORT_FORMAT} v{MODEL_EXPORT_VERSION} record")
         rope_theta = float(data["rope_theta"])
+        shared = {k: data[k] for k in ("arch", "head_dim", "rotary_dim", "rope_theta", "hidden_size")}
         placements = tuple(
-            Placement(
-                data["arch"],
-                int(data["head_dim"]),
-                int(data["rotary_dim"]),
-                rope_theta,
-                int(data["hidden_size"]),
-                tuple((int(a), int(b), bool(c)) for a, b, c in layer["planes"]),
-                tuple((int(a), int(b)) for a, b in layer["values"]),
-            )
+            Placement(*placement_fields({**shared, "planes": layer["planes"], "values": layer["values"]}))
             for layer in data["layers"]
         )
         return cls(
@@ -160,6 +158,7 @@ class ModelExport:
     tokenizer: Any
     info: ModelExportInfo
     certificate: MultiHopCertificate | None = None
+    compiled: CompiledModel | None = None
 
     @property
     def certified_horizon(self) -> int | None:
@@ -176,6 +175,28 @@ class ModelExport:
             logits = self.model(input_ids=enc["input_ids"]).logits[:, -1]
         index = {w: t for t, w in zip(self.info.tokens, self.info.words, strict=True)}
         return [index.get(w, w) for w in self.tokenizer.convert_ids_to_tokens(logits.argmax(-1).tolist())]
+
+    def record_certificate(self, record: dict[str, Any]) -> None:
+        """Put the certificate ``record`` (:mod:`~ropeproof.verify.interop.hf.checkpoint_certificate`) in the
+        config (``certified_horizon``, ``ropeproof_certificate``) and the layout record."""
+        self.model.config.certified_horizon = record["certified_horizon"]
+        self.model.config.ropeproof_certificate = record
+        self.info.metadata["certificate"] = record
+
+    def sample_saved(self, path: str | Path, counts: dict[int, int] | None = None) -> dict[str, Any]:
+        """Sample the checkpoint this export saved at ``path`` with transformers alone
+        (:func:`~ropeproof.verify.interop.hf.checkpoint_certificate.sample_saved_checkpoint`; ``counts``:
+        ``{length: prompts}``), record the sample in the certificate and rewrite ``config.json`` and
+        :data:`MODEL_INFO_FILE` there; return the record. Needs the compiled model of the export."""
+        record = self.info.metadata.get("certificate")
+        if record is None or self.compiled is None:
+            raise ExportError("only a certified export of a compiled model (certify=True) can be sampled")
+        record = sample_saved_checkpoint(path, self.compiled, record, counts)
+        self.record_certificate(record)
+        with quiet_progress():
+            self.model.config.save_pretrained(path)
+        (Path(path) / MODEL_INFO_FILE).write_text(json.dumps(self.info.to_json(), indent=1))
+        return record
 
     def save_pretrained(self, path: str | Path) -> Path:
         """``model.save_pretrained``, ``tokenizer.save_pretrained`` and :data:`MODEL_INFO_FILE`."""
@@ -248,8 +269,11 @@ def export_model(
 
     With ``certify`` the model is certified on every input of its task family with up to ``hop_layers``
     hops and at most ``max_positions`` tokens (:func:`~ropeproof.verify.measure.exact.multihop_certified.
-    certified_horizon`), and the config records the horizon (:func:`horizon_record`): never more than
-    ``max_positions``, the longest prompt the checkpoint can run. ``notes`` (layout remarks, e.g. why
+    certified_horizon`), and the config records the horizon
+    (:func:`~ropeproof.verify.interop.hf.checkpoint_certificate.horizon_record`): never more than
+    ``max_positions``, the longest prompt the checkpoint can run, and certified for the float64 model in
+    exact arithmetic, not for this checkpoint, whose RoPE table error is recorded and which
+    :meth:`ModelExport.sample_saved` samples once saved. ``notes`` (layout remarks, e.g. why
     ``rotary_dim < n_embd``) go into the config as ``ropeproof_notes``.
     """
     if not isinstance(model, CompiledModel):
@@ -296,21 +320,9 @@ def export_model(
     config = conv.export_config(
         tf, placements[0], model.n_layers, vocab, max_positions, attn_implementation, vocab - 1
     )
-    rng_state = torch.random.get_rng_state()
-    try:
-        lm_model = conv.model_class(tf)(config)
-    finally:  # HF initialisation draws random weights we overwrite; leave the caller's RNG alone
-        torch.random.set_rng_state(rng_state)
-    lm_model = lm_model.to(dt).eval()
     new = conv.export_weights(emb, layers, lm, np.full(hid, NORM_GAIN))
     new = finite_weights(new, dt, "the compiled model's weights must be finite; nothing was written")
-    state = lm_model.state_dict()
-    missing = set(new) - set(state)
-    if missing:  # pragma: no cover - guards against a transformers rename
-        raise ExportError(f"this transformers version has no parameters {sorted(missing)}")
-    for key, value in state.items():  # everything else (MLPs, biases) is zero
-        state[key] = new[key] if key in new else torch.zeros_like(value)
-    lm_model.load_state_dict(state)
+    lm_model = conv.exported_model(tf, config, dt, new)
     lm_model.generation_config.pad_token_id = vocab - 1
     lm_model.generation_config.eos_token_id = None
     labels = model.residual_labels + (("spare",) if spare is not None else ())
@@ -335,41 +347,15 @@ def export_model(
             "unk": UNK,
         },
     )
-    exported = ModelExport(lm_model, build_tokenizer(model.tokens), info)
+    exported = ModelExport(lm_model, build_tokenizer(model.tokens), info, compiled=model)
     if notes:
         lm_model.config.ropeproof_notes = list(notes)
         info.metadata["notes"] = list(notes)
     if certify:
         cert = certified_horizon(model, model.hop_layers, max_n=min(max(max_positions, 2), CERTIFY_LIMIT))
-        record = horizon_record(model, cert, max_positions)
-        lm_model.config.certified_horizon = record["certified_horizon"]
-        lm_model.config.ropeproof_certificate = record
-        info.metadata["certificate"] = record
+        stated = min(cert.horizon, max_positions)
+        table = rope_table_record(conv, lm_model, model, placements, max(stated, 1))
+        checkpoint = {"dtype": str(dt).removeprefix("torch."), "rope_table": table, "sample": None}
         exported.certificate = cert
+        exported.record_certificate(horizon_record(model, cert, max_positions, checkpoint))
     return exported
-
-
-CERTIFY_LIMIT = 10**6
-"""Longest length the export certifies (the certificate's own limit)."""
-
-
-def horizon_record(model: CompiledModel, cert: MultiHopCertificate, max_positions: int) -> dict[str, Any]:
-    """What a checkpoint states about its certificate: ``certified_horizon`` is the largest ``N`` such that
-    every input of the family up to ``N`` tokens is proved correct *and* runs in the checkpoint, so it is
-    at most ``max_positions`` (a longer prompt does not fit the position table)."""
-    stated = min(cert.horizon, int(max_positions))
-    return {
-        "certified_horizon": stated,
-        "task": model.task,
-        "hops": cert.hops,
-        "certificate_horizon": cert.horizon,
-        "certificate_complete": cert.complete,
-        "certified_up_to": int(cert.n[-1]),
-        "max_positions": int(max_positions),
-        "limited_by": "max_positions" if stated < cert.horizon or cert.complete else "certificate",
-        "statement": (
-            f"every {model.task}-task input with 1..{cert.hops} hops and at most {stated} tokens is answered "
-            "correctly (proved in exact arithmetic, interval-checked; docs/theory.md section 6)"
-        ),
-        "steps": cert.detail.get("steps", {}),
-    }

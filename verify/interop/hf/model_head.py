@@ -12,9 +12,10 @@ from typing import Any
 import torch
 
 from ropeproof.constructions.head import CompiledHead
-from ropeproof.verify.interop.hf.architectures import HeadImportError, require_transformers
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.converters import CONVERTERS, converter
 from ropeproof.verify.interop.hf.head_import import import_model_head
+from ropeproof.verify.interop.hf.library import require_transformers
 from ropeproof.verify.interop.imported import (
     EXACT_EMBEDDING,
     PROXY_EMBEDDING,

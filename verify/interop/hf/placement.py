@@ -10,23 +10,59 @@ search an architecture uses is its converter's choice (:mod:`ropeproof.verify.in
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import torch
 
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.architectures import GPTJ_BASE, architecture
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
-from ropeproof.verify.interop.hf.architectures import FREQ_RTOL, MAX_SEARCH_DIM, ExportError
+from ropeproof.verify.interop.errors import ExportError
+
+FREQ_RTOL = 1e-12
+"""Relative tolerance for "same frequency": float64 rounding of the spectrum formula, nothing more."""
+
+MAX_SEARCH_DIM = 4096
+"""Largest ``rotary_dim`` / ``head_dim`` / ratio exponent the placement search tries."""
+
+LOG_FLOAT64_MAX = math.log(np.finfo(np.float64).max)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def spectrum_freq(base: float, k: int, dim: int) -> float:
     """Frequency of plane ``k`` of the default spectrum, ``1 / base ** (2k / dim)``, as HF writes it."""
     return 1.0 / (base ** (2 * k / dim))
+
+
+SPECTRUM_DTYPES: tuple[str, ...] = ("float32", "float64")
+"""The precisions a target library may evaluate its spectrum in: transformers always float32; TransformerLens
+in the model's dtype."""
+
+
+def spectrum_rtol(base: float, dtype: str) -> float:
+    """How far (relative) a frequency ``1 / base ** x`` (``0 <= x < 1``) evaluated in ``dtype`` may be from
+    the exact one: twice the first-order bound ``(|ln base| + 4) u`` (``u`` the unit roundoff) from rounding
+    the exponent ``x`` (an error of ``u x`` in ``x`` moves the result by ``|ln base| u x``), the base, the
+    power and the reciprocal once each. A frequency outside it (a base past the dtype's range, a
+    frequency below its normal range) is not what the library computes."""
+    u = 2.0**-24 if dtype == "float32" else 2.0**-53
+    return 2 * (abs(math.log(base)) + 4) * u if math.isfinite(base) and base > 0 else 0.0
+
+
+def library_spectrum(base: float, dim: int, dtype: str = "float32") -> np.ndarray:
+    """The ``dim / 2`` frequencies ``1 / base ** (2k / dim)`` as transformers computes them
+    (``LlamaRotaryEmbedding.compute_default_rope_parameters``, GPT-J's ``create_sinusoidal_positions``:
+    ``torch.arange(0, dim, 2)`` divided by ``dim`` in ``dtype``, the base raised to it, the reciprocal),
+    as float64 values. ``base = inf`` gives ``(1, 0, 0, ...)``; a base past ``dtype``'s range gives
+    ``inf ** x = inf`` and frequency ``0``, as in the library."""
+    dt = torch.float32 if dtype == "float32" else torch.float64
+    exponents = torch.arange(0, dim, 2, dtype=torch.int64).to(dt) / dim
+    return (1.0 / (float(base) ** exponents)).double().numpy()
 
 
 def same_freq(a: float, b: float) -> bool:
@@ -236,14 +272,44 @@ def _ratio_exponents(rot: list[tuple[int, float, bool]]) -> tuple[list[int], flo
     return None
 
 
+def _ratio_base(
+    ks: list[int], step: float, d: int, dtype: str, fits: Any
+) -> tuple[tuple[float, int, list[int]] | None, tuple[float, int] | None]:
+    """A base for frequencies ``exp(k_i step)`` on a ``d``-dim spectrum: plane ``k_i m`` of
+    ``rope_theta = exp(-step d / (2 m))`` for the smallest ``m >= 1`` whose base lies in ``dtype``'s range
+    (``m = 1`` unless that base overflows; larger ``m`` use higher planes and smaller bases). Returns
+    ``(found, None)``, or ``(None, (least log base, d))`` when every ``m`` with ``k_i m < d/2`` overflows."""
+    if not step:
+        return ((10000.0, d, ks) if fits(10000.0, d) == ks else None), None
+    log_limit = math.log(FLOAT32_MAX) if dtype == "float32" else LOG_FLOAT64_MAX
+    top = max(ks)
+    largest_m = (d // 2 - 1) // top if top else 1
+    for m in range(1, largest_m + 1):
+        log_base = -step * d / (2 * m)
+        if log_base > log_limit:
+            continue
+        want = [k * m for k in ks]
+        base = math.exp(log_base)
+        for b in (_nice(base), base):
+            if math.isfinite(b) and b > 0 and b != 1 and fits(b, d) == want:
+                return (b, d, want), None
+        return None, None
+    return None, (-step * d / (2 * largest_m), d)
+
+
 def place_llama(
     planes: Sequence[tuple[int, float]],
     n_values: int,
     hidden_size: int,
     head_dim: int | None = None,
     rope_theta: float | None = None,
+    spectrum_dtype: str = "float32",
 ) -> Placement:
-    """Place ``(source plane, theta)`` pairs on a LLaMA spectrum (see the module docstring)."""
+    """Place ``(source plane, theta)`` pairs on a LLaMA spectrum (see the module docstring).
+
+    ``spectrum_dtype``: the precision the target library evaluates the spectrum in (transformers:
+    ``"float32"``); every placed frequency must survive it (:func:`library_spectrum`) or the placement is
+    refused."""
     head_dim = _check_dim_option("head_dim", head_dim)
     if rope_theta is not None:
         rope_theta = float(rope_theta)
@@ -289,23 +355,25 @@ def place_llama(
             if ks is not None:
                 found = (base, d, ks)
                 break
+    too_large: tuple[float, int] | None = None  # (least log rope_theta, head_dim) when every base overflows
     if found is None and rope_theta is None:
         ratio = _ratio_exponents(rot)
         if ratio is not None:
             ks, step = ratio
             d = head_dim or _even(max(2 * (max(ks) + 1), d_min))
             if 2 * (max(ks) + 1) <= d:
-                if -step * d / 2 > math.log(sys.float_info.max):  # the base is past float64's range
-                    raise ExportError(
-                        f"no LLaMA placement found for the frequencies {[f for _, f, _ in rot]}: the one "
-                        f"tried (exponents k={ks} at head_dim={d}) needs rope_theta = e^{-step * d / 2:.6g}, "
-                        f"past the largest float64 ({sys.float_info.max:.6g}); nothing was written"
-                    )
-                base = math.exp(-step * d / 2) if step else 10000.0
-                for b in (_nice(base), base):
-                    if math.isfinite(b) and b > 0 and b != 1 and fits(b, d) == ks:
-                        found = (b, d, ks)
-                        break
+                found, too_large = _ratio_base(ks, step, d, spectrum_dtype, fits)
+    if found is None and too_large is not None:
+        p, f, _ = min(rot, key=lambda r: r[1])
+        log_base, d = too_large
+        limit = FLOAT32_MAX if spectrum_dtype == "float32" else float(np.finfo(np.float64).max)
+        raise ExportError(
+            f"plane {p} has |theta|={f:.3g}: a LLaMA spectrum rope_theta^(-2k/head_dim) with head_dim={d} "
+            f"holds it only with rope_theta >= 10^{log_base / math.log(10):.0f}, past {spectrum_dtype}'s "
+            f"range ({limit:.3g}) in which the library evaluates the spectrum (transformers: float32), so "
+            "it has no exact LLaMA placement. Would work: a larger |theta|, a larger head_dim, or theta = 0 "
+            "with arch='gptj' (pass-through dims)"
+        )
     if found is None:
         p, f, _ = rot[0]
         if rope_theta is not None:
@@ -320,8 +388,31 @@ def place_llama(
             "rope_theta/head_dim unset so they are chosen"
         )
     base, d, ks = found
+    _check_library_spectrum(rot, ks, base, d, spectrum_dtype)
     moves = [(p, k, sw) for (p, _, sw), k in zip(rot, ks, strict=True)]
     return Placement("llama", d, d, base, hidden_size, tuple(sorted(moves)), values)
+
+
+def _check_library_spectrum(
+    rot: Sequence[tuple[int, float, bool]], ks: Sequence[int], base: float, dim: int, dtype: str
+) -> None:
+    """Refuse a placement whose frequencies the target library's ``dtype`` evaluation
+    (:func:`library_spectrum`) does not reproduce within :func:`spectrum_rtol`: a ``rope_theta`` past
+    float32's range (about ``3.4e38``) makes transformers' frequencies 0."""
+    if dtype not in SPECTRUM_DTYPES:
+        raise ExportError(f"spectrum_dtype={dtype!r} is unknown; accepted: {list(SPECTRUM_DTYPES)}")
+    library = library_spectrum(base, dim, dtype)
+    rtol = max(spectrum_rtol(base, dtype), FREQ_RTOL)
+    for (p, f, _), k in zip(rot, ks, strict=True):
+        if abs(library[k] - f) > rtol * f:
+            raise ExportError(
+                f"plane {p} has |theta|={f:.17g} on plane k={k} of rope_theta={base:.6g}, head_dim={dim}, "
+                f"but the library evaluates that spectrum in {dtype} (transformers always; TransformerLens "
+                f"in the model's dtype) and gets {library[k]:.9g}"
+                + (" (rope_theta is past float32's range, 3.4e38)" if base > FLOAT32_MAX else "")
+                + ". Would work: a larger |theta| (a smaller rope_theta), theta = 0 with arch='gptj' "
+                "(pass-through dims), or a float64 TransformerLens export"
+            )
 
 
 def place_gptj_layers(

@@ -18,18 +18,14 @@ activation patching) see exactly the head's logits and pattern.
 Nothing here imports TransformerLens until a model is built or read.
 """
 
+from ropeproof.verify.interop.head_export import load_export_info
 from ropeproof.verify.interop.tl.checkpoint import (
     TL_CONFIG_FILE,
     TL_WEIGHTS_FILE,
     load_hooked_transformer,
     save_hooked_transformer,
 )
-from ropeproof.verify.interop.tl.export import (
-    TLExport,
-    TLExportInfo,
-    export_hooked_transformer,
-    load_tl_export_info,
-)
+from ropeproof.verify.interop.tl.export import TLExport, TLExportInfo, export_hooked_transformer
 from ropeproof.verify.interop.tl.head_import import from_hooked_transformer, tl_rope_spec
 from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
 from ropeproof.verify.interop.tl.placement import TLPlacement, place_tl
@@ -43,8 +39,8 @@ __all__ = [
     "build_hooked_transformer",
     "export_hooked_transformer",
     "from_hooked_transformer",
+    "load_export_info",
     "load_hooked_transformer",
-    "load_tl_export_info",
     "place_tl",
     "require_transformer_lens",
     "save_hooked_transformer",

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ropeproof.verify.interop.hf.architectures import HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
 from ropeproof.verify.kernel.devices import DTYPES, dtype_name
 

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.interop.hf.architectures import HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.head_import import _dims
 from ropeproof.verify.interop.tl import converter as tl_names
 from ropeproof.verify.kernel.attention import RopeAttention

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ropeproof.verify.interop.hf.architectures import ExportError
+from ropeproof.verify.interop.errors import ExportError
 
 TL_EXTRA = "pip install 'ropeproof[tl]'"
 """How to install TransformerLens with the versions this module is tested against."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.architectures import GPTJ_BASE
 from ropeproof.theory.rope_spec import LAYOUTS, Layout, RopeSpec
-from ropeproof.verify.interop.hf.architectures import ExportError
+from ropeproof.verify.interop.errors import ExportError
 from ropeproof.verify.interop.hf.placement import (
     Placement,
     _check_dim_option,
@@ -52,11 +52,13 @@ def place_tl(
     rotary_dim: int | None = None,
     d_head: int | None = None,
     rotary_base: float | None = None,
+    spectrum_dtype: str = "float32",
 ) -> TLPlacement:
     """The placement :func:`~ropeproof.verify.interop.tl.export.export_hooked_transformer` uses.
 
     ``rotary_dim``, ``d_head`` and ``rotary_base`` fix choices the search would otherwise make;
-    :class:`ExportError` says why when no exact placement exists.
+    :class:`ExportError` says why when no exact placement exists. ``spectrum_dtype``: the model's dtype,
+    in which TransformerLens evaluates the spectrum (a derived base must survive it).
     """
     if layout not in LAYOUTS:
         raise ExportError(f"layout={layout!r} is unknown; accepted: {list(LAYOUTS)}")
@@ -77,7 +79,7 @@ def place_tl(
                 raise
     zeros, _ = _split(list(planes))
     rotating = [(p, f) for p, f in planes if f != 0]
-    pl = place_llama(rotating, 0, hidden, rotary_dim, rotary_base)
+    pl = place_llama(rotating, 0, hidden, rotary_dim, rotary_base, spectrum_dtype)
     r = pl.head_dim
     needed = _even(max(r + 2 * len(zeros), n_values, 2))
     if d_head is not None and d_head < needed:

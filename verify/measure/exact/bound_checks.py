@@ -3,7 +3,8 @@
 A row ``measured <= bound`` gets one status:
 
 - ``holds`` / ``violated``: the floating-point enclosures ``measured +- m_err`` and ``bound +- b_err``
-  are disjoint (``m_hi <= b_lo``, resp. ``m_lo > b_hi``), or an identity proves ``measured <= bound``;
+  are disjoint (``m_hi < b_lo``, resp. ``m_lo > b_hi``, compared strictly after rounding, which proves
+  the exact comparison), or an identity proves ``measured <= bound``;
 - ``holds-equal``: an identity proves ``measured == bound`` (docs/theory.md section 5; e.g. for
   T_Index the competitor one step from the target scores ``g(1) = 2 sin(theta/2)^2``, which the
   symbolic layer proves equal to ``1 - cos(theta)``). Equality is never inferred from digits here;
@@ -15,7 +16,8 @@ A row ``measured <= bound`` gets one status:
   ``detail["undecided_reasons"]``.
 
 All decisions are vectorised (statuses are small integer codes, :data:`STATUSES`); only overlapping
-rows without an identity reach ``refine``. :func:`min_of_terms` combines per-term comparisons into one
+rows without an identity reach ``refine``. :func:`judge_intervals` decides the same statuses from interval
+enclosures of both sides (certified checks). :func:`min_of_terms` combines per-term comparisons into one
 for ``bound = min(terms)``: a row holds when it holds for every term, is violated when it is violated
 for some term, and holds with equality when it also equals one of the terms.
 """
@@ -218,8 +220,11 @@ def judge_rows(
     m_err = np.broadcast_to(np.asarray(m_err, dtype=np.float64), measured.shape)
     b_err = np.broadcast_to(np.asarray(b_err, dtype=np.float64), measured.shape)
     codes = np.full(measured.shape, CODE["undecided"], dtype=np.int8)
-    codes[measured + m_err <= bound - b_err] = CODE["holds"]
-    codes[measured - m_err > bound + b_err] = CODE["violated"]
+    # strict comparisons of the rounded ends: rounding to nearest is monotone, so fl(a) < fl(b) proves
+    # a < b for the exact sums (fl(a) <= fl(b) would not: 1 + 2^-60 and 1 - 2^-60 both round to 1)
+    with np.errstate(invalid="ignore"):
+        codes[measured + m_err < bound - b_err] = CODE["holds"]
+        codes[measured - m_err > bound + b_err] = CODE["violated"]
     table = [""]
     reason_codes = np.zeros(measured.shape, dtype=np.int16)
 
@@ -239,13 +244,36 @@ def judge_rows(
         codes[at_most & (codes != CODE["holds"])] = CODE["holds"]
         codes[equal] = CODE["holds-equal"]
     nan = np.isnan(measured) | np.isnan(bound)
+    _refine_rows(n, codes, reason_codes, flags, reason, nan, nan_reason, refine, max_refine)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = measured / bound
+    detail: dict[str, Any] = {}
+    if identity is not None:
+        detail["identity"] = identity.statement
+        detail["enclosure_contradictions"] = 0  # counted from the flags
+    return BoundComparison(term, reading, n, codes, ratio, detail, reason_codes, table, flags)
+
+
+def _refine_rows(
+    n: np.ndarray,
+    codes: np.ndarray,
+    reason_codes: np.ndarray,
+    flags: np.ndarray,
+    reason: Callable[[str], int],
+    nan: np.ndarray,
+    nan_reason: str,
+    refine: Refine | None,
+    max_refine: int | None,
+    overlap_reason: str = "floating-point enclosures overlap and no identity applies",
+) -> None:
+    """NaN rows undecided with ``nan_reason``; every other undecided row refined (in place)."""
     if nan.any():
         codes[nan] = CODE["undecided"]
         reason_codes[nan] = reason(nan_reason)
     refined = 0
     for r in np.nonzero((codes == CODE["undecided"]) & ~nan)[0]:
         if refine is None:
-            reason_codes[r] = reason("floating-point enclosures overlap and no identity applies")
+            reason_codes[r] = reason(overlap_reason)
             continue
         if max_refine is not None and refined >= max_refine:
             reason_codes[r] = reason(f"refinement cap reached (max_refine={max_refine})")
@@ -255,13 +283,47 @@ def judge_rows(
         reason_codes[r] = reason(why) if why else 0
         flags[r] |= REFINED
         refined += 1
+
+
+def judge_intervals(
+    term: str,
+    reading: str,
+    n: np.ndarray,
+    measured: tuple[np.ndarray, np.ndarray],
+    bound: tuple[np.ndarray, np.ndarray],
+    refine: Refine | None = None,
+    max_refine: int | None = None,
+    nan_reason: str = "no enclosure (NaN)",
+) -> BoundComparison:
+    """Status of ``measured <= bound`` for every row from enclosures ``[lo, hi]`` of both sides
+    (interval arithmetic, rounded outward): ``holds`` where ``m_hi <= b_lo``, ``violated`` where
+    ``m_lo > b_hi``; overlapping rows are refined as in :func:`judge_rows` (``refine`` returns two
+    enclosures), NaN ends are ``undecided``. ``ratio`` is the ratio of the midpoints.
+
+    Shapes: n [rows]; measured [rows] (lo, hi); bound [rows] (lo, hi)
+    """
+    n = np.asarray(n)
+    m_lo, m_hi = (np.asarray(x, dtype=np.float64) for x in measured)
+    b_lo, b_hi = (np.broadcast_to(np.asarray(x, dtype=np.float64), m_lo.shape) for x in bound)
+    codes = np.full(m_lo.shape, CODE["undecided"], dtype=np.int8)
+    with np.errstate(invalid="ignore"):
+        codes[m_hi <= b_lo] = CODE["holds"]
+        codes[m_lo > b_hi] = CODE["violated"]
+    table = [""]
+    reason_codes = np.zeros(m_lo.shape, dtype=np.int16)
+
+    def reason(text: str) -> int:
+        if text not in table:
+            table.append(text)
+        return table.index(text)
+
+    flags = np.zeros(m_lo.shape, dtype=np.int8)
+    nan = np.isnan(m_lo) | np.isnan(m_hi) | np.isnan(b_lo) | np.isnan(b_hi)
+    overlap = "interval enclosures overlap and no identity applies"
+    _refine_rows(n, codes, reason_codes, flags, reason, nan, nan_reason, refine, max_refine, overlap)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = measured / bound
-    detail: dict[str, Any] = {}
-    if identity is not None:
-        detail["identity"] = identity.statement
-        detail["enclosure_contradictions"] = 0  # counted from the flags
-    return BoundComparison(term, reading, n, codes, ratio, detail, reason_codes, table, flags)
+        ratio = (m_lo / 2 + m_hi / 2) / (b_lo / 2 + b_hi / 2)
+    return BoundComparison(term, reading, n, codes, ratio, {}, reason_codes, table, flags)
 
 
 def compare(

@@ -21,6 +21,7 @@ from ropeproof.verify.kernel.devices import dtype_name
 from ropeproof.verify.kernel.resolution import gap_resolution
 from ropeproof.verify.measure.exact.bound_checks import BoundComparison, compare
 from ropeproof.verify.measure.exact.certified import CertifiedComparison, certified_index, certified_retrieval
+from ropeproof.verify.measure.exact.explain import index_explanation, index_input_tokens
 from ropeproof.verify.measure.exact.index_sweep import index_sweep
 from ropeproof.verify.measure.exact.sweep import SweepTable
 from ropeproof.verify.measure.outcome import Outcome
@@ -97,23 +98,19 @@ def certified_retrieval_outcome(alphabet_size: int, thetas: Sequence[float], max
 def index_witness_tokens(
     n: int, s: int, target_position: int, competitor_offset: int | None = None
 ) -> list[str]:
-    """A concrete T_Index input for a witness: the query integer ``s`` last, letter ``A`` at the
-    target, letter ``B`` ``competitor_offset`` positions from it, ``C`` elsewhere (every T_Index key is
-    the same vector, so only these positions matter)."""
-    tokens = ["C"] * n
-    tokens[target_position] = "A"
-    if competitor_offset:
-        c = target_position - competitor_offset
-        tokens[c if c >= 0 else target_position + competitor_offset] = "B"
-    tokens[-1] = str(s)
-    return tokens
+    """A concrete T_Index input for a witness
+    (:func:`~ropeproof.verify.measure.exact.explain.index_input_tokens`: the query integer ``s`` last,
+    letter ``A`` at the target ``n - 1 - s``, ``B`` ``competitor_offset`` positions from it, ``C``
+    elsewhere)."""
+    if target_position != n - 1 - s:
+        raise ValueError(f"target_position={target_position} must be n - 1 - s = {n - 1 - s}")
+    return index_input_tokens(n, s, competitor_offset)
 
 
 def sweep_witness(table: SweepTable, n: int, reading: str) -> Any:
-    w = table.witness(n, reading)
-    if table.construction == "index":
-        w = {**w, "tokens": index_witness_tokens(n, w["s"], w["target_position"], w.get("competitor_offset"))}
-    return w
+    """The sweep's witness at ``n`` for ``reading``: tokens, target, and its explanation (what beats the
+    target: position, offset, token and both logits)."""
+    return table.witness(n, reading)
 
 
 def table_certified_outcome(table: SweepTable, term_index: int | None, reading: str) -> Outcome | None:
@@ -330,9 +327,17 @@ def best_theta_outcome(max_n: int) -> Outcome:
             "theta": 2 * math.pi / n0,
             "margin_inf": float(margins[n0 - 3]),
             "bound": float(bound[n0 - 3]),
-            "input": {"s": n0 - 1, "target_position": 0, "tokens": index_witness_tokens(n0, n0 - 1, 0, 1)},
+            "input": _best_theta_input(n0, 2 * math.pi / n0),
         }
     return Outcome.judge(not bad.size, figures, key_figure="ratio_at_max_n", counterexample=cex)
+
+
+def _best_theta_input(n: int, theta: float) -> dict[str, Any]:
+    """The input of :func:`best_theta_outcome`'s counterexample with its explanation: query ``n - 1``,
+    target at 0, the competitor one position after it."""
+    tokens = index_witness_tokens(n, n - 1, 0, 1)
+    explanation = index_explanation("margin_inf", [theta], [1.0], tokens, 0, tokens.index("B"))
+    return {"s": n - 1, "target_position": 0, "tokens": tokens, "explanation": explanation.to_dict()}
 
 
 ConventionCheck = tuple[SweepTable, int | None, str]

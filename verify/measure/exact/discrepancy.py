@@ -24,6 +24,7 @@ Both return the input that attains each value.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,9 +36,11 @@ from ropeproof.constructions.head import CompiledHead
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.validate import integer
-from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike
+from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_dtype
+from ropeproof.verify.measure.exact.explain import Explanation, explain_row
 from ropeproof.verify.measure.exact.families import Family, FamilyCase
 from ropeproof.verify.measure.exact.offset_logits import distance_logits
+from ropeproof.verify.measure.exact.plane_logits import distance_logits_exact
 from ropeproof.verify.measure.exact.prefix_topk import excluding_first, prefix_topk
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
@@ -49,9 +52,17 @@ class CaseTable:
     """Logits of one case by distance: rows are groups of tokens with the same key vector.
 
     ``target_logits[g, d]``, ``other_logits[g, d]``: target / other groups at distance ``d``
-    (``0 .. N-1``); ``self_logits[g]``: the query position's own groups at distance 0.
+    (``0 .. N-1``); ``self_logits[g]``: the query position's own groups at distance 0. ``errors[d]``
+    (float64 tables): a bound on the error of every logit at distance ``d`` against the exact logit of
+    the head's weights (``None``: not known).
 
-    Shapes: target_logits [target groups, N]; other_logits [other groups, N]; self_logits [query groups]
+    Interval tables (:mod:`ropeproof.verify.measure.exact.certified_family`) give two arrays per
+    position set: the ``*_logits`` arrays feed every minimum over groups and the ``*_upper`` arrays
+    (when not ``None``) every maximum, so one sweep evaluates each extreme at chosen interval ends.
+
+    Shapes: target_logits [target groups, N]; other_logits [other groups, N]; self_logits [query groups];
+        errors [N]; target_upper [target groups, N]; other_upper [other groups, N];
+        self_upper [query groups]
     """
 
     case: FamilyCase
@@ -61,15 +72,97 @@ class CaseTable:
     target_logits: np.ndarray
     other_logits: np.ndarray
     self_logits: np.ndarray
+    errors: np.ndarray | None = None
+    target_upper: np.ndarray | None = None
+    other_upper: np.ndarray | None = None
+    self_upper: np.ndarray | None = None
+
+    def logit(self, token: str, d: int, d_t: int) -> float:
+        """The logit of ``token`` at distance ``d`` when the target is ``d_t`` back (``*_logits``)."""
+        if d == 0:
+            groups, row = self.self_groups, self.self_logits
+        elif d == d_t:
+            groups, row = self.target_groups, self.target_logits[:, d]
+        else:
+            groups, row = self.other_groups, self.other_logits[:, d]
+        for g, members in enumerate(groups):
+            if token in members:
+                return float(row[g])
+        raise InputError(f"token {token!r} may not stand {d} back in case {self.case.label} (internal)")
+
+    def highs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(target, other, self)`` arrays that maxima over groups read."""
+        return (
+            self.target_logits if self.target_upper is None else self.target_upper,
+            self.other_logits if self.other_upper is None else self.other_upper,
+            self.self_logits if self.self_upper is None else self.self_upper,
+        )
 
 
-def _groups(head: CompiledHead, tokens: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
-    rows: dict[bytes, list[str]] = {}
-    for t in tokens:
-        rows.setdefault((head.W_E[head.token_index(t)] @ head.W_K).tobytes(), []).append(t)
-    groups = list(rows.values())
-    keys = np.stack([head.W_E[head.token_index(g[0])] @ head.W_K for g in groups])
-    return groups, keys
+class _Rows:
+    """``e W_Q`` and ``e W_K`` of every token in float64, with bounds on their rounding errors
+    (:func:`product_errors`), computed once per :func:`build_tables`. Tokens are grouped by their float
+    vectors; a group's error bound covers every member's exact vector."""
+
+    def __init__(self, head: CompiledHead) -> None:
+        self.head = head
+        self.q, self.k = head.W_E @ head.W_Q, head.W_E @ head.W_K
+        self.dq, self.dk = product_errors(head.W_E, head.W_Q), product_errors(head.W_E, head.W_K)
+
+    def by_query(self, tokens: Sequence[str]) -> list[list[str]]:
+        """``tokens`` grouped by their float query vector."""
+        out: dict[bytes, list[str]] = {}
+        for t in tokens:
+            out.setdefault(self.q[self.head.token_index(t)].tobytes(), []).append(t)
+        return list(out.values())
+
+    def groups(self, tokens: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
+        """``tokens`` grouped by their float key vector, and the groups' keys."""
+        by_key: dict[bytes, list[str]] = {}
+        for t in tokens:
+            by_key.setdefault(self.k[self.head.token_index(t)].tobytes(), []).append(t)
+        groups = list(by_key.values())
+        return groups, np.stack([self.k[self.head.token_index(g[0])] for g in groups])
+
+    def vector_error(self, q_tokens: Sequence[str], groups: Sequence[Sequence[str]]) -> np.ndarray:
+        """Per key group, a bound on the logit error caused by rounding ``q = e W_Q`` and ``k = e W_K``
+        (zero for one-hot embeddings): per plane ``|dq| (|k| + |dk|) + |q| |dk|`` with 1-norms over the
+        plane's two dims and ``dq``, ``dk`` the largest over the query tokens and the group's members,
+        times ``|scale|``.
+
+        Shapes: return [n_groups]
+        """
+        qi = [self.head.token_index(t) for t in q_tokens]
+        dq = self.dq[qi].max(0)
+        dk = np.stack([self.dk[[self.head.token_index(t) for t in g]].max(0) for g in groups])
+        if not dq.any() and not dk.any():
+            return np.zeros(len(groups))
+        dims = np.asarray(self.head.spec.plane_dims)
+
+        def norm1(x: np.ndarray) -> np.ndarray:
+            return np.abs(x[..., dims[:, 0]]) + np.abs(x[..., dims[:, 1]])
+
+        keys = np.stack([self.k[self.head.token_index(g[0])] for g in groups])
+        q = self.q[qi[0]]
+        per_plane = norm1(dq)[None, :] * (norm1(keys) + norm1(dk)) + norm1(q)[None, :] * norm1(dk)
+        return abs(self.head.scale) * per_plane.sum(1) * (1 + 16 * 2.0**-53)
+
+
+def product_errors(e: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A bound on the float64 rounding error of ``e @ w`` per entry: ``gamma_m (|e| @ |w|)`` with ``m``
+    the number of rounded operations of that entry (a product by a signed power of two is exact, a
+    sum of one term is exact), ``gamma_m = m u / (1 - m u)``.
+
+    Shapes: e [V, d_model]; w [d_model, head_dim]; return [V, head_dim]
+    """
+    u = 2.0**-53
+    nz_e, nz_w = (e != 0).astype(np.float64), (w != 0).astype(np.float64)
+    pow2 = np.abs(np.frexp(e)[0]) == 0.5  # |e| a power of two (frexp's mantissa 0.5)
+    terms = nz_e @ nz_w
+    inexact = (nz_e * ~pow2) @ nz_w
+    m = np.maximum(terms - 1, 0) + inexact
+    gamma = m * u / (1 - m * u)
+    return gamma * (np.abs(e) @ np.abs(w)) * (1 + 4 * u)
 
 
 def build_tables(
@@ -79,42 +172,73 @@ def build_tables(
     dtype: DtypeLike = torch.float64,
     device: DeviceLike = "cpu",
 ) -> list[CaseTable]:
-    """Per-case logit tables for distances ``0 .. max_n - 1``, computed with the module's arithmetic."""
+    """Per-case logit tables for distances ``0 .. max_n - 1``.
+
+        In float64 the logits are formed plane by plane with exactly reduced angles
+        (:func:`~ropeproof.verify.measure.exact.plane_logits.distance_logits_exact`, as the direct sweeps
+        form ``m * theta``), and each table carries ``errors``: a bound on every logit's error against the
+        exact logit of the head's weights (the rounding of ``e W_Q`` and ``e W_K`` included); they are
+        computed in numpy, so ``device`` is not used. In another dtype they are computed with the module's
+        arithmetic on ``device``
+        (:func:`~ropeproof.verify.measure.exact.offset_logits.distance_logits`), what a model running in
+        that dtype computes, and carry no error bound. Tokens are grouped by their key vectors; a case whose
+    query tokens have different query vectors becomes one table per vector (the family is their union).
+    """
     max_n = integer(max_n, "max_n", low=2)
     limit = family.max_length()
     if limit is not None and max_n > limit:
         raise InputError(
-            f"max_n={max_n} exceeds what the {family.name} family covers ({limit}); compile with a larger "
-            f"vocabulary (e.g. max_int >= {max_n - 1})"
+            f"max_n={max_n} exceeds the longest length the {family.name} family covers completely "
+            f"({limit}): it asks for a target at every offset 1 .. n - 1, and its cases stop at offset "
+            f"{limit - 1}; give it a case for each offset up to {max_n - 1} (for T_Index: max_int >= "
+            f"{max_n - 1})"
         )
     # every case keeps a row of max_n float64 logits per key group (at most one per token), plus the
     # shared cache of those rows and exact_sweep's prefix summaries: ~4 copies
     rows = sum(len(c.target_tokens) + len(c.other_tokens) + len(c.query_tokens) for c in family.cases)
     check_allocation(f"logit tables of {len(family.cases)} cases to n = {max_n}", 32 * rows * max_n)
-    cache: dict[tuple[bytes, bytes], np.ndarray] = {}
+    exact = resolve_dtype(dtype) == torch.float64
+    vectors = _Rows(head)
+    cache: dict[tuple[bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
     distances = np.arange(max_n, dtype=np.float64)
 
-    def table(q: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        out = np.empty((len(keys), max_n))
+    def table(q: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out, err = np.empty((len(keys), max_n)), np.zeros((len(keys), max_n))
         todo = [i for i, k in enumerate(keys) if (q.tobytes(), k.tobytes()) not in cache]
         if todo:
-            vals = distance_logits(q, keys[todo], head.spec, distances, head.scale, dtype, device)
+            if exact:
+                vals, errs = distance_logits_exact(q, keys[todo], head.spec, distances, head.scale)
+            else:
+                vals = distance_logits(q, keys[todo], head.spec, distances, head.scale, dtype, device)
+                errs = np.full(vals.shape, np.nan)
             for row, i in enumerate(todo):
-                cache[(q.tobytes(), keys[i].tobytes())] = vals[row]
+                cache[(q.tobytes(), keys[i].tobytes())] = vals[row], errs[row]
         for i, k in enumerate(keys):
-            out[i] = cache[(q.tobytes(), k.tobytes())]
-        return out
+            out[i], err[i] = cache[(q.tobytes(), k.tobytes())]
+        return out, err
 
     tables = []
-    for case in family.cases:
-        qrows = {(head.W_E[head.token_index(t)] @ head.W_Q).tobytes() for t in case.query_tokens}
-        if len(qrows) != 1:
-            raise InputError(f"case {case.label}: query tokens must share one query vector")
-        q = head.W_E[head.token_index(case.query_tokens[0])] @ head.W_Q
-        tg, tk = _groups(head, case.target_tokens)
-        og, ok = _groups(head, case.other_tokens)
-        sg, sk = _groups(head, case.query_tokens)
-        tables.append(CaseTable(case, tg, og, sg, table(q, tk), table(q, ok), table(q, sk)[:, 0]))
+    for family_case in family.cases:
+        # a case whose query tokens have different query vectors is swept as one case per vector
+        split = vectors.by_query(family_case.query_tokens)
+        for q_tokens in split:
+            case = family_case
+            if len(split) > 1:
+                case = dataclasses.replace(family_case, query_tokens=tuple(q_tokens))
+            q = vectors.q[head.token_index(q_tokens[0])]
+            parts = []
+            for tokens in (case.target_tokens, case.other_tokens, case.query_tokens):
+                groups, keys = vectors.groups(tokens)
+                vals, errs = table(q, keys)
+                if exact:
+                    errs = errs + vectors.vector_error(q_tokens, groups)[:, None]
+                parts.append((groups, vals, errs))
+            (tg, t_v, t_e), (og, o_v, o_e), (sg, s_v, s_e) = parts
+            errors = None
+            if exact:
+                errors = np.maximum(t_e.max(0), o_e.max(0))
+                errors[0] = max(errors[0], float(s_e[:, 0].max()))
+            tables.append(CaseTable(case, tg, og, sg, t_v, o_v, s_v[:, 0], errors))
     return tables
 
 
@@ -124,7 +248,9 @@ def build_tables(
 
 @dataclass(frozen=True)
 class Witness:
-    """An input attaining an extreme: ``tokens`` (length ``n``), the case, and the target position."""
+    """An input attaining an extreme: ``tokens`` (length ``n``), the case, the target position, and
+    ``explanation``: the target's and the winning competitor's positions, offsets, tokens and logits
+    (:class:`~ropeproof.verify.measure.exact.explain.Explanation`, from the sweep's float64 logits)."""
 
     quantity: str
     n: int
@@ -132,6 +258,12 @@ class Witness:
     case: str
     target_position: int
     tokens: tuple[str, ...]
+    explanation: Explanation | None = None
+
+    def describe(self) -> str:
+        """One line: the quantity, its value, and what beats the target."""
+        head = f"{self.quantity}({self.n}) = {self.value:.10g} ({self.case})"
+        return f"{head}: {self.explanation.describe()}" if self.explanation is not None else head
 
 
 def _input(
@@ -152,6 +284,17 @@ def _input(
         g = chosen[d] if d in chosen else int(pick(vals))
         out.append(groups[g][0])
     return tuple(out)
+
+
+def _explained(
+    quantity: str, n: int, value: float, t: CaseTable, d_t: int, tokens: tuple[str, ...]
+) -> Witness:
+    """The witness with its explanation, read from the table's logits of those tokens."""
+    logits = [t.logit(tok, n - 1 - p, d_t) for p, tok in enumerate(tokens)]
+    target = n - 1 - d_t
+    return Witness(
+        quantity, n, value, t.case.label, target, tokens, explain_row(quantity, tokens, logits, target)
+    )
 
 
 def _target_choice(t: CaseTable, d_t: int, default: str) -> dict[int, int]:
@@ -250,7 +393,7 @@ def reference_extremes(tables: Sequence[CaseTable], n: int) -> ExtremesRow:
         raise InputError(f"no input of length n={n} in this family")
     row = ExtremesRow(n, best["gap_sup"][0], best["gap_inf"][0], best["margin_inf"][0])
     for q, (value, (t, d_t, tokens)) in best.items():
-        row.witnesses[q] = Witness(q, n, value, t.case.label, n - 1 - d_t, tokens)
+        row.witnesses[q] = _explained(q, n, value, t, d_t, tokens)
     return row
 
 
@@ -317,14 +460,15 @@ def _case_sweep(t: CaseTable, case: int, big_n: int, margin: _Best, sup: _Best) 
     rows = big_n - 1
     kind = t.case.target_distance
     n_arr = np.arange(2, big_n + 1)
-    s_lo, s_hi = float(t.self_logits.min()), float(t.self_logits.max())
-    s_lo_g, s_hi_g = int(np.argmin(t.self_logits)), int(np.argmax(t.self_logits))
-    o_hi, o_lo, o_hi_g = t.other_logits.max(0), t.other_logits.min(0), t.other_logits.argmax(0)
+    t_up, o_up, s_up = t.highs()  # maxima read these (interval tables: other ends), minima *_logits
+    s_lo, s_hi = float(t.self_logits.min()), float(s_up.max())
+    s_lo_g, s_hi_g = int(np.argmin(t.self_logits)), int(np.argmax(s_up))
+    o_hi, o_lo, o_hi_g = o_up.max(0), t.other_logits.min(0), o_up.argmax(0)
     t_lo, t_hi, t_lo_g, t_hi_g = (
         t.target_logits.min(0),
-        t.target_logits.max(0),
+        t_up.max(0),
         t.target_logits.argmin(0),
-        t.target_logits.argmax(0),
+        t_up.argmax(0),
     )
 
     hv, hi = prefix_topk(o_hi[1:big_n], 4)
@@ -405,6 +549,8 @@ class SweepResult:
         if not 2 <= n <= int(self.n[-1]):
             raise InputError(f"n={n} is outside this sweep (2..{int(self.n[-1])})")
         r = n - 2
+        if np.isnan(self.margin_inf[r]):
+            raise InputError(f"the family has no input of length n={n}")
         if quantity == "gap_inf":
             if not self.gap_inf_exact[r]:
                 raise InputError(f"gap_inf at n={n} was not computed (past the horizon, above the limit)")
@@ -419,7 +565,7 @@ class SweepResult:
         chosen = {int(d): int(g) for d, g in p.chosen[r] if d >= 0}
         tokens = _input(t, n, d_t, "hi" if p.default[r] else "lo", chosen)
         value = float(getattr(self, quantity)[r])
-        return Witness(quantity, n, value, t.case.label, n - 1 - d_t, tokens)
+        return _explained(quantity, n, value, t, d_t, tokens)
 
 
 def exact_sweep(tables: Sequence[CaseTable], max_n: int, gap_inf_limit: int = 96) -> SweepResult:
@@ -437,10 +583,14 @@ def exact_sweep(tables: Sequence[CaseTable], max_n: int, gap_inf_limit: int = 96
     for index, t in enumerate(tables):
         _case_sweep(t, index, max_n, margin, sup)
     n_arr = np.arange(2, max_n + 1)
+    # lengths where no case fits (a fixed target distance d needs n >= d + 1) have no input: NaN
+    empty = n_arr < min(t.case.min_length for t in tables) if tables else np.ones(rows, dtype=bool)
+    for best in (margin, sup):
+        best.value[empty] = np.nan
     exact = margin.value > 0
     gap_inf = np.where(exact, margin.value, np.nan)
     enumerated: dict[int, Witness] = {}
-    for r in np.nonzero(~exact)[0]:
+    for r in np.nonzero(~exact & ~empty)[0]:
         n = int(n_arr[r])
         if n <= gap_inf_limit:
             row = reference_extremes(tables, n)

@@ -1,11 +1,10 @@
-"""Input families for exact discrepancy: which tokens may stand where, for a query at ``n - 1``.
+"""Input families for exact discrepancy: the family of a construction, and inputs drawn from a family.
 
-A family is a list of :class:`FamilyCase` s. In a case the query position holds one of
-``query_tokens`` (all with the same query vector), the target position holds one of
-``target_tokens`` and every other position holds one of ``other_tokens``. The target sits
-``target_distance`` positions back from the query: a fixed ``s >= 1`` (T_Index), ``0`` (the query
-itself, Reflexive), or ``None`` for any of ``1 .. n - 1`` (T_Retrieval). The family at length ``n``
-is every such input, over every case that fits in ``n``.
+:class:`Family` and :class:`FamilyCase` (data, :mod:`ropeproof.theory.family`) say which tokens may
+stand where for a query at ``n - 1``; a construction carries its family and :func:`family_for` reads
+it. The paper's families are built from a construction's tokens by :func:`index_family`,
+:func:`retrieval_family` and :func:`reflexive_family` (:mod:`ropeproof.constructions.paper`), and
+:func:`token_family` is every input over a vocabulary.
 
 For a single-layer head the logit of the query against the key at distance ``d`` depends only on the
 token there and ``d`` (RoPE is relative), which is what makes exact extremes computable.
@@ -13,108 +12,44 @@ token there and ``d`` (RoPE is relative), which is what makes exact extremes com
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import numpy as np
 
+from ropeproof.constructions import paper
 from ropeproof.theory.construction import Construction
-from ropeproof.theory.errors import ConstructionError, InputError
-
-
-@dataclass(frozen=True)
-class FamilyCase:
-    """One query configuration of a family (see the module docstring)."""
-
-    label: str
-    query_tokens: tuple[str, ...]
-    target_tokens: tuple[str, ...]
-    other_tokens: tuple[str, ...]
-    target_distance: int | None
-
-    def fits(self, n: int) -> bool:
-        """Whether an input of length ``n`` exists in this case."""
-        if n < 2:
-            return False
-        return self.target_distance is None or self.target_distance <= n - 1
-
-
-@dataclass(frozen=True)
-class Family:
-    """A named task family: its cases and a one-line description."""
-
-    name: str
-    cases: tuple[FamilyCase, ...]
-    description: str
-
-    def cases_at(self, n: int) -> list[int]:
-        """Indices of the cases with an input of length ``n``."""
-        return [i for i, c in enumerate(self.cases) if c.fits(n)]
-
-    def max_length(self) -> int | None:
-        """Largest ``n`` for which every length ``2..n`` is fully covered (``None``: unbounded)."""
-        fixed = [c.target_distance for c in self.cases if c.target_distance not in (None, 0)]
-        return None if not fixed else max(fixed) + 1  # type: ignore[operator]
-
-
-def _require(construction: Construction, name: str) -> None:
-    if construction.name != name:
-        raise ConstructionError(f"the {name} family needs the {name} construction, got {construction.name!r}")
+from ropeproof.theory.errors import InputError
+from ropeproof.theory.family import Family, FamilyCase, token_family
 
 
 def index_family(construction: Construction) -> Family:
-    """*Index at length n*: integer ``s`` at ``n - 1`` for every ``s`` in ``1 .. n-1``; a letter at
-    ``n - 1 - s``; any token elsewhere. Lengths up to ``max_int + 1`` are covered."""
-    _require(construction, "index")
-    letters = tuple(t.name for t in construction.tokens if t.kind == "letter")
-    everything = tuple(construction.token_names)
-    cases = tuple(
-        FamilyCase(f"s={t.params['s']}", (t.name,), letters, everything, int(t.params["s"]))
-        for t in construction.tokens
-        if t.kind == "integer"
-    )
-    return Family("index", cases, "query integer s at n-1, letter at n-1-s, any token elsewhere")
+    """[A]'s Index family over ``construction``'s letter and integer tokens
+    (:func:`ropeproof.constructions.paper.index_family`)."""
+    return paper.index_family(construction.tokens)
 
 
 def retrieval_family(construction: Construction) -> Family:
-    """*Retrieval at length n*: ``(X, Y)`` with ``X != Y`` at ``n - 1``; exactly one earlier pair with
-    left letter ``Y``; every other position any pair whose left letter is not ``Y``."""
-    _require(construction, "retrieval")
-    pairs = [t for t in construction.tokens if t.kind == "pair"]
-    codes = sorted({int(t.params["phi_left"]) for t in pairs})
-    cases = []
-    for y in codes:
-        queries = tuple(
-            t.name
-            for t in pairs
-            if t.rule == "pair_ll" and int(t.params["phi_right"]) == y and int(t.params["phi_left"]) != y
-        )
-        targets = tuple(t.name for t in pairs if int(t.params["phi_left"]) == y)
-        others = tuple(t.name for t in pairs if int(t.params["phi_left"]) != y)
-        cases.append(FamilyCase(f"Y=phi{y}", queries, targets, others, None))
-    return Family(
-        "retrieval", tuple(cases), "query (X, Y), X != Y; one earlier pair (Y, *); others (L != Y, *)"
-    )
+    """[A]'s Retrieval family over ``construction``'s pair tokens
+    (:func:`ropeproof.constructions.paper.retrieval_family`)."""
+    return paper.retrieval_family(construction.tokens)
 
 
 def reflexive_family(construction: Construction) -> Family:
-    """*Reflexive at length n*: any token at ``n - 1`` is its own target; any token elsewhere."""
-    _require(construction, "reflexive")
-    everything = tuple(construction.token_names)
-    cases = tuple(FamilyCase(f"self={t}", (t,), (t,), everything, 0) for t in everything)
-    return Family("reflexive", cases, "any token at n-1 is the target; any token elsewhere")
-
-
-FAMILIES = {"index": index_family, "retrieval": retrieval_family, "reflexive": reflexive_family}
+    """The Reflexive family over ``construction``'s tokens
+    (:func:`ropeproof.constructions.paper.reflexive_family`)."""
+    return paper.reflexive_family(construction.tokens)
 
 
 def family_for(construction: Construction) -> Family:
-    """The standard family of one of the paper's constructions."""
-    if construction.name not in FAMILIES:
+    """The input family ``construction`` carries (its ``family``; the paper's constructions carry
+    theirs). :class:`InputError` when it carries none: state one with ``Construction(...,
+    family=...)`` or ``construction.with_family(family)``."""
+    if not isinstance(construction, Construction):
+        raise InputError(f"construction must be a Construction, got {type(construction).__name__}")
+    if construction.family is None:
         raise InputError(
-            f"no standard family for construction {construction.name!r}; accepted: {sorted(FAMILIES)}"
+            f"construction {construction.name!r} carries no input family; give it one with "
+            "Construction(..., family=Family(...)) or construction.with_family(family)"
         )
-    return FAMILIES[construction.name](construction)
+    return construction.family
 
 
 def family_input(
@@ -154,22 +89,14 @@ def sample_family_inputs(
     return out
 
 
-def token_family(tokens: Sequence[str], query_tokens: Sequence[str] | None = None) -> Family:
-    """*Any input over a vocabulary*: a token of ``query_tokens`` (default: every token) at ``n - 1``
-    and any of ``tokens`` at every other position; no target.
-
-    One case per query token, with the query position as its own target (``target_distance = 0``)
-    so the family is well defined for any head. Its ``gap_sup`` is [A]'s discrepancy ``Delta(n)``
-    (the largest top-1 minus top-2 gap of the query row over the family) and ``gap_inf`` the
-    smallest; its ``margin_inf`` is the query's own logit minus the best earlier one, which means
-    something only for heads that should attend to themselves.
-    """
-    names = tuple(str(t) for t in tokens)
-    if not names:
-        raise InputError("tokens must be a non-empty list of token names")
-    queries = names if query_tokens is None else tuple(str(t) for t in query_tokens)
-    unknown = sorted(set(queries) - set(names))
-    if unknown or not queries:
-        raise InputError(f"query_tokens must be a non-empty subset of tokens; unknown: {unknown[:5]}")
-    cases = tuple(FamilyCase(f"query={q}", (q,), (q,), names, 0) for q in queries)
-    return Family("tokens", cases, "any query token at n-1, any token elsewhere (no target)")
+__all__ = [
+    "Family",
+    "FamilyCase",
+    "family_for",
+    "family_input",
+    "index_family",
+    "reflexive_family",
+    "retrieval_family",
+    "sample_family_inputs",
+    "token_family",
+]

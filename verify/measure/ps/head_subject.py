@@ -1,9 +1,9 @@
 """Any head directory as a positional/symbolic subject: the head, and inputs drawn from its family.
 
 The inputs of length ``n`` are ``n_inputs`` uniform draws from
-:func:`~ropeproof.verify.measure.exact.head_sweep.head_family` (the paper construction's family for a head
-``ropeproof compile`` wrote, else every sequence over the head's vocabulary), embedded with
-``W_E``. ``ropeproof ps-score --head DIR`` scores them.
+:func:`~ropeproof.verify.measure.exact.head_sweep.head_family` (the family the head records, else
+every sequence over the head's vocabulary), embedded with ``W_E``. ``ropeproof ps-score --head DIR``
+scores them.
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ from ropeproof.theory.errors import InputError
 from ropeproof.theory.multihop import MultiHopProgram, code_dims
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
+from ropeproof.verify.interop.hf.converters import CONVERTERS
 from ropeproof.verify.studies.beyond.spectrum_search import (
     best_on_spectrum,
     nearest_plane,
@@ -264,14 +265,16 @@ def CHECKPOINT_MODEL(
 def DEFAULT_CHECKPOINTS(
     store: ResultStore, task: str, max_length: int = DEFAULT_MAX_LENGTH, hops: int = 4, layers: int = 12
 ) -> dict[str, tuple[CheckpointSpec, Any]]:
-    """``{arch: (spec, compiled model)}`` for ``gptj`` and ``llama``: what ``ropeproof export-model ARCH
-    TASK`` compiles by default (the best solver, width 128), each program compiled once (a program is fixed
-    by its task and spectrum, so GPT-J and LLaMA share the number program; read-only)."""
+    """``{arch: (spec, compiled model)}`` for every registered converter
+    (:data:`~ropeproof.verify.interop.hf.converters.CONVERTERS`: ``gptj`` and ``llama``): what
+    ``ropeproof export-model ARCH TASK`` compiles by default (the best solver, width 128), each program
+    compiled once (a program is fixed by its task and spectrum, so GPT-J and LLaMA share the number
+    program; read-only)."""
     from ropeproof.constructions.multihop_compile import compile_program
 
     out: dict[str, tuple[CheckpointSpec, Any]] = {}
     compiled: dict[tuple[int, float], Any] = {}
-    for arch in ("gptj", "llama"):
+    for arch in CONVERTERS:  # every registered architecture
         spec = checkpoint_spec(task, "best", arch, max_length=max_length, hops=hops, layers=layers)
         key = (spec.rotary_dim, spec.rope_theta)
         if key not in compiled:

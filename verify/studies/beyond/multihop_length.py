@@ -26,7 +26,9 @@ whether the full module confirms it. The searched range is recorded; ``exact`` i
 search was cut at ``search_limit`` lengths. Every witness token is in the checkpoint's vocabulary
 (checked), so the exported checkpoint can be asked the same input. Rows of the grid carry ``grid =
 True``, rows of the search ``grid = False``; a summary's ``grid_all_correct_up_to`` is a grid result,
-``first_failure`` exact.
+``first_failure`` the first length where a *sampled* input failed (no length skipped). It is the family's
+first failure only where it meets the certificate (``horizon + 1``); :func:`first_failure_reading` says
+which, in each summary and side-by-side row.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ __all__ = [
     "chain_positions",
     "default_count",
     "default_lengths",
+    "first_failure_reading",
     "length_settings",
     "length_study",
     "log_ticks",
@@ -135,6 +138,21 @@ class LengthRow:
         return out
 
 
+def first_failure_reading(horizon: int, first_failure: int | None) -> str:
+    """What a first failure found by the search establishes, no more: where it is ``horizon + 1`` the
+    certificate proves every shorter length, so it is the first failure of the family; elsewhere the search
+    answered sampled inputs of the float64 model at every length (none skipped) and lengths between the
+    horizon and it are neither proved nor seen to fail."""
+    if first_failure is None:
+        return "no failure found by the sampled search on the float64 model"
+    if first_failure == horizon + 1:
+        return "first failure found; no failure below it among lengths proved (the certificate reaches n - 1)"
+    return (
+        f"first failure found by a sampled search on the float64 model (no length skipped); lengths "
+        f"{horizon + 1}..{first_failure - 1} are neither proved nor seen to fail"
+    )
+
+
 @dataclass
 class LengthStudy:
     """Rows, the certificates (per setting), the exact first failures (per setting and build) and, per
@@ -165,6 +183,9 @@ class LengthStudy:
                     "grid_all_correct_up_to": _all_correct_up_to(grid),
                     "first_failure": fail,
                     "gap_to_certificate": None if fail is None else int(fail["n"]) - cert.horizon - 1,
+                    "first_failure_reading": first_failure_reading(
+                        cert.horizon, None if fail is None else int(fail["n"])
+                    ),
                 }
             out[key] = {
                 "label": self.labels.get(key, key),
@@ -185,6 +206,7 @@ class LengthStudy:
                     "certified_horizon": s["certified_horizon"],
                     "first_failure": None if fail is None else fail["n"],
                     "gap": m["gap_to_certificate"],
+                    "reading": m["first_failure_reading"],
                 }
         return out
 

@@ -40,6 +40,7 @@ from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.trig_identity import vanishes_identically
 from ropeproof.theory.validate import integer
 from ropeproof.verify.measure.exact.certified import arb_precision
+from ropeproof.verify.measure.exact.explain import index_explanation
 from ropeproof.verify.measure.exact.index_sweep import IndexSweep, index_gap_expression, index_sweep
 from ropeproof.verify.studies.errata.best_angle_search import (
     CertifiedMaximum,
@@ -144,7 +145,16 @@ def _best_angle_witness(n: int, reading: str) -> dict[str, object]:
         "tokens": index_witness_tokens(n, s),
         "value": value,
         "bound": best_value(n, reading),
+        "explanation": _explain(reading, theta, index_witness_tokens(n, s), n - 1 - s, 1),
     }
+
+
+def _explain(reading: str, theta: float, tokens: list[str], target: int, m: int) -> dict[str, object]:
+    """The witness's explanation (:mod:`ropeproof.verify.measure.exact.explain`): the competitor ``m``
+    positions after the target (before it when that is past the query)."""
+    competitor = target + m if target + m <= len(tokens) - 1 else target - m
+    quantity = "gap_sup" if reading == "gap_sup" else "margin_inf"
+    return index_explanation(quantity, [theta], [1.0], tokens, target, competitor).to_dict()
 
 
 def _series(theta: float, max_n: int, reading: str) -> tuple[Series, IndexSweep]:
@@ -166,12 +176,19 @@ def _series(theta: float, max_n: int, reading: str) -> tuple[Series, IndexSweep]
     return series, sw
 
 
-def _sweep_input(sw: IndexSweep, reading: str) -> Callable[[int], dict[str, object]]:
+def _sweep_input(sw: IndexSweep, reading: str, theta: float) -> Callable[[int], dict[str, object]]:
     def describe(n: int) -> dict[str, object]:
         w = sw.witness(n, "gap_sup" if reading == "gap_sup" else "margin_inf")
         s, m = int(w["s"]), int(w["competitor_offset"])
         tokens = index_witness_tokens(n, s, m)
-        return {"s": s, "target_position": n - 1 - s, "competitor_offset": m, "tokens": tokens}
+        explanation = _explain(reading, theta, tokens, n - 1 - s, m)
+        return {
+            "s": s,
+            "target_position": n - 1 - s,
+            "competitor_offset": m,
+            "tokens": tokens,
+            "explanation": explanation,
+        }
 
     return describe
 
@@ -203,7 +220,7 @@ def _fixed_theta(theta: float, max_n: int, reading: str) -> CorrectionData:
             ),
         },
         figures=figures,
-        failure=first_failure(s, _sweep_input(sw, reading)),
+        failure=first_failure(s, _sweep_input(sw, reading, theta)),
     )
 
 

@@ -49,7 +49,11 @@ def _check(alphabet: int, theta: float, max_n: int) -> None:
 def _attaining_input(table: SweepTable, quantity: str) -> Callable[[int], dict[str, Any]]:
     def describe(n: int) -> dict[str, Any]:
         w = table.witness(n, quantity)
-        return {"tokens": w["tokens"], "target_position": w["target_position"]}
+        return {
+            "tokens": w["tokens"],
+            "target_position": w["target_position"],
+            "explanation": w["explanation"],
+        }
 
     return describe
 

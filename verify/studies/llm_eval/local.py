@@ -228,7 +228,7 @@ class HFCausalLM(Provider):
         """Load ``path`` with ``AutoModelForCausalLM`` and ``AutoTokenizer`` in ``dtype`` on ``device``;
         the model's task is :func:`checkpoint_task`'s, and ``fmt="auto"`` is ``task`` for a model of a
         task, else ``chat``."""
-        from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+        from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 
         tf = require_transformers()
         path = Path(path)

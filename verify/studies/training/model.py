@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from ropeproof.verify.interop.hf.architectures import require_transformers
+from ropeproof.verify.interop.hf.library import require_transformers
 from ropeproof.verify.studies.training.config import TrainConfig
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 from ropeproof.verify.studies.training.data import TaskEncoder
 from ropeproof.verify.studies.training.trainer import (
     RECORD_FILE,

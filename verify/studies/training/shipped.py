@@ -34,7 +34,7 @@ import torch
 from ropeproof.constructions.paper import check_task
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 from ropeproof.verify.studies.training.config import TrainConfig
 from ropeproof.verify.studies.training.trainer import (
     RECORD_FILE,

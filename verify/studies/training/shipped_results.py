@@ -46,7 +46,7 @@ def SHIPPED_MODEL(store: ResultStore, task: str, config: str = "small", seed: in
 @object_product("training.run-directory-model", shared=False)
 def TRAINED_MODEL(store: ResultStore, path: str) -> Any:
     """The model of the run directory ``path`` (float32, CPU, eager attention, eval mode)."""
-    from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+    from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 
     tf = require_transformers()
     with quiet_progress():

@@ -45,7 +45,7 @@ from ropeproof.theory.atomic_output import (
 )
 from ropeproof.theory.errors import InputError, OutputError
 from ropeproof.theory.validate import integer
-from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 from ropeproof.verify.kernel.devices import resolve_device
 from ropeproof.verify.measure.tokenizer import task_tokenizer
 from ropeproof.verify.studies.training.config import MAX_SEED, TrainConfig

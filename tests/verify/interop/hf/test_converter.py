@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from ropeproof.theory.architectures import Architecture
-from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.hf.converter import ROLES, HFConverter, config_int, config_value
 
 TOY = Architecture("toy", "Toy", "interleaved", 500.0, False, False, "layernorm")

@@ -21,7 +21,7 @@ from ropeproof.constructions.multihop_compile import compile_program  # noqa: E4
 from ropeproof.constructions.multihop_programs import checkpoint_program  # noqa: E402
 from ropeproof.theory.architectures import ARCHITECTURES, Architecture, architecture  # noqa: E402
 from ropeproof.theory.errors import InputError  # noqa: E402
-from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop.errors import ExportError, HeadImportError  # noqa: E402
 from ropeproof.verify.interop.hf.converter import ROLES, HFConverter  # noqa: E402
 from ropeproof.verify.interop.hf.converters import (  # noqa: E402
     CONVERTERS,

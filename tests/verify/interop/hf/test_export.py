@@ -18,7 +18,7 @@ transformers = pytest.importorskip("transformers")
 
 from ropeproof.constructions.head import CompiledHead  # noqa: E402
 from ropeproof.theory.rope_spec import RopeSpec  # noqa: E402
-from ropeproof.verify.interop.hf.architectures import ExportError  # noqa: E402
+from ropeproof.verify.interop.errors import ExportError  # noqa: E402
 from ropeproof.verify.interop.hf.export import export_head  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_head  # noqa: E402
 from ropeproof.verify.interop.hf.placement import same_freq  # noqa: E402

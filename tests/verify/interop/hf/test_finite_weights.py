@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.verify.interop.hf.architectures import ExportError
+from ropeproof.verify.interop.errors import ExportError
 from ropeproof.verify.interop.hf.finite_weights import finite_weights
 
 

@@ -7,9 +7,10 @@ import pytest
 
 from ropeproof.theory.architectures import GPTJ_BASE
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.interop.hf.architectures import NORM_EPS, HeadImportError
+from ropeproof.verify.interop.errors import HeadImportError
 from ropeproof.verify.interop.hf.converters import converter
 from ropeproof.verify.interop.hf.gptj import GPTJConverter
+from ropeproof.verify.interop.hf.norm_bypass import NORM_EPS
 
 CONV = converter("gptj")
 

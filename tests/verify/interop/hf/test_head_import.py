@@ -13,7 +13,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from ropeproof.theory.errors import RopeproofError  # noqa: E402
-from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop.errors import ExportError, HeadImportError  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_head, import_model_head  # noqa: E402
 from ropeproof.verify.interop.hf.run import attention_module, hf_attention_forward  # noqa: E402
 from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores  # noqa: E402

@@ -11,7 +11,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from ropeproof.theory.errors import InputError  # noqa: E402
-from ropeproof.verify.interop.hf.architectures import HeadImportError  # noqa: E402
+from ropeproof.verify.interop.errors import HeadImportError  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_model_head  # noqa: E402
 from ropeproof.verify.interop.hf.layer_swap import HFLayerSwap, hf_layer_swap_scores  # noqa: E402
 from ropeproof.verify.measure.ps.layer_swap import LayerSwapAdapter, layer_swap_scores  # noqa: E402

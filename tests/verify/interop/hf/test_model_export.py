@@ -18,7 +18,7 @@ from ropeproof.constructions.multihop_programs import (
     letter_program,
     number_program,
 )
-from ropeproof.verify.interop.hf.architectures import ExportError, HeadImportError
+from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.hf.model_export import (
     MODEL_INFO_FILE,
     export_model,

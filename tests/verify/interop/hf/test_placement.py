@@ -7,11 +7,13 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.head import CompiledHead
 from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
-from ropeproof.verify.interop.hf.architectures import ExportError
+from ropeproof.verify.interop.errors import ExportError
 from ropeproof.verify.interop.hf.export import export_head, place_head
 
 K1_OF_128 = 10000 ** (-2 / 128)  # 0.8659643233600653: k = 1 of a 128-dim rotary head ([A]'s id 2)
@@ -86,3 +88,89 @@ def test_llama_places_the_rounded_index_angle_exactly() -> None:
     head = compiled_index_0866()
     pl = place_head(head, "llama")  # rope_theta derived so that plane 1 is exactly 0.8660
     assert pl.target_spec().plane_freqs[pl.planes[0][1]] == pytest.approx(0.8660, rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------------------
+# frequencies the library's float32 spectrum cannot hold (issue 34: `export llama index --theta 1e-300`)
+
+
+def test_a_frequency_past_every_float_base_is_refused_in_one_line() -> None:
+    """theta = 1e-300 needs rope_theta >= 10^304 on any plane of a 136-dim head: past float32 (where
+    transformers evaluates the spectrum) and, on the first plane, past float64: an ExportError, not an
+    OverflowError."""
+    tiny = compile_construction(index_construction(theta=1e-300))
+    with pytest.raises(ExportError, match=r"\|theta\|=1e-300.*10\^304, past float32's range") as exc:
+        place_head(tiny, "llama")
+    assert "\n" not in str(exc.value)
+    from ropeproof.verify.interop.tl.placement import place_tl
+
+    with pytest.raises(ExportError, match=r"past float64's range"):
+        place_tl(compile_construction(reflexive_construction(theta=1e-300)), spectrum_dtype="float64")
+
+
+def test_a_small_frequency_moves_to_a_higher_plane_that_float32_holds() -> None:
+    """theta = 1e-15 on plane k = 1 of a 136-dim head needs rope_theta = 10^1020; on plane k = 27 the base
+    is 10^37.8, inside float32, and transformers' own float32 spectrum holds theta there."""
+    from ropeproof.verify.interop.hf.placement import library_spectrum, spectrum_rtol
+
+    pl = place_head(compile_construction(index_construction(theta=1e-15)), "llama")
+    ((_, k, _),) = pl.planes
+    assert (pl.head_dim, k) == (136, 27) and pl.rope_theta < 3.4e38
+    assert pl.target_spec().plane_freqs[k] == pytest.approx(1e-15, rel=1e-12)
+    assert library_spectrum(pl.rope_theta, 136)[k] == pytest.approx(
+        1e-15, rel=spectrum_rtol(pl.rope_theta, "float32")
+    )
+
+
+def test_a_given_base_past_float32_is_refused() -> None:
+    """rope_theta = 1e39 places theta = 1e39^(-2/8) in float64, but transformers' float32 base is inf and
+    its frequency 0."""
+    theta = 1e39 ** (-2 / 8)
+    head = compile_construction(reflexive_construction(theta=theta))
+    with pytest.raises(
+        ExportError, match=r"evaluates that spectrum in float32.*gets 0.*past float32's range"
+    ):
+        place_head(head, "llama", head_dim=8, rope_theta=1e39)
+    from ropeproof.verify.interop.tl.placement import place_tl
+
+    pl = place_tl(head, rotary_base=1e39, rotary_dim=8, spectrum_dtype="float64")  # float64: it fits
+    assert pl.rope_theta == 1e39
+
+
+def test_library_spectrum_is_what_transformers_builds() -> None:
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    from ropeproof.verify.interop.hf.placement import library_spectrum
+
+    for base, dim in ((10000.0, 128), (16.0, 8), (5.99e37, 136), (math.inf, 6)):
+        config = transformers.LlamaConfig(
+            hidden_size=dim, num_attention_heads=1, head_dim=dim, rope_theta=base, max_position_embeddings=8
+        )
+        ours = library_spectrum(base, dim)
+        theirs = transformers.models.llama.modeling_llama.LlamaRotaryEmbedding(config).inv_freq
+        assert torch.equal(torch.as_tensor(ours, dtype=torch.float32), theirs)  # bit for bit
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    log_base=st.floats(min_value=0.01, max_value=88.0),
+    dim=st.integers(min_value=1, max_value=2048).map(lambda h: 2 * h),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+def test_spectrum_rtol_bounds_the_library_error(log_base: float, dim: int, dtype: str) -> None:
+    """Against mpmath at 50 digits: every frequency the library computes is within spectrum_rtol of the
+    exact ``base^(-2k/dim)``, wherever it is a normal number of the dtype."""
+    import mpmath
+    import numpy as np
+
+    from ropeproof.verify.interop.hf.placement import library_spectrum, spectrum_rtol
+
+    base = math.exp(log_base)
+    got = library_spectrum(base, dim, dtype)
+    tiny = float(np.finfo(np.float32 if dtype == "float32" else np.float64).tiny)
+    with mpmath.workdps(50):
+        for k in range(0, dim // 2, max(1, dim // 64)):
+            exact = float(mpmath.mpf(1) / mpmath.power(mpmath.mpf(base), mpmath.mpf(2 * k) / dim))
+            if exact >= tiny:
+                assert abs(got[k] - exact) <= spectrum_rtol(base, dtype) * exact, (k, got[k], exact)

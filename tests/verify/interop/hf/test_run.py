@@ -8,7 +8,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.verify.interop.hf.architectures import HeadImportError  # noqa: E402
+from ropeproof.verify.interop.errors import HeadImportError  # noqa: E402
 from ropeproof.verify.interop.hf.run import (  # noqa: E402
     attention_module,
     capture_softmax_inputs,

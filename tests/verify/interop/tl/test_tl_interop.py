@@ -25,12 +25,13 @@ from ropeproof.constructions.compile import compile_construction  # noqa: E402
 from ropeproof.constructions.head import CompiledHead, load_head  # noqa: E402
 from ropeproof.constructions.paper import index_construction, retrieval_construction  # noqa: E402
 from ropeproof.theory.rope_spec import RopeSpec  # noqa: E402
-from ropeproof.verify.interop.hf.architectures import EXPORT_INFO_FILE, ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop.errors import ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop.head_export import EXPORT_INFO_FILE, load_export_info  # noqa: E402
 from ropeproof.verify.interop.hf.head_import import import_model_head  # noqa: E402
 from ropeproof.verify.interop.hf.model_head import compiled_from_hf_model, load_hf_model  # noqa: E402
 from ropeproof.verify.interop.imported import MAX_IMPORT_VOCAB, choose_token_ids  # noqa: E402
 from ropeproof.verify.interop.tl.checkpoint import load_hooked_transformer, save_hooked_transformer  # noqa: E402
-from ropeproof.verify.interop.tl.export import export_hooked_transformer, load_tl_export_info  # noqa: E402
+from ropeproof.verify.interop.tl.export import TLExportInfo, export_hooked_transformer  # noqa: E402
 from ropeproof.verify.interop.tl.head_import import from_hooked_transformer, tl_rope_spec  # noqa: E402
 from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens  # noqa: E402
 from ropeproof.verify.interop.tl.model_head import compiled_from_hooked_transformer  # noqa: E402
@@ -196,8 +197,10 @@ def test_export_saves_and_loads(tmp_path) -> None:
     ex = export_hooked_transformer(head, n_ctx=64)
     path = ex.save(tmp_path / "tl")
     assert (path / EXPORT_INFO_FILE).is_file()
-    info = load_tl_export_info(path)
-    assert info.placement == ex.info.placement and info.tokens == head.tokens
+    info = load_export_info(path)  # the one reader: the record's format says TransformerLens
+    assert isinstance(info, TLExportInfo) and info == ex.info and info.tokens == head.tokens
+    tok = transformers.AutoTokenizer.from_pretrained(path)  # the export ships its tokenizer
+    assert tok(" ".join(head.tokens[:5]))["input_ids"] == [0, 1, 2, 3, 4]
     model = load_hooked_transformer(path)
     seqs, _ = sequences("index")
     assert torch.equal(model(ex.ids(seqs)), ex.model(ex.ids(seqs)))  # bit for bit
@@ -208,7 +211,7 @@ def test_export_saves_and_loads(tmp_path) -> None:
     with pytest.raises(HeadImportError, match="ropeproof-tl-model"):
         load_hooked_transformer(path)
     with pytest.raises(HeadImportError, match="does not exist"):
-        load_tl_export_info(tmp_path / "bad")
+        load_export_info(tmp_path / "bad")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ropeproof.verify.studies.beyond.multihop_length import (
     chain_positions,
     default_count,
     default_lengths,
+    first_failure_reading,
     length_settings,
     length_study,
     log_ticks,
@@ -56,6 +57,17 @@ def test_decoy_inputs_keep_their_chains(task: str) -> None:
         assert adv.tokens != inst.tokens  # some answer-kind token off the chain became the decoy
 
 
+def test_first_failure_reading_is_no_stronger_than_the_evidence() -> None:
+    """Issue 34: 'first failure' is proved first only where it meets the certificate."""
+    assert first_failure_reading(44, 45).startswith("first failure found; no failure below it")
+    sampled = first_failure_reading(20, 45)
+    assert sampled.startswith(
+        "first failure found by a sampled search on the float64 model (no length skipped)"
+    )
+    assert "21..44 are neither proved nor seen to fail" in sampled
+    assert first_failure_reading(44, None) == "no failure found by the sampled search on the float64 model"
+
+
 def test_accuracy_is_perfect_wherever_the_proof_holds_and_the_first_failure_is_exact() -> None:
     """The width-6 number checkpoint is certified to 44 and first fails at 45 (offset 44 is within
     0.018 rad of 7 turns of theta = 1): the study finds 45 although its grid jumps from 32 to 64."""
@@ -75,8 +87,21 @@ def test_accuracy_is_perfect_wherever_the_proof_holds_and_the_first_failure_is_e
     )
     assert {r.n for r in study.rows if not r.grid and r.setting == "number-smallest"} == set(range(33, 46))
     side = study.side_by_side()
-    assert side["number-smallest/distractors"] == {"certified_horizon": 44, "first_failure": 45, "gap": 0}
-    assert side["letter-best/distractors"] == {"certified_horizon": 64, "first_failure": None, "gap": None}
+    proved_first = (
+        "first failure found; no failure below it among lengths proved (the certificate reaches n - 1)"
+    )
+    assert side["number-smallest/distractors"] == {
+        "certified_horizon": 44,
+        "first_failure": 45,
+        "gap": 0,
+        "reading": proved_first,  # 45 meets the certificate: every shorter length is proved
+    }
+    assert side["letter-best/distractors"] == {
+        "certified_horizon": 64,
+        "first_failure": None,
+        "gap": None,
+        "reading": "no failure found by the sampled search on the float64 model",
+    }
     summary = study.summary()
     assert summary["letter-best"]["measured"]["distractors"]["grid_all_correct_up_to"] == 64
     # what the run's store keeps of it (JSON data) is the same study

@@ -1,19 +1,11 @@
-"""What the HF interop shares: the lazy ``transformers`` import and silencing its progress bars for a block
-(the previous setting comes back, whatever it was)."""
+"""Reaching transformers: the lazy import and silencing its progress bars for a block (the previous setting
+comes back, whatever it was)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ropeproof.theory.errors import RopeproofError
-from ropeproof.verify.interop.hf.architectures import (
-    NORM_EPS,
-    NORM_GAIN,
-    ExportError,
-    HeadImportError,
-    quiet_progress,
-    require_transformers,
-)
+from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 
 
 def test_progress_bars_come_back_as_they_were() -> None:
@@ -29,8 +21,3 @@ def test_progress_bars_come_back_as_they_were() -> None:
             assert logging.is_progress_bar_enabled() == enabled
     finally:
         (logging.enable_progress_bar if before else logging.disable_progress_bar)()
-
-
-def test_constants_and_errors() -> None:
-    assert NORM_GAIN**2 == NORM_EPS == 2.0**80  # normalise-then-scale is exact
-    assert issubclass(ExportError, RopeproofError) and issubclass(HeadImportError, ValueError)

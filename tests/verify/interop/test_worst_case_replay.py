@@ -1,0 +1,112 @@
+"""Replaying a family's worst cases through saved exports: a head whose exact margin is positive at every
+length (T_Retrieval at theta = 0 over 8 letters: 1 - cos(pi/4) everywhere) answers wrong in the float64 HF
+exports at logit scale 10 from the length the softmax predicts, n = 20 (the query and 18 competitors outvote
+the target once (n - 1) exp(-D scale) > 1), and ropeproof's own float64 softmax agrees; at the scale
+required_logit_scale names, nothing is wrong. TransformerLens exports, the sdpa loader and the refusals
+too."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import mpmath
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+from ropeproof import required_logit_scale  # noqa: E402
+from ropeproof.constructions.compile import compile_construction  # noqa: E402
+from ropeproof.constructions.head import CompiledHead  # noqa: E402
+from ropeproof.constructions.paper import index_construction, retrieval_construction  # noqa: E402
+from ropeproof.verify.interop.errors import ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop.hf.export import export_head  # noqa: E402
+from ropeproof.verify.interop.worst_case_replay import (  # noqa: E402
+    answer_adversary,
+    replay_worst_cases,
+    worst_case_family,
+)
+from ropeproof.verify.kernel.compiled import answer  # noqa: E402
+from ropeproof.verify.measure.exact.families import family_for  # noqa: E402
+
+CONSTRUCTION = retrieval_construction(alphabet_size=8, theta=0.0, max_int=1)
+SCALE, MAX_N = 10.0, 40
+
+
+@functools.cache
+def head() -> CompiledHead:
+    return compile_construction(CONSTRUCTION)
+
+
+def exact_margin() -> float:
+    """1 - cos(2 pi / 8): the target pair's code against the nearest other letter's (mpmath)."""
+    return float(1 - mpmath.cos(2 * mpmath.pi / 8))
+
+
+def predicted_first_wrong(scale: float) -> int:
+    """The first n at which the n - 1 other keys (each exp(-D scale) of the target's weight, all voting for
+    one wrong answer) outweigh the target."""
+    return next(n for n in range(2, 10**6) if (n - 1) * math.exp(-exact_margin() * scale) > 1)
+
+
+@pytest.mark.parametrize("arch", ["gptj", "llama"])
+def test_positive_margin_wrong_answer_in_the_float64_hf_export(arch: str, tmp_path) -> None:
+    export_head(head(), arch, logit_scale=SCALE, dtype="float64", max_positions=MAX_N).save(tmp_path)
+    replay = replay_worst_cases(tmp_path, head(), construction=CONSTRUCTION)
+    summary = replay.summary()
+    assert summary["lengths"] == f"every n in 2..{MAX_N}" and summary["library"] == "hf"
+    assert summary["dtype"] == "float64" and summary["attn_implementation"] == "eager"
+    assert all(r.margin == pytest.approx(exact_margin(), abs=1e-12) and r.resolved for r in replay.rows)
+    assert replay.exact_horizon == MAX_N  # the margin never fails
+    assert replay.first_wrong_n == predicted_first_wrong(SCALE) == 20 and replay.wrong_within_horizon
+    assert all(r.correct is (r.n < 20) for r in replay.rows)  # wrong from 20 on, right before
+    first = replay.first_wrong
+    assert first["expected"] == "AA" and first["given"] != "AA" and len(first["tokens"]) == 20
+    assert first["required_scale"] == pytest.approx(required_logit_scale(exact_margin(), 20, 0.01))
+    assert first["required_scale"] > SCALE  # the softmax link did not guarantee the weight
+    # independent of transformers: ropeproof's own float64 softmax at the same scale answers the same
+    ours = answer(head(), [first["tokens"]], mode="softmax", softmax_scale=SCALE)[0]
+    assert ours == first["given"]
+    before = answer_adversary(head(), replay.sweep.family, replay.sweep.witness(19, "margin_inf"))
+    assert answer(head(), [before], mode="softmax", softmax_scale=SCALE) == ["AA"]
+
+
+def test_the_required_scale_makes_every_length_right(tmp_path) -> None:
+    scale = required_logit_scale(exact_margin(), MAX_N, 0.01)
+    export_head(head(), "llama", logit_scale=scale, dtype="float64", max_positions=MAX_N).save(tmp_path)
+    replay = replay_worst_cases(tmp_path, head(), construction=CONSTRUCTION)
+    assert replay.first_wrong_n is None and replay.summary()["scale_for_every_length"] == pytest.approx(scale)
+
+
+def test_transformer_lens_exports_and_sdpa(tmp_path) -> None:
+    pytest.importorskip("transformer_lens")
+    from ropeproof.verify.interop.tl.export import export_hooked_transformer
+
+    export_hooked_transformer(head(), logit_scale=SCALE, dtype="float64", n_ctx=30).save(tmp_path / "tl")
+    replay = replay_worst_cases(tmp_path / "tl", head(), construction=CONSTRUCTION)
+    assert (replay.library, replay.first_wrong_n, replay.exact_horizon) == ("tl", 20, 30)
+    export_head(head(), "gptj", logit_scale=SCALE, dtype="float64", max_positions=30).save(tmp_path / "hf")
+    sdpa = replay_worst_cases(tmp_path / "hf", head(), construction=CONSTRUCTION, attn_implementation="sdpa")
+    assert sdpa.first_wrong_n == 20 and sdpa.attn_implementation == "sdpa"
+    some = replay_worst_cases(tmp_path / "hf", head(), construction=CONSTRUCTION, lengths=[25, 10, 25])
+    assert [r.n for r in some.rows] == [10, 25] and some.first_wrong_n == 25
+    assert "not every length" in some.lengths
+
+
+def test_the_family_and_the_refusals(tmp_path) -> None:
+    assert worst_case_family(head(), construction=CONSTRUCTION).name == "retrieval"
+    fam = family_for(CONSTRUCTION)
+    assert worst_case_family(head(), fam) is fam
+    assert worst_case_family(head()).name == "tokens"  # no recorded construction: every input
+    export_head(head(), "llama", logit_scale=SCALE, max_positions=8).save(tmp_path)
+    other = compile_construction(index_construction(theta=0.5, letters=4, max_int=4))
+    with pytest.raises(HeadImportError, match="another head"):
+        replay_worst_cases(tmp_path, other)
+    with pytest.raises(ExportError, match="dtype='float16'"):
+        replay_worst_cases(tmp_path, head(), dtype="float16")
+    with pytest.raises(ExportError, match="attn_implementation='flash'"):
+        replay_worst_cases(tmp_path, head(), attn_implementation="flash")
+    with pytest.raises(Exception, match="max_n=9 is out of range"):
+        replay_worst_cases(tmp_path, head(), construction=CONSTRUCTION, max_n=9)  # the table holds 8
+    with pytest.raises(ExportError, match="Family"):
+        worst_case_family(head(), "retrieval")  # type: ignore[arg-type]
