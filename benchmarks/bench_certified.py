@@ -258,7 +258,10 @@ def bench_claim(repeats: int) -> dict[str, Any]:
 
     def old() -> Any:
         with (
-            mock.patch("ropeproof.claims.many_plane.certified_dirichlet", iv_certified_dirichlet),
+            mock.patch(
+                "ropeproof.verify.studies.beyond.many_plane_judging.certified_dirichlet",
+                iv_certified_dirichlet,
+            ),
             mock.patch("ropeproof.verify.studies.beyond.dirichlet_steps._certify", iv_certify),
         ):
             return run_claim(claim, ctx)
