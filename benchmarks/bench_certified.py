@@ -1,6 +1,6 @@
 """Benchmark: certified enclosures in Arb balls (python-flint) against the former ``mpmath.iv`` path.
 
-    python3 benchmarks/bench_certified.py [--repeats 3] [--quick] [--json]
+    python3 benchmarks/bench_certified.py [--repeats 3] [--quick] [--json] [--kernel-only]
 
 Prints medians over ``--repeats`` rounds (round robin: one run of each path per round) and the ratio
 old / new measured in the same run, for
@@ -12,6 +12,14 @@ old / new measured in the same run, for
 2. the whole claim ``many-plane.dirichlet-bound`` in quick mode (``run_claim``), with the old path put
    back by patching the claim's ``certified_dirichlet`` and the box-width step's ``_certify`` with the
    ``mpmath.iv`` versions below.
+
+3. the certified Index kernel against its anchor (issue 35 item 4): ``enclose_index_gaps`` over one plane
+   at ``theta = 0.866`` for ``--kernel-offsets`` offsets from ``m = 10^6`` (one shard of ``sweep
+   certified-index``), against a bare python-flint loop enclosing ``1 - cos(m theta)`` at the same
+   working precision (``[1 - (m * th).cos() for m in ...]``: the balls only, no float ends), and against
+   the kernel as it was before (one ``arb_ends`` per offset, a private copy below); medians and the
+   ratios kernel / anchor, and whether the kernel's float ends are byte for byte the former kernel's.
+   ``--kernel-only`` runs just this part.
 
 The old path is a private copy, in this file, of the package's code before the port (``mpmath.iv`` at
 the same precision rule); it is not part of the package. Each case also checks that both paths give
@@ -42,6 +50,8 @@ from ropeproof.claims.many_plane import CLAIMS
 from ropeproof.theory.dirichlet import dirichlet_q
 from ropeproof.verify.measure.exact.certified import (
     CertifiedCheck,
+    arb_ends,
+    arb_precision,
     enclose_index_gaps,
     interval_ends,
     iv_precision,
@@ -123,6 +133,60 @@ def iv_certify(freqs: Sequence[float], d: int, q: int, prec: int) -> tuple[bool,
         return True, worst
 
 
+def former_one_plane_kernel(
+    theta: float, first: int, last: int, prec: int = 80
+) -> tuple[np.ndarray, np.ndarray]:
+    """``enclose_index_gaps([theta], [1.0], last, prec, first)`` as it was before issue 35: the ball of
+    each offset rounded to float64 on its own (``arb_ends``, exact comparisons in Python)."""
+    lo, hi = np.empty(last - first + 1), np.empty(last - first + 1)
+    extra = math.frexp(abs(theta))[1] + 26 if abs(theta) >= 1 else 0
+    with arb_precision(prec + extra + max(0, first.bit_length() - 26)):  # one bit length in the bench
+        h, w = flint.arb(theta) / 2, 2 * flint.arb(1.0)
+        for m in range(first, last + 1):
+            total = flint.arb(0)
+            s = (m * h).sin()
+            total += w * (s * s)
+            e_lo, e_hi = arb_ends(total)
+            lo[m - first], hi[m - first] = max(e_lo, 0.0), e_hi
+    return lo, hi
+
+
+def bare_flint_loop(theta: float, first: int, last: int, prec: int = 80) -> list[flint.arb]:
+    """The anchor: a bare python-flint loop enclosing ``1 - cos(m theta)`` (balls, no float ends)."""
+    with arb_precision(prec + max(0, first.bit_length() - 26)):
+        th = flint.arb(theta)
+        return [1 - (m * th).cos() for m in range(first, last + 1)]
+
+
+def bench_kernel(repeats: int, offsets: int) -> dict[str, Any]:
+    first = 10**6
+    last = first + offsets - 1
+    med, res = round_robin(
+        {
+            "anchor": lambda: bare_flint_loop(0.866, first, last),
+            "kernel": lambda: enclose_index_gaps([0.866], [1.0], last, 80, first),
+            "former": lambda: former_one_plane_kernel(0.866, first, last),
+        },
+        repeats,
+    )
+    same = all(a.tobytes() == b.tobytes() for a, b in zip(res["kernel"], res["former"], strict=True))
+    return {
+        "case": f"K = 1 (theta = 0.866), {offsets} offsets from m = 10^6, 80 bits",
+        "offsets": offsets,
+        **{f"{k}_us_per_offset": v / offsets * 1e6 for k, v in med.items()},
+        "kernel_over_anchor": med["kernel"] / med["anchor"],
+        "former_over_anchor": med["former"] / med["anchor"],
+        "bytes_identical_to_former": same,
+    }
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 # ------------------------------------------------------------------------------------------ timing
 
 
@@ -194,7 +258,10 @@ def bench_claim(repeats: int) -> dict[str, Any]:
 
     def old() -> Any:
         with (
-            mock.patch("ropeproof.claims.many_plane.certified_dirichlet", iv_certified_dirichlet),
+            mock.patch(
+                "ropeproof.verify.studies.beyond.many_plane_judging.certified_dirichlet",
+                iv_certified_dirichlet,
+            ),
             mock.patch("ropeproof.verify.studies.beyond.dirichlet_steps._certify", iv_certify),
         ):
             return run_claim(claim, ctx)
@@ -226,19 +293,37 @@ def main() -> None:
         "--quick", action="store_true", help="2000 offsets instead of 10^4 in the large cases"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--kernel-only", action="store_true", help="only the kernel against its anchor")
+    parser.add_argument("--kernel-offsets", type=int, default=20000, help="offsets of the kernel case")
     args = parser.parse_args()
-    result = {
+    result: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}, "
         f"torch {torch.__version__}, python-flint {flint.__version__}",
+        "load_average_before": load_average(),
         "repeats": args.repeats,
-        "enclose_index_gaps": bench_gaps(args.repeats, args.quick),
-        "claim": bench_claim(args.repeats),
+        "kernel": bench_kernel(args.repeats, args.kernel_offsets),
     }
+    if not args.kernel_only:
+        result["enclose_index_gaps"] = bench_gaps(args.repeats, args.quick)
+        result["claim"] = bench_claim(args.repeats)
+    result["load_average_after"] = load_average()
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"# certified enclosures: mpmath.iv (old) vs arb (new); medians of {args.repeats} rounds")
-    print(result["machine"])
+    k = result["kernel"]
+    print(f"# the certified Index kernel against a bare python-flint loop; medians of {args.repeats} rounds")
+    print(
+        result["machine"], f"; load average {result['load_average_before']} -> {result['load_average_after']}"
+    )
+    print(
+        f"{k['case']}: anchor {k['anchor_us_per_offset']:.2f} us/offset, "
+        f"kernel {k['kernel_us_per_offset']:.2f} us/offset ({k['kernel_over_anchor']:.2f}x the anchor), "
+        f"former kernel {k['former_us_per_offset']:.2f} us/offset ({k['former_over_anchor']:.2f}x); "
+        f"float ends byte for byte the former kernel's: {k['bytes_identical_to_former']}"
+    )
+    if args.kernel_only:
+        return
+    print(f"\n# certified enclosures: mpmath.iv (old) vs arb (new); medians of {args.repeats} rounds")
     print("\n## enclose_index_gaps")
     for r in result["enclose_index_gaps"]:
         print(

@@ -36,7 +36,7 @@ def length_rows(
 
 @styled
 def length_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
-    """Accuracy against length (sampled: solid, with 95% Wilson intervals; decoy: dashed) with the
+    """Accuracy against length (sampled: solid, with anytime-valid 95% intervals; decoy: dashed) with the
     certified horizon (dotted) and the exact first failure (triangle)."""
     rows, summary = length_rows(quick, store)
     tasks = ["number", "letter"]
@@ -83,9 +83,11 @@ def length_figure(quick: bool = False, store: ResultStore | None = None) -> Figu
     caption = (
         "The compiled 12-layer checkpoints of ropeproof export-model (4 hop layers, 8 Reflexive, logit scale "
         "1000; solvers: [A]'s one-plane heads, the width-6/8 program, the best on GPT-J's width-128 "
-        "spectrum) on [A]'s tasks with 1-4 hops, float64. Solid: accuracy on sampled inputs, bars its 95% "
-        "Wilson interval; dashed: the same inputs with every answer-kind token off the chain replaced by "
-        "one decoy a quarter turn from the answer on the code circle (a second probe, not a worst case). "
+        "spectrum) on [A]'s tasks with 1-4 hops, float64. Solid: accuracy on sampled inputs, bars its "
+        "anytime-valid 95% interval (past the certified horizon a row stops once the interval lies below "
+        "25%, so its bar is wide); dashed: the same inputs with every answer-kind token off the chain "
+        "replaced by one decoy a quarter turn from the answer on the code circle (a second probe, not a "
+        "worst case). "
         "Dotted verticals: the certified horizon (every input of the family with up to 4 hops is proved "
         "correct at every length up to it, by interval arithmetic); triangles: the exact first length with "
         "a wrong answer (every length between grid points probed; its tokens are in the multihop.length "

@@ -255,48 +255,53 @@ def trained_length_dirs() -> list[Path]:
     return shipped + [Path(d) for d in TRAINED_LENGTH_MODELS]
 
 
-TRAINED_BUILDS = {"number": ("distractors",), "letter": ("distractors", "window", "both")}
-"""The long-input builds each trained model is measured on: every build whose tokens it knows (the number
-model knows integers up to 16 only, so the ``window`` and ``both`` builds are out of its vocabulary)."""
-
-
-def _trained_rows(store: ResultStore, path: Path, lengths: list[int], count: int) -> list[dict[str, Any]]:
-    """The rows of one trained model: a shipped seed-0 checkpoint through the run's store (the models the
-    training claims load), any other run directory loaded from it; float32 weights either way."""
-    import json
-
-    from ropeproof.verify.measure.statistics import proportion_interval
-    from ropeproof.verify.studies.training.shipped_results import DIRECTORY_LENGTH_ROW, LENGTH_ROW
+def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str, Any]]:
+    """The rows of one trained model under every reading of the length study for its task
+    (:func:`~ropeproof.verify.studies.training.lengths.study_plan`): a shipped seed-0 checkpoint's rows are
+    the very rows the claim ``training.length`` reads from the run's store (no input is answered twice),
+    any other run directory's are computed for it the same way."""
+    from ropeproof.verify.studies.training.lengths import reading, reading_rows, study_plan
+    from ropeproof.verify.studies.training.shipped_results import (
+        DECIDED_LENGTH_ROW,
+        DIRECTORY_DECIDED_LENGTH_ROW,
+    )
 
     record = load_record(path)
     task, config = record.task, record.config.name
-    limit = int(json.loads((path / "config.json").read_text())["n_positions"])
-    fits = [n for n in lengths if n <= limit]
     shipped = config in CONFIGS and 0 in shipped_seeds(task, config)
     shipped = shipped and path.resolve() == shipped_path(task, config).resolve()
+    plan = study_plan(quick)
+
     rows = []
-    for build in TRAINED_BUILDS[task]:
-        if shipped:
-            args = {"task": task, "config": config, "seed": 0, "count": count, "build": build}
-            measured = [store.get(LENGTH_ROW, n=n, **args) for n in fits]
-        else:
-            args = {"path": str(path), "task": task, "count": count, "build": build}
-            measured = [store.get(DIRECTORY_LENGTH_ROW, n=n, **args) for n in fits]
-        label = f"trained {record.config.name}" + ("" if build == "distractors" else f", {build} build")
-        for r in measured:
-            lo, hi = proportion_interval(round(r["accuracy"] * r["count"]), r["count"]).bounds
+    for key in plan["readings"]:
+        r = reading(key)
+        if r.task != task:
+            continue
+
+        def measure(n: int, cap: int, key: str = key) -> dict[str, Any]:
+            sample = {"n": n, "reading": key, "first": plan["first"], "cap": cap}
+            if shipped:
+                return store.get(DECIDED_LENGTH_ROW, task=task, config=config, seed=0, **sample)
+            return store.get(DIRECTORY_DECIDED_LENGTH_ROW, path=str(path), **sample)
+
+        for row in reading_rows(key, plan["lengths"], plan["first"], plan["cap"], measure):
+            build = r.build if r.hops == (1, 2, 3, 4) else f"{r.build}, {len(r.hops)} hop"
+            label = f"trained {config}" + ("" if build == "distractors" else f", {build} build")
             rows.append(
                 {
                     "task": task,
                     "model": label,
                     "kind": "trained",
-                    "build": build,
+                    "build": r.build,
+                    "reading": key,
                     "path": path.name,
-                    "n": r["n"],
-                    "count": r["count"],
-                    "accuracy": r["accuracy"],
-                    "ci_lo": lo,
-                    "ci_hi": hi,
+                    "n": row["n"],
+                    "count": row["count"],
+                    "accuracy": row["accuracy"],
+                    "ci_lo": row["ci_low"],
+                    "ci_hi": row["ci_high"],
+                    "interval": row["interval"],
+                    "table_rebuilt": row["table_rebuilt"],
                     "certified_horizon": None,
                     "first_failure": None,
                 }
@@ -307,8 +312,8 @@ def _trained_rows(store: ResultStore, path: Path, lengths: list[int], count: int
 def length_figure_rows(
     quick: bool = False, trained: list[Path] | None = None, store: ResultStore | None = None
 ) -> list[dict[str, Any]]:
-    """Trained models (the ``distractors`` build, up to each model's ``n_positions``) and the compiled
-    checkpoints of the length study (width 6/8 and the best at width 128), with 95% Wilson intervals,
+    """Trained models (every reading of the length study, the claim's rows) and the compiled checkpoints
+    of the length study (width 6/8 and the best at width 128), with anytime-valid 95% intervals,
     certified horizons and exact first failures (``store``: the run's, default a fresh one)."""
     paths = None if trained is None else [str(Path(p)) for p in trained]
     return (ResultStore() if store is None else store).get(LENGTH_DATA, quick=quick, trained=paths)
@@ -320,11 +325,9 @@ def LENGTH_DATA(store: ResultStore, quick: bool, trained: list[str] | None = Non
     :func:`trained_length_dirs`, so a saved run names no directory of the machine that made it)."""
     from ropeproof.verify.studies.beyond.multihop_length import STANDARD_STUDY
 
-    lengths = [17, 64, 256, 850] if quick else [17, 24, 32, 64, 128, 256, 512, 850, 1024, 2048]
-    count = 8 if quick else 64
     rows = []
     for path in trained_length_dirs() if trained is None else [Path(p) for p in trained]:
-        rows += _trained_rows(store, Path(path), lengths, count)
+        rows += _trained_rows(store, Path(path), quick)
     study = store.get(STANDARD_STUDY, quick=quick)
     summary = study["summary"]
     for r in study["rows"]:
@@ -387,14 +390,16 @@ def length_figure(
     caption = (
         "Length generalisation on [A]'s tasks with 1-4 hops (the 'distractors' build: [A]'s 17-token input "
         "preceded by random distractor tokens; for the letter task the trained models also on the 'window' "
-        "and 'both' builds, ropeproof.verify.measure.task_lengths): trained models (seed 0 of each shipped "
-        "configuration, trained on 17 tokens; each up to its position table) against the compiled 12-layer "
-        "checkpoints that ropeproof export-model writes, "
-        "the width-6/8 one (theta = 1) and the best (width 128, the best heads on GPT-J's spectrum). Bars: "
-        "95% Wilson intervals of the sampled accuracy. Dotted verticals: each compiled checkpoint's "
-        "certified horizon (every input of the family proved correct up to it); triangles: its exact first "
-        "failure (every length probed between grid points). [A] reports its letter model above 90% up to "
-        "850 tokens."
+        "and 'both' builds and on the 'near' build with 1-hop chains, the chain within [A]'s 17 tokens at "
+        "the end, ropeproof.verify.measure.task_lengths): trained models (seed 0 of each shipped "
+        "configuration, trained on 17 tokens; the rows of claim training.length, each sampled until its "
+        "anytime-valid 95% interval decides the claim's threshold, so the bars are wide where few inputs "
+        "decided it) against the compiled 12-layer checkpoints that ropeproof export-model writes, "
+        "the width-6/8 one (theta = 1) and the best (width 128, the best heads on GPT-J's spectrum), whose "
+        "bars are the length study's anytime-valid 95% intervals too. Dotted verticals: each compiled "
+        "checkpoint's certified horizon (every input of the family proved correct up to it); triangles: its "
+        "exact first failure (every length probed between grid points). [A] reports its letter model above "
+        "90% up to 850 tokens."
     )
     return FigureResult("training_length", fig, rows, caption)
 

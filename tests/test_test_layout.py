@@ -75,7 +75,6 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.verify.testing.chat_server": "tests/verify/studies/llm_eval/conftest.py",  # a fixture, served
     "ropeproof.verify.testing.strategies": "tests/verify/testing/test_properties.py",
     "ropeproof.verify.studies.training.evaluation": "tests/verify/studies/training/test_trainer.py",
-    "ropeproof.verify.studies.training.lengths": "tests/verify/studies/training/test_head_theory.py",
     "ropeproof.verify.studies.training.model": "tests/verify/studies/training/test_dynamics.py",
     # ---- verify/interop: the HF and TransformerLens tests are being split per module (issue 23 item 7)
     "ropeproof.verify.interop.imported": "tests/verify/interop/tl/test_tl_interop.py",

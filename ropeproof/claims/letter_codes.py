@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.measure.exact.certified import certified_retrieval
-from ropeproof.verify.studies.beyond.letter_codes import (
-    SLOW_HORIZONS,
-    alphabet_comparison,
-    code_margins,
-    one_plane_code,
-    slow_horizon_of,
-)
+from ropeproof.verify.studies.beyond.letter_code_judging import alphabet_outcome, slow_horizon_outcome
 
 CLAIMS = ClaimSet(
     "letter-codes",
@@ -42,28 +31,8 @@ CLAIMS = ClaimSet(
     meaning="[A]'s one-plane letter code loses margin like 1/|ALPH|^2; orthogonal codes do not.",
 )
 def _alphabet(ctx: CheckContext) -> Outcome:
-    from ropeproof.verify.measure.exact.sweep import sweep_retrieval
-
-    rows = alphabet_comparison(ctx.params["alphabets"], ctx.params["max_n"])
-    worst = max(abs(r["one_plane_margin"] / r["one_plane_closed_form"] - 1) for r in rows)
-    ortho = min(r["orthogonal_margin"] for r in rows)
-    cross = 0.0
-    for a in ctx.params["cross_check"]:
-        engine = sweep_retrieval(a, 0.0, 24).columns["margin_inf"]
-        cross = max(cross, float(np.abs(engine - code_margins(one_plane_code(a), 24)).max()))
-    ok = worst <= 1e-13 and ortho == 1.0 and cross <= 1e-15
-    return Outcome.judge(
-        ok,
-        {
-            "rows": rows,
-            "max_rel_err_one_plane": worst,
-            "min_orthogonal_margin": ortho,
-            "engine_cross_check_max_diff": cross,
-            "one_plane_margin_at_64": rows[-1]["one_plane_margin"],
-        },
-        key_figure="one_plane_margin_at_64",
-        counterexample=rows,
-    )
+    p = ctx.params
+    return alphabet_outcome(p["alphabets"], p["max_n"], p["cross_check"])
 
 
 @CLAIMS.claim(
@@ -82,34 +51,5 @@ def _alphabet(ctx: CheckContext) -> Outcome:
     "(2n-3) theta_min = 2 pi/|ALPH|.",
 )
 def _slow(ctx: CheckContext) -> Outcome:
-    figures: dict[str, Any] = {}
-    ok, all_certified = True, True
-    a = ctx.params["alphabet"]
-    for hd in ctx.params["head_dim"]:
-        h = slow_horizon_of(ctx.store.get(SLOW_HORIZONS, head_dim=hd, alphabet=a))
-        cert: Any = "not run (quick)"
-        if hd in ctx.params["certified_head_dims"]:
-            chk = certified_retrieval(a, h.one_plane_theta, h.one_plane_horizon + 1)
-            cmp = chk.comparisons["margin_inf"]
-            at_h = (float(cmp.measured_lo[-2]), float(cmp.measured_hi[-2]))
-            after = (float(cmp.measured_lo[-1]), float(cmp.measured_hi[-1]))
-            cert_ok = at_h[0] > 0 and after[1] <= 0
-            cert = {"margin_at_horizon": at_h, "margin_after": after, "certified": cert_ok}
-            ok &= cert_ok
-        else:
-            all_certified = False
-        ok &= h.one_plane_horizon == h.one_plane_formula
-        figures[f"head_dim={hd}"] = {
-            "theta_min": h.one_plane_theta,
-            "one_plane_horizon": h.one_plane_horizon,
-            "formula": h.one_plane_formula,
-            "orthogonal_planes": h.orthogonal_thetas,
-            "orthogonal_horizon": h.orthogonal_horizon,
-            "margin_at_16": {"one_plane": h.one_plane_margin_at_16, "orthogonal": h.orthogonal_margin_at_16},
-            "certified_boundary": cert,
-        }
-        figures[f"horizon_{hd}"] = h.one_plane_horizon
-    # the boundary rows are certified; the rows below a horizon come from the float64 sweep, so the
-    # verdict as a whole is not
-    figures["boundaries_certified"] = all_certified
-    return Outcome.judge(ok, figures, key_figure="horizon_128", counterexample=figures)
+    p = ctx.params
+    return slow_horizon_outcome(p["alphabet"], p["head_dim"], p["certified_head_dims"], ctx.store)

@@ -13,10 +13,10 @@ checkpoints, each on the task it was trained or compiled for, in that task's raw
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
 from ropeproof.verify.studies.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
+from ropeproof.verify.studies.llm_eval.local_ordering import local_ordering_outcome
 from ropeproof.verify.studies.llm_eval.protocol import DEFAULT_LENGTHS
 
 CLAIMS = ClaimSet(
@@ -52,29 +52,5 @@ HAS_HF = importlib.util.find_spec("transformers") is not None
 def _local_ordering(ctx: CheckContext) -> Outcome:
     if not HAS_HF:
         return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    from ropeproof.verify.studies.llm_eval.local_models import local_results
-    from ropeproof.verify.studies.llm_eval.statistics import threshold_checks
-
     p = ctx.params
-    summaries = local_results(p["lengths"], p["prompts"], p["draws"], store=ctx.store)
-    figures: dict[str, Any] = {"orderings": {}}
-    for s in summaries:
-        order = s.ordering()
-        figures["orderings"][s.label] = order.verdict
-        figures[s.label] = {
-            "ordering": order.line(),
-            "per_length": {str(k): v for k, v in order.per_length.items()},
-            "accuracy": {
-                r.task: {str(x.length): x.accuracy_mean for x in s.results if x.task == r.task}
-                for r in s.results
-            },
-            "thresholds": {
-                f"{t['task']} {t['reported']} at {t['length']}": t["verdict"]
-                for t in threshold_checks(s.results)
-            },
-        }
-    figures["reading"] = "; ".join(f"{s.label}: {s.ordering().line()}" for s in summaries)
-    verdicts = set(figures["orderings"].values())
-    ok = verdicts == {"shown"}
-    resolvable = ok or bool(verdicts - {"shown", "unresolved"})  # overlapping intervals decide nothing
-    return Outcome.judge(ok, figures, "orderings", figures["orderings"], resolvable=resolvable)
+    return local_ordering_outcome(p["lengths"], p["prompts"], p["draws"], store=ctx.store)

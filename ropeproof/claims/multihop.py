@@ -225,7 +225,8 @@ def _certified_long(ctx: CheckContext) -> Outcome:
         "horizon; past it, a sampled search finds the first length with a wrong answer with no length "
         "skipped (every length between the last all-correct grid length and the failing one probed; the "
         "family's first failure where it meets the certificate) and keeps a witness in the checkpoint's "
-        "vocabulary, for lengths {lengths} and inputs built as {builds}."
+        "vocabulary, for lengths {lengths} and inputs built as {builds}. Rows carry anytime-valid 95% "
+        "intervals; past the certified horizon a row stops as soon as its interval lies below 25%."
     ),
     reference="[A] length generalisation (docs/theory.md sections 5 and 6); this toolkit",
     params={
@@ -258,6 +259,10 @@ def _length(ctx: CheckContext) -> Outcome:
         "side_by_side": study["side_by_side"],
         "first_failure_n": first,
         "violations": len(violations),
+        "inputs_answered": sum(r["inputs"] for r in study["rows"]),
+        "rows_below_25_past_horizon": sum(
+            r["n"] > r["certified_horizon"] and r["accuracy_ci"][1] < 0.25 for r in study["rows"]
+        ),
     }
     return Outcome.judge(
         not violations and witnesses_ok,

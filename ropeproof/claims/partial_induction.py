@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ropeproof.claims.corrections import Correction
 from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.studies.beyond.partial_induction import (
-    design_two_plane,
-    one_plane_code_horizon,
-    search_one_plane,
-    two_plane_horizon,
-    two_plane_logit_expr,
-    two_plane_margin_formula,
-    two_plane_margins,
-    zero_frequency_tie,
+from ropeproof.verify.studies.beyond.partial_induction_judging import (
+    one_plane_fixed_length_outcome,
+    two_plane_outcome,
+    uniform_horizon_outcome,
 )
 from ropeproof.verify.studies.errata.partial_induction import PARTIAL_INDUCTION
 
@@ -49,35 +40,7 @@ SECOND_HAND = (
     "any designed length, with a margin that decays like 1/n0^2.",
 )
 def _two_plane(ctx: CheckContext) -> Outcome:
-    expr = str(two_plane_logit_expr())
-    worst, rows, ok = 0.0, [], True
-    for a in ctx.params["alphabets"]:
-        for n0 in ctx.params["n0"]:
-            d = design_two_plane(a, n0)
-            m = two_plane_margins(a, d.theta, d.beta, n0 + 8)
-            formula = np.array([two_plane_margin_formula(a, d.theta, d.beta, n) for n in range(2, n0 + 2)])
-            worst = max(worst, float(np.abs(m[:n0] - formula).max()))
-            h = two_plane_horizon(a, d.theta, d.beta)
-            rows.append(
-                {
-                    "alphabet": a,
-                    "n0": n0,
-                    "theta": d.theta,
-                    "beta": d.beta,
-                    "margin_at_n0": d.margin,
-                    "horizon": h,
-                    "n0^2 * margin": d.margin * n0**2,
-                }
-            )
-            ok &= h >= n0 and d.margin > 0
-    # both sides are sums of a few float64 cosines of O(1) size: a few ulps each
-    tol = 1e-14
-    return Outcome.judge(
-        ok and worst <= tol,
-        {"derived_logit": expr, "designs": rows, "max_diff_vs_closed_form": worst, "tolerance": tol},
-        key_figure="max_diff_vs_closed_form",
-        counterexample=rows,
-    )
+    return two_plane_outcome(ctx.params["alphabets"], ctx.params["n0"])
 
 
 @CLAIMS.claim(
@@ -97,40 +60,8 @@ def _two_plane(ctx: CheckContext) -> Outcome:
     "is what breaks the tie.",
 )
 def _one_plane_fixed(ctx: CheckContext) -> Outcome:
-    tie = zero_frequency_tie()
-    a, n = ctx.params["alphabet"], ctx.params["length"]
-    s = search_one_plane(a, n, trials=ctx.params["trials"], seed=5)
-    found = s.counterexample_found
-    figures = {
-        "theta0_tie_f(Y,1)-f(Y,2)": str(tie),
-        "tried": s.tried,
-        "solved": s.solved,
-        "by_kind": s.by_kind,
-        "best_margin": s.best_margin,
-        "certified_margin": s.certified_margin,
-        "counterexample_found": found,
-        "counterexample_is_letter_code": found and s.best.label.startswith("T_Retrieval code"),
-    }
-    cex = {"alphabet": a, "length": n, "certified_margin": s.certified_margin, **s.best.as_dict()}
-    return Outcome.judge(
-        not found and tie == 0,
-        figures,
-        key_figure="certified_margin",
-        counterexample=cex,
-        certified=found,
-        detail="A verdict 'violated' is certified: the counterexample head's margin is enclosed in an "
-        "interval above 0.",
-    )
-
-
-def _largest_n(bound: float, theta: float) -> int:
-    """The largest ``n`` with ``(2n - 3) theta < bound``, checked on both sides of the estimate."""
-    n = math.ceil((bound / theta + 3) / 2) - 1
-    while (2 * (n + 1) - 3) * theta < bound:
-        n += 1
-    while (2 * n - 3) * theta >= bound:
-        n -= 1
-    return n
+    p = ctx.params
+    return one_plane_fixed_length_outcome(p["alphabet"], p["length"], p["trials"])
 
 
 @CLAIMS.claim(
@@ -148,15 +79,8 @@ def _largest_n(bound: float, theta: float) -> int:
     "for the letter-code head, not for every one-plane head.",
 )
 def _one_plane_uniform(ctx: CheckContext) -> Outcome:
-    rows, ok = [], True
-    for theta in ctx.params["thetas"]:
-        for a in ctx.params["alphabets"]:
-            one = one_plane_code_horizon(a, theta)
-            two = two_plane_horizon(a, theta, ctx.params["beta"])
-            want_one, want_two = _largest_n(2 * math.pi / a, theta), _largest_n(2 * math.pi, theta)
-            rows.append({"theta": theta, "alphabet": a, "one_plane": one, "two_plane": two})
-            ok &= one == want_one and two == want_two
-    return Outcome.judge(ok, {"horizons": rows}, key_figure="horizons", counterexample=rows)
+    p = ctx.params
+    return uniform_horizon_outcome(p["alphabets"], p["thetas"], p["beta"])
 
 
 CLAIMS.add_correction(

@@ -6,22 +6,14 @@ positional one under two readings of "implement" (attention on the target, or th
 
 from __future__ import annotations
 
-import math
-
 from ropeproof.claims.corrections import Correction
 from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.counterexamples import positional_retrieval_construction
-from ropeproof.constructions.paper import INDEX_THETA, index_construction
-from ropeproof.theory.impossibility import (
-    positional_logits_ignore_key_content,
-    symbolic_output_is_permutation_invariant,
+from ropeproof.verify.studies.beyond.remark31_judging import (
+    positional_cannot_attend_outcome,
+    positional_readout_outcome,
+    symbolic_cannot_index_outcome,
 )
-from ropeproof.verify.kernel.compiled import answer
-from ropeproof.verify.measure.exact.families import sample_family_inputs
-from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
-from ropeproof.verify.studies.beyond.impossibility import class_search, content_independent_readout_margin
-from ropeproof.verify.studies.errata.readout import POSITIONAL_HEAD, READOUT
+from ropeproof.verify.studies.errata.readout import READOUT
 
 CLAIMS = ClaimSet(
     "remark3.1",
@@ -47,34 +39,7 @@ RETRIEVAL_PAIR = (("A1", "BD", "CA"), ("BD", "A1", "CA"))
     meaning="A head that only sees contents sees a multiset, and Index needs positions.",
 )
 def _symbolic(ctx: CheckContext) -> Outcome:
-    identity = symbolic_output_is_permutation_invariant()
-    answers = [follow_number_chain(x) for x in INDEX_PAIR]
-    same_multiset = sorted(INDEX_PAIR[0]) == sorted(INDEX_PAIR[1])
-    search = class_search("symbolic", ctx.params["heads"], seed=31)
-    # a concrete symbolic head (T_Index at theta = 0) answers both alike; T_Index itself answers both
-    nope = compile_construction(index_construction(theta=0.0, letters=2, max_int=2))
-    working = compile_construction(index_construction(theta=INDEX_THETA, letters=2, max_int=2))
-    nope_answers = answer(nope, [list(x) for x in INDEX_PAIR], mode="softmax", dtype=ctx.dtype)
-    control = answer(working, [list(x) for x in INDEX_PAIR], dtype=ctx.dtype)
-    figures = {
-        "sympy_identity": identity,
-        "pair_answers": answers,
-        "same_multiset": same_multiset,
-        "random_heads": search.heads,
-        "max_relative_change": search.max_change,
-        "tolerance": search.tolerance,
-        "theta0_T_Index_answers": nope_answers,
-        "T_Index_answers": control,
-    }
-    ok = (
-        identity
-        and same_multiset
-        and answers[0] != answers[1]
-        and search.invariant
-        and nope_answers[0] == nope_answers[1]
-        and control == answers
-    )
-    return Outcome.judge(ok, figures, "max_relative_change", counterexample=search.worst)
+    return symbolic_cannot_index_outcome(INDEX_PAIR, ctx.params["heads"], ctx.dtype)
 
 
 @CLAIMS.claim(
@@ -89,21 +54,7 @@ def _symbolic(ctx: CheckContext) -> Outcome:
     "matching pair.",
 )
 def _positional_attention(ctx: CheckContext) -> Outcome:
-    identity = positional_logits_ignore_key_content()
-    answers = [follow_letter_chain(x) for x in RETRIEVAL_PAIR]
-    targets = [x.index(a) for x, a in zip(RETRIEVAL_PAIR, answers, strict=True)]
-    search = class_search("positional", ctx.params["heads"], seed=32)
-    figures = {
-        "sympy_identity": identity,
-        "pair_answers": answers,
-        "target_positions": targets,
-        "random_heads": search.heads,
-        "max_relative_change": search.max_change,
-        "tolerance": search.tolerance,
-    }
-    ok = identity and targets[0] != targets[1] and RETRIEVAL_PAIR[0][-1] == RETRIEVAL_PAIR[1][-1]
-    ok = ok and search.invariant
-    return Outcome.judge(ok, figures, "max_relative_change", counterexample=search.worst)
+    return positional_cannot_attend_outcome(RETRIEVAL_PAIR, ctx.params["heads"])
 
 
 @CLAIMS.claim(
@@ -135,47 +86,9 @@ def _positional_attention(ctx: CheckContext) -> Outcome:
 )
 def _positional_output(ctx: CheckContext) -> Outcome:
     p = ctx.params
-    c = positional_retrieval_construction(p["alphabet"], p["period"], p["bonus"])
-    head, fam = ctx.store.get(POSITIONAL_HEAD, alphabet=p["alphabet"], period=p["period"], bonus=p["bonus"])
-    k = (p["period"] - 1) // 2
-    # logit K at the query, -1/2 elsewhere: this scale gives the query weight 2(N-1) / (2(N-1) + n - 1)
-    scale = math.log(2 * (p["period"] - 1)) / (k + 0.5)
-    lengths = (
-        list(range(3, p["period"] + 1)) if isinstance(p["lengths"], str) else [int(x) for x in p["lengths"]]
+    return positional_readout_outcome(
+        p["alphabet"], p["period"], p["bonus"], p["lengths"], p["samples_per_length"], ctx.dtype, ctx.store
     )
-    rows, worst = [], None
-    closed_ok = True
-    for n in lengths:
-        r = content_independent_readout_margin(head, fam, n, scale)
-        want = 1 / (2 * (p["period"] - 1) + n - 1)
-        # p_t is one softmax weight computed in float64: a few ulps of relative error
-        closed_ok &= math.isclose(r.margin, want, rel_tol=1e-12)
-        rows.append({"n": n, "margin": r.margin, "closed_form": want})
-        if worst is None or r.margin < worst.margin:
-            worst = r
-    correct = total = 0
-    for n in sorted({*lengths[:: max(1, len(lengths) // 5)], lengths[-1]}):
-        samples = sample_family_inputs(fam, n, p["samples_per_length"], seed=n)
-        got = answer(head, [list(x) for x, _ in samples], "softmax", scale, "cpu", ctx.dtype)
-        correct += sum(g == x[t] for g, (x, t) in zip(got, samples, strict=True))
-        total += len(samples)
-    assert worst is not None
-    found = worst.margin > 0 and closed_ok
-    figures = {
-        "counterexample_found": found,
-        "min_margin": worst.margin,
-        "margin_is_closed_form": closed_ok,
-        "softmax_scale": scale,
-        "sampled_accuracy": correct / total,
-        "margins": rows,
-    }
-    cex = {
-        "head": c.description,
-        "softmax_scale": scale,
-        "lengths": p["lengths"],
-        "worst_case": worst.witness,
-    }
-    return Outcome.judge(not found, figures, "min_margin", counterexample=cex)
 
 
 CLAIMS.add_correction(

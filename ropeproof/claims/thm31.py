@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
-import numpy as np
-
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome
-from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import ALPHABET_SIZE as ALPHABET
-from ropeproof.constructions.paper import (
-    INDEX_THETA,
-    RETRIEVAL_THETA,
-    index_construction,
-    retrieval_construction,
-)
-from ropeproof.verify.kernel.compiled import answer
-from ropeproof.verify.kernel.resolution import gap_resolution
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.measure.exact.families import family_for
-from ropeproof.verify.measure.exact.index_sweep import index_sweep
-from ropeproof.verify.measure.tasks import letter_task, number_task
+from ropeproof.constructions.paper import INDEX_THETA, RETRIEVAL_THETA
+from ropeproof.verify.measure.exact.horizon_judging import index_horizon_outcome, retrieval_horizon_outcome
 
 CLAIMS = ClaimSet(
     "thm3.1",
@@ -49,29 +33,9 @@ CLAIMS = ClaimSet(
 )
 def _thm31_index(ctx: CheckContext) -> Outcome:
     p = ctx.params
-    c = index_construction(p["theta"], max_int=p["max_int"], letters=p["letters"])
-    head = compile_construction(c)
-    sweep = exact_sweep(build_tables(head, family_for(c), p["max_len"], ctx.dtype), p["max_len"])
-    res = gap_resolution(ctx.dtype, head_dim=2)
-    tasks = number_task(p["tasks"], hops=(1,), seed=0)
-    seqs = [t.tokens for t in tasks]
-    hard = answer(head, seqs, dtype=ctx.dtype)
-    soft = answer(head, seqs, mode="softmax", softmax_scale=float(p["softmax_scale"]), dtype=ctx.dtype)
-    acc_hard = float(np.mean([a == t.answer for a, t in zip(hard, tasks, strict=True)]))
-    acc_soft = float(np.mean([a == t.answer for a, t in zip(soft, tasks, strict=True)]))
-    m = float(sweep.margin_inf.min())
-    # beyond the vocabulary: the exact margin stays positive but sinks below the dtype's resolution
-    long = index_sweep([p["theta"]], [1.0], 10**5)
-    unresolvable = np.nonzero(long.margin_inf <= res)[0]
-    figures = {
-        "min_margin_inf_2..17": m,
-        "accuracy_argmax": acc_hard,
-        "accuracy_softmax": acc_soft,
-        "first_n_margin_below_dtype_resolution": int(long.n[unresolvable[0]]) if unresolvable.size else None,
-    }
-    ok = m > 0 and acc_hard == 1.0 and acc_soft == 1.0
-    cex = None if ok else sweep.witness(int(sweep.n[np.argmin(sweep.margin_inf)]), "margin_inf")
-    return Outcome.judge(ok, figures, "min_margin_inf_2..17", cex, resolvable=m > res)
+    return index_horizon_outcome(
+        p["theta"], p["letters"], p["max_int"], p["max_len"], p["tasks"], p["softmax_scale"], ctx.dtype
+    )
 
 
 @CLAIMS.claim(
@@ -94,32 +58,4 @@ def _thm31_index(ctx: CheckContext) -> Outcome:
 )
 def _thm31_retrieval(ctx: CheckContext) -> Outcome:
     p = ctx.params
-    c = retrieval_construction(p["alphabet_size"], p["theta"], max_int=8)
-    head = compile_construction(c)
-    big = p["max_n"]
-    sweep = exact_sweep(build_tables(head, family_for(c), big, ctx.dtype), big)
-    omega = 2 * math.pi / p["alphabet_size"]
-    horizon_claimed = math.ceil(omega / (2 * p["theta"])) - 1
-    bad = np.nonzero(sweep.margin_inf <= 0)[0]
-    first_failure = int(sweep.n[bad[0]]) if bad.size else None
-    tasks = letter_task(p["tasks"], hops=(1,), seed=0)
-    answers = answer(head, [t.tokens for t in tasks], dtype=ctx.dtype)
-    acc = float(np.mean([a == t.answer for a, t in zip(answers, tasks, strict=True)]))
-    within = sweep.margin_inf[: horizon_claimed - 1]
-    ok = bool((within > 0).all()) and acc == 1.0
-    # n0 read as the largest offset: the horizon covers lengths up to n0 + 1
-    offset_within = sweep.margin_inf[:horizon_claimed]
-    figures = {
-        "claimed_horizon": horizon_claimed,
-        "offset_horizon_length": horizon_claimed + 1,
-        "offset_convention": "holds" if bool((offset_within > 0).all()) else "violated",
-        "exact_first_failure_n": first_failure,
-        "min_margin_within_horizon": float(within.min()),
-        "task_accuracy": acc,
-    }
-    cex = None
-    if not ok:
-        n0 = int(sweep.n[np.argmin(within)])
-        cex = dataclasses.asdict(sweep.witness(n0, "margin_inf"))
-    res = gap_resolution(ctx.dtype, head_dim=2)
-    return Outcome.judge(ok, figures, "exact_first_failure_n", cex, resolvable=float(within.min()) > res)
+    return retrieval_horizon_outcome(p["alphabet_size"], p["theta"], p["max_n"], p["tasks"], ctx.dtype)

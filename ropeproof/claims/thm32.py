@@ -3,38 +3,23 @@ certified by interval arithmetic."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
-
-import numpy as np
 
 from ropeproof.claims.corrections import Correction
 from ropeproof.claims.registry import Approx, CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import ALPHABET_SIZE as ALPHABET
-from ropeproof.constructions.paper import (
-    INDEX_THETA,
-    RETRIEVAL_THETA,
-    retrieval_construction,
-)
+from ropeproof.constructions.paper import INDEX_THETA, RETRIEVAL_THETA
 from ropeproof.theory.result_store import ResultStore
-from ropeproof.theory.retrieval_margin import (
-    difference_identity,
-    product_forms_hold,
-    retrieval_margin_closed_form,
-)
 from ropeproof.verify.kernel.devices import dtype_name
 from ropeproof.verify.measure.exact.bound_judging import (
+    ConventionCheck,
     best_theta_outcome,
     bound_outcome,
-    certified_outcome,
-    length_ranges,
-    terms_at,
+    certified_index_outcome,
+    certified_retrieval_outcome,
+    length_convention_outcome,
 )
-from ropeproof.verify.measure.exact.certified import certified_index, certified_retrieval
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.measure.exact.families import retrieval_family
-from ropeproof.verify.measure.exact.retrieval_margin import retrieval_margin_explicit
+from ropeproof.verify.measure.exact.closed_form_checks import retrieval_closed_form_outcome
 from ropeproof.verify.measure.exact.sweep import INDEX_TABLE, RETRIEVAL_TABLE, SweepTable
 from ropeproof.verify.studies.errata.index import (
     CERTIFIED_UP_TO,
@@ -245,39 +230,23 @@ def _best_theta(ctx: CheckContext) -> Outcome:
     return best_theta_outcome(int(ctx.params["max_n"]))
 
 
-def _convention_rows(store: ResultStore) -> list[dict[str, Any]]:
-    """Every per-reading Theorem 3.2 check under both conventions: verdict, first failing length and
-    failing lengths (float64, as :func:`~ropeproof.verify.measure.exact.bound_judging.bound_outcome` judges
-    them)."""
-    rows = []
+def _convention_checks(store: ResultStore) -> dict[str, ConventionCheck]:
+    """Every per-reading Theorem 3.2 check above, by claim id: its float64 table, term and reading."""
+    checks: dict[str, ConventionCheck] = {}
     for reading in READINGS:
-        combos: list[tuple[str, SweepTable, int | None]] = [
-            (f"thm3.2.index.{slug}.{reading}", _index_table(store, INDEX_THETA, LENGTHS, "float64"), ti)
-            for slug, (ti, _text) in INDEX_TERMS.items()
-        ]
-        combos += [
-            (
-                f"thm3.2.retrieval.theta={theta:g}.{reading}",
+        for slug, (term_index, _text) in INDEX_TERMS.items():
+            checks[f"thm3.2.index.{slug}.{reading}"] = (
+                _index_table(store, INDEX_THETA, LENGTHS, "float64"),
+                term_index,
+                reading,
+            )
+        for theta in (RETRIEVAL_THETA, 0.0):
+            checks[f"thm3.2.retrieval.theta={theta:g}.{reading}"] = (
                 _retrieval_table(store, theta, LENGTHS, "float64"),
                 None,
+                reading,
             )
-            for theta in (RETRIEVAL_THETA, 0.0)
-        ]
-        for claim_id, table, term_index in combos:
-            out = bound_outcome(table, term_index, reading)
-            f = out.figures
-            rows.append(
-                {
-                    "claim": claim_id,
-                    "length": (out.verdict, f.get("first_violation_n"), f.get("violating_rows", 0)),
-                    "offset": (
-                        f["offset_convention"],
-                        f["offset_first_violation_n"],
-                        f["offset_violating_rows"],
-                    ),
-                }
-            )
-    return rows
+    return checks
 
 
 @CLAIMS.claim(
@@ -302,33 +271,8 @@ def _convention_rows(store: ResultStore) -> list[dict[str, Any]]:
     "{retrieval_margin_failing_lengths_offset} with n the largest offset.",
 )
 def _length_convention(ctx: CheckContext) -> Outcome:
-    rows = _convention_rows(ctx.store)
-    changed = {
-        "verdict_changes": [r["claim"] for r in rows if r["length"][0] != r["offset"][0]],
-        "first_failure_changes": [r["claim"] for r in rows if r["length"][1] != r["offset"][1]],
-        "extent_changes": [r["claim"] for r in rows if r["length"][2] != r["offset"][2]],
-    }
-    table = _retrieval_table(ctx.store, RETRIEVAL_THETA, LENGTHS, "float64")
-    n = table.columns["n"]
-    status = table.comparisons["margin_inf"].status
-    length_fail = [int(v) for v in n[np.isin(status, ("violated", "tight-violated"))]]
-    margin = table.columns["margin_inf"]
-    offset_bound = terms_at(table, None, n - 1)
-    row = next(r for r in rows if r["claim"] == f"thm3.2.retrieval.theta={RETRIEVAL_THETA:g}.margin_inf")
-    # the offset convention's failing lengths: the first failing length and the count pin them when the
-    # failures are contiguous from the first, which the float64 comparison below confirms
-    offset_fail = [int(v) for v in n[margin > offset_bound]]
-    figures: dict[str, Any] = {
-        "checks": len(rows),
-        **{k: len(v) for k, v in changed.items()},
-        **{f"{k}_ids": v for k, v in changed.items()},
-        "retrieval_margin_failing_lengths": length_ranges(length_fail),
-        "retrieval_margin_failing_lengths_offset": length_ranges(offset_fail),
-        "retrieval_margin_offset_rows_agree": len(offset_fail) == row["offset"][2],
-        "by_claim": {r["claim"]: {"length": list(r["length"]), "offset": list(r["offset"])} for r in rows},
-    }
-    ok = not changed["verdict_changes"] and figures["retrieval_margin_offset_rows_agree"]
-    return Outcome.judge(ok, figures, "verdict_changes", counterexample=changed)
+    listed = f"thm3.2.retrieval.theta={RETRIEVAL_THETA:g}.margin_inf"
+    return length_convention_outcome(_convention_checks(ctx.store), listed)
 
 
 @CLAIMS.claim(
@@ -344,8 +288,7 @@ def _length_convention(ctx: CheckContext) -> Outcome:
     "at n = {first_violation_n}.",
 )
 def _thm_index(ctx: CheckContext) -> Outcome:
-    chk = certified_index(ctx.params["theta"], ctx.params["max_n"])
-    return certified_outcome({f"index/{q}": cmp for q, cmp in chk.comparisons.items()})
+    return certified_index_outcome(ctx.params["theta"], ctx.params["max_n"])
 
 
 @CLAIMS.claim(
@@ -368,11 +311,8 @@ def _thm_index(ctx: CheckContext) -> Outcome:
     "theta = {theta} first at n = {first_violation_n}.",
 )
 def _thm_retrieval(ctx: CheckContext) -> Outcome:
-    comparisons = {}
-    for theta in (0.0, ctx.params["theta"]):
-        chk = certified_retrieval(ctx.params["alphabet_size"], theta, ctx.params["max_n"])
-        comparisons.update({f"retrieval(theta={theta:g})/{q}": cmp for q, cmp in chk.comparisons.items()})
-    return certified_outcome(comparisons)
+    p = ctx.params
+    return certified_retrieval_outcome(p["alphabet_size"], (0.0, p["theta"]), p["max_n"])
 
 
 @CLAIMS.claim(
@@ -390,30 +330,7 @@ def _thm_retrieval(ctx: CheckContext) -> Outcome:
 )
 def _retrieval_closed_form(ctx: CheckContext) -> Outcome:
     p = ctx.params
-    big, a = int(p["max_n"]), int(p["alphabet_size"])
-    omega = 2 * math.pi / a
-    # each side is a few float64 roundings of O(1) cosines
-    tol = 16 * np.finfo(np.float64).eps
-    proofs = product_forms_hold() and difference_identity()
-    figures: dict[str, Any] = {"proofs": proofs, "tolerance": tol}
-    worst, ok = 0.0, proofs
-    for theta in p["thetas"]:
-        c = retrieval_construction(a, theta, max_int=1)
-        exact = exact_sweep(
-            build_tables(compile_construction(c), retrieval_family(c), big), big, 0
-        ).margin_inf
-        explicit = retrieval_margin_explicit(big, theta, a)
-        inside = [n for n in range(2, big + 1) if (n - 1) * theta <= omega]
-        closed = np.array([retrieval_margin_closed_form(n, theta, a) for n in inside])
-        diff = max(
-            float(np.abs(explicit - exact).max()), float(np.abs(closed - exact[np.array(inside) - 2]).max())
-        )
-        worst = max(worst, diff)
-        bad = np.nonzero(exact <= 0)[0]
-        figures[f"first_failure_n_at_{theta:g}"] = int(bad[0]) + 2 if bad.size else None
-        ok &= diff <= tol
-    figures["max_abs_diff"] = worst
-    return Outcome.judge(ok, figures, "max_abs_diff", counterexample=figures)
+    return retrieval_closed_form_outcome(p["alphabet_size"], p["thetas"], p["max_n"])
 
 
 # ------------------------------------------------------------------------------------------ corrections

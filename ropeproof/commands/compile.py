@@ -45,7 +45,12 @@ def add_construction_params(p: argparse.ArgumentParser) -> None:
         "--letters", type=int_in(1), default=None, help=f"number of letters (default: {_defaults('letters')})"
     )
     p.add_argument(
-        "--alphabet", type=int_in(2), default=None, help=f"|ALPH| (default: {_defaults('alphabet_size')})"
+        "--alphabet-size",
+        "--alphabet",
+        dest="alphabet_size",
+        type=int_in(2),
+        default=None,
+        help=f"|ALPH| (default: {_defaults('alphabet_size')})",
     )
     p.add_argument("--layout", choices=["interleaved", "half"], default="interleaved", help="RoPE layout")
 
@@ -59,8 +64,8 @@ def construction_kwargs(args: argparse.Namespace) -> dict[str, float | int]:
         kwargs["max_int"] = args.max_int
     if args.letters is not None and args.construction != "retrieval":
         kwargs["letters"] = args.letters
-    if args.alphabet is not None and args.construction == "retrieval":
-        kwargs["alphabet_size"] = args.alphabet
+    if args.alphabet_size is not None and args.construction == "retrieval":
+        kwargs["alphabet_size"] = args.alphabet_size
     return kwargs
 
 

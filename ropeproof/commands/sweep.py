@@ -49,7 +49,7 @@ EXAMPLE = """example:
   ropeproof sweep index --theta 0.000001 --lengths 2:600 --json
 
 more examples:
-  ropeproof sweep retrieval --alphabet 8 --theta 0.0027 --lengths 2:1000000 --jsonl --out r.jsonl
+  ropeproof sweep retrieval --alphabet-size 8 --theta 0.0027 --lengths 2:1000000 --jsonl --out r.jsonl
   ropeproof sweep index --theta 0.866 --lengths 2:10000000 --shard 3/8 --jsonl --out part3.jsonl
   ropeproof sweep merge part*.jsonl --out all.jsonl
   ropeproof sweep certified-index --theta 0.866 --lengths 2:100000 --shard 2/16 --out rec2.json
@@ -100,7 +100,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     head_dir.add_head_option(p)
     head_dir.add_family_option(p)
     p.add_argument("--theta", type=finite_float, help="RoPE angle of the plane (index, retrieval)")
-    p.add_argument("--alphabet", type=int_in(2), default=8, help="|ALPH| (retrieval)")
+    p.add_argument(
+        "--alphabet-size",
+        "--alphabet",
+        dest="alphabet_size",
+        type=int_in(2),
+        default=8,
+        help="|ALPH| (retrieval; the alphabet_size of sweep_retrieval and retrieval_construction)",
+    )
     p.add_argument(
         "--lengths", type=lengths_text, default="2:100", metavar="A:B[:STEP]", help="lengths n, 2 <= A <= B"
     )
@@ -261,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
     start, stop, step = parse_lengths(args.lengths)
     if args.executor == "dask":
         spec = SweepSpec(
-            args.construction, args.theta, (start, stop, step), args.alphabet, dtype_name(args.dtype)
+            args.construction, args.theta, (start, stop, step), args.alphabet_size, dtype_name(args.dtype)
         )
         with atomic_output(args.out, sys.stdout, args.force) as out:
             run_sweep(spec, out, **_dask_options(args))
@@ -275,8 +282,12 @@ def run(args: argparse.Namespace) -> int:
         params = {"theta": args.theta}
         bound = "Delta_Index(n) <= min(1 - cos(theta), pi^2/(2 n^2))"
     else:
-        blocks = iter_retrieval_sweep(args.alphabet, args.theta, first, last, dt, device)
-        params = {"alphabet_size": args.alphabet, "theta": args.theta, "omega": 2 * math.pi / args.alphabet}
+        blocks = iter_retrieval_sweep(args.alphabet_size, args.theta, first, last, dt, device)
+        params = {
+            "alphabet_size": args.alphabet_size,
+            "theta": args.theta,
+            "omega": 2 * math.pi / args.alphabet_size,
+        }
         bound = "Delta_Retrieval(n) <= 1 - cos(omega - n theta)"
     header = SweepHeader(
         args.construction, params, dtype_name(dt), bound, (start, stop, step), shard, first, last

@@ -58,7 +58,7 @@ CASES = [
     (["sweep", "index", "--theta", "0.8", "--lengths", "a:b"], "must be integers"),
     (
         ["sweep", "retrieval", "--theta", "0.001", "--alphabet", "0"],
-        "argument --alphabet: '0' is out of range",
+        "argument --alphabet-size/--alphabet: '0' is out of range",
     ),
     (["sweep", "index", "--theta", "0.8", "--device", "nosuch"], "device='nosuch' is not a device"),
     (["sweep", "index", "--theta", "0.8", "--dtype", "int8"], "argument --dtype: invalid choice: 'int8'"),

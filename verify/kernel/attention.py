@@ -230,7 +230,7 @@ class RopeAttention(nn.Module):
         and v, ``[batch, n, head_dim]``."""
         h, n = self.spec.head_dim, x.shape[1]
         qkv = x @ self._qkv_weight()
-        table = rotation_table(self.spec, positions, n, self.device, self.dtype)
+        table = rotation_table(self.spec, positions, n, self.device, self.dtype, shifted=True)
         qk = rotate_halves(qkv[..., : 2 * h].unflatten(-1, (2, h)), table, per_position=2)
         return qk, qkv[..., 2 * h :]
 

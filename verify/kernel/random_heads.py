@@ -8,10 +8,15 @@ from typing import Literal
 import torch
 
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
 from ropeproof.verify.kernel.attention import RopeAttention
 from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike
+
+RANDOM_HEAD_BYTES_PER_ENTRY = 64
+"""Peak bytes per entry of one ``d_model x head_dim`` matrix while a random head is built (about eight
+float64 matrices of that size: the four weights, a scaled draw, the fused q/k/v weight)."""
 
 
 def random_head(
@@ -28,13 +33,20 @@ def random_head(
     ``W_Q, W_K, W_V`` (``[d_model, head_dim]``) and ``W_O`` (``[head_dim, d_model]``) are drawn in
     that order from ``torch.Generator().manual_seed(seed)`` in float64 (then cast to ``dtype``):
     ``init="normal"`` draws ``N(0, 1)`` entries, ``init="fan_in"`` draws ``N(0, 1/fan_in)`` with
-    ``fan_in`` the matrix's first dimension.
+    ``fan_in`` the matrix's first dimension. The memory is estimated against the machine's limit
+    (:func:`~ropeproof.theory.memory_budget.check_allocation`) before anything is drawn.
     """
     d_model = integer(d_model, "d_model", low=1)
     if init not in ("normal", "fan_in"):
         raise InputError(f"init={init!r} is unknown; accepted: 'normal', 'fan_in'")
-    g = torch.Generator().manual_seed(int(seed))
     h = spec.head_dim
+    # before any draw: the four float64 matrices, a scaled copy while drawing, and the module's fused
+    # [W_Q | W_K | W_V] (and a cast, where the dtype differs) come to about 8 matrices of 8 bytes an entry
+    check_allocation(
+        f"a random head with d_model = {d_model} and head_dim = {h} (4 matrices of d_model x head_dim)",
+        RANDOM_HEAD_BYTES_PER_ENTRY * d_model * h,
+    )
+    g = torch.Generator().manual_seed(int(seed))
 
     def w(*shape: int) -> torch.Tensor:
         m = torch.randn(*shape, generator=g, dtype=torch.float64)

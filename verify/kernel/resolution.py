@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from ropeproof.verify.kernel.angles import angle_error_bound
 from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
 
 
@@ -25,12 +26,13 @@ def logit_error_bound(
 ) -> float:
     """Bound on ``|computed logit - exact logit|``.
 
-    ``((head_dim + 6) * u_d + 2 * u_64 * max_angle) * magnitude``: the dot product and rotation in
-    the dtype, plus the float64 rounding of the rotation angles ``p * theta`` (at most
-    ``max_angle`` in absolute value), which moves each rotated vector by ``u_64 * |p theta|``.
+    ``((head_dim + 6) * u_d + 2 * e(max_angle)) * magnitude``: the dot product and rotation in the
+    dtype, plus the error ``e`` of the rotation angles ``p * theta`` (at most ``max_angle`` in absolute
+    value), reduced mod ``2 pi`` in float64 by :func:`~ropeproof.verify.kernel.angles.offset_angles`
+    (``e = min(8 u_64 max_angle, 1e-14)``, :func:`~ropeproof.verify.kernel.angles.angle_error_bound`),
+    which moves each rotated vector by at most ``e`` times its length.
     """
-    u64 = unit_roundoff("float64")
-    return ((head_dim + 6) * unit_roundoff(dtype) + 2 * u64 * abs(max_angle)) * abs(magnitude)
+    return ((head_dim + 6) * unit_roundoff(dtype) + 2 * angle_error_bound(max_angle)) * abs(magnitude)
 
 
 def gap_resolution(dtype: DtypeLike, head_dim: int, magnitude: float = 1.0) -> float:

@@ -31,11 +31,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import real
+from ropeproof.verify.kernel.angles import offset_angles
 from ropeproof.verify.kernel.finite import (
     all_finite,
     finite_screen,
@@ -85,98 +87,169 @@ def as_real_tensor(x: object, name: str) -> torch.Tensor:
 
 
 EXACT_POSITION_LIMIT = 2**53
-"""The largest ``|position|`` accepted: float64, in which the angles are formed, holds every integer up to
-``2^53`` exactly (``2^53 + 1`` would become ``2^53``, and its offset to ``2^53`` would read as 0)."""
+"""The largest ``|position|`` accepted: positions are integers, and a float64 holds every integer up to
+``2^53`` exactly (a Python float ``2^53 + 1`` would already be ``2^53``, its offset to ``2^53`` read as 0)."""
 
 
-def _positions(positions: Positions, n: int, device: torch.device) -> torch.Tensor:
-    """Positions as float64 on ``device``, last dimension ``n`` (finiteness is checked by the caller)."""
-    if positions is None:
-        return torch.arange(n, device=device, dtype=torch.float64)
+def _range_error(name: str, largest: object) -> InputError:
+    return InputError(
+        f"{name} must satisfy |p| <= 2^53 = {EXACT_POSITION_LIMIT}, got {largest}: float64 holds integers "
+        "exactly only up to 2^53; subtract a common shift (the logit depends only on j - i)"
+    )
+
+
+def _integer_array(positions: object, name: str) -> np.ndarray:
+    """A Python sequence of positions as an int64 numpy array, every entry checked exactly (never
+    through float32, and no integer above ``2^53`` rounded on the way)."""
     try:
-        pos = torch.as_tensor(positions, device=device)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise InputError(f"positions must be a tensor or a sequence of real numbers: {exc}") from None
+        arr = np.asarray(positions)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"{name} must be a tensor or a sequence of integers: {exc}") from None
+    finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+    if arr.dtype.kind == "O" or (arr.dtype.kind == "f" and finite.size and np.abs(finite).max() >= 2.0**53):
+        # Python ints past int64, or ints and floats mixed near 2^53 (where a float64 would round them)
+        try:
+            exact = np.asarray(positions, dtype=object)
+            flat = [v.item() if isinstance(v, np.generic) else v for v in exact.reshape(-1).tolist()]
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{name} must be a tensor or a sequence of integers: {exc}") from None
+        for v in flat:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise InputError(f"{name} must be integers, got {type(v).__name__} {v!r}")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise InputError(f"{name} must be finite")
+            if isinstance(v, float) and v != math.floor(v):
+                raise InputError(
+                    f"{name} must be integers (positions are 0-indexed token indices), got {v!r}"
+                )
+            if abs(v) > EXACT_POSITION_LIMIT:
+                raise _range_error(name, f"{v:.17g}" if isinstance(v, float) else v)
+        return np.array([int(v) for v in flat], dtype=np.int64).reshape(exact.shape)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise InputError(f"{name} must be integers, got dtype {arr.dtype}")
+    if arr.dtype.kind in "iu" and arr.size:
+        for v in (int(arr.max()), int(arr.min())):
+            if abs(v) > EXACT_POSITION_LIMIT:
+                raise _range_error(name, v)
+        return arr.astype(np.int64)
+    return arr.astype(np.float64)
+
+
+def _integer_positions(pos: torch.Tensor, name: str) -> torch.Tensor:
+    """An integer-valued tensor of positions as int64, or :class:`InputError` naming ``name``."""
     if pos.dtype.is_complex or pos.dtype == torch.bool:
-        raise InputError(f"positions must be real numbers, got dtype {pos.dtype}")
-    if pos.numel():
-        # float64 holds every integer only up to 2^53: past it, 2^53 + 1 becomes 2^53 and an offset is lost
-        magnitude = pos.abs() if not pos.dtype.is_floating_point else pos.abs().nan_to_num(0.0, 0.0, 0.0)
-        largest = magnitude.max()
-        if bool(largest > EXACT_POSITION_LIMIT):
-            raise InputError(
-                f"positions must satisfy |p| <= 2^53 = {EXACT_POSITION_LIMIT}, got {largest.item():.17g}: "
-                "float64 angles lose offsets past 2^53; subtract a common shift (the logit depends only "
-                "on j - i)"
-            )
-    pos = pos.to(torch.float64)
-    if pos.ndim == 0 or pos.shape[-1] != n:
-        raise InputError(f"positions must have last dimension n={n}, got shape {tuple(pos.shape)}")
+        raise InputError(f"{name} must be integers, got dtype {pos.dtype}")
+    if pos.dtype in (torch.uint32, torch.uint64):
+        raise InputError(f"{name} must be a signed integer or floating tensor, got dtype {pos.dtype}")
+    if pos.dtype.is_floating_point:
+        f = pos.to(torch.float64)
+        if f.numel():
+            if not bool(torch.isfinite(f).all()):
+                raise InputError(f"{name} must be finite")
+            if not bool((f == torch.floor(f)).all()):
+                bad = f[f != torch.floor(f)][0].item()
+                raise InputError(
+                    f"{name} must be integers (positions are 0-indexed token indices), got {bad!r}"
+                )
+            largest = f.abs().max().item()
+            if largest > EXACT_POSITION_LIMIT:
+                raise _range_error(name, f"{largest:.17g}")
+        return f.to(torch.int64)
+    pos = pos.to(torch.int64)
+    if pos.numel() and bool(((pos > EXACT_POSITION_LIMIT) | (pos < -EXACT_POSITION_LIMIT)).any()):
+        outside = pos[(pos > EXACT_POSITION_LIMIT) | (pos < -EXACT_POSITION_LIMIT)][0].item()
+        raise _range_error(name, outside)
     return pos
 
 
-def common_origin(given: Sequence[tuple[Positions, int]], device: torch.device) -> list[Positions]:
+def _positions(positions: Positions, n: int, device: torch.device, name: str = "positions") -> torch.Tensor:
+    """Positions as an int64 tensor on ``device``, last dimension ``n``: every entry a finite integer with
+    ``|p| <= 2^53`` (:class:`InputError` naming ``name`` otherwise). Python sequences are read exactly
+    (ints as ints, floats as float64), never through torch's float32 default."""
+    if positions is None:
+        return torch.arange(n, device=device, dtype=torch.int64)
+    if isinstance(positions, torch.Tensor):
+        pos = _integer_positions(positions.to(device), name)
+    else:
+        pos = _integer_positions(
+            torch.from_numpy(np.ascontiguousarray(_integer_array(positions, name))), name
+        )
+        pos = pos.to(device)
+    if pos.ndim == 0 or pos.shape[-1] != n:
+        raise InputError(f"{name} must have last dimension n={n}, got shape {tuple(pos.shape)}")
+    return pos
+
+
+def common_origin(
+    given: Sequence[tuple[Positions, int]], device: torch.device, names: Sequence[str] | None = None
+) -> list[Positions]:
     """The positions of ``given`` (``(positions, n)`` pairs; ``None``: ``0 .. n-1``) all shifted by one
-    integer ``c``, the floor of their smallest finite entry (``0`` when a default is among them).
+    integer ``c``, their smallest entry (``0`` when a default is among them); ``names`` name them in
+    errors (default ``positions``).
 
     Logits depend on positions only through ``j - i`` (``docs/theory.md`` section 1), so a common shift
-    changes no logit, and it is exact: every position is an integer-spaced float64 below ``2^53`` in
-    magnitude (:func:`_positions` refuses larger ones), and subtracting an integer from it is exact. It
-    keeps the angles ``p theta`` small, so positions near ``2^53`` whose offsets are small give the
-    logits of those offsets (``cos(1)`` for ``q_positions=[2^53]``, ``k_positions=[2^53 - 1]``, not the
-    noise of ``cos(9e15)``). When ``c = 0`` the positions are returned as given (so cached tables stay
-    cached).
+    changes no logit, and it is exact: positions are int64 (:func:`_positions` refuses anything but
+    integers of magnitude at most ``2^53``), so the shifted positions lie in ``0 .. 2^54``. It keeps the
+    angles ``p theta`` small, so positions near ``2^53`` whose offsets are small give the logits of those
+    offsets. When ``c = 0`` the positions are returned as given (so cached tables stay cached). Pass the
+    result to :func:`rotation_table` with ``shifted=True``.
 
     The i-th result has the shape of the i-th positions, ``[..., n_i]`` (``None`` stays ``None``).
     """
-    tensors = [None if p is None else _positions(p, n, device) for p, n in given]
-    lows = [0.0 if t is None else _finite_min(t) for t in tensors]
-    shift = math.floor(min(lows)) if lows else 0
+    names = list(names) if names is not None else ["positions"] * len(given)
+    tensors = [
+        None if p is None else _positions(p, n, device, name)
+        for (p, n), name in zip(given, names, strict=True)
+    ]
+    lows = [0 if t is None else (int(t.min()) if t.numel() else 0) for t in tensors]
+    shift = min(lows) if lows else 0
     if shift == 0:
         return [p for p, _ in given]
     return [
-        (torch.arange(n, device=device, dtype=torch.float64) if t is None else t) - shift
+        (torch.arange(n, device=device, dtype=torch.int64) if t is None else t) - shift
         for t, (_, n) in zip(tensors, given, strict=True)
     ]
-
-
-def _finite_min(t: torch.Tensor) -> float:
-    """The smallest finite entry of ``t`` (0 when it has none: the finiteness check reports those)."""
-    finite = t[torch.isfinite(t)]
-    return float(finite.min()) if finite.numel() else 0.0
 
 
 def _build_table(
     freqs: tuple[float, ...], pos: torch.Tensor, device: torch.device, dtype: torch.dtype
 ) -> RotationTable:
-    theta = torch.tensor(freqs, device=device, dtype=torch.float64)
-    angles = pos[..., None] * theta
+    angles = offset_angles(pos, freqs)  # [..., n, K], m * theta reduced mod 2 pi in float64
     return RotationTable(torch.cos(angles).to(dtype), torch.sin(angles).to(dtype))
 
 
 @functools.lru_cache(maxsize=32)
 def _cached_table(
-    freqs: tuple[float, ...], key: int | tuple[float, ...], device: torch.device, dtype: torch.dtype
+    freqs: tuple[float, ...], key: int | tuple[int, ...], device: torch.device, dtype: torch.dtype
 ) -> RotationTable:
-    n = key if isinstance(key, int) else len(key)
-    pos = _positions(None if isinstance(key, int) else list(key), n, device)
+    if isinstance(key, int):
+        pos = torch.arange(key, device=device, dtype=torch.int64)
+    else:
+        pos = torch.tensor(key, device=device, dtype=torch.int64)
     return _build_table(freqs, pos, device, dtype)
 
 
-def _cache_key(positions: Positions, n: int, planes: int) -> int | tuple[float, ...] | None:
-    """The cache key of ``positions`` (``n`` for the default, a tuple for a short 1-D sequence of
-    numbers), or ``None`` when the table is not cached (tensors, nested or long sequences)."""
+def _cache_key(positions: Positions, n: int, planes: int) -> int | tuple[int, ...] | None:
+    """The cache key of ``positions`` (``n`` for the default, a tuple of ints for a short 1-D sequence of
+    integers of magnitude at most ``2^53``), or ``None`` when the table is not cached (tensors, nested or
+    long sequences, anything :func:`_positions` must check)."""
     if n * planes > CACHE_MAX_ENTRIES:
         return None
     if positions is None:
         return n
     numbers = isinstance(positions, range | list | tuple) and len(positions) == n
-    if numbers and all(
-        isinstance(p, int | float) and not isinstance(p, bool) and abs(p) <= EXACT_POSITION_LIMIT
-        for p in positions
-    ):  # a larger int would round on the way into the key; the uncached path refuses it
-        return tuple(float(p) for p in positions)
+    if numbers and all(_exact_integer(p) for p in positions):
+        return tuple(int(p) for p in positions)
     return None
+
+
+def _exact_integer(p: object) -> bool:
+    """Whether ``p`` is a Python int, or an integer-valued float, of magnitude at most ``2^53``."""
+    if isinstance(p, bool) or not isinstance(p, int | float):
+        return False
+    if isinstance(p, float) and not (math.isfinite(p) and p == math.floor(p)):
+        return False
+    return abs(p) <= EXACT_POSITION_LIMIT
 
 
 @dataclass(frozen=True)
@@ -205,7 +278,13 @@ def plane_layout(spec: RopeSpec) -> PlaneLayout:
 
 
 def rotation_table(
-    spec: RopeSpec, positions: Positions, n: int, device: torch.device, dtype: torch.dtype
+    spec: RopeSpec,
+    positions: Positions,
+    n: int,
+    device: torch.device,
+    dtype: torch.dtype,
+    *,
+    shifted: bool = False,
 ) -> RotationTable:
     """The :class:`RotationTable` of ``spec`` at ``positions`` (default ``0 .. n-1``), ``[..., n, K]``.
 
@@ -214,9 +293,17 @@ def rotation_table(
     Cached (least recently used, 32 tables) for the default positions and short position sequences;
     the cached tensors are shared, so treat them as read-only.
 
+    ``shifted``: ``positions`` come from :func:`common_origin` (checked already; an int64 tensor there
+    may span up to ``2^54``, the offsets between positions of magnitude up to ``2^53``, whose angles
+    :func:`~ropeproof.verify.kernel.angles.offset_angles` forms exactly).
+
     Shapes: positions [..., n]; return.cos [..., n, head_dim/2]; return.sin [..., n, head_dim/2]
     """
     freqs = plane_layout(spec).freqs
+    if shifted and isinstance(positions, torch.Tensor) and positions.dtype == torch.int64:
+        if positions.ndim == 0 or positions.shape[-1] != n:
+            raise InputError(f"positions must have last dimension n={n}, got shape {tuple(positions.shape)}")
+        return _build_table(freqs, positions.to(device), device, dtype)
     key = _cache_key(positions, n, len(freqs))
     if key is None:
         return _build_table(freqs, _positions(positions, n, device), device, dtype)
@@ -290,8 +377,8 @@ def _check_shape(x: torch.Tensor, spec: RopeSpec, name: str) -> None:
         raise InputError("the sequence is empty; n must be >= 1")
 
 
-def _rotate(x: torch.Tensor, spec: RopeSpec, positions: Positions) -> torch.Tensor:
-    table = rotation_table(spec, positions, x.shape[-2], x.device, x.dtype)
+def _rotate(x: torch.Tensor, spec: RopeSpec, positions: Positions, shifted: bool = False) -> torch.Tensor:
+    table = rotation_table(spec, positions, x.shape[-2], x.device, x.dtype, shifted=shifted)
     layout = plane_layout(spec)
     if layout.kind == "interleaved":
         return rotate_interleaved(x, table)
@@ -305,8 +392,16 @@ def positions_error(name: str, positions: Positions) -> InputError | None:
     """An :class:`InputError` when ``positions`` holds a NaN or inf (``name`` names it), else ``None``."""
     if positions is None:
         return None
-    pos = torch.as_tensor(positions).to(torch.float64)
-    return None if bool(torch.isfinite(pos).all()) else InputError(f"{name} must be finite")
+    try:
+        _positions(positions, _last_dim(positions), torch.device("cpu"), name)
+    except InputError as exc:
+        return exc
+    return None
+
+
+def _last_dim(positions: Positions) -> int:
+    shape = tuple(positions.shape) if isinstance(positions, torch.Tensor) else np.shape(positions)
+    return int(shape[-1]) if shape else 0
 
 
 def apply_rope(
@@ -365,9 +460,11 @@ def rope_logits(
     _check_shape(q, spec, "q")
     _check_shape(k, spec, "k")
     same = k is q and k_positions is q_positions
-    qp, kp = common_origin([(q_positions, q.shape[-2]), (k_positions, k.shape[-2])], q.device)
-    rq = _rotate(q, spec, qp)
-    rk = rq if same else _rotate(k, spec, kp)
+    qp, kp = common_origin(
+        [(q_positions, q.shape[-2]), (k_positions, k.shape[-2])], q.device, ["q_positions", "k_positions"]
+    )
+    rq = _rotate(q, spec, qp, shifted=True)
+    rk = rq if same else _rotate(k, spec, kp, shifted=True)
     logits = scale * (rq @ rk.transpose(-1, -2))
     if check and not passes(finite_screen(logits), lambda: all_finite(logits)):
         raise (

@@ -29,6 +29,7 @@ from ropeproof.constructions.paper import (
     retrieval_construction,
 )
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
@@ -122,6 +123,9 @@ def random_inputs(
     residual streams (keys nearly equal), under which high frequencies act positionally.
     """
     length, n_inputs = integer(length, "length", low=3), integer(n_inputs, "n_inputs", low=1)
+    d_model = integer(d_model, "d_model", low=1)
+    # the draw and the sum, float64: two [n_inputs, length, d_model] tensors
+    check_allocation(f"{n_inputs} random inputs of {length} x {d_model}", 16 * n_inputs * length * d_model)
     gen = torch.Generator().manual_seed(int(seed) + 7919)
     mu = torch.randn(1, 1, d_model, generator=gen, dtype=torch.float64)
     return shared * mu + torch.randn(n_inputs, length, d_model, generator=gen, dtype=torch.float64)

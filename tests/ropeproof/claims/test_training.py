@@ -26,13 +26,49 @@ IDS = [
     "training.length",
     "training.frequencies",
 ]
-RECORD_ONLY = [*IDS[2:5], "training.pure-heads", "training.uniform-early"]
+RECORD_ONLY = [*IDS[2:5], "training.uniform-early"]
+READINGS = ["training.letter-last-layer", "training.pure-heads", "training.length"]
+"""The observations reported under every reading, pinned per reading and run in full checks only."""
 
 
 def test_ids_expectations_and_quick() -> None:
+    from ropeproof.claims.training import HAS_HF
+
     assert [c.id for c in CLAIMS] == IDS
-    assert all(c.quick for c in CLAIMS)
-    assert [c.id for c in CLAIMS if c.expected != "open"] == IDS[:2]
+    assert [c.id for c in CLAIMS if not c.quick] == READINGS
+    pinned = IDS[:2] + READINGS if HAS_HF else IDS[:2]
+    assert [c.id for c in CLAIMS if c.expected != "open"] == pinned
+    if HAS_HF:
+        assert {CLAIMS[c].expected for c in READINGS} == {"violated"}
+        assert all(set(CLAIMS[c].pins) == {"reading_verdicts"} for c in READINGS)
+
+
+def test_a_verdict_names_its_reading_and_every_reading_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict is the primary reading's over the paper seeds; every reading's verdict is reported and
+    the readings that flip it are named."""
+    monkeypatch.setattr(
+        claims_training, "seeds_of", lambda config, quick=False: [0, 1] if config == "paper" else [0]
+    )
+    looks = {
+        "strict": lambda config, seed: ("contradicts" if seed == 1 else "shows", {"seed": seed}),
+        "lenient": lambda config, seed: ("shows", {}),
+        "open": lambda config, seed: ("undecided" if seed == 0 else "shows", {}),
+    }
+    out = claims_training._readings("strict", looks, {"strict": lambda d: f"{len(d)} paper details"})
+    assert out.verdict == "violated" and out.figures["reading"] == "strict"
+    assert out.figures["reading_verdicts"] == {
+        "strict": "violated",
+        "lenient": "holds",
+        "open": "unresolvable",
+    }
+    assert out.figures["readings_that_flip_it"] == ["lenient", "open"]
+    assert out.figures["readings"]["strict"]["detail"]["paper-seed1"] == {"seed": 1}
+    assert out.figures["readings"]["strict"]["small"]["seeds"] == 1
+    assert out.figures["where_readings_stand"] == {"strict": "2 paper details"}
+    assert (
+        "strict violated (paper seeds showing, contradicting, undecided: 1/1/0)"
+        in out.figures["readings_said"]
+    )
 
 
 @pytest.mark.parametrize("claim_id", IDS[:2])
@@ -44,7 +80,7 @@ def test_shipped_checkpoints_answer_the_held_out_prompts(claim_id: str) -> None:
     assert res.outcome.figures["worst_ci_low"] >= CLAIMS[claim_id].params["min_accuracy"]
 
 
-@pytest.mark.parametrize("claim_id", IDS[2:])
+@pytest.mark.parametrize("claim_id", [c for c in IDS[2:] if c not in READINGS])
 def test_observations_count_seeds_per_setting(claim_id: str) -> None:
     if claim_id not in RECORD_ONLY:
         pytest.importorskip("transformers")
@@ -136,11 +172,8 @@ def test_verdicts_follow_the_records_and_count_seeds(monkeypatch: pytest.MonkeyP
     records[(0, "number")] = _fake(in_order, *_layers("ppp?ssssssss"))
     records[(1, "number")] = _fake(in_order, *_layers("pppsssssssss"))
     records[(1, "letter")] = _fake(together, *letter_roles)
-    pure = outcome("training.pure-heads")
-    assert (
-        pure.figures["paper"]["per_seed"] == {"0": "undecided", "1": "shows"}
-        and pure.verdict == "unresolvable"
-    )
+    pure = {seed: claims_training.pure_heads(records[(seed, "number")], 0.5) for seed in (0, 1)}
+    assert pure == {0: "undecided", 1: "shows"}
     assert outcome("training.uniform-early").verdict == "violated"  # p and s layers are not near-uniform
     for key in list(records):
         records[key] = _fake(together, *_layers("uuuuuuuuuuuu"))

@@ -168,13 +168,13 @@ def assert_fast_equals_full(head: RopeAttention, x: torch.Tensor, positions=None
 )
 def test_fast_path_equals_full_path(head, n, batch, positions, seed) -> None:
     """Both layouts and partial rotary come from ``rope_heads``; positions default, a shifted list,
-    or a ``[batch, n]`` tensor of arbitrary real positions."""
+    or a ``[batch, n]`` tensor of arbitrary integer positions (float64 holding integers)."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(batch, n, head.d_model, dtype=torch.float64, generator=g)
     pos = {
         "default": None,
         "shifted": [p * 3 + 17 for p in range(n)],
-        "per-batch": torch.rand(batch, n, generator=g, dtype=torch.float64) * 1000,
+        "per-batch": torch.randint(0, 1000, (batch, n), generator=g).to(torch.float64),
     }[positions]
     assert_fast_equals_full(head, x, pos)
 
@@ -247,3 +247,21 @@ def test_gradients_reach_weights_that_require_them(need_weights: bool) -> None:
     # along either route, so the two differ by at most about 10^3 * 10 * u ~ 1e-12; 1e-10 is 100 x that
     torch.testing.assert_close(got[0], head.W_Q.grad, rtol=0, atol=1e-10)
     torch.testing.assert_close(got[1], head.W_V.grad, rtol=0, atol=1e-10)
+
+
+def test_random_heads_too_large_for_the_machine_are_refused_first(monkeypatch, capsys) -> None:
+    """Issue 32: ``ps-score random --head-dim 100000 --d-model 100000`` attempted an 80 GB allocation.
+    The size is estimated against the limit before anything is drawn; the message gives the limit."""
+    from ropeproof.cli import main
+    from ropeproof.theory.errors import MemoryBudgetError
+    from ropeproof.verify.measure.subjects import random_inputs
+
+    monkeypatch.setenv("ROPEPROOF_MEMORY_LIMIT", "1GiB")
+    with pytest.raises(MemoryBudgetError, match=r"d_model = 100000 and head_dim = 100000 .*limit of 1 GiB"):
+        random_head(RopeSpec(100000), 100000)
+    with pytest.raises(MemoryBudgetError, match=r"random inputs .*limit of 1 GiB"):
+        random_inputs(10**6, 100, 1000)
+    assert random_head(RopeSpec(64), 64).W_Q.shape == (64, 64)  # ordinary sizes are untouched
+    assert main(["ps-score", "random", "--head-dim", "100000", "--d-model", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "memory limit of 1 GiB" in err

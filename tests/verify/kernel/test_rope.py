@@ -260,9 +260,9 @@ def test_rotation_tables_are_cached_and_correct() -> None:
     tensor_pos = rotation_table(spec, torch.arange(9), 9, cpu, torch.float64)
     assert tensor_pos is not first and torch.equal(tensor_pos.cos, first.cos)  # tensors: not cached
     for p in range(9):
-        for k, t in enumerate(spec.plane_freqs):
-            assert first.cos[p, k].item() == math.cos(p * t)
-            assert first.sin[p, k].item() == math.sin(p * t)
+        for k, t in enumerate(spec.plane_freqs):  # angles reduced mod 2 pi: within an ulp or two of mpmath
+            assert abs(first.cos[p, k].item() - float(mpmath.cos(p * mpmath.mpf(t)))) <= 4e-16
+            assert abs(first.sin[p, k].item() - float(mpmath.sin(p * mpmath.mpf(t)))) <= 4e-16
     c, s = first.halves
     assert torch.equal(c[:, 1], first.cos) and torch.equal(s[:, 0], first.sin)
     assert torch.equal(s[:, 1], -first.sin)
@@ -317,3 +317,74 @@ def test_positions_past_two_to_the_53_are_refused() -> None:
     assert float(rope_logits(v, v, spec, q_positions=[2**53], k_positions=[2**53 - 1])) == pytest.approx(
         math.cos(1.0), abs=1e-15
     )
+
+
+# ---- positions are exact integers on every path (issue 32, case 1) -------------------------------
+
+
+def _mp_rotation(p: int, theta: float) -> tuple[float, float]:
+    with mpmath.workprec(max(0, math.frexp(theta)[1]) + 300):
+        a = mpmath.mpf(p) * mpmath.mpf(theta)
+        return float(mpmath.cos(a)), float(mpmath.sin(a))
+
+
+EXACT_EDGE = [2**24 - 1, 2**24, 2**24 + 1, 10**12, 2**53 - 1, 2**53, -(2**53)]
+
+
+@pytest.mark.parametrize("p", EXACT_EDGE)
+@pytest.mark.parametrize("theta", [0.866, 1.0, 1e-3, 1e300])
+def test_list_and_tensor_positions_agree_with_mpmath(p: int, theta: float) -> None:
+    """``rope_logits(q, q, RopeSpec(2, freqs=[0.866]), q_positions=[0], k_positions=[2^24 + 1])`` gave
+    0.5423 (the list went through float32); the truth is cos((2^24 + 1) 0.866) = -0.2887. Every way of
+    giving the same integer positions gives the same result, within 4e-16 of mpmath."""
+    spec = RopeSpec(2, freqs=[theta])
+    v = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    want_cos, want_sin = _mp_rotation(p, theta)
+    ways = [
+        [p],
+        [float(p)],
+        (p,),
+        torch.tensor([p]),
+        torch.tensor([float(p)], dtype=torch.float64),
+        np.array([p]),
+    ]
+    logits = [float(rope_logits(v, v, spec, q_positions=[0], k_positions=w)) for w in ways]
+    rotated = [apply_rope(v, spec, w)[0].tolist() for w in ways]
+    assert len(set(logits)) == 1 and all(r == rotated[0] for r in rotated)
+    assert abs(logits[0] - want_cos) <= 4e-16
+    assert abs(rotated[0][0] - want_cos) <= 4e-16 and abs(rotated[0][1] - want_sin) <= 4e-16
+    # the reported case itself
+    if p == 2**24 + 1 and theta == 0.866:
+        assert logits[0] == pytest.approx(-0.2887, abs=1e-4)
+
+
+def test_float32_checks_form_their_angles_in_float64_too() -> None:
+    spec = RopeSpec(2, freqs=[0.866])
+    v = torch.tensor([[1.0, 0.0]], dtype=torch.float32)
+    want = _mp_rotation(2**24 + 1, 0.866)
+    for way in ([2**24 + 1], [float(2**24 + 1)], torch.tensor([2**24 + 1])):
+        got = apply_rope(v, spec, way)[0].double()
+        assert abs(got[0].item() - want[0]) <= 2**-24 and abs(got[1].item() - want[1]) <= 2**-24
+
+
+def test_positions_that_are_not_exact_integers_are_refused() -> None:
+    spec = RopeSpec(2, freqs=[1.0])
+    v = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    cases = [
+        ([0.5], r"^k_positions must be integers .*0\.5"),
+        (torch.tensor([2.25]), r"^k_positions must be integers"),
+        ([math.nan], r"^k_positions must be finite$"),
+        ([True], r"^k_positions must be integers"),
+        (["3"], r"^k_positions must be integers"),
+        ([2**53 + 1, 0.0], r"^k_positions must satisfy \|p\| <= 2\^53"),  # mixed: not rounded to 2^53
+        ([2**70], r"^k_positions must satisfy \|p\| <= 2\^53"),
+        (np.array([2**63 - 1], dtype=np.uint64), r"^k_positions must satisfy \|p\| <= 2\^53"),
+    ]
+    for bad, match in cases:
+        with pytest.raises(InputError, match=match):
+            rope_logits(v, v.expand(len(bad), 2), spec, q_positions=[0], k_positions=bad)
+    with pytest.raises(InputError, match=r"^positions must be integers"):
+        apply_rope(v, spec, [0.5])
+    eye = torch.eye(2, dtype=torch.float64)
+    with pytest.raises(InputError, match=r"^positions must be integers"):
+        RopeAttention(eye, eye, eye, eye, spec)(v[None], positions=[0.5])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.theory.errors import InputError
@@ -111,3 +111,101 @@ def test_samples_grow_by_doubling_until_decided_or_capped() -> None:
     assert seen == [(0, 10), (10, 20), (20, 30)]  # the cap, not a power of two
     with pytest.raises(InputError, match="cap=5 is out of range"):
         grow_until_decided(10, 5, lambda d, c: None, lambda: True)
+
+
+# --- the anytime-valid confidence sequence (Robbins' beta-binomial mixture) ---
+
+
+def _mixture_martingale(k: int, n: int, p: float, prior: tuple[float, float] = (0.5, 0.5)) -> mpmath.mpf:
+    """``M_n(p)``: the likelihood ratio of ``q`` against ``p`` averaged over ``q ~ Beta(a, b)``, by
+    numerical integration in mpmath (independent of the closed form the module uses)."""
+    a, b = (mpmath.mpf(x) for x in prior)
+    with mpmath.workdps(25):
+        p = mpmath.mpf(p)
+        ratio = lambda q: (q / p) ** k * ((1 - q) / (1 - p)) ** (n - k)  # noqa: E731
+        density = lambda q: q ** (a - 1) * (1 - q) ** (b - 1) / mpmath.beta(a, b)  # noqa: E731
+        return mpmath.quad(lambda q: ratio(q) * density(q), [0, mpmath.mpf(k) / n if 0 < k < n else 0.5, 1])
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 300), data=st.data(), level=st.sampled_from([0.9, 0.95]))
+def test_confidence_sequence_ends_are_where_the_mixture_reaches_one_over_alpha(
+    n: int, data: st.DataObject, level: float
+) -> None:
+    from ropeproof.verify.measure.statistics import confidence_sequence
+
+    k = data.draw(st.integers(0, n))
+    est = confidence_sequence(k, n, level)
+    assert est.low <= k / n <= est.high and est.n == n and est.method == "beta-binomial confidence sequence"
+    bar = 1 / (1 - level)
+    for end, inside in ((est.low, est.low + 1e-6), (est.high, est.high - 1e-6)):
+        if 0.0 < end < 1.0:  # an end at 0 or 1 is where the set meets the edge of [0, 1]
+            assert float(_mixture_martingale(k, n, end)) == pytest.approx(bar, rel=1e-6)
+            assert float(_mixture_martingale(k, n, inside)) < bar
+    wilson = proportion_interval(k, n, level)  # the anytime-valid interval is the wider one
+    assert est.low <= wilson.low + 1e-12 and est.high >= wilson.high - 1e-12
+
+
+def test_confidence_sequence_covers_at_every_look_while_peeking_wilson_does_not() -> None:
+    """Anytime coverage by simulation: for p in (0.3, 0.9), 400 i.i.d. Bernoulli sequences looked at after
+    every 10 draws up to 400. The confidence sequence excludes p at some look in at most 5% of sequences
+    (plus three Monte Carlo standard errors); the Wilson interval, looked at the same way, misses far more
+    often (optional stopping breaks a fixed-sample interval)."""
+    from ropeproof.verify.measure.statistics import confidence_sequence
+
+    rng = np.random.default_rng(0)
+    looks = np.arange(10, 401, 10)
+    z = 1.959963984540054
+    for p in (0.3, 0.9):
+        sums = (rng.random((400, 400)) < p).cumsum(axis=1)[:, looks - 1]  # [sequence, look]
+        cs_out = np.zeros(sums.shape, dtype=bool)
+        for j, t in enumerate(looks):
+            for k in np.unique(sums[:, j]):  # one interval per distinct count
+                cs = confidence_sequence(int(k), int(t))
+                cs_out[sums[:, j] == k, j] = not cs.low <= p <= cs.high
+        phat = sums / looks  # Wilson's closed form, vectorised (checked against mpmath above)
+        centre = (phat + z**2 / (2 * looks)) / (1 + z**2 / looks)
+        half = z * np.sqrt(phat * (1 - phat) / looks + z**2 / (4 * looks**2)) / (1 + z**2 / looks)
+        wilson_out = np.abs(centre - p) > half
+        slack = 3 * (0.05 * 0.95 / 400) ** 0.5
+        assert cs_out.any(axis=1).mean() <= 0.05 + slack
+        assert wilson_out.any(axis=1).mean() > 0.05 + slack
+
+
+def test_sequential_proportion_keeps_the_running_intersection() -> None:
+    from ropeproof.verify.measure.statistics import SequentialProportion, confidence_sequence
+
+    seq = SequentialProportion()
+    assert seq.decide(0.5) == "undecided"
+    with pytest.raises(InputError, match="no draws"):
+        seq.estimate()
+    seq.add([True] * 10)
+    seq.add([])
+    first = seq.estimate()
+    assert first.bounds == confidence_sequence(10, 10).bounds and first.n == 10
+    seq.add([False] * 10)
+    second = seq.estimate()
+    fresh = confidence_sequence(10, 20)
+    assert second.low == max(first.low, fresh.low) and second.high == min(first.high, fresh.high)
+    assert second.value == 0.5 and second.n == 20
+
+
+def test_far_rows_decide_in_one_small_batch_and_near_rows_grow() -> None:
+    """0.28 against 0.9 (the trained letter models at 850 tokens) is decided by the first 16 draws; a
+    proportion at the threshold never is, and sampling stops at the cap."""
+    from ropeproof.verify.measure.statistics import SequentialProportion, look_sizes, sample_until_decided
+
+    assert look_sizes(16, 200) == [16, 32, 48, 72, 108, 162, 200]
+    with pytest.raises(InputError, match="cap=5 is out of range"):
+        look_sizes(10, 5)
+    for rate, threshold, want_n, want_side in ((0.28, 0.9, 16, "below"), (0.9, 0.9, 200, "undecided")):
+        seq = SequentialProportion()
+        pattern = np.random.default_rng(1).random(200) < rate
+
+        def measure(done: int, count: int, seq=seq, pattern=pattern) -> None:
+            seq.add(pattern[done:count])
+
+        used = sample_until_decided(
+            16, 200, measure, lambda seq=seq, t=threshold: seq.decide(t) != "undecided"
+        )
+        assert used == want_n == seq.trials and seq.decide(threshold) == want_side

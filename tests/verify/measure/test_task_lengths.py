@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ropeproof.theory.errors import InputError
@@ -49,3 +50,71 @@ def test_errors() -> None:
         long_task("words", 2, 20)
     with pytest.raises(InputError, match="n="):
         long_task("letter", 2, 16)
+
+
+# --- the vectorised, chunked i.i.d. generator ---
+
+
+@pytest.mark.parametrize("build", ["window", "distractors", "both", "near"])
+@pytest.mark.parametrize("n", [17, 18, 40, 300])
+def test_vectorised_inputs_have_valid_chains(build: str, n: int) -> None:
+    """Every input of every build answers to its own chain (followed by the generator-independent
+    followers), with the recorded hop count and target; the near build keeps the chain in the last 17
+    tokens; every token is in the task's vocabulary (the number task's distractor builds up to 16)."""
+    from ropeproof.verify.measure.task_lengths import chain_positions, long_inputs
+    from ropeproof.verify.measure.tokenizer import task_vocabulary
+
+    for task, follow in (("number", follow_number_chain), ("letter", follow_letter_chain)):
+        vocab = set(task_vocabulary(task, max_int=max(16, n)) if task == "number" else task_vocabulary(task))
+        batch = long_inputs(task, n, 0, 48, build, seed=n)
+        assert batch.codes.shape == (48, n) and len(batch) == 48
+        for inst in batch.instances():
+            assert inst.length == n and set(inst.tokens) <= vocab
+            assert follow(inst.tokens) == inst.answer == inst.tokens[inst.target_position]
+            chain = chain_positions(task, inst.tokens)
+            assert len(chain) - 1 == inst.hops and chain[-1] == inst.target_position
+            if build == "near":
+                assert chain[-1] >= n - 17
+        if task == "number" and build in ("distractors", "near"):
+            assert max(int(t) for i in batch.instances() for t in i.tokens if t.isdigit()) <= 16
+
+
+def test_vectorised_inputs_do_not_depend_on_the_range_asked() -> None:
+    """Input i is the same whichever range it is generated in, and only its chunk is generated."""
+    from ropeproof.verify.measure.task_lengths import CHUNK, long_chunk, long_inputs
+
+    whole = long_inputs("letter", 64, 0, 3 * CHUNK + 5)
+    part = long_inputs("letter", 64, CHUNK + 3, 2 * CHUNK + 1)
+    assert (part.codes == whole.codes[CHUNK + 3 : 2 * CHUNK + 1]).all()
+    assert (part.answers == whole.answers[CHUNK + 3 : 2 * CHUNK + 1]).all()
+    assert (long_chunk("letter", 64, "distractors", 0, 2).codes == whole.codes[2 * CHUNK : 3 * CHUNK]).all()
+    other = long_inputs("letter", 64, 0, CHUNK, seed=1)
+    assert (other.codes != whole.codes[:CHUNK]).any()
+    only_one = long_inputs("number", 40, 0, 64, hops=(1,))
+    assert set(only_one.hops.tolist()) == {1}
+
+
+def test_vectorised_inputs_are_uniform_over_hops_targets_and_answers() -> None:
+    """i.i.d. draws: on 4,096 inputs every hop count, target position and answer letter appears with
+    frequency within 5 binomial standard deviations of uniform."""
+    from ropeproof.verify.measure.task_lengths import long_inputs
+
+    batch = long_inputs("letter", 40, 0, 4096)
+    for values, k in ((batch.hops, 4), (batch.targets, 8), (batch.answers, 64)):
+        counts = np.bincount(np.unique(values, return_inverse=True)[1])
+        assert counts.size == k
+        p = 1 / k
+        assert np.all(np.abs(counts - 4096 * p) <= 5 * np.sqrt(4096 * p * (1 - p)))
+
+
+def test_vectorised_inputs_refuse_bad_arguments() -> None:
+    from ropeproof.verify.measure.task_lengths import long_inputs
+
+    with pytest.raises(InputError, match="build='wide' is unknown"):
+        long_inputs("letter", 40, 0, 4, "wide")
+    with pytest.raises(InputError, match="n=10"):
+        long_inputs("letter", 10, 0, 4)
+    with pytest.raises(InputError, match="hops="):
+        long_inputs("letter", 40, 0, 4, hops=(5,))
+    with pytest.raises(InputError, match="stop="):
+        long_inputs("letter", 40, 4, 4)

@@ -38,7 +38,7 @@ def transformers_answers(lm: Any, tok: Any, prompts: Sequence[str], batch: int =
         enc = tok(list(prompts[start : start + batch]), return_tensors="pt")
         if (enc["input_ids"] == unk).any():
             raise InputError("a prompt holds a word outside the checkpoint's vocabulary ([UNK])")
-        with torch.no_grad():
+        with torch.inference_mode():
             gen = lm.generate(**enc, max_new_tokens=1, do_sample=False)
         out.extend(tok.batch_decode(gen[:, -1:]))
     return out

@@ -3,7 +3,8 @@
 A row ``measured <= bound`` gets one status:
 
 - ``holds`` / ``violated``: the floating-point enclosures ``measured +- m_err`` and ``bound +- b_err``
-  are disjoint (``m_hi <= b_lo``, resp. ``m_lo > b_hi``), or an identity proves ``measured <= bound``;
+  are disjoint (``m_hi < b_lo``, resp. ``m_lo > b_hi``, compared strictly after rounding, which proves
+  the exact comparison), or an identity proves ``measured <= bound``;
 - ``holds-equal``: an identity proves ``measured == bound`` (docs/theory.md section 5; e.g. for
   T_Index the competitor one step from the target scores ``g(1) = 2 sin(theta/2)^2``, which the
   symbolic layer proves equal to ``1 - cos(theta)``). Equality is never inferred from digits here;
@@ -219,8 +220,11 @@ def judge_rows(
     m_err = np.broadcast_to(np.asarray(m_err, dtype=np.float64), measured.shape)
     b_err = np.broadcast_to(np.asarray(b_err, dtype=np.float64), measured.shape)
     codes = np.full(measured.shape, CODE["undecided"], dtype=np.int8)
-    codes[measured + m_err <= bound - b_err] = CODE["holds"]
-    codes[measured - m_err > bound + b_err] = CODE["violated"]
+    # strict comparisons of the rounded ends: rounding to nearest is monotone, so fl(a) < fl(b) proves
+    # a < b for the exact sums (fl(a) <= fl(b) would not: 1 + 2^-60 and 1 - 2^-60 both round to 1)
+    with np.errstate(invalid="ignore"):
+        codes[measured + m_err < bound - b_err] = CODE["holds"]
+        codes[measured - m_err > bound + b_err] = CODE["violated"]
     table = [""]
     reason_codes = np.zeros(measured.shape, dtype=np.int16)
 

@@ -1,20 +1,22 @@
 """Judging a reported bound of Theorem 3.2 against an exact sweep, row by row: the tolerance policy,
 the mpmath refinement of rows too close to call, the two readings of ``n`` (the sequence length, or the
-largest key offset: :data:`CONVENTIONS`), the interval-certified alternative, and the witness input of a
-failure. The claims in :mod:`ropeproof.claims.thm32` state what is judged and call these.
+largest key offset: :data:`CONVENTIONS`) and how the two compare over many checks, the interval-certified
+alternative, and the witness input of a failure. The claims in :mod:`ropeproof.claims.thm32` state what is
+judged and call these.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import mpmath
 import numpy as np
 import torch
 
+from ropeproof.theory.errors import InputError
 from ropeproof.verify.kernel.devices import dtype_name
 from ropeproof.verify.kernel.resolution import gap_resolution
 from ropeproof.verify.measure.exact.bound_checks import BoundComparison, compare
@@ -70,6 +72,27 @@ def certified_outcome(
         detail=detail,
         certified=True,
     )
+
+
+def certified_index_outcome(theta: float, max_n: int) -> Outcome:
+    """[A]'s Index bound ``min(1 - cos theta, pi^2/(2 n^2))`` at every ``n = 2 .. max_n``, each row decided
+    by interval arithmetic under the worst-case margin and the largest-gap readings
+    (:func:`~ropeproof.verify.measure.exact.certified.certified_index` at its default 80 bits), judged as
+    one by :func:`certified_outcome` (labels ``index/<reading>``)."""
+    chk = certified_index(theta, max_n)
+    return certified_outcome({f"index/{q}": cmp for q, cmp in chk.comparisons.items()})
+
+
+def certified_retrieval_outcome(alphabet_size: int, thetas: Sequence[float], max_n: int) -> Outcome:
+    """[A]'s Retrieval bound ``1 - cos(omega - n theta)`` (``omega = 2 pi / alphabet_size``) under the
+    worst-case margin reading at every ``n = 2 .. max_n`` and every angle of ``thetas``, each row decided by
+    interval arithmetic (:func:`~ropeproof.verify.measure.exact.certified.certified_retrieval` at its default
+    80 bits), judged as one by :func:`certified_outcome` (labels ``retrieval(theta=<theta>)/<reading>``)."""
+    comparisons = {}
+    for theta in thetas:
+        chk = certified_retrieval(alphabet_size, theta, max_n)
+        comparisons.update({f"retrieval(theta={theta:g})/{q}": cmp for q, cmp in chk.comparisons.items()})
+    return certified_outcome(comparisons)
 
 
 def index_witness_tokens(
@@ -315,6 +338,74 @@ def _best_theta_input(n: int, theta: float) -> dict[str, Any]:
     tokens = index_witness_tokens(n, n - 1, 0, 1)
     explanation = index_explanation("margin_inf", [theta], [1.0], tokens, 0, tokens.index("B"))
     return {"s": n - 1, "target_position": 0, "tokens": tokens, "explanation": explanation.to_dict()}
+
+
+ConventionCheck = tuple[SweepTable, int | None, str]
+"""One per-reading check: the sweep table, the bound term (``None``: the min of all terms) and the reading."""
+
+
+def convention_rows(checks: Mapping[str, ConventionCheck]) -> list[dict[str, Any]]:
+    """Each check of ``checks`` (keyed by its label) judged by :func:`bound_outcome` in float64 under both
+    conventions: ``{"claim": label, "length": (verdict, first failing n, failing lengths), "offset": (the
+    same with n the largest offset)}``, in the order of ``checks``."""
+    rows = []
+    for label, (table, term_index, reading) in checks.items():
+        out = bound_outcome(table, term_index, reading)
+        f = out.figures
+        rows.append(
+            {
+                "claim": label,
+                "length": (out.verdict, f.get("first_violation_n"), f.get("violating_rows", 0)),
+                "offset": (f["offset_convention"], f["offset_first_violation_n"], f["offset_violating_rows"]),
+            }
+        )
+    return rows
+
+
+def length_convention_outcome(checks: Mapping[str, ConventionCheck], listed: str) -> Outcome:
+    """Whether any of ``checks`` changes its verdict when ``n`` is read as the largest offset instead of the
+    sequence length (:func:`convention_rows`), and where its failures move.
+
+    Figures: ``checks`` (how many); ``verdict_changes``, ``first_failure_changes`` and ``extent_changes``
+    (how many checks change their verdict, their first failing length, their number of failing lengths),
+    each with the labels (``*_ids``); for the check ``listed`` (a min-of-terms check: its term is
+    ``None``), its failing lengths under both conventions as ranges (:func:`length_ranges`):
+    ``retrieval_margin_failing_lengths`` from the sweep's judged comparison, ``*_offset`` from the float64
+    comparison ``Delta(L) > B(L - 1)``, and ``retrieval_margin_offset_rows_agree``, whether that float64
+    count equals the count the refined judging of :func:`offset_convention` found (the ranges are only
+    reported, so they must be the rows the verdict counts); ``by_claim``, every row.
+
+    ``holds`` when no verdict changes and the listed check's counts agree; the counterexample lists the
+    changed checks."""
+    if listed not in checks or checks[listed][1] is not None:
+        raise InputError(f"listed={listed!r}: accepted, the label of a min-of-terms check in checks")
+    table, _term, reading = checks[listed]
+    rows = convention_rows(checks)
+    changed = {
+        "verdict_changes": [r["claim"] for r in rows if r["length"][0] != r["offset"][0]],
+        "first_failure_changes": [r["claim"] for r in rows if r["length"][1] != r["offset"][1]],
+        "extent_changes": [r["claim"] for r in rows if r["length"][2] != r["offset"][2]],
+    }
+    n = table.columns["n"]
+    status = table.comparisons[reading].status
+    length_fail = [int(v) for v in n[np.isin(status, ("violated", "tight-violated"))]]
+    measured = table.columns[reading]
+    offset_bound = terms_at(table, None, n - 1)
+    row = next(r for r in rows if r["claim"] == listed)
+    # the offset convention's failing lengths: the first failing length and the count pin them when the
+    # failures are contiguous from the first, which the float64 comparison below confirms
+    offset_fail = [int(v) for v in n[measured > offset_bound]]
+    figures: dict[str, Any] = {
+        "checks": len(rows),
+        **{k: len(v) for k, v in changed.items()},
+        **{f"{k}_ids": v for k, v in changed.items()},
+        "retrieval_margin_failing_lengths": length_ranges(length_fail),
+        "retrieval_margin_failing_lengths_offset": length_ranges(offset_fail),
+        "retrieval_margin_offset_rows_agree": len(offset_fail) == row["offset"][2],
+        "by_claim": {r["claim"]: {"length": list(r["length"]), "offset": list(r["offset"])} for r in rows},
+    }
+    ok = not changed["verdict_changes"] and figures["retrieval_margin_offset_rows_agree"]
+    return Outcome.judge(ok, figures, "verdict_changes", counterexample=changed)
 
 
 def length_ranges(lengths: list[int]) -> str:

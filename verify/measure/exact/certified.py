@@ -6,7 +6,10 @@ every transcendental value; each ball ``[mid +- rad]`` is rounded outward to flo
 computation uses only ``min``/``max`` (exact on floats) and subtractions rounded outward (``nextafter``
 past the round-to-nearest result). Parameters are the exact binary values of their float64s.
 :func:`interval_ends` and :class:`iv_precision` do the same for ``mpmath.iv`` intervals, which other
-modules still use for one-off constants. A row of ``measured(n) <= bound(n)`` is
+modules still use for one-off constants. Every precision is set locally (:class:`arb_precision`,
+:class:`iv_precision`), never read from ``mpmath.mp`` or python-flint's context as a user left them, and
+:func:`arb_exact_ends` / :func:`iv_exact_ends` give the ends exactly (fractions) where a refinement
+must separate values closer than float64 resolves. A row of ``measured(n) <= bound(n)`` is
 
 - ``holds``: ``hi(measured) <= lo(bound)``;
 - ``holds-equal``: the intervals overlap, but a witness input's value equals the bound identically
@@ -129,8 +132,100 @@ def arb_ends(x: arb) -> tuple[float, float]:
     """
     if not x.is_finite():
         return -math.inf, math.inf
+    # the ends at 53 bits, rounded outward: flooring that to float64 is flooring the exact end (every float64
+    # is a 53-bit number), and no user's flint precision below 53 bits loosens it
+    with arb_precision(53):
+        lower, upper = x.lower(), x.upper()
     # 0.0 - f negates exactly and turns -0.0 into 0.0
-    return _floor_exact_to_float(x.lower()), 0.0 - _floor_exact_to_float(-x.upper())
+    return _floor_exact_to_float(lower), 0.0 - _floor_exact_to_float(-upper)
+
+
+SMALLEST_NORMAL = 2.0**-1022
+"""Below this magnitude float64 has fewer than 53 significant bits (subnormals)."""
+
+
+def arb_ends_many(balls: Sequence[arb], scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`arb_ends` of ``scale * b`` for every ball ``b`` (``scale`` a power of two, 1 by default), as two
+    float64 arrays, bit for bit the same, about ten times faster.
+
+    Each ball's ends are rounded outward to 53 bits by Arb itself (``lower``/``upper`` at a working
+    precision of 53 bits); in float64's normal range those are float64 numbers, so ``float`` converts
+    them exactly, and flooring a 53-bit floor to float64 changes nothing (every float64 is a 53-bit
+    number). Scaling by a power of two commutes with both roundings while the result stays normal, so
+    it is applied to the floats. Ends outside the normal range (zero, subnormals, overflow), before or
+    after the scaling, and balls that are not finite take :func:`arb_ends` itself (of the exactly
+    scaled ball).
+
+    Shapes: return [len(balls)] (lo, hi)
+    """
+    count = len(balls)
+    mant, _ = math.frexp(scale)
+    if not (math.isfinite(scale) and scale > 0 and mant == 0.5):
+        raise InputError(f"scale={scale!r} must be a power of two")
+    with arb_precision(53):
+        lo = np.fromiter(map(float, map(arb.lower, balls)), np.float64, count)
+        hi = np.fromiter(map(float, map(arb.upper, balls)), np.float64, count)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):  # (a 0.0 may be an underflow)
+        normal = (np.abs(lo) >= SMALLEST_NORMAL) & np.isfinite(lo) & (np.abs(hi) >= SMALLEST_NORMAL)
+        normal &= np.isfinite(hi)
+        if scale != 1.0:
+            lo, hi = lo * scale, hi * scale  # exact where both stay normal
+            normal &= (np.abs(lo) >= SMALLEST_NORMAL) & np.isfinite(lo)
+            normal &= (np.abs(hi) >= SMALLEST_NORMAL) & np.isfinite(hi)
+    for i in np.nonzero(~normal)[0].tolist():
+        ball = balls[i]
+        if scale != 1.0:
+            with arb_precision(EXACT_SCALING_BITS):  # more bits than any midpoint here: exact
+                ball = ball * scale
+        lo[i], hi[i] = arb_ends(ball)
+    return lo, hi
+
+
+EXACT_SCALING_BITS = 1 << 14
+"""A working precision above any ball's midpoint bits in this module (``prec <= 4096`` plus the exponent
+and offset extras), at which a product with a power of two is exact."""
+
+
+ExactEnd = Fraction | float
+"""An exact interval end: a :class:`~fractions.Fraction`, or ``-inf``/``inf`` (floats) for unbounded ends."""
+
+
+def _mpf_fraction(t: tuple) -> ExactEnd:
+    """The exact value of an mpmath ``libmp`` number (``-inf``/``inf`` as floats; NaN is refused)."""
+    if t == libmp.finf:
+        return math.inf
+    if t == libmp.fninf:
+        return -math.inf
+    if t == libmp.fnan:
+        raise InputError("an interval end is NaN")
+    p, q = libmp.to_rational(t)
+    return Fraction(p, q)
+
+
+def iv_exact_ends(x: Any) -> tuple[ExactEnd, ExactEnd]:
+    """The ends of the ``mpmath.iv`` interval ``x`` as exact fractions, read from its binary ends (never
+    through ``mpmath.mp``, so independent of the global precision); no rounding at all."""
+    a, b = x._mpi_
+    return _mpf_fraction(a), _mpf_fraction(b)
+
+
+def arb_exact_ends(x: arb) -> tuple[ExactEnd, ExactEnd]:
+    """``[mid - rad, mid + rad]`` of the ``flint.arb`` ball ``x`` as exact fractions (its ends rounded
+    outward at the working precision by Arb's ``lower``/``upper``, so call it inside the computation's
+    :class:`arb_precision`; an exact ``x`` gives its own value at any precision); ``(-inf, inf)`` for a
+    ball that is not finite."""
+    if not x.is_finite():
+        return -math.inf, math.inf
+    if x.is_exact():  # a number, not a ball: its value, whatever the working precision
+        value = _arb_fraction(x)
+        return value, value
+    return _arb_fraction(x.lower()), _arb_fraction(x.upper())
+
+
+def _arb_fraction(x: arb) -> Fraction:
+    """The value of an exact ``flint.arb`` as a fraction."""
+    man, exp = (int(v) for v in x.mid().man_exp())
+    return Fraction(man) * 2**exp if exp >= 0 else Fraction(man, 2**-exp)
 
 
 def _down(x: np.ndarray) -> np.ndarray:
@@ -170,6 +265,8 @@ class arb_precision:
         flint_ctx.prec = self.saved
 
 
+GAP_CHUNK = 1 << 14
+"""Offsets enclosed per batch of balls (the balls are rounded to float64 together, :func:`arb_ends_many`)."""
 MAX_OFFSET = 2**53 - 2
 """Largest offset ``m`` of a certified enclosure: ``n = m + 1`` must be an exact float64."""
 
@@ -216,20 +313,36 @@ def enclose_index_gaps(
     big = max(abs(t) for t in f)
     extra = math.frexp(big)[1] + 26 if big >= 1 else 0
     base = _check_prec(prec) + extra
-    halves = [arb(t) / 2 for t in f]  # exact: a float64 halved
-    weights = [2 * arb(w) for w in a]  # exact
+    with arb_precision(base):  # never at the precision a user left in flint's context
+        halves = [arb(t) / 2 for t in f]  # exact: a float64 halved
+        weights = [2 * arb(w) for w in a]  # exact
+    mant, _ = math.frexp(2 * a[0])
+    scale = 2 * a[0] if len(a) == 1 and mant == 0.5 and math.isfinite(2 * a[0]) else None
     start = first_m
     while start <= max_m:
         bits = start.bit_length()
-        stop = min(max_m, (1 << bits) - 1)  # the offsets of one bit length share a precision
+        # the offsets of one bit length share a precision; at most GAP_CHUNK balls are held at a time
+        stop = min(max_m, (1 << bits) - 1, start + GAP_CHUNK - 1)
         with arb_precision(base + max(0, bits - 26)):
-            for m in range(start, stop + 1):
-                total = arb(0)
-                for h, w in zip(halves, weights, strict=True):
-                    s = (m * h).sin()
-                    total += w * (s * s)
-                end_lo, end_hi = arb_ends(total)
-                lo[m - first_m], hi[m - first_m] = max(end_lo, 0.0), end_hi
+            if len(halves) == 1:  # one plane: w s^2 itself (adding it to an exact 0 changes no bit)
+                h, w = halves[0], weights[0]
+                squares = [s * s for s in map(arb.sin, map(h.__mul__, range(start, stop + 1)))]
+                if scale is None:
+                    balls = [w * x for x in squares]
+            else:
+                balls = []
+                for m in range(start, stop + 1):
+                    total = arb(0)
+                    for h, w in zip(halves, weights, strict=True):
+                        s = (m * h).sin()
+                        total += w * (s * s)
+                    balls.append(total)
+        if len(halves) == 1 and scale is not None:  # w = 2 a a power of two: scaled exactly on the floats
+            end_lo, end_hi = arb_ends_many(squares, scale)
+        else:
+            end_lo, end_hi = arb_ends_many(balls)
+        lo[start - first_m : stop - first_m + 1] = np.maximum(end_lo, 0.0)
+        hi[start - first_m : stop - first_m + 1] = end_hi
         start = stop + 1
     return lo, hi
 
@@ -270,14 +383,11 @@ def enclose_retrieval_terms(
     with arb_precision(_check_prec(prec)):
         th = arb(float(theta))
         omega = 2 * arb.pi() / alphabet
-        for c in range(1, alphabet):
-            sin_c, cos_c = (c * omega).sin_cos()
-            cc[:, c - 1] = arb_ends(cos_c)
-            sc[:, c - 1] = arb_ends(sin_c)
-        for d in range(1, max_d + 1):
-            sin_d, cos_d = (d * th).sin_cos()
-            cd[:, d - 1] = arb_ends(cos_d)
-            sd[:, d - 1] = arb_ends(sin_d)
+        code_balls = [(c * omega).sin_cos() for c in range(1, alphabet)]
+        distance_balls = [(d * th).sin_cos() for d in range(1, max_d + 1)]
+    sc[:], cc[:] = (np.stack(arb_ends_many([b[i] for b in code_balls])) for i in (0, 1))
+    if max_d:
+        sd[:], cd[:] = (np.stack(arb_ends_many([b[i] for b in distance_balls])) for i in (0, 1))
     p1 = _mul(cc[0][None, :], cc[1][None, :], cd[0][:, None], cd[1][:, None])
     p2 = _mul(sc[0][None, :], sc[1][None, :], sd[0][:, None], sd[1][:, None])
     o_lo, o_hi = _add(*p1, *p2)

@@ -105,7 +105,8 @@ def stable_gaps_with_error(
 
 class GapPrefix:
     """Running ``G(M) = min_{1 <= m <= M} g(m)`` with its first argmin, and (``with_error``) the
-    enclosure ``[min_m max(g - err, 0), min_m (g + err)]`` of the exact prefix minimum.
+    enclosure ``[min_m max(g - err, 0), min_m (g + err)]`` of the exact prefix minimum (ends rounded
+    outward).
 
     :meth:`values` returns them for ``M`` in ``[lo, hi]``; successive calls must not go back (``lo``
     may repeat the previous ``hi``). ``g`` is evaluated once per ``m``, in chunks of ``chunk``, so the
@@ -139,8 +140,9 @@ class GapPrefix:
         improve = run < best
         vals = np.where(improve, run, best)
         args = np.where(improve, first + rec_idx, best_m).astype(np.int64)
-        lo = np.minimum(np.minimum.accumulate(np.maximum(g - e, 0.0)), lo0)
-        hi = np.minimum(np.minimum.accumulate(g + e), hi0)
+        # each end rounded outward: g - e and g + e rounded to nearest could land inside
+        lo = np.minimum(np.minimum.accumulate(np.maximum(np.nextafter(g - e, -np.inf), 0.0)), lo0)
+        hi = np.minimum(np.minimum.accumulate(np.nextafter(g + e, np.inf)), hi0)
         for arr, prev, store in (
             (vals, best, self.records),
             (lo, lo0, self.records_lo),
@@ -213,12 +215,16 @@ class IndexBlock:
     sup_hi: np.ndarray | None = None
 
 
+AMPS_SUM_LIMIT = float(np.finfo(np.float64).max) / 2 / (1 + 64 * UNIT_ROUNDOFF)
+"""The largest ``sum_k a_k`` accepted: ``g(m) <= 2 sum_k a_k`` and its error bound stay finite."""
+
+
 def check_planes(
     freqs: Sequence[float], amps: Sequence[float] | None, some_weight: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(freqs, amps)`` as equal-length, non-empty 1-D float64 arrays (``amps`` all 1 when ``None``);
-    :class:`InputError` unless every frequency is finite and every amplitude finite and ``>= 0`` (and,
-    with ``some_weight``, not all 0)."""
+    :class:`InputError` unless every frequency is finite and every amplitude finite and ``>= 0`` with
+    ``sum(amps) <= AMPS_SUM_LIMIT`` (and, with ``some_weight``, not all 0)."""
     f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
     a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
     if f.ndim != 1 or f.size == 0 or f.shape != a.shape:
@@ -227,6 +233,13 @@ def check_planes(
         raise InputError("freqs must be finite and amps finite and >= 0")
     if some_weight and a.sum() <= 0:
         raise InputError("amps must not be all 0")
+    with np.errstate(over="ignore"):
+        total = 2 * a.sum()
+    if not np.isfinite(total * (1 + 64 * UNIT_ROUNDOFF)):  # g(m) <= 2 sum_k a_k, with its error bound
+        raise InputError(
+            f"amps sum to {a.sum():.4g}; accepted: finite amps >= 0 with sum(amps) <= {AMPS_SUM_LIMIT:.4g} "
+            "(the gap 2 sum_k a_k sin^2 must stay a finite float64)"
+        )
     return f, a
 
 

@@ -13,9 +13,26 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
-from ropeproof.verify.kernel.rope import apply_rope
+from ropeproof.verify.kernel.rope import EXACT_POSITION_LIMIT, apply_rope
+
+
+def _integer_distances(distances: np.ndarray) -> np.ndarray:
+    """``distances`` as a 1-D int64 array; :class:`InputError` unless each is a finite integer with
+    ``|d| <= 2^53`` (the positions :func:`~ropeproof.verify.kernel.rope.apply_rope` accepts)."""
+    d = np.asarray(distances).reshape(-1)
+    if d.dtype.kind == "f":
+        if d.size and not (np.all(np.isfinite(d)) and np.all(d == np.floor(d))):
+            raise InputError("distances must be finite integers")
+        if d.size and np.abs(d).max() > EXACT_POSITION_LIMIT:
+            raise InputError(f"distances must satisfy |d| <= 2^53, got {np.abs(d).max():.17g}")
+    elif d.dtype.kind not in "iu" or d.dtype.kind == "b":
+        raise InputError(f"distances must be integers, got dtype {d.dtype}")
+    elif d.size and max(abs(int(d.max())), abs(int(d.min()))) > EXACT_POSITION_LIMIT:
+        raise InputError("distances must satisfy |d| <= 2^53")
+    return d.astype(np.int64)
 
 
 def distance_logits(
@@ -31,8 +48,10 @@ def distance_logits(
     """``[n_keys, len(distances)]`` logits ``scale * q . R(-d) k`` (float64 numpy output).
 
     ``q`` is ``[head_dim]``, ``keys`` ``[n_keys, head_dim]``. Arithmetic runs in ``dtype`` on
-    ``device``; the result is converted to float64 for the caller. Only the planes where ``q`` is
-    nonzero are computed (the others add exact zeros).
+    ``device``; the result is converted to float64 for the caller. Distances are integers (int64 on
+    the way to :func:`~ropeproof.verify.kernel.rope.apply_rope`, whose angles ``d theta`` are reduced
+    by :func:`~ropeproof.verify.kernel.angles.offset_angles`). Only the planes where ``q`` is nonzero
+    are computed (the others add exact zeros).
 
     Shapes: q [head_dim]; keys [n_keys, head_dim]; distances [D]; return [n_keys, D]
     """
@@ -48,10 +67,10 @@ def distance_logits(
     q, keys = q[dims], keys[:, dims]
     qt = torch.as_tensor(q).to(dev, dt)
     kt = torch.as_tensor(keys).to(dev, dt)
-    dist = np.asarray(distances, dtype=np.float64)
+    dist = _integer_distances(distances)
     out = np.empty((kt.shape[0], dist.size))
     for start in range(0, dist.size, chunk):
-        d = torch.as_tensor(-dist[start : start + chunk], device=dev)
+        d = torch.as_tensor(-dist[start : start + chunk], device=dev)  # int64: the angles are formed exactly
         rotated = apply_rope(kt[:, None, :].expand(-1, d.numel(), -1), spec, d)
         out[:, start : start + d.numel()] = (scale * (rotated @ qt)).double().cpu().numpy()
     return out

@@ -12,7 +12,7 @@ mod ``2 pi`` exactly (:func:`plane_angles`, the same reduction the direct sweeps
 bound on the error of every value against the exact real logit of the given float64 vectors:
 
 - angles: ``|r - (d theta mod 2 pi)| <= e_r``
-  (:func:`~ropeproof.verify.measure.exact.angles.reduced_angles_with_error`), so ``cos``/``sin`` err
+  (:func:`~ropeproof.verify.kernel.angles.offset_angles_with_error`), so ``cos``/``sin`` err
   by at most ``e_r + 4 u`` (``SIN_ULPS = 2`` ulps, checked against mpmath in
   ``tests/verify/measure/exact/test_angles.py``);
 - ``A_k``, ``B_k``: two products and a sum, at most ``2 u P_k`` each, with
@@ -29,19 +29,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.measure.exact.angles import UNIT_ROUNDOFF, reduced_angles_with_error
+from ropeproof.verify.kernel.angles import offset_angles_with_error
+from ropeproof.verify.measure.exact.angles import UNIT_ROUNDOFF
 from ropeproof.verify.measure.exact.index_sweep import SIN_ULPS
 
 
 def plane_angles(distances: np.ndarray, theta: float) -> tuple[np.ndarray, np.ndarray]:
     """``(r, err)``: ``d * theta`` reduced mod ``2 pi`` for integer distances ``d`` and a bound on the
-    error of each ``r``. Every float64 path that evaluates a head by distance forms its angles here
-    (one function, so a shared exact angle reduction can replace it in one place).
+    error of each ``r``: the toolkit's one angle reduction,
+    :func:`~ropeproof.verify.kernel.angles.offset_angles_with_error`, on the distances as int64.
 
     Shapes: distances [D]; return.0 [D]; return.1 [D]
     """
-    return reduced_angles_with_error(np.asarray(distances, dtype=np.float64), float(theta))
+    d = np.asarray(distances)
+    exact = np.asarray(d, dtype=np.int64)
+    if not np.array_equal(exact, d):
+        raise InputError("distances must be integers (int64 range)")
+    return offset_angles_with_error(exact, float(theta))
 
 
 def plane_coefficients(q: np.ndarray, keys: np.ndarray, spec: RopeSpec) -> tuple[np.ndarray, ...]:

@@ -61,15 +61,15 @@ WINDOW = 2
 """Codes ``k - WINDOW .. k + WINDOW`` around the rounded position are the candidates."""
 
 
-def check_alphabet(alphabet: object) -> int:
+def check_alphabet(alphabet_size: object) -> int:
     """``alphabet`` as an int in ``2 .. MAX_ALPHABET``, or :class:`InputError`."""
-    return integer(alphabet, "alphabet_size", low=2, high=MAX_ALPHABET, note="at most 2^32")
+    return integer(alphabet_size, "alphabet_size", low=2, high=MAX_ALPHABET, note="at most 2^32")
 
 
-def _double_double(numerators: list[int], alphabet: int) -> tuple[np.ndarray, np.ndarray, float]:
+def _double_double(numerators: list[int], alphabet_size: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``2 pi s / A`` for each ``s`` as ``(hi, lo)`` float64 pairs and a bound on ``|exact - hi - lo|``."""
     with mpmath.workprec(200):
-        exact = [2 * mpmath.pi * s / alphabet for s in numerators]
+        exact = [2 * mpmath.pi * s / alphabet_size for s in numerators]
         hi = [float(x) for x in exact]
         lo = [float(x - h) for x, h in zip(exact, hi, strict=True)]
         err = max([float(abs(x - h - low)) for x, h, low in zip(exact, hi, lo, strict=True)] + [0.0])
@@ -77,12 +77,12 @@ def _double_double(numerators: list[int], alphabet: int) -> tuple[np.ndarray, np
 
 
 @lru_cache(maxsize=64)
-def code_angles(alphabet: int) -> tuple[np.ndarray, np.ndarray, float]:
+def code_angles(alphabet_size: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``(hi, lo, err)``: ``c omega = hi[c-1] + lo[c-1]`` (mod ``2 pi``, taken in ``(-pi, pi]``) for
     ``c = 1 .. A-1`` up to ``err`` (every code: memory and time ``O(A)``)."""
-    check_allocation(f"the code angles of |ALPH| = {alphabet}", 200 * alphabet)
-    signed = [c if 2 * c <= alphabet else c - alphabet for c in range(1, alphabet)]
-    return _double_double(signed, alphabet)
+    check_allocation(f"the code angles of |ALPH| = {alphabet_size}", 200 * alphabet_size)
+    signed = [c if 2 * c <= alphabet_size else c - alphabet_size for c in range(1, alphabet_size)]
+    return _double_double(signed, alphabet_size)
 
 
 class CodeAngles:
@@ -91,8 +91,8 @@ class CodeAngles:
     ``error`` bounds ``|c omega - hi - lo|`` for every code and ``lo_max`` bounds ``|lo|``.
     """
 
-    def __init__(self, alphabet: int) -> None:
-        self.alphabet = a = check_alphabet(alphabet)
+    def __init__(self, alphabet_size: int) -> None:
+        self.alphabet_size = a = check_alphabet(alphabet_size)
         if a - 1 <= TABLE_CODES:
             self.table: tuple[np.ndarray, np.ndarray] | None = code_angles(a)[:2]
             self.error = code_angles(a)[2]
@@ -121,7 +121,7 @@ class CodeAngles:
         Shapes: codes [...] (any shape); return [...] (the shape of codes)
         """
         c = np.asarray(codes, dtype=np.int64)
-        return np.where(2 * c <= self.alphabet, c, c - self.alphabet)
+        return np.where(2 * c <= self.alphabet_size, c, c - self.alphabet_size)
 
     def angles(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(hi, lo)`` of ``codes`` (integers ``1 .. A-1``).
@@ -130,7 +130,7 @@ class CodeAngles:
         """
         c = np.asarray(codes, dtype=np.int64)
         if self.table is not None:
-            idx = np.clip(c - 1, 0, self.alphabet - 2)
+            idx = np.clip(c - 1, 0, self.alphabet_size - 2)
             return self.table[0][idx], self.table[1][idx]
         s = self.signed(c)
         t = s % self.block
@@ -147,9 +147,9 @@ class CodeAngles:
 
 
 @lru_cache(maxsize=64)
-def code_table(alphabet: int) -> CodeAngles:
+def code_table(alphabet_size: int) -> CodeAngles:
     """The (cached) :class:`CodeAngles` of ``alphabet``."""
-    return CodeAngles(alphabet)
+    return CodeAngles(alphabet_size)
 
 
 def code_values(angles: CodeAngles, r: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -162,21 +162,21 @@ def code_values(angles: CodeAngles, r: np.ndarray, codes: np.ndarray) -> np.ndar
     return np.cos((hi - r[None, :]) + lo)
 
 
-def window(alphabet: int, position: np.ndarray) -> np.ndarray:
+def window(alphabet_size: int, position: np.ndarray) -> np.ndarray:
     """Codes ``round(position) + j mod A`` for ``|j| <= WINDOW``.
 
     Shapes: position [D]; return [2 WINDOW + 1, D]
     """
     k = np.rint(np.asarray(position, dtype=np.float64)).astype(np.int64)
-    return (k[None, :] + np.arange(-WINDOW, WINDOW + 1)[:, None]) % alphabet
+    return (k[None, :] + np.arange(-WINDOW, WINDOW + 1)[:, None]) % alphabet_size
 
 
-def code_position(alphabet: int, r: np.ndarray) -> np.ndarray:
+def code_position(alphabet_size: int, r: np.ndarray) -> np.ndarray:
     """``x = r / omega``: where the angle ``r`` falls among the codes (absolute error ~``A * 1e-16``).
 
     Shapes: r [D]; return [D]
     """
-    return np.asarray(r, dtype=np.float64) * (alphabet / (2 * math.pi))
+    return np.asarray(r, dtype=np.float64) * (alphabet_size / (2 * math.pi))
 
 
 def pick(values: np.ndarray, codes: np.ndarray, largest: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +198,7 @@ def extremes(angles: CodeAngles, r: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
     Shapes: r [D]; return [D] (each)
     """
-    a = angles.alphabet
+    a = angles.alphabet_size
     if a - 1 <= 2 * (2 * WINDOW + 1):  # fewer codes than candidates: score them all (the same result)
         assert angles.table is not None
         hi, lo = angles.table

@@ -30,6 +30,10 @@ cost per target distance is ``O(n (W + 1))``: constant in ``|ALPH|`` while ``W``
 against the memory limit before it is allocated where it grows (large ``|ALPH| d theta``). Where
 another position's low reaches ``T`` (``d_t theta`` near ``pi``) every code is enumerated, also
 estimated first.
+
+Where ``n |ALPH|`` is small (at most :data:`SORTED_ENTRIES`), every code's value at every position is
+sorted once per length instead (:class:`_SortedEntries`, the same result bit for bit), and each target
+distance with the target on top costs only about its own position's values above ``T``.
 """
 
 from __future__ import annotations
@@ -40,7 +44,12 @@ import numpy as np
 
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.verify.measure.exact.angles import reduced_angles_with_error
-from ropeproof.verify.measure.exact.retrieval_codes import code_position, code_table, code_values, extremes
+from ropeproof.verify.measure.exact.retrieval_codes import (
+    code_position,
+    code_table,
+    code_values,
+    extremes,
+)
 
 NEG, POS = -math.inf, math.inf
 ENTRY_BYTES = 96
@@ -48,17 +57,19 @@ ENTRY_BYTES = 96
 copies and masks; measured ~70)."""
 
 Best = tuple[float, int, int, int, int]
+SORTED_ENTRIES = 1 << 20
+"""Up to this many ``(position, code)`` entries per length, every code's value is sorted once per length
+and each target distance on top is answered from that order (:class:`_SortedEntries`)."""
 
 
 def _scan(v: np.ndarray, p: np.ndarray, g: np.ndarray, keep: np.ndarray, through: int, best: Best) -> Best:
     """The smallest difference of sorted neighbours from different positions (through position
     ``through`` when ``>= 0``) among the kept entries, if below ``best``: ``(diff, upper position,
-    upper group, lower position, lower group)``; the first in sorted order on ties."""
+    upper group, lower position, lower group)``; the first in sorted order on ties. The entries are
+    already in sorted order ``(value, position, group)``; a subsequence of them is too."""
     v, p, g = v[keep], p[keep], g[keep]
     if v.size < 2:
         return best
-    order = np.lexsort((g, p, v))  # Python's tuple order on (value, position, group)
-    v, p, g = v[order], p[order], g[order]
     ok = p[1:] != p[:-1]
     if through >= 0:
         ok &= (p[1:] == through) | (p[:-1] == through)
@@ -69,10 +80,15 @@ def _scan(v: np.ndarray, p: np.ndarray, g: np.ndarray, keep: np.ndarray, through
     return best
 
 
-def min_top_gap(v: np.ndarray, p: np.ndarray, g: np.ndarray, lows: np.ndarray) -> Best:
+def min_top_gap(v: np.ndarray, p: np.ndarray, g: np.ndarray, lows: np.ndarray, grouped: bool = False) -> Best:
     """:func:`ropeproof.verify.measure.exact.discrepancy._gap_inf_config` on flat ``(value, position, group)``
     entries with each position's low given: ``(value, upper position, its group, lower position,
     its group)``, ``(inf, -1, -1, -1, -1)`` when no pair qualifies.
+
+    The entries any scan keeps (values at least the third-largest low) are sorted once, in Python's
+    tuple order on ``(value, position, group)``, and each scan reads its own subsequence of them.
+    ``grouped``: the entries already come in ``(position, group)`` order, so a stable sort on the value
+    alone gives that order (one key instead of three).
 
     Shapes: v [entries]; p [entries]; g [entries]; lows [positions]
     """
@@ -81,6 +97,12 @@ def min_top_gap(v: np.ndarray, p: np.ndarray, g: np.ndarray, lows: np.ndarray) -
     p2 = int(order[1]) if order.size > 1 else -1
     l2 = lows[p2] if p2 >= 0 else NEG
     l3 = lows[int(order[2])] if order.size > 2 else NEG
+    floor = lows[p1] if p2 < 0 else l3  # the smallest threshold of the scans that run
+    wanted = v >= floor
+    v, p, g = v[wanted], p[wanted], g[wanted]
+    # Python's tuple order on (value, position, group)
+    order = np.argsort(v, kind="stable") if grouped else np.lexsort((g, p, v))
+    v, p, g = v[order], p[order], g[order]
     best: Best = (POS, -1, -1, -1, -1)
     best = _scan(v, p, g, (p != p1) & (v >= lows[p1]), -1, best)
     if p2 >= 0:
@@ -89,12 +111,12 @@ def min_top_gap(v: np.ndarray, p: np.ndarray, g: np.ndarray, lows: np.ndarray) -
     return best
 
 
-def gap_inf_enumerated(alphabet: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
+def gap_inf_enumerated(alphabet_size: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
     """``gap_inf(n)`` over every target distance: ``(value, codes, target distance)``, where
     ``codes[p]`` is the left-letter code chosen at position ``p`` (``-1`` at the target), exactly as
     the enumeration over every code (see the module docstring)."""
-    angles = code_table(alphabet)
-    a = angles.alphabet
+    angles = code_table(alphabet_size)
+    a = angles.alphabet_size
     d = np.arange(1, n, dtype=np.float64)
     r_d, _e = reduced_angles_with_error(d, theta)
     t = np.cos(r_d)
@@ -103,12 +125,29 @@ def gap_inf_enumerated(alphabet: int, theta: float, n: int) -> tuple[float, tupl
     _h, _hc, lows0, low_code = extremes(angles, r)
     x = code_position(a, r)
     keys = np.arange(n)
+    every: np.ndarray | None = None  # every code's value at every position, computed once when needed
+    sorted_entries: _SortedEntries | None = None
     best: tuple[float, tuple[int, ...], int] = (POS, (), 0)
     for d_t in range(1, n):
         pt = n - 1 - d_t
         lows = lows0.copy()
         lows[pt] = t[d_t - 1]
-        top = int(np.argsort(-lows, kind="stable")[0])
+        ranks = np.argsort(-lows, kind="stable")
+        top = int(ranks[0])
+        if top == pt and n * (a - 1) <= SORTED_ENTRIES:
+            if sorted_entries is None:
+                every = code_values(angles, r, np.broadcast_to(np.arange(1, a), (n, a - 1)).T).T
+                sorted_entries = _SortedEntries(every)
+            l3 = lows[int(ranks[2])] if n > 2 else NEG
+            value, pa, ga, pb, gb = sorted_entries.target_on_top(
+                pt, t[d_t - 1], int(ranks[1]), lows[ranks[1]], l3
+            )
+            if value < best[0]:
+                chosen = [int(c) for c in low_code]
+                chosen[pa], chosen[pb] = ga + 1, gb + 1
+                chosen[pt] = -1
+                best = (float(value), tuple(chosen), d_t)
+            continue
         width = abs(float(r_d[d_t - 1])) * a / (2 * math.pi)
         span = math.ceil(2 * width) + 7
         others = keys[keys != pt]
@@ -116,20 +155,164 @@ def gap_inf_enumerated(alphabet: int, theta: float, n: int) -> tuple[float, tupl
             check_allocation(f"gap_inf at n = {n} with |ALPH| = {a}", ENTRY_BYTES * n * (span + 1))
             start = np.floor(x[others] - width).astype(np.int64) - 2
             codes = (start[:, None] + np.arange(span)[None, :]) % a
-            codes = np.concatenate([codes, low_code[others][:, None]], axis=1)
+            codes = np.sort(np.concatenate([codes, low_code[others][:, None]], axis=1), axis=1)
+            v = code_values(angles, r[others], codes.T).T
         else:
             check_allocation(f"gap_inf at n = {n} with |ALPH| = {a} (every code)", ENTRY_BYTES * n * a)
             codes = np.broadcast_to(np.arange(1, a), (others.size, a - 1))
-        v = code_values(angles, r[others], codes.T).T
+            if every is None:  # the same expression per position and code whatever d_t is
+                every = code_values(angles, r, np.broadcast_to(np.arange(1, a), (n, a - 1)).T).T
+            v = every[others]
         pos = np.broadcast_to(others[:, None], codes.shape)
         keep = codes != 0
-        flat_v = np.concatenate([v[keep], [t[d_t - 1]]])
-        flat_p = np.concatenate([pos[keep], [pt]])
-        flat_g = np.concatenate([codes[keep] - 1, [0]])
-        value, pa, ga, pb, gb = min_top_gap(flat_v, flat_p, flat_g, lows)
+        # entries in (position, group) order: positions ascending, each row's codes sorted, the
+        # target's one entry (group 0) where its position falls
+        at = int(keep[:pt].sum())
+        flat_v = np.insert(v[keep], at, t[d_t - 1])
+        flat_p = np.insert(pos[keep], at, pt)
+        flat_g = np.insert(codes[keep] - 1, at, 0)
+        value, pa, ga, pb, gb = min_top_gap(flat_v, flat_p, flat_g, lows, grouped=True)
         if value < best[0]:
             chosen = [int(c) for c in low_code]
             chosen[pa], chosen[pb] = ga + 1, gb + 1
             chosen[pt] = -1
             best = (float(value), tuple(chosen), d_t)
     return best
+
+
+class _SortedEntries:
+    """Every code's value at every position of one length, sorted once in ``(value, position, group)``
+    order, answering :func:`min_top_gap` for a target distance whose target has the largest low.
+
+    Then (module docstring) scan 1 reads the entries ``>= T`` of every position but the target's, a
+    suffix of the order with the target position's entries taken out: its neighbour pairs are the
+    pairs inside the runs between taken-out entries (a range minimum over the gaps of adjacent
+    entries, from a sparse table) and the pairs bridging each block of taken-out entries. Scans 2 and
+    3 pair the target's one entry with its nearest kept neighbours on each side. Differences, ties
+    (the first pair in sorted order) and the order of the scans are :func:`min_top_gap`'s, so the
+    result is the same, bit for bit (tested); the work per target distance is about the target
+    position's entries above ``T``, not the whole table.
+
+    Shapes: values [positions, codes]
+    """
+
+    def __init__(self, values: np.ndarray) -> None:
+        n, k = values.shape
+        v = values.ravel()
+        p = np.repeat(np.arange(n), k)
+        g = np.tile(np.arange(k), n)
+        order = np.argsort(v, kind="stable")  # the entries come in (position, group) order
+        self.v, self.p, self.g = v[order], p[order], g[order]
+        size = self.v.size
+        self.gap = np.where(self.p[1:] != self.p[:-1], self.v[1:] - self.v[:-1], POS)  # pair (j, j + 1)
+        levels = [np.arange(size - 1)]
+        width = 1
+        while 2 * width <= size - 1:  # levels[k][i]: the first argmin of gap[i : i + 2^k]
+            prev = levels[-1]
+            left, right = prev[: prev.size - width], prev[width:]
+            levels.append(np.where(self.gap[right] < self.gap[left], right, left))
+            width *= 2
+        self.levels = levels
+        by_position = np.argsort(self.p, kind="stable")  # indices grouped by position, ascending
+        self.starts = np.searchsorted(self.p[by_position], np.arange(n + 1))
+        self.by_position = by_position
+
+    def _entries_of(self, position: int) -> np.ndarray:
+        return self.by_position[self.starts[position] : self.starts[position + 1]]
+
+    def _range_argmin(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The first argmin of ``gap[lo .. hi]`` (inclusive) for each pair of ends (``lo <= hi``)."""
+        level = np.frexp((hi - lo + 1).astype(np.float64))[1] - 1
+        out = np.empty(lo.size, dtype=np.int64)
+        for k in np.unique(level).tolist():
+            rows = level == k
+            table = self.levels[k]
+            a, b = table[lo[rows]], table[hi[rows] - (1 << k) + 1]
+            out[rows] = np.where(self.gap[b] < self.gap[a], b, a)
+        return out
+
+    def _scan_one(self, pt: int, target: float) -> Best:
+        """Scan 1: neighbours from different positions among the entries ``>= target`` outside ``pt``."""
+        size = self.v.size
+        start = int(np.searchsorted(self.v, target, "left"))
+        own = self._entries_of(pt)
+        removed = own[own >= start]
+        if size - start - removed.size < 2:
+            return (POS, -1, -1, -1, -1)
+        bounds = np.concatenate([[start - 1], removed, [size]])
+        lo, hi = bounds[:-1] + 1, bounds[1:] - 2  # the pairs (j, j + 1) inside each run
+        inside = lo <= hi
+        lower = self._range_argmin(lo[inside], hi[inside]) if inside.any() else np.zeros(0, np.int64)
+        upper = lower + 1
+        diff = self.gap[lower]  # inf for a pair from one position
+        # each block of consecutive removed entries is bridged by its two outer neighbours
+        if removed.size:
+            block_start = np.concatenate([[True], np.diff(removed) > 1])
+            block_end = np.concatenate([np.diff(removed) > 1, [True]])
+            below, above = removed[block_start] - 1, removed[block_end] + 1
+            fits = (below >= start) & (above < size)
+            below, above = below[fits], above[fits]
+            fits = self.p[below] != self.p[above]
+            lower = np.concatenate([lower, below[fits]])
+            upper = np.concatenate([upper, above[fits]])
+            diff = np.concatenate([diff, self.v[above[fits]] - self.v[below[fits]]])
+        if not lower.size:
+            return (POS, -1, -1, -1, -1)
+        first = np.lexsort((lower, diff))[0]  # the smallest difference, the first pair on ties
+        if not diff[first] < POS:
+            return (POS, -1, -1, -1, -1)
+        i, j = int(lower[first]), int(upper[first])
+        return (float(diff[first]), int(self.p[j]), int(self.g[j]), int(self.p[i]), int(self.g[i]))
+
+    def _nearest(
+        self, at: int, step: int, allowed: np.ndarray | None, skip: tuple[int, ...], floor: float
+    ) -> int:
+        """The nearest index from ``at`` (included) in direction ``step`` whose position is in ``allowed``
+        (a position's ascending indices) or else not in ``skip``, and whose value is ``>= floor``; ``-1``
+        if none (values fall going down, so the first one below ``floor`` ends the search)."""
+        if allowed is not None:
+            k = int(np.searchsorted(allowed, at + (1 if step < 0 else 0), "left"))
+            if step > 0:
+                idx = int(allowed[k]) if k < allowed.size else -1
+            else:
+                idx = int(allowed[k - 1]) if k > 0 else -1
+            return idx if idx >= 0 and self.v[idx] >= floor else -1
+        i, chunk = at, 64
+        while 0 <= i < self.v.size:
+            if step > 0:
+                window = np.arange(i, min(self.v.size, i + chunk))
+            else:
+                window = np.arange(i, max(-1, i - chunk), -1)
+            ok = self.v[window] >= floor
+            for position in skip:
+                ok &= self.p[window] != position
+            hit = np.nonzero(ok)[0]
+            if hit.size:
+                return int(window[hit[0]])
+            if step < 0 and not (self.v[window] >= floor).any():
+                return -1  # values only fall below the floor further down
+            i, chunk = int(window[-1]) + step, chunk * 2
+        return -1
+
+    def target_on_top(self, pt: int, target: float, p2: int, l2: float, l3: float) -> Best:
+        """:func:`min_top_gap` for the target at position ``pt`` (value ``target``, the largest low) with
+        every other position's entries: ``p2`` the position of the second-largest low ``l2``, ``l3`` the
+        third-largest low (``-inf`` for none)."""
+        best = self._scan_one(pt, target)
+        lo = int(np.searchsorted(self.v, target, "left"))
+        hi = int(np.searchsorted(self.v, target, "right"))
+        at = lo + int(np.count_nonzero(self.p[lo:hi] < pt))  # where (target, pt, 0) sorts
+        for allowed, skip, floor in ((None, (pt, p2), l2), (self._entries_of(p2), (), l3)):
+            below = self._nearest(at - 1, -1, allowed, skip, floor)
+            above = self._nearest(at, 1, allowed, skip, floor)
+            # the scan's first smallest pair through the target: the one below it on ties
+            pair: Best | None = None
+            if below >= 0:
+                pair = (float(target - self.v[below]), pt, 0, int(self.p[below]), int(self.g[below]))
+            if above >= 0:
+                up = float(self.v[above] - target)
+                if pair is None or up < pair[0]:
+                    pair = (up, int(self.p[above]), int(self.g[above]), pt, 0)
+            if pair is not None and pair[0] < best[0]:
+                best = pair
+        return best

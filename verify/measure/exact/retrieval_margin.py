@@ -9,7 +9,8 @@ With the notation of :mod:`ropeproof.theory.retrieval_margin` (target at distanc
 
 Every input of the Retrieval family (docs/theory.md section 4) realises any choice of ``t``, ``d`` and
 ``c``, so this is exact; it costs ``O(n |ALPH|)`` per length. Each difference of cosines is taken in the
-stable product form ``cos a - cos b = 2 sin((b - a)/2) sin((a + b)/2)``.
+stable product form ``cos a - cos b = 2 sin((b - a)/2) sin((a + b)/2)``; the angles ``d theta`` are
+reduced mod ``2 pi`` by :func:`~ropeproof.verify.kernel.angles.offset_angles`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 import numpy as np
 
 from ropeproof.theory.validate import integer, real
+from ropeproof.verify.kernel.angles import offset_angles
 
 
 def retrieval_margin_explicit(max_n: int, theta: float, alphabet_size: int) -> np.ndarray:
@@ -27,15 +29,15 @@ def retrieval_margin_explicit(max_n: int, theta: float, alphabet_size: int) -> n
     theta = real(theta, "theta")
     omega = 2 * math.pi / alphabet_size
     d = np.arange(max_n, dtype=np.float64)
+    d_theta = offset_angles(d, theta)  # d theta reduced mod 2 pi (the toolkit's one angle formation)
     c = np.arange(1, alphabet_size, dtype=np.float64)
     # the competitor angle closest to alignment at each distance d: max_c cos(c omega - d theta)
-    comp_angle = c[None, :] * omega - d[:, None] * theta  # [max_n, |ALPH|-1]
+    comp_angle = c[None, :] * omega - d_theta[:, None]  # [max_n, |ALPH|-1]
     best_c = np.argmax(np.cos(comp_angle), axis=1)
     comp = comp_angle[np.arange(max_n), best_c]  # angle b with the largest cos(b), per distance
     out = np.empty(max_n - 1)
     for n in range(2, max_n + 1):
-        t = np.arange(1, n, dtype=np.float64)
-        a = t * theta  # target angles
+        a = d_theta[1:n]  # target angles t theta, t = 1 .. n - 1
         b = comp[:n]
         order = np.argsort(-np.cos(b), kind="stable")
         best, second = order[0], order[1] if n > 1 else order[0]

@@ -57,8 +57,8 @@ GAP_SUP_KINDS = ("query", "target", "other")
 """Which position is on top in the input attaining ``gap_sup``."""
 
 
-def _check(alphabet: int, theta: float) -> None:
-    check_alphabet(alphabet)
+def _check(alphabet_size: int, theta: float) -> None:
+    check_alphabet(alphabet_size)
     real(theta, "theta")
 
 
@@ -81,7 +81,7 @@ class DistanceLogits:
     err: np.ndarray
 
 
-def retrieval_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> DistanceLogits:
+def retrieval_distance_logits(alphabet_size: int, theta: float, d: np.ndarray) -> DistanceLogits:
     """The closed-form logits at distances ``d`` (integers ``1 .. MAX_LENGTH``): ``H`` and ``L`` from
     the O(1) candidate codes of :func:`ropeproof.verify.measure.exact.retrieval_codes.extremes`.
 
@@ -90,7 +90,7 @@ def retrieval_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> Dis
     u = UNIT_ROUNDOFF
     d = np.asarray(d, dtype=np.float64)
     r, e = reduced_angles_with_error(d, theta)
-    angles = code_table(alphabet)
+    angles = code_table(alphabet_size)
     t = np.cos(r)
     h, h_code, low, low_code = extremes(angles, r)
     # each angle (hi - r) + lo errs by e + w_err + u (|hi - r| + |angle|) <= e + w_err + u (2 (pi + |r|)
@@ -104,13 +104,13 @@ def retrieval_distance_logits(alphabet: int, theta: float, d: np.ndarray) -> Dis
 
 
 @lru_cache(maxsize=64)
-def query_logits(alphabet: int) -> tuple[float, int, float, int, float, float]:
+def query_logits(alphabet_size: int) -> tuple[float, int, float, int, float, float]:
     """``(S_hi, c_hi, S_lo, c_lo, err_hi, err)``: extremes of ``cos(c omega)`` over ``c = 1 .. A-1``;
     ``err_hi`` bounds the error of ``S_hi``, ``err`` that of both. Small alphabets (one table of every
     code angle) scan every code; larger ones take the candidates of
     :func:`~ropeproof.verify.measure.exact.retrieval_codes.extremes` at angle 0 and the a-priori bound of each
     value's error."""
-    angles = code_table(alphabet)
+    angles = code_table(alphabet_size)
     u = UNIT_ROUNDOFF
     if angles.table is None:
         s_hi, c_hi, s_lo, c_lo = (x[0] for x in extremes(angles, np.zeros(1)))
@@ -176,10 +176,10 @@ def _pick(idx: np.ndarray, vals: np.ndarray, excluded: list[np.ndarray], count: 
 class RetrievalRows:
     """Streams the rows of :func:`retrieval_sweep`; the prefix state is carried between blocks."""
 
-    def __init__(self, alphabet: int, theta: float) -> None:
-        _check(alphabet, theta)
-        self.alphabet, self.theta = int(alphabet), float(theta)
-        self.s_hi, self.c_hi, self.s_lo, self.c_lo, s_err_hi, s_err = query_logits(self.alphabet)
+    def __init__(self, alphabet_size: int, theta: float) -> None:
+        _check(alphabet_size, theta)
+        self.alphabet_size, self.theta = int(alphabet_size), float(theta)
+        self.s_hi, self.c_hi, self.s_lo, self.c_lo, s_err_hi, s_err = query_logits(self.alphabet_size)
         self.h_top = RunningTopK(3)
         self.l_top = RunningTopK(3)
         self.t_bottom = RunningTopK(3, largest=False)
@@ -192,7 +192,7 @@ class RetrievalRows:
         """Rows ``n = next_d + 1 .. last_d + 1``: fold distances ``next_d .. last_d``."""
         first = self.next_d
         d = np.arange(first, last_d + 1)
-        lg = retrieval_distance_logits(self.alphabet, self.theta, d)
+        lg = retrieval_distance_logits(self.alphabet_size, self.theta, d)
         hv, hi, h_pay = self.h_top.feed_with(lg.h, np.stack([lg.t, lg.h_code], 1))  # T and H's code there
         lv, li, l_pay = self.l_top.feed_with(lg.low, np.stack([lg.t, lg.h], 1))
         assert h_pay is not None and l_pay is not None
@@ -278,14 +278,14 @@ class RetrievalRows:
 
 
 def iter_retrieval_blocks(
-    alphabet: int, theta: float, start_n: int, stop_n: int, block: int = 1 << 17
+    alphabet_size: int, theta: float, start_n: int, stop_n: int, block: int = 1 << 17
 ) -> Iterator[RetrievalBlock]:
     """Rows ``n = start_n .. stop_n`` of T_Retrieval, ``block`` rows at a time (the prefix from
     ``n = 2`` is always computed; earlier rows are dropped)."""
     if not 2 <= start_n <= stop_n <= MAX_LENGTH:
         raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= {MAX_LENGTH}")
     block = integer(block, "block", low=1)
-    rows = RetrievalRows(alphabet, theta)
+    rows = RetrievalRows(alphabet_size, theta)
     last = 1
     while last < stop_n:
         nxt = min(stop_n, last + block)
@@ -307,7 +307,7 @@ class RetrievalSweep:
         sup_err [rows]; margin_dt [rows]; sup_kind [rows]; sup_dt [rows]; sup_da [rows]
     """
 
-    alphabet: int
+    alphabet_size: int
     theta: float
     n: np.ndarray
     gap_sup: np.ndarray
@@ -340,8 +340,8 @@ class RetrievalSweep:
                 return out, n - 1 - d_t
             quantity = "margin_inf"
         dist = np.arange(n - 1, -1, -1, dtype=np.float64)
-        lg = retrieval_distance_logits(self.alphabet, self.theta, np.maximum(dist, 1))
-        _s_hi, c_hi, _s_lo, c_lo, *_ = query_logits(self.alphabet)
+        lg = retrieval_distance_logits(self.alphabet_size, self.theta, np.maximum(dist, 1))
+        _s_hi, c_hi, _s_lo, c_lo, *_ = query_logits(self.alphabet_size)
         if quantity == "margin_inf":
             codes = lg.h_code.copy()
             codes[-1] = c_hi
@@ -359,11 +359,11 @@ class RetrievalSweep:
 
 
 def retrieval_sweep(
-    alphabet: int, theta: float, max_n: int, gap_inf_limit: int = 96, block: int = 1 << 17
+    alphabet_size: int, theta: float, max_n: int, gap_inf_limit: int = 96, block: int = 1 << 17
 ) -> RetrievalSweep:
     """Exact ``gap_sup``, ``gap_inf``, ``margin_inf`` of T_Retrieval for every ``n = 2 .. max_n``."""
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
-    blocks = list(iter_retrieval_blocks(alphabet, theta, 2, max_n, block))
+    blocks = list(iter_retrieval_blocks(alphabet_size, theta, 2, max_n, block))
     cols = {f: np.concatenate([getattr(b, f) for b in blocks]) for f in RetrievalBlock.__dataclass_fields__}
     margin = cols["margin_inf"]
     exact = margin > 0
@@ -373,10 +373,10 @@ def retrieval_sweep(
         n = int(cols["n"][r])
         if n > gap_inf_limit:
             break
-        enumerated[n] = gap_inf_enumerated(int(alphabet), float(theta), n)
+        enumerated[n] = gap_inf_enumerated(int(alphabet_size), float(theta), n)
         gap_inf[r], exact[r] = enumerated[n][0], True
     return RetrievalSweep(
-        int(alphabet),
+        int(alphabet_size),
         float(theta),
         cols["n"],
         cols["gap_sup"],

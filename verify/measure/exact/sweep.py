@@ -33,6 +33,7 @@ import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -57,7 +58,7 @@ from ropeproof.verify.measure.exact.bound_checks import (
     judge_rows,
     min_of_terms,
 )
-from ropeproof.verify.measure.exact.certified import iv_precision
+from ropeproof.verify.measure.exact.certified import iv_exact_ends, iv_precision
 from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.measure.exact.explain import explain_input, index_explanation, index_input_tokens
 from ropeproof.verify.measure.exact.families import retrieval_family
@@ -71,12 +72,12 @@ from ropeproof.verify.measure.exact.index_sweep import (
 from ropeproof.verify.measure.exact.mp_reference import MpLogits
 from ropeproof.verify.measure.exact.offset_logits import distance_logits
 from ropeproof.verify.measure.exact.retrieval_codes import code_table
+from ropeproof.verify.measure.exact.retrieval_refine import RetrievalRefiner
 from ropeproof.verify.measure.exact.retrieval_sweep import (
     MAX_LENGTH,
     RetrievalBlock,
     RetrievalRows,
     gap_inf_enumerated,
-    query_logits,
     retrieval_sweep,
 )
 
@@ -239,14 +240,14 @@ def index_term_identity() -> bool:
 
 
 @functools.cache
-def retrieval_theta_zero_identity(alphabet: int) -> bool:
+def retrieval_theta_zero_identity(alphabet_size: int) -> bool:
     """Whether sympy proves ``T(d) - cos(omega - d*0) = 1 - cos(omega - n * 0)``: the margin of every
     input at ``theta = 0`` (target ``cos 0``, best competitor ``cos omega``) equals the bound."""
     import sympy as sp
 
     from ropeproof.theory.bounds import OMEGA, THETA, N
 
-    omega = 2 * sp.pi / alphabet
+    omega = 2 * sp.pi / alphabet_size
     raw = retrieval_bound().terms[0].raw.subs({THETA: 0, OMEGA: omega})
     witness = sp.cos(0 * N) - sp.cos(omega - N * 0)
     return bool(sp.simplify(witness - raw) == 0)
@@ -338,29 +339,18 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
             "1-cos(theta)", q, n, meas, m_err, t1[0], t1_err[0], RowIdentity(everywhere, equal, statement)
         )
 
-        def refine(n_: int, arg=arg, lo=lo) -> tuple[tuple[float, float], tuple[float, float]]:
-            # measured <= g(m*) for the attaining offset m*; the lower end stays the float enclosure's
+        def refine(n_: int, arg=arg, lo=lo) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+            # measured <= g(m*) for the attaining offset m*; the lower end stays the float enclosure's.
+            # Ends are exact fractions (mpmath.iv at a local precision), never re-rounded through mpmath.mp
             r = int(np.searchsorted(n, n_))
             with iv_precision(REFINE_BITS):
                 g = 2 * iv.sin(int(arg[r]) * iv.mpf(theta) / 2) ** 2
                 b = iv.pi**2 / (2 * iv.mpf(n_) ** 2)
-                return (float(lo[r]), _iv_hi(g)), (_iv_lo(b), _iv_hi(b))
+                return (Fraction(float(lo[r])), iv_exact_ends(g)[1]), iv_exact_ends(b)
 
         second = judge_rows("pi^2/(2n^2)", q, n, meas, m_err, t2, t2_err, None, refine)
         comparisons[q] = min_of_terms("min(terms)", [first, second], meas, bound)
     return bound, {q: comparisons[q] for q in QUANTITIES}
-
-
-def _iv_lo(x: Any) -> float:
-    """The lower end of an ``mpmath.iv`` interval, rounded down to float64."""
-    v = float(mpmath.mpf(x.a))
-    return math.nextafter(v, -math.inf) if mpmath.mpf(v) > mpmath.mpf(x.a) else v
-
-
-def _iv_hi(x: Any) -> float:
-    """The upper end of an ``mpmath.iv`` interval, rounded up to float64."""
-    v = float(mpmath.mpf(x.b))
-    return math.nextafter(v, math.inf) if mpmath.mpf(v) < mpmath.mpf(x.b) else v
 
 
 def _check_sweep_args(start: int, stop: int, block: int) -> None:
@@ -407,9 +397,9 @@ def iter_index_sweep(
 # -------------------------------------------------------------------------------------- T_Retrieval
 
 
-def _retrieval_bound(alphabet: int, theta: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _retrieval_bound(alphabet_size: int, theta: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``2 sin((omega - n theta)/2)^2`` with ``n theta`` reduced accurately, and its error bound."""
-    angles = code_table(alphabet)
+    angles = code_table(alphabet_size)
     hi, lo = angles.angles(np.array([1]))
     r, e = reduced_angles_with_error(n.astype(np.float64), theta)
     diff = hi[0] - r
@@ -419,31 +409,26 @@ def _retrieval_bound(alphabet: int, theta: float, n: np.ndarray) -> tuple[np.nda
 
 
 def _retrieval_comparisons(
-    alphabet: int, theta: float, blk: RetrievalBlock, gap_inf: np.ndarray
+    alphabet_size: int, theta: float, blk: RetrievalBlock, gap_inf: np.ndarray, refiner: RetrievalRefiner
 ) -> tuple[np.ndarray, dict[str, BoundComparison]]:
     n = blk.n
-    bound, b_err = _retrieval_bound(alphabet, theta, n)
-    zero = theta == 0.0 and retrieval_theta_zero_identity(alphabet)
+    bound, b_err = _retrieval_bound(alphabet_size, theta, n)
+    zero = theta == 0.0 and retrieval_theta_zero_identity(alphabet_size)
     statement = (
         "theta = 0: every target scores 1 and the best competitor cos(omega), so margin = 1 - cos(omega)"
     )
-    _s_hi, c_hi, *_ = query_logits(alphabet)
 
-    def refine(n_: int) -> tuple[tuple[float, float], tuple[float, float]] | tuple[None, None]:
-        # margin_inf <= T(d_t) - max(S_hi, the attaining input's strongest competitor), in mpmath.iv
-        r = int(np.searchsorted(n, n_))
-        d_t, d_c, c_c = int(blk.margin_dt[r]), int(blk.margin_dc[r]), int(blk.margin_cc[r])
-        with iv_precision(REFINE_BITS):
-            th = iv.mpf(theta)
-            omega = 2 * iv.pi / alphabet
-            comp = iv.cos(c_hi * omega)
-            if d_c > 0:
-                other = iv.cos(c_c * omega - d_c * th)
-                comp = iv.mpf([max(comp.a, other.a), max(comp.b, other.b)])
-            w = iv.cos(d_t * th) - comp
-            b = 2 * iv.sin((omega - n_ * th) / 2) ** 2
-            lo = float(blk.margin_inf[r] - blk.err[r])
-            return (lo, _iv_hi(w)), (_iv_lo(b), _iv_hi(b))
+    def refine(n_: int) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+        # the whole row re-enclosed in Arb at a local precision, ends kept exact (RetrievalRefiner); past
+        # its reach, margin_inf's float enclosure below (rounded outward) and the attaining input above
+        bound_ends = refiner.bound(n_)
+        ends = refiner.margin(n_)
+        if ends is None:
+            r = int(np.searchsorted(n, n_))
+            d_t, d_c, c_c = int(blk.margin_dt[r]), int(blk.margin_dc[r]), int(blk.margin_cc[r])
+            lo = float(np.nextafter(blk.margin_inf[r] - blk.err[r], -np.inf))
+            ends = (Fraction(lo), refiner.witness_upper(d_t, d_c, c_c))
+        return ends, bound_ends
 
     comparisons = {}
     for q in QUANTITIES:
@@ -480,6 +465,7 @@ def iter_retrieval_sweep(
     dt = resolve_dtype(dtype)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
     rows = RetrievalRows(alphabet_size, theta)
+    refiner = RetrievalRefiner(alphabet_size, theta)  # rows too close for float64, re-enclosed in order
     measured = None
     if dt != torch.float64:
         vocab = alphabet_size * (alphabet_size + 1)  # (letter, letter) pairs and (letter, 1)
@@ -502,7 +488,7 @@ def iter_retrieval_sweep(
         gap_inf = np.where(blk.margin_inf > 0, blk.margin_inf, np.nan)
         for r in np.nonzero(~(blk.margin_inf > 0) & (blk.n <= gap_inf_limit) & (blk.n >= start))[0]:
             gap_inf[r] = gap_inf_enumerated(alphabet_size, theta, int(blk.n[r]))[0]
-        bound, comparisons = _retrieval_comparisons(alphabet_size, theta, blk, gap_inf)
+        bound, comparisons = _retrieval_comparisons(alphabet_size, theta, blk, gap_inf, refiner)
         cols: dict[str, np.ndarray] = {
             "n": blk.n,
             "gap_sup": blk.gap_sup,
@@ -617,8 +603,9 @@ def sweep_index(
 ) -> SweepTable:
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact.index_sweep.iter_index_blocks`)."""
+    max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     dt = resolve_dtype(dtype)
-    check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max(int(max_n), 0))
+    check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max_n)
     cols, comparisons, extras = _collect(list(iter_index_sweep(theta, 2, max_n, dt, device, judge)))
 
     def witness(n_: int, q: str) -> dict[str, Any]:
@@ -692,10 +679,11 @@ def sweep_retrieval(
 ) -> SweepTable:
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact.retrieval_sweep.retrieval_sweep`)."""
+    max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     dt = resolve_dtype(dtype)
     check_allocation(
         f"a retrieval sweep table with |ALPH| = {alphabet_size} to n = {max_n}",
-        TABLE_BYTES_PER_LENGTH * max(int(max_n), 0),
+        TABLE_BYTES_PER_LENGTH * max_n,
     )
     blocks = list(
         iter_retrieval_sweep(alphabet_size, theta, 2, max_n, dt, device, judge, gap_inf_limit=gap_inf_limit)

@@ -68,7 +68,7 @@ def key_logit_table(head: RopeAttention, x: torch.Tensor) -> tuple[torch.Tensor,
     m = n - 1
     q = x[:, -1, :] @ head.W_Q  # only the query's projection is needed
     k = x @ head.W_K
-    offsets = (n - 1) - torch.arange(m, device=q.device, dtype=torch.float64)
+    offsets = (n - 1) - torch.arange(m, device=q.device, dtype=torch.int64)
     u = apply_rope(q[:, None, :].expand(-1, m, -1), head.spec, offsets)  # u[b, p] = R_{n-1-p} q_b
     table = head.scale * torch.einsum("bch,bph->bcp", k[:, :m, :], u)
     self_logit = head.scale * (q * k[:, -1, :]).sum(-1)

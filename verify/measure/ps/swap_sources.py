@@ -92,7 +92,7 @@ class TableSource:
         m = self.n - 1
         q = x[:, -1, :] @ head.W_Q
         self.k = x @ head.W_K  # [batch, n, h], unrotated
-        offsets = (self.n - 1) - torch.arange(m, device=head.device, dtype=torch.float64)
+        offsets = (self.n - 1) - torch.arange(m, device=head.device, dtype=torch.int64)
         self.u = apply_rope(q[:, None, :].expand(-1, m, -1), head.spec, offsets)  # u[b, p] = R_{n-1-p} q
         self.diag = head.scale * (self.k[:, :m, :] * self.u).sum(-1)  # [batch, m]: the unswapped logits
         self.self_logit = head.scale * (q * self.k[:, -1, :]).sum(-1)  # [batch]

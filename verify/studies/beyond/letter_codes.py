@@ -44,6 +44,7 @@ import numpy as np
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.theory.validate import integer, real
+from ropeproof.verify.kernel.angles import offset_angles
 from ropeproof.verify.measure.exact.certified import prefix_top2
 from ropeproof.verify.studies.beyond.many_plane import standard_frequencies
 
@@ -83,7 +84,7 @@ class LetterCode:
         ck, sk = _unit(self.phase)
         # q . rho(a) k = cos(a) (q . k) + sin(a) (q_y k_x - q_x k_y), a = -d theta
         dot, cross = cq * ck + sq * sk, sq * ck - cq * sk
-        a = -d * theta
+        a = -offset_angles(d, theta)  # d theta reduced mod 2 pi
         vals = np.cos(a)[None, :] * dot[:, None] + np.sin(a)[None, :] * cross[:, None]
         return np.where(same[:, None], vals, 0.0)
 

@@ -13,9 +13,13 @@ input the study asks), for both tasks and the three solvers:
 
 For each length and build (:mod:`ropeproof.verify.measure.task_lengths`) the study answers sampled inputs with
 :func:`~ropeproof.verify.kernel.chain_readout.long_answers` (float64) and the same inputs with decoys
-(:func:`~ropeproof.verify.measure.task_lengths.with_decoys`). Accuracies carry 95% Wilson intervals
-(:mod:`ropeproof.verify.measure.statistics`); a setting stops after ``stop_after`` consecutive grid lengths
-whose interval lies below 25%.
+(:func:`~ropeproof.verify.measure.task_lengths.with_decoys`). Accuracies carry anytime-valid 95% intervals
+(beta-binomial confidence sequences, :mod:`ropeproof.verify.measure.statistics`): within the certified
+horizon every input of a row is answered (each must be right); past it a row draws :data:`LOOK` inputs,
+then more (:func:`~ropeproof.verify.measure.statistics.look_sizes`), and stops as soon as its interval
+lies below 25% (its wrong answers are found by then), else at the length's count. ``inputs`` is the
+number each row used. A setting stops after ``stop_after`` consecutive grid lengths whose interval lies
+below 25%.
 
 **Exact first failures.** The lengths of the grid are a grid: when a grid length first gives a wrong
 answer, every length between the last all-correct grid length and that grid length is probed the same
@@ -49,7 +53,7 @@ from ropeproof.verify.measure.exact.multihop_certified import (
     certificate_steps,
     certified_horizon,
 )
-from ropeproof.verify.measure.statistics import decide, proportion_interval
+from ropeproof.verify.measure.statistics import SequentialProportion, sample_until_decided
 from ropeproof.verify.measure.task_lengths import BUILDS, chain_positions, long_task, with_decoys
 from ropeproof.verify.measure.tasks import TaskInstance
 from ropeproof.verify.studies.beyond.checkpoint_solvers import CheckpointSpec, checkpoint_spec
@@ -79,6 +83,9 @@ WIDTH = 128
 """The exported checkpoints' width ([A]'s 128); the ``smallest`` solver's program is the same at any width."""
 STOP_LEVEL = 0.25
 """A setting stops after ``stop_after`` grid lengths whose 95% interval lies below this accuracy."""
+LOOK = 8
+"""Past the certified horizon, a row looks after its first ``LOOK`` inputs and stops once decided below
+:data:`STOP_LEVEL`."""
 
 AnswerFn = Callable[[CompiledModel, Sequence[Sequence[str]]], list[str]]
 """``answer(model, sequences) -> answers``: how the study answers inputs (default :func:`long_answers`)."""
@@ -115,8 +122,8 @@ def length_settings() -> list[LengthSetting]:
 
 @dataclass
 class LengthRow:
-    """Accuracy of one setting at one length and build, with 95% Wilson intervals; ``grid`` is false for
-    the lengths probed by the search for an exact first failure."""
+    """Accuracy of one setting at one length and build, with anytime-valid 95% intervals; ``grid`` is false
+    for the lengths probed by the search for an exact first failure."""
 
     setting: str
     task: str
@@ -263,27 +270,44 @@ def _probe(
     grid: bool,
 ) -> _Probe:
     insts = long_task(s.task, count, n, (1, 2, 3, 4), build, seed + n)
-    adv = [with_decoys(model, i) for i in insts]
-    got = answer(model, [i.tokens for i in insts])
-    got_adv = answer(model, [i.tokens for i in adv])
-    right = sum(g == i.answer for g, i in zip(got, insts, strict=True))
-    right_adv = sum(g == i.answer for g, i in zip(got_adv, adv, strict=True))
+    seq, seq_adv = SequentialProportion(), SequentialProportion()
+    used: list[TaskInstance] = []
+    got: list[str] = []
+    used_adv: list[TaskInstance] = []
+    got_adv: list[str] = []
+
+    def measure(done: int, upto: int) -> None:
+        part = insts[done:upto]
+        adv = [with_decoys(model, i) for i in part]
+        ans, ans_adv = answer(model, [i.tokens for i in part]), answer(model, [i.tokens for i in adv])
+        seq.add([g == i.answer for g, i in zip(ans, part, strict=True)])
+        seq_adv.add([g == i.answer for g, i in zip(ans_adv, adv, strict=True)])
+        used.extend(part)
+        got.extend(ans)
+        used_adv.extend(adv)
+        got_adv.extend(ans_adv)
+
+    # where the certificate holds, every input is checked; past it a row stops once its interval lies
+    # below STOP_LEVEL (it has wrong answers then, so no first failure is missed)
+    first = count if n <= cert.horizon else min(count, LOOK)
+    sample_until_decided(first, count, measure, lambda: seq.decide(STOP_LEVEL) == "below")
+    est, est_adv = seq.estimate(), seq_adv.estimate()
     row = LengthRow(
         s.key,
         s.task,
         build,
         n,
-        len(insts),
-        right / len(insts),
-        right_adv / len(adv),
-        proportion_interval(right, len(insts)).bounds,
-        proportion_interval(right_adv, len(adv)).bounds,
+        est.n,
+        est.value,
+        est_adv.value,
+        est.bounds,
+        est_adv.bounds,
         cert.horizon,
         cert.complete,
         grid,
     )
-    wrong = [(i, g, "sampled") for i, g in zip(insts, got, strict=True) if g != i.answer]
-    wrong += [(i, g, "decoy") for i, g in zip(adv, got_adv, strict=True) if g != i.answer]
+    wrong = [(i, g, "sampled") for i, g in zip(used, got, strict=True) if g != i.answer]
+    wrong += [(i, g, "decoy") for i, g in zip(used_adv, got_adv, strict=True) if g != i.answer]
     return _Probe(row, wrong)
 
 
@@ -354,8 +378,7 @@ def length_study(
                     break
                 probe = _probe(s, model, cert, build, n, count(n), seed, answer, True)
                 rows.append(probe.row)
-                right = round(probe.row.accuracy * probe.row.inputs)
-                low = decide(proportion_interval(right, probe.row.inputs), STOP_LEVEL) == "below"
+                low = probe.row.accuracy_ci[1] < STOP_LEVEL
                 low_streak = low_streak + 1 if low else 0
                 if (s.key, build) in failures:
                     continue

@@ -14,5 +14,5 @@ protocol for chat models"): 1-hop number and letter tasks, zero-shot, accuracy a
   readings against [A]; :mod:`.results`: a run's summary and its JSON;
 - :mod:`.harness`: :func:`~ropeproof.verify.studies.llm_eval.harness.evaluate`, all of the above in one call;
 - :mod:`.local_models`: the models on this machine (shipped trained, compiled checkpoints) under the
-  same protocol.
+  same protocol; :mod:`.local_ordering`: [A]'s ordering judged on them.
 """

@@ -4,29 +4,50 @@ the instance's answer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.training.data import Batch
-from ropeproof.verify.studies.training.model import last_token_logits
+from ropeproof.verify.studies.training.data import Batch, concatenate
+
+TOKENS_PER_FORWARD = 4096
+"""Tokens per forward batch: ``max(1, 4096 // n)`` inputs of length ``n``. Measured on the paper models
+(SDPA, one thread): batches of about 2,000-4,000 tokens ran fastest per input (at 850 tokens batch 4
+beat 1 and 16; at 128 tokens, 16 beat 4 and 64); ``benchmarks/bench_training_lengths.py`` prints the
+sweep."""
 
 
-def predictions(model: Any, input_ids: torch.Tensor, chunk: int = 512) -> torch.Tensor:
-    """Greedy last-token predictions ``[batch]`` (model in eval mode, no gradients, in chunks)."""
+def forward_batch(n: int) -> int:
+    """Inputs of length ``n`` per forward (:data:`TOKENS_PER_FORWARD`)."""
+    return max(1, TOKENS_PER_FORWARD // int(n))
+
+
+def last_predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
+    """Greedy last-token predictions ``[batch]``: under :func:`torch.inference_mode`, only the last
+    position's logits (``logits_to_keep=1``), :func:`forward_batch` inputs per forward."""
+    device = next(model.parameters()).device
+    step = forward_batch(input_ids.shape[1])
+    out = []
+    with torch.inference_mode():
+        for start in range(0, input_ids.shape[0], step):
+            ids = input_ids[start : start + step].to(device)
+            logits = model(input_ids=ids, use_cache=False, logits_to_keep=1).logits[:, -1]
+            out.append(logits.argmax(-1).cpu())
+    return torch.cat(out)
+
+
+def predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
+    """Greedy last-token predictions ``[batch]`` (the model put in eval mode for the call;
+    :func:`last_predictions`: inference mode, last position's logits only, forward batches of about 4,096
+    tokens)."""
     was_training = model.training
     model.eval()
-    device = next(model.parameters()).device
-    out = []
     try:
-        with torch.no_grad():
-            for start in range(0, input_ids.shape[0], chunk):
-                ids = input_ids[start : start + chunk].to(device)
-                out.append(last_token_logits(model, ids).argmax(-1).cpu())
+        return last_predictions(model, input_ids)
     finally:
         model.train(was_training)
-    return torch.cat(out)
 
 
 def counts_per_hop(model: Any, batch: Batch) -> dict[int, tuple[int, int]]:
@@ -59,6 +80,20 @@ def ablated_accuracy_per_hop(model: Any, batch: Batch, layer: int) -> dict[int, 
         handle.remove()
 
 
+VALIDATION_CHUNK = 200
+"""Prompts per chunk of :func:`validation_chunk`."""
+
+
+def validation_chunk(task: str, seed: int, chunk: int) -> Batch:
+    """Chunk ``chunk`` of the held-out prompts the claims measure accuracy on: ``TaskEncoder(task).draw(200,
+    seed, VALIDATION, 1 + chunk)``, batches of the run's validation stream after the one the run selected
+    its best checkpoint on (batch 0), so the shipped checkpoint's accuracy is not measured on the prompts
+    it was chosen for."""
+    from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
+
+    return TaskEncoder(task).draw(VALIDATION_CHUNK, seed, VALIDATION, 1 + chunk)
+
+
 def decided_accuracy_per_hop(
     model: Any,
     task: str,
@@ -66,49 +101,63 @@ def decided_accuracy_per_hop(
     threshold: float,
     start: int = 400,
     cap: int = 2400,
-    ablate: int | None = None,
+    ablate: int | Sequence[int] | None = None,
+    chunks: Callable[[int], Batch] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Per hop count, the accuracy on the run's validation prompts measured until its 95% Wilson interval
-    decides ``threshold``: the first ``start`` of ``cap`` prompts (``TaskEncoder(task).draw(cap, seed,
-    VALIDATION, 0)``), then twice as many, up to ``cap``. With ``ablate``, block ``ablate``'s attention
-    output is zeroed (:func:`ablated_accuracy_per_hop`'s hook).
+    """Per hop count, the accuracy on held-out prompts sampled until its anytime-valid 95% interval
+    (:class:`~ropeproof.verify.measure.statistics.SequentialProportion`) decides ``threshold`` for every
+    hop count: the first ``start`` prompts, then more at the sizes of
+    :func:`~ropeproof.verify.measure.statistics.look_sizes`, up to ``cap``. The prompts are the chunks of
+    :func:`validation_chunk` in order (``chunks``: a function giving chunk ``k``, such as the run's store
+    keeps; only the chunks used are drawn). With ``ablate`` (a layer, or a list of layers), those blocks'
+    attention outputs are zeroed (:func:`ablated_accuracy_per_hop`'s hook).
+
+    Each chunk is balanced over hop counts, targets and answers by cycling; the interval treats each hop
+    count's prompts as i.i.d. draws, as a fixed-sample interval on them did.
 
     Returns ``{"1": row, .., "4": row}``, each row ``{"count", "correct", "accuracy", "ci_low",
-    "ci_high", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the cap).
+    "ci_high", "interval", "side"}`` with ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (at the
+    cap).
     """
-    from ropeproof.verify.measure.statistics import decide, grow_until_decided, proportion_interval
-    from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
+    from ropeproof.verify.measure.statistics import SequentialProportion, sample_until_decided
 
-    batch = TaskEncoder(task).draw(cap, seed, VALIDATION, 0)
-    handle = None
-    if ablate is not None:
-        blocks = model.transformer.h
-        if not 0 <= ablate < len(blocks):
-            raise InputError(f"ablate={ablate} is out of range; the model has layers 0..{len(blocks) - 1}")
-        handle = blocks[ablate].attn.register_forward_hook(_zero_output)
-    right: list[bool] = []
-    rows: dict[str, dict[str, Any]] = {}
+    chunk_of = chunks if chunks is not None else (lambda k: validation_chunk(task, seed, k))
+    layers = [] if ablate is None else [ablate] if isinstance(ablate, int) else list(ablate)
+    blocks = model.transformer.h
+    for layer in layers:
+        if not 0 <= layer < len(blocks):
+            raise InputError(f"ablate={layer} is out of range; the model has layers 0..{len(blocks) - 1}")
+    handles = [blocks[layer].attn.register_forward_hook(_zero_output) for layer in layers]
+    seqs = {h: SequentialProportion() for h in (1, 2, 3, 4)}
 
     def measure(done: int, count: int) -> None:
-        right.extend((predictions(model, batch.input_ids[done:count]) == batch.answers[done:count]).tolist())
-        got, hops = torch.tensor(right), batch.hops[: len(right)]
-        for h in (1, 2, 3, 4):
-            sel = hops == h
-            est = proportion_interval(int(got[sel].sum()), int(sel.sum()))
-            rows[str(h)] = {
-                "count": est.n,
-                "correct": int(got[sel].sum()),
-                "accuracy": est.value,
-                "ci_low": est.low,
-                "ci_high": est.high,
-                "side": decide(est, threshold),
-            }
+        first, last = done // VALIDATION_CHUNK, (count - 1) // VALIDATION_CHUNK
+        batch = concatenate([chunk_of(k) for k in range(first, last + 1)])
+        sel = slice(done - first * VALIDATION_CHUNK, count - first * VALIDATION_CHUNK)
+        right = predictions(model, batch.input_ids[sel]) == batch.answers[sel]
+        hops = batch.hops[sel]
+        for h, seq in seqs.items():
+            seq.add(right[hops == h].numpy())
 
     try:
-        grow_until_decided(start, cap, measure, lambda: all(r["side"] != "undecided" for r in rows.values()))
+        sample_until_decided(
+            start, cap, measure, lambda: all(s.decide(threshold) != "undecided" for s in seqs.values())
+        )
     finally:
-        if handle is not None:
+        for handle in handles:
             handle.remove()
+    rows: dict[str, dict[str, Any]] = {}
+    for h, seq in seqs.items():
+        est = seq.estimate()
+        rows[str(h)] = {
+            "count": est.n,
+            "correct": seq.successes,
+            "accuracy": est.value,
+            "ci_low": est.low,
+            "ci_high": est.high,
+            "interval": est.method,
+            "side": seq.decide(threshold),
+        }
     return rows
 
 

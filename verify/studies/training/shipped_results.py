@@ -15,16 +15,18 @@ models. Ask the store, ``store.get(PRODUCT, **args)``:
 - :data:`FREQUENCY_PROFILE` (data): :func:`~ropeproof.verify.studies.training.head_theory.frequency_profile`
 of one
   layer on the first ``prompts`` scoring prompts of the run's seed;
-- :data:`DECIDED_LENGTH_ROW` (data): :func:`~ropeproof.verify.studies.training.lengths.decided_accuracy` at
-one
-  length, with ``config`` and ``seed`` added;
-- :data:`LONG_BATCH` (object): the encoded long inputs of one task, length and build, shared by every
-  configuration (generating 64 letter inputs of 850 tokens takes about a second);
-- :data:`LENGTH_ROW` (data): :func:`~ropeproof.verify.studies.training.lengths.length_accuracy` of a shipped
-model
-  at one length (the inputs of each length are generated independently of the other lengths, so one
-  length's row is the same whichever list it was asked for in); :data:`DIRECTORY_LENGTH_ROW` the same for
-  a run directory.
+- :data:`LENGTH_MODEL` (object): the shipped checkpoint loaded for the length study (SDPA attention, the
+  sin/cos table rebuilt long enough, :func:`~ropeproof.verify.studies.training.lengths.length_model`);
+  :data:`DIRECTORY_LENGTH_MODEL` the same for a run directory;
+- :data:`DECIDED_LENGTH_ROW` (data):
+  :func:`~ropeproof.verify.studies.training.lengths.decided_length_row` of one model at one length under
+  one reading, sampled until decided: the claim ``training.length`` and the figure ``training_length``
+  read the same rows, so each input is answered once per run; :data:`DIRECTORY_DECIDED_LENGTH_ROW` the
+  same for a run directory;
+- :data:`PROMPT_SCORES` (data): per-prompt layer-swap scores of one layer on one chunk of scoring prompts,
+  and :data:`ABLATED_ACCURACY` (data): accuracy per hop count with some layers' attention zeroed, decided
+  against a threshold (on :data:`VALIDATION_CHUNK`, each drawn once per run): what the readings of the head
+  observations read (:mod:`~ropeproof.verify.studies.training.readings`).
 """
 
 from __future__ import annotations
@@ -70,61 +72,112 @@ def FREQUENCY_PROFILE(
     return frequency_profile(shipped.model, ids, layer)
 
 
+@object_product("training.length-model")
+def LENGTH_MODEL(store: ResultStore, task: str, config: str = "small", seed: int = 0) -> Any:
+    """The shipped checkpoint loaded for the length study
+    (:func:`~ropeproof.verify.studies.training.lengths.length_model`: SDPA attention, the sin/cos table
+    rebuilt to at least 2,048 rows), read-only."""
+    from ropeproof.verify.studies.training.lengths import length_model
+    from ropeproof.verify.studies.training.shipped import shipped_path
+
+    return length_model(shipped_path(task, config, seed))
+
+
+@object_product("training.directory-length-model")
+def DIRECTORY_LENGTH_MODEL(store: ResultStore, path: str) -> Any:
+    """The model of the run directory ``path`` loaded for the length study (as :data:`LENGTH_MODEL`)."""
+    from ropeproof.verify.studies.training.lengths import length_model
+
+    return length_model(path)
+
+
+def _decided_row(model: Any, n: int, reading: str, first: int, cap: int) -> dict[str, Any]:
+    from ropeproof.verify.studies.training.lengths import decided_length_row
+    from ropeproof.verify.studies.training.lengths import reading as reading_of
+
+    r = reading_of(reading)
+    row = decided_length_row(model, r.task, n, r.threshold, first, cap, r.build, r.hops)
+    return {**row, "reading": reading}
+
+
 @data_product("training.decided-length-row")
 def DECIDED_LENGTH_ROW(
-    store: ResultStore,
-    task: str,
-    config: str,
-    seed: int,
-    n: int,
-    threshold: float,
-    start: int,
-    cap: int,
-    build: str = "distractors",
+    store: ResultStore, task: str, config: str, seed: int, n: int, reading: str, first: int, cap: int
 ) -> dict[str, Any]:
-    """``decided_accuracy(model, task, n, threshold, start, cap, build)`` of a shipped model (generator
-    seed 0), with ``config`` and ``seed`` added to the row."""
-    from ropeproof.verify.studies.training.lengths import decided_accuracy
-
-    model = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
-    batch = store.get(LONG_BATCH, task=task, count=cap, n=n, build=build)
-    row = decided_accuracy(model, task, n, threshold, start, cap, build=build, batch=batch)
-    return {**row, "config": config, "seed": seed}
+    """``decided_length_row`` of a shipped model at length ``n`` under ``reading`` (its task, build, hops
+    and threshold, :data:`~ropeproof.verify.studies.training.lengths.READINGS`; generator seed 0), with
+    ``reading``, ``config`` and ``seed`` added: the one computation per model, reading, length and input
+    that the claim ``training.length`` and the figure ``training_length`` share."""
+    model = store.get(LENGTH_MODEL, task=task, config=config, seed=seed)
+    return {**_decided_row(model, n, reading, first, cap), "config": config, "seed": seed}
 
 
-@data_product("training.length-row")
-def LENGTH_ROW(
-    store: ResultStore, task: str, config: str, seed: int, n: int, count: int, build: str = "distractors"
+@data_product("training.directory-decided-length-row")
+def DIRECTORY_DECIDED_LENGTH_ROW(
+    store: ResultStore, path: str, n: int, reading: str, first: int, cap: int
 ) -> dict[str, Any]:
-    """``length_accuracy(model, task, [n], build, count)[0]`` of a shipped model (generator seed 0)."""
-    from ropeproof.verify.studies.training.lengths import length_accuracy
-
-    model = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
-    batch = store.get(LONG_BATCH, task=task, count=count, n=n, build=build)
-    (row,) = length_accuracy(model, task, [n], build=build, count=count, batches={n: batch})
-    return row
+    """:data:`DECIDED_LENGTH_ROW` of the model in the run directory ``path``."""
+    return _decided_row(store.get(DIRECTORY_LENGTH_MODEL, path=path), n, reading, first, cap)
 
 
-@data_product("training.directory-length-row")
-def DIRECTORY_LENGTH_ROW(
-    store: ResultStore, path: str, task: str, n: int, count: int, build: str = "distractors"
+PROMPT_CHUNK = 50
+"""Scoring prompts per chunk of :data:`PROMPT_SCORES` (chunk ``k``: ``TaskEncoder(task).draw(50, run seed,
+SCORING, k)``)."""
+
+
+@data_product("training.prompt-scores")
+def PROMPT_SCORES(
+    store: ResultStore, task: str, config: str, seed: int, layer: int, chunk: int
 ) -> dict[str, Any]:
-    """``length_accuracy(model, task, [n], build, count)[0]`` of the model in the run directory ``path``."""
-    from ropeproof.verify.studies.training.lengths import length_accuracy
+    """[A]'s layer-swap scores of ``layer`` of a shipped model per prompt, on chunk ``chunk`` of scoring
+    prompts (``TaskEncoder(task).draw(50, run seed, SCORING, chunk)``,
+    :data:`PROMPT_CHUNK`): ``{"resolved", "s_pos", "s_sym",
+    "hops"}`` (``resolved`` false, no scores, when the float32 model's rows underflow)."""
+    from ropeproof.theory.errors import UnderflowError
+    from ropeproof.verify.interop.hf.layer_swap import hf_layer_swap_scores
+    from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
 
-    batch = store.get(LONG_BATCH, task=task, count=count, n=n, build=build)
-    (row,) = length_accuracy(
-        store.get(TRAINED_MODEL, path=path), task, [n], build=build, count=count, batches={n: batch}
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    batch = TaskEncoder(task).draw(PROMPT_CHUNK, shipped.record.seed, SCORING, chunk)
+    hops = batch.hops.tolist()
+    try:
+        with torch.no_grad():
+            scores = hf_layer_swap_scores(shipped.model, batch.input_ids, layer)
+    except UnderflowError:
+        return {"resolved": False, "s_pos": [], "s_sym": [], "hops": hops}
+    return {
+        "resolved": True,
+        "s_pos": scores.s_pos[0].double().tolist(),
+        "s_sym": scores.s_sym[0].double().tolist(),
+        "hops": hops,
+    }
+
+
+@data_product("training.ablated-accuracy")
+def ABLATED_ACCURACY(
+    store: ResultStore, task: str, config: str, seed: int, layers: list[int], threshold: float,
+    start: int = 400, cap: int = 2400,
+) -> dict[str, Any]:  # fmt: skip
+    """:func:`~ropeproof.verify.studies.training.evaluation.decided_accuracy_per_hop` of a shipped model
+    with the attention outputs of ``layers`` zeroed together, decided against ``threshold``."""
+    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
+
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    chunks = validation_chunks(store, task, shipped.record.seed)
+    return decided_accuracy_per_hop(
+        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), chunks=chunks
     )
-    return row
 
 
-@object_product("training.long-batch")
-def LONG_BATCH(
-    store: ResultStore, task: str, count: int, n: int, build: str = "distractors", seed: int = 0
-) -> Any:
-    """:func:`~ropeproof.verify.studies.training.lengths.long_batch`: the long inputs every shipped
-    configuration of ``task`` is measured on (one vocabulary per task), generated once per run (read-only)."""
-    from ropeproof.verify.studies.training.lengths import long_batch
+@object_product("training.validation-chunk")
+def VALIDATION_CHUNK(store: ResultStore, task: str, seed: int, chunk: int) -> Any:
+    """:func:`~ropeproof.verify.studies.training.evaluation.validation_chunk`, drawn once per run
+    (read-only)."""
+    from ropeproof.verify.studies.training.evaluation import validation_chunk
 
-    return long_batch(task, count, n, build, seed)
+    return validation_chunk(task, seed, chunk)
+
+
+def validation_chunks(store: ResultStore, task: str, seed: int) -> Any:
+    """``chunk -> VALIDATION_CHUNK`` of ``task`` and run seed ``seed`` from ``store``."""
+    return lambda chunk: store.get(VALIDATION_CHUNK, task=task, seed=seed, chunk=chunk)

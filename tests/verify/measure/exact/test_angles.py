@@ -76,8 +76,10 @@ def test_reduced_frequency_splits_exactly() -> None:
 def test_bad_inputs_name_the_parameter() -> None:
     with pytest.raises(InputError, match="theta"):
         reduced_angles(np.array([1]), float("nan"))
-    with pytest.raises(InputError, match="2\\^26"):
-        reduced_angles(np.array([2**26]), 0.5)
+    with pytest.raises(InputError, match="2\\^63"):
+        reduced_angles(np.array([1e19]), 0.5)
+    with pytest.raises(InputError, match="finite"):
+        reduced_angles(np.array([math.inf]), 0.5)
     with pytest.raises(InputError, match="integers"):
         reduced_angles(np.array([1.5]), 0.5)
 

@@ -84,3 +84,18 @@ def test_min_of_terms() -> None:
     assert list(both.undecided_reasons()) == ["b: floating-point enclosures overlap and no identity applies"]
     np.testing.assert_allclose(both.ratio, [1.0, 0.5, 2.0, 2.0, 1.0])
     assert both.take(np.array([1, 1, 0, 0, 0], bool)).verdict() == "holds"
+
+
+def test_float_enclosure_ends_are_rounded_outward() -> None:
+    """Issue 32: 1 + 2^-60 rounds to 1 and so does 1 - 2^-60, so measured + m_err <= bound - b_err read
+    1 <= 1 and the row 'held' although the enclosures [1 - 2^-60, 1 + 2^-60] overlap. Ends are now
+    rounded outward: the row is undecided (no refinement), and a separated pair still decides."""
+    eps = 2.0**-60
+    cmp = judge_rows(
+        "t", "margin_inf", np.array([2, 3]), np.array([1.0, 1.0]), eps, np.array([1.0, 2.0]), eps
+    )
+    assert cmp.status.tolist() == ["undecided", "holds"]
+    cmp = judge_rows("t", "margin_inf", np.array([2]), np.array([1.0]), eps, np.array([1.0]), eps)
+    assert cmp.status.tolist() == ["undecided"]
+    cmp = judge_rows("t", "margin_inf", np.array([2]), np.array([3.0]), eps, np.array([1.0]), eps)
+    assert cmp.status.tolist() == ["violated"]

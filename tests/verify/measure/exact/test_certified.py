@@ -21,12 +21,15 @@ from ropeproof.theory.errors import InputError
 from ropeproof.verify.measure.exact.certified import (
     _floor_to_float,
     arb_ends,
+    arb_ends_many,
+    arb_exact_ends,
     arb_precision,
     certified_dirichlet,
     certified_index,
     certified_retrieval,
     enclose_index_gaps,
     enclose_retrieval_terms,
+    iv_exact_ends,
     judge,
     prefix_top2,
     retrieval_margin_interval,
@@ -381,3 +384,151 @@ def test_arb_dirichlet_bound_contains_200_bit_values(freqs, seed) -> None:
                 b = 2 * total * mpmath.sin(mpmath.pi / max(2, dirichlet_q(m, len(freqs)))) ** 2
                 assert cmp.bound_lo[i] <= b <= cmp.bound_hi[i]
                 assert cmp.bound_hi[i] - cmp.bound_lo[i] <= WIDTH_REL * cmp.bound_hi[i]
+
+
+def test_exact_ends_do_not_pass_through_the_global_precision() -> None:
+    """Issue 32: ends read through mpmath.mpf at the global precision were rounded to nearest. The exact
+    readers give the binary ends themselves: an iv interval at 200 bits keeps them at mp.dps = 15, and
+    an exact arb keeps its value at any flint precision."""
+    saved = mpmath.mp.prec, flint_ctx.prec
+    try:
+        mpmath.mp.dps = 15
+        flint_ctx.prec = 12
+        old = mpmath.iv.prec
+        mpmath.iv.prec = 200
+        try:
+            x = mpmath.iv.cos(mpmath.iv.mpf(1) / 3)
+        finally:
+            mpmath.iv.prec = old
+        lo, hi = iv_exact_ends(x)
+        assert 0 < hi - lo < Fraction(1, 2**190)  # 200-bit ends, not 53-bit ones
+        with mpmath.workprec(400):
+            truth = mpmath.cos(mpmath.mpf(1) / 3)
+            assert (
+                mpmath.mpf(lo.numerator) / lo.denominator
+                <= truth
+                <= mpmath.mpf(hi.numerator) / hi.denominator
+            )
+        third = arb(1) / 3  # a ball at flint's 12 bits
+        a, b = arb_exact_ends(third)
+        assert a < Fraction(1, 3) < b
+        exact = arb(0.1)  # exact: any float64
+        assert arb_exact_ends(exact) == (Fraction(0.1), Fraction(0.1))
+    finally:
+        mpmath.mp.prec, flint_ctx.prec = saved
+
+
+@pytest.mark.parametrize("user", [(15, 53), (1000, 12), (3, 5000)])
+def test_certified_verdicts_ignore_the_global_precision(user: tuple[int, int]) -> None:
+    """No verdict of the certified checks depends on mpmath.mp or flint's context as a user left them."""
+    want_index = certified_index(0.866, 300).summary()
+    want_retrieval = certified_retrieval(8, 0.05, 120).summary()
+    saved = mpmath.mp.prec, flint_ctx.prec
+    try:
+        mpmath.mp.dps, flint_ctx.prec = user
+        got_index = certified_index(0.866, 300).summary()
+        got_retrieval = certified_retrieval(8, 0.05, 120).summary()
+    finally:
+        mpmath.mp.prec, flint_ctx.prec = saved
+    for got, want in ((got_index, want_index), (got_retrieval, want_retrieval)):
+        got, want = dict(got), dict(want)
+        got.pop("seconds"), want.pop("seconds")
+        for reading in got["readings"]:
+            got["readings"][reading].pop("seconds"), want["readings"][reading].pop("seconds")
+        assert got == want
+
+
+def _ball(mid: float, exp_shift: int, rad: float, prec: int) -> arb:
+    """A ball ``[mid 2^exp_shift +- rad 2^exp_shift]`` built at ``prec`` bits (mid and rad exact)."""
+    with arb_precision(prec):
+        return (arb(mid, rad) * arb(2) ** exp_shift) / 3  # an inexact division: a genuine ball
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    mids=st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=20),
+    shift=st.sampled_from([0, -1030, -1074, -1100, -1022, 1020, 1030, -60, 60]),
+    rad=st.sampled_from([0.0, 1e-30, 1e-17, 0.5, 7.0]),
+    prec=st.sampled_from([53, 80, 200]),
+)
+def test_arb_ends_many_is_arb_ends_bit_for_bit(mids: list[float], shift: int, rad: float, prec: int) -> None:
+    """Issue 35: the vectorised outward rounding gives arb_ends' floats exactly, across the normal range,
+    subnormals, zero, overflow and non-finite balls."""
+    balls = [_ball(m, shift, rad, prec) for m in mids] + [arb(0), arb(5e-324), arb("inf"), arb(0, "inf")]
+    lo, hi = arb_ends_many(balls)
+    for b, a, z in zip(balls, lo.tolist(), hi.tolist(), strict=True):
+        want = arb_ends(b)
+        assert (a, z) == want and math.copysign(1, z) == math.copysign(1, want[1]), (b, a, z, want)
+    # scaled by a power of two: the tightest float64 ends of scale * [mid - rad, mid + rad] (exact
+    # fractions), or outside float64's normal range at least enclosing them
+    for scale in (2.0, 2.0**-60, 2.0**900):
+        lo, hi = arb_ends_many(balls, scale)
+        for b, a, z in zip(balls, lo.tolist(), hi.tolist(), strict=True):
+            if not b.is_finite():
+                assert (a, z) == (-math.inf, math.inf)
+                continue
+            mid, rad = Fraction(_exact(b.mid())), Fraction(_exact(b.rad()))
+            want_lo = _floor_float(Fraction(scale) * (mid - rad))
+            want_hi = -_floor_float(-Fraction(scale) * (mid + rad))
+            assert a <= want_lo and z >= want_hi, (b, scale, a, z)
+            unscaled = arb_ends(b)  # where those are normal too, the scaling is exact
+            if all(2.0**-1022 <= abs(v) < math.inf for v in (want_lo, want_hi, *unscaled)):
+                assert (a, z) == (want_lo, want_hi), (b, scale, a, z)
+    with pytest.raises(InputError, match="power of two"):
+        arb_ends_many(balls, 3.0)
+
+
+def _exact(x: arb) -> Fraction:
+    man, exp = (int(v) for v in x.man_exp())
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def _floor_float(v: Fraction) -> float:
+    """The largest float64 <= v (exact rationals; -inf below the range)."""
+    if v == 0:
+        return 0.0
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf if v > 0 else -math.inf
+    while f > v:
+        f = math.nextafter(f, -math.inf)
+    while math.isfinite(math.nextafter(f, math.inf)) and Fraction(math.nextafter(f, math.inf)) <= v:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def _former_enclose_index_gaps(freqs, amps, max_m, prec=80, first_m=1):
+    """enclose_index_gaps before issue 35 (one arb_ends per offset), as the reference for its bytes."""
+    lo, hi = np.empty(max_m - first_m + 1), np.empty(max_m - first_m + 1)
+    big = max(abs(t) for t in freqs)
+    base = prec + (math.frexp(big)[1] + 26 if big >= 1 else 0)
+    for m in range(first_m, max_m + 1):
+        with arb_precision(base + max(0, m.bit_length() - 26)):
+            total = arb(0)
+            for t, a in zip(freqs, amps, strict=True):
+                s = (m * (arb(t) / 2)).sin()
+                total += 2 * arb(a) * (s * s)
+            e_lo, e_hi = arb_ends(total)
+        lo[m - first_m], hi[m - first_m] = max(e_lo, 0.0), e_hi
+    return lo, hi
+
+
+@pytest.mark.parametrize(
+    ("freqs", "amps", "first", "last"),
+    [
+        ([0.866], [1.0], 1, 600),
+        ([0.866], [1.0], 2**26 - 40, 2**26 + 40),
+        ([5e-324], [1.0], 1, 30),
+        ([1e300], [0.37], 1, 200),
+        ([0.0], [1.0], 1, 20),
+        ([1.0, 0.1, 0.01], [1.0, 2.0, 0.5], 10**6, 10**6 + 200),
+        ([0.866], [2.0**1022], 1, 300),  # a power-of-two weight scaled on the floats, near overflow
+        ([0.866], [2.0**-1040], 1, 300),  # ... and into the subnormals
+        ([1e-160], [2.0**-20], 1, 300),  # tiny squares scaled back up
+    ],
+)
+def test_gap_enclosures_keep_their_bytes(freqs, amps, first, last) -> None:
+    got = enclose_index_gaps(freqs, amps, last, first_m=first)
+    want = _former_enclose_index_gaps(freqs, amps, last, first_m=first)
+    assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()

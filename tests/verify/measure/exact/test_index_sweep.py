@@ -69,3 +69,22 @@ def test_gap_prefix_refuses_to_go_back() -> None:
         p.values(5, 20)
     with pytest.raises(InputError, match="2 <= start"):
         next(iter_index_blocks([0.5], None, 1, 10))
+
+
+def test_amplitudes_whose_gap_overflows_are_refused() -> None:
+    """Issue 32: index_sweep([0.866], [1e308]) raised IndexError (2 * 1e308 overflowed to inf). The gap
+    g(m) <= 2 sum(amps) must be a finite float64: a one-line InputError names amps and the range; the
+    largest accepted sum still sweeps, against mpmath."""
+    from ropeproof.theory.errors import InputError
+    from ropeproof.verify.measure.exact.index_sweep import AMPS_SUM_LIMIT
+
+    for amps in ([1e308], [8e307, 8e307], [float("inf")]):
+        with pytest.raises(InputError, match=r"amps") as err:
+            index_sweep([0.866], amps, 10)
+        assert "\n" not in str(err.value)
+    sweep = index_sweep([0.866], [AMPS_SUM_LIMIT], 6)
+    with mpmath.workdps(40):
+        want = min(
+            2 * mpmath.mpf(AMPS_SUM_LIMIT) * mpmath.sin(m * mpmath.mpf(0.866) / 2) ** 2 for m in range(1, 6)
+        )
+    assert float(sweep.margin_inf[-1]) == pytest.approx(float(want), rel=1e-14)

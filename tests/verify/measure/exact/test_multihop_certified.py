@@ -157,3 +157,20 @@ def test_errors(number_model) -> None:
         certify_model("m", 1, 10)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="leak='nope' is unknown"):
         certify_model(number_model, 1, 10, leak="nope")
+
+
+@pytest.mark.parametrize("user", [(15, 53), (1000, 12)])
+def test_certificate_ignores_the_global_precision(number_model, user: tuple[int, int]) -> None:
+    """Issue 32: no verdict depends on mpmath.mp or python-flint's context as a user left them."""
+    from flint import ctx as flint_ctx
+
+    want = certify_model(number_model, 2, 30)
+    saved = mpmath.mp.prec, flint_ctx.prec
+    try:
+        mpmath.mp.dps, flint_ctx.prec = user
+        got = certify_model(number_model, 2, 30)
+    finally:
+        mpmath.mp.prec, flint_ctx.prec = saved
+    for name in ("bound_lo", "bound_hi", "margin_lo", "eps_hi", "status"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.gamma == want.gamma

@@ -126,3 +126,66 @@ def test_large_theta_rows_are_decided() -> None:
 
 def test_status_codes_are_consistent() -> None:
     assert CODE["holds-equal"] < 4 and CODE["violated"] >= 4
+
+
+@pytest.mark.parametrize("dps", [15, 1000])
+def test_retrieval_at_theta_1e_20_is_violated_whatever_the_global_precision(dps: int, capsys) -> None:
+    """Issue 32, case 2: ``sweep retrieval --theta 1e-20 --lengths 2:10`` reported every row
+    ``tight-holds`` (mpmath.mp.dps = 15) or ``undecided`` (1000): interval ends were converted at the
+    global precision, to nearest. The exact margin exceeds the bound by 1.41e-20 at n = 2 and 7.07e-21
+    at n = 3..10 (mpmath at 1000 digits; 2 theta sin(omega) - theta^2 / 2 at n = 2), so every row of
+    margin_inf (and gap_inf, equal to it here) is violated, the same whatever mpmath.mp.dps was."""
+    saved = mpmath.mp.prec
+    try:
+        mpmath.mp.dps = dps
+        table = sweep_retrieval(8, 1e-20, 10)
+        for q in ("margin_inf", "gap_inf"):
+            assert table.comparisons[q].status.tolist() == ["tight-violated"] * 9, q
+        assert main(["sweep", "retrieval", "--theta", "1e-20", "--lengths", "2:10", "--json"]) == 0
+    finally:
+        mpmath.mp.prec = saved
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["bound_status_margin_inf"] for r in rows] == ["tight-violated"] * 9
+    with mpmath.workdps(1000):  # the reference itself: at n = 2 the target (1 back) against the query
+        w, th = 2 * mpmath.pi / 8, mpmath.mpf(1e-20)
+        margin_2 = mpmath.cos(th) - max(mpmath.cos(c * w) for c in range(1, 8))
+        assert margin_2 - (1 - mpmath.cos(w - 2 * th)) == pytest.approx(1.41421356e-20, rel=1e-6)
+
+
+@pytest.mark.parametrize("prec", [12, 4000])
+def test_direct_sweeps_ignore_the_global_mpmath_precision(prec: int) -> None:
+    """Every column and status of the direct sweeps is the same whatever mpmath.mp was left at (tables
+    cached at import are not the point: the refinements and reductions set their own precision)."""
+    from ropeproof.verify.kernel.angles import reduce_frequency
+
+    want = [sweep_index(0.866, 200), sweep_retrieval(8, 1e-20, 12), sweep_retrieval(1000, 0.0027, 150)]
+    saved = mpmath.mp.prec
+    try:
+        mpmath.mp.prec = prec
+        reduce_frequency.cache_clear()
+        got = [sweep_index(0.866, 200), sweep_retrieval(8, 1e-20, 12), sweep_retrieval(1000, 0.0027, 150)]
+    finally:
+        mpmath.mp.prec = saved
+    for g, w in zip(got, want, strict=True):
+        assert g.columns.keys() == w.columns.keys()
+        for k in w.columns:
+            assert np.array_equal(g.columns[k], w.columns[k], equal_nan=w.columns[k].dtype.kind == "f"), k
+        for q in w.comparisons:
+            assert g.comparisons[q].status.tolist() == w.comparisons[q].status.tolist(), q
+
+
+def test_bad_lengths_are_one_line_input_errors() -> None:
+    """Issue 32: sweep_index(0.866, None) raised TypeError from int(None)."""
+    from ropeproof.theory.errors import InputError
+
+    for call in (
+        lambda: sweep_index(0.866, None),
+        lambda: sweep_retrieval(8, 0.1, None),
+        lambda: sweep_index(0.866, 1.5),
+        lambda: sweep_index(0.866, 1),
+        lambda: sweep_retrieval(8, 0.1, 2**26),
+    ):
+        with pytest.raises(
+            InputError, match=r"^max_n=\S+ is (not an integer|out of range); accepted: an integer"
+        ):
+            call()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import mpmath
 import numpy as np
 import pytest
 import torch
@@ -236,7 +237,8 @@ def _loop_all_inputs(row_fn, x: torch.Tensor, tau: float) -> tuple[np.ndarray, n
 
 def _numpy_last_row(head: RopeAttention):
     """The last token's attention row of ``head`` in numpy, written here from the definitions
-    (rotate plane k of the vector at position p by p theta_k; logit scale q_rot . k_rot; softmax).
+    (rotate plane k of the vector at position p by p theta_k, its cos and sin from mpmath; logit
+    scale q_rot . k_rot; softmax).
     Only elementwise products and fixed-axis sums, so each row is bitwise the same whatever batch it
     is computed in: the loop and the stream see identical rows."""
     wq, wk = head.W_Q.numpy(), head.W_K.numpy()
@@ -244,11 +246,23 @@ def _numpy_last_row(head: RopeAttention):
     freqs = np.array(head.spec.plane_freqs)
     a, b = dims[:, 0], dims[:, 1]
 
+    tables: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+
     def rotate(v: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        ang = pos[..., None] * freqs
+        # cos and sin of the exact p theta_k, from mpmath (a float64 product p * theta would err by
+        # u |p theta|, beyond the 1e-15 this reference is compared at); one table per positions
+        key = tuple(int(p) for p in np.atleast_1d(pos))
+        if key not in tables:
+            with mpmath.workprec(120):
+                ang = [[mpmath.mpf(p) * mpmath.mpf(float(t)) for t in freqs] for p in key]
+                tables[key] = (
+                    np.array([[float(mpmath.cos(x)) for x in r] for r in ang]),
+                    np.array([[float(mpmath.sin(x)) for x in r] for r in ang]),
+                )
+        cos, sin = (t.reshape(*np.shape(pos), -1) for t in tables[key])
         out = v.copy()
-        out[..., a] = v[..., a] * np.cos(ang) - v[..., b] * np.sin(ang)
-        out[..., b] = v[..., a] * np.sin(ang) + v[..., b] * np.cos(ang)
+        out[..., a] = v[..., a] * cos - v[..., b] * sin
+        out[..., b] = v[..., a] * sin + v[..., b] * cos
         return out
 
     def row(x: torch.Tensor) -> torch.Tensor:

@@ -61,17 +61,21 @@ def test_ablation_equals_a_zero_output_projection() -> None:
 
 
 def test_decided_accuracies_grow_until_the_interval_decides() -> None:
-    from ropeproof.verify.measure.statistics import proportion_interval
+    from ropeproof.verify.measure.statistics import confidence_sequence, look_sizes
     from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
 
     model = _uniform_model()  # uniform attention on a random model: nowhere near 0.95, nor its ablation
     rows = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=64)
     for row in rows.values():
-        est = proportion_interval(row["correct"], row["count"])
-        assert (row["ci_low"], row["ci_high"]) == (est.low, est.high)
-        assert row["side"] == ("below" if est.high < 0.95 else "undecided")
-    assert sum(r["count"] for r in rows.values()) in (8, 16, 32, 64)
+        # the running interval lies inside the confidence sequence at the final size
+        final = confidence_sequence(row["correct"], row["count"])
+        assert final.low <= row["ci_low"] <= row["accuracy"] <= row["ci_high"] <= final.high
+        assert row["interval"].startswith("beta-binomial confidence sequence")
+        assert row["side"] == ("below" if row["ci_high"] < 0.95 else "undecided")
+    assert sum(r["count"] for r in rows.values()) in look_sizes(8, 64)
     ablated = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=CFG.n_layer - 1)
     assert sum(r["count"] for r in ablated.values()) == 8
+    both = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=[0, CFG.n_layer - 1])
+    assert sum(r["count"] for r in both.values()) == 8
     with pytest.raises(InputError, match="ablate="):
         decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=CFG.n_layer)

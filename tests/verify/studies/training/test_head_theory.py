@@ -7,7 +7,6 @@ from ropeproof.verify.interop.hf.head_import import import_model_head
 from ropeproof.verify.measure.ps.per_frequency import split_planes
 from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
 from ropeproof.verify.studies.training.head_theory import dominant_plane, frequency_profile, layer_head_inputs
-from ropeproof.verify.studies.training.lengths import last_length_above, length_accuracy
 from ropeproof.verify.studies.training.shipped import load_shipped
 
 pytest.importorskip("transformers")
@@ -30,19 +29,6 @@ def test_planes_add_up_to_the_trained_head_and_shares_sum_to_one() -> None:
     assert rows[1]["theta"] == pytest.approx(10000 ** (-2 / 64), rel=1e-15)
     assert sum(r["share"] for r in rows) == pytest.approx(1.0, abs=1e-12)
     assert dominant_plane(rows)["share"] == max(r["share"] for r in rows)
-
-
-def test_length_accuracy_refuses_out_of_vocabulary_builds() -> None:
-    from ropeproof.theory.errors import InputError
-
-    model = load_shipped("number").model
-    rows = length_accuracy(model, "number", [17, 20], count=8)
-    assert [r["n"] for r in rows] == [17, 20] and rows[0]["accuracy"] == 1.0
-    with pytest.raises(InputError, match="distractors"):
-        length_accuracy(model, "number", [40], build="window")
-    with pytest.raises(InputError, match="n_positions"):
-        length_accuracy(model, "number", [4096])
-    assert last_length_above([{"n": 17, "accuracy": 1.0}, {"n": 30, "accuracy": 0.5}], 0.9) == 17
 
 
 def test_construction_comparison_matches_the_construction_and_the_bound() -> None:

@@ -8,12 +8,12 @@ import torch
 from ropeproof.theory.result_store import ResultStore
 from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
 from ropeproof.verify.studies.training.head_theory import frequency_profile
-from ropeproof.verify.studies.training.lengths import length_accuracy
 from ropeproof.verify.studies.training.shipped import load_shipped, shipped_path
 from ropeproof.verify.studies.training.shipped_results import (
-    DIRECTORY_LENGTH_ROW,
+    DECIDED_LENGTH_ROW,
+    DIRECTORY_DECIDED_LENGTH_ROW,
     FREQUENCY_PROFILE,
-    LENGTH_ROW,
+    LENGTH_MODEL,
     SHIPPED_MODEL,
     TRAINED_MODEL,
 )
@@ -51,12 +51,19 @@ def test_a_stored_profile_equals_the_direct_one_and_is_a_copy() -> None:
     assert sum(k.startswith(FREQUENCY_PROFILE.name) for k in store.computed) == 1
 
 
-def test_one_length_row_is_the_same_in_any_list_of_lengths_and_from_the_directory() -> None:
+def test_a_stored_length_row_is_the_direct_one_and_the_directory_gives_the_same() -> None:
+    """The store's decided row of a shipped model is what :func:`decided_length_row` gives on the length
+    model, and the run-directory product gives the same row for the same checkpoint."""
+    from ropeproof.verify.studies.training.lengths import decided_length_row, length_model
+
     store = ResultStore()
-    rows = length_accuracy(load_shipped("letter").model, "letter", [17, 40], count=4)
-    args = {"task": "letter", "config": "small", "seed": 0, "count": 4}
-    assert [store.get(LENGTH_ROW, n=n, **args) for n in (17, 40)] == rows
+    args = {"n": 40, "reading": "letter-distractors", "first": 8, "cap": 8}
+    stored = store.get(DECIDED_LENGTH_ROW, task="letter", config="small", seed=0, **args)
+    direct = decided_length_row(length_model(shipped_path("letter")), "letter", 40, 0.9, 8, 8)
+    assert stored == {**direct, "reading": "letter-distractors", "config": "small", "seed": 0}
     path = str(shipped_path("letter"))
-    assert [store.get(DIRECTORY_LENGTH_ROW, path=path, task="letter", n=n, count=4) for n in (17, 40)] == rows
-    # the inputs of one task, length and build are generated once for every model that answers them
-    assert sum(k.startswith("training.long-batch") for k in store.computed) == 2
+    assert store.get(DIRECTORY_DECIDED_LENGTH_ROW, path=path, **args) == {
+        **direct,
+        "reading": args["reading"],
+    }
+    assert store.get(LENGTH_MODEL, task="letter") is store.get(LENGTH_MODEL, task="letter", config="small")
