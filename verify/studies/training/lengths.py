@@ -149,7 +149,7 @@ def length_model(path: str | Path, rows: int = TABLE_ROWS) -> Any:
     ``n_positions`` as ``stored_n_positions``."""
     import json
 
-    from ropeproof.verify.interop.hf.architectures import quiet_progress, require_transformers
+    from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
 
     tf = require_transformers()
     stored = int(json.loads((Path(path) / "config.json").read_text())["n_positions"])
