@@ -392,7 +392,9 @@ def check_bound(
     if family_source == "all-sequences":
         notes.append(NO_FAMILY)
     start, stop = _lengths(lengths, fam)
-    sweep = sweep_head(head, stop, family=fam, dtype=torch.float64)
+    # gap_inf is enumerated (costly where the margin is not positive) only when it is the reading judged
+    limit = 96 if reading == "gap_inf" else 0
+    sweep = sweep_head(head, stop, family=fam, dtype=torch.float64, gap_inf_limit=limit)
     sweep.family_source = family_source
     n_all = sweep.result.n
     rows = slice(start - 2, stop - 1)
