@@ -24,7 +24,7 @@ from typing import NoReturn
 
 from ropeproof import __version__
 from ropeproof.theory.errors import InputError, RopeproofError
-from ropeproof.verify.kernel.threads import THREADS_ENV, parse_threads, thread_policy
+from ropeproof.verify.kernel.threads import THREADS_ENV, parse_threads, thread_policy  # no torch
 
 SUBCOMMANDS: tuple[str, ...] = (
     "check",
@@ -73,7 +73,26 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def requested_subcommand(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs (its first word that is not an option or ``--threads``'s value), or
+    ``None`` (no subcommand, or an unknown word: the parser then says what is accepted)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--threads":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in SUBCOMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the whole command line. Given the ``argv`` it will parse, it imports only the module
+    of the subcommand ``argv`` runs (the others are registered by name alone, so the command starts
+    without the libraries they need); with ``argv=None``, or for ``ropeproof --help``, every subcommand
+    is registered in full."""
+    only = requested_subcommand(argv) if argv is not None else None
+    if argv is not None and only is None and not {"-h", "--help"} & set(argv):
+        only = ""  # --version, or an error the parser reports: no subcommand module is needed
     parser = ArgumentParser(
         prog="ropeproof",
         description="Turn theory about RoPE attention heads into explicit weights and check it.",
@@ -96,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for name in SUBCOMMANDS:
+        if only is not None and name != only:
+            sub.add_parser(name)  # a name the parser accepts; never parsed in this run
+            continue
         module = MODULE_NAMES.get(name, name.replace("-", "_"))
         importlib.import_module(f"ropeproof.commands.{module}").register(sub)
     return parser
@@ -130,8 +152,8 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ropeproof`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.argv = argv
     if args.command is None:

@@ -146,3 +146,29 @@ def test_a_terminated_check_leaves_no_staging_directory(tmp_path: Path) -> None:
     assert proc.returncode == 130 and "interrupted; no output directory was changed" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
     assert [p.name for p in (tmp_path / "rep").iterdir()] == ["report.md"]
+
+
+def test_a_subcommand_starts_without_the_others() -> None:
+    """``ropeproof --version`` imports no subcommand and no torch; a subcommand imports no other
+    subcommand's module (``findings`` does not load ``check`` or ``sweep``)."""
+    import subprocess
+    import sys
+
+    from ropeproof.cli import requested_subcommand
+
+    assert requested_subcommand(["--threads", "2", "sweep", "index"]) == "sweep"
+    assert requested_subcommand(["--debug", "nosuch"]) is None and requested_subcommand(["-h"]) is None
+    code = (
+        "import sys\n"
+        "from ropeproof.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "names = ('torch', 'ropeproof.commands.check', 'ropeproof.commands.sweep',"
+        " 'ropeproof.commands.train')\n"
+        "print(','.join(m for m in names if m in sys.modules) or 'none', file=sys.stderr)\n"
+    )
+    for argv, loaded in ((["--version"], {"none"}), (["findings", "--help"], {"none", "torch"})):
+        out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd="/")
+        assert out.stderr.strip().splitlines()[-1] in loaded, (argv, out.stderr)

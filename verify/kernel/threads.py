@@ -21,16 +21,20 @@ own setting untouched (torch's default is one thread per core).
 calls (OpenBLAS or MKL, through ``threadpoolctl``; only torch's if that package is missing), for the
 duration of a block and restores the caller's settings on exit, so library users who call in with
 their own settings keep them. It works as a context manager and as a decorator.
+
+It does not import torch: a command that never uses torch (a float64 sweep) starts without it. When torch
+is not imported yet, the block sets ``OMP_NUM_THREADS`` to its count instead (restored on exit), which is
+the count torch starts with if the block imports it; torch then keeps that count after the block, since
+there was no earlier setting of the caller's to restore.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
-
-import torch
 
 from ropeproof.theory.validate import integer
 
@@ -84,16 +88,36 @@ def thread_policy(threads: int | str | None = None) -> Iterator[int]:
     """
     n = resolve_threads(threads)
     inherited = n == _ENCLOSING.get()  # the enclosing block already set these limits
-    previous = torch.get_num_threads()
+    torch = sys.modules.get("torch")
+    previous = torch.get_num_threads() if torch is not None else None
     token = _ENCLOSING.set(n)
     with contextlib.ExitStack() as stack:
         try:
             if n and not inherited and threadpool_limits is not None:
                 stack.enter_context(threadpool_limits(limits=n, user_api="blas"))
-            if n and n != previous:
-                torch.set_num_threads(n)
-            yield torch.get_num_threads()
+            if torch is None:
+                if n:
+                    stack.enter_context(_environment("OMP_NUM_THREADS", str(n)))
+                yield n if n else (os.cpu_count() or 1)
+            else:
+                if n and n != previous:
+                    torch.set_num_threads(n)
+                yield torch.get_num_threads()
         finally:
             _ENCLOSING.reset(token)
-            if torch.get_num_threads() != previous:
+            if torch is not None and torch.get_num_threads() != previous:
                 torch.set_num_threads(previous)
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """``os.environ[name] = value`` for the block, the previous value (or its absence) restored after."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before

@@ -176,3 +176,24 @@ def test_numpy_blas_threads_follow_the_policy_and_are_restored() -> None:
             assert blas_threads() == {2}
 
     outside_any_policy(scenario)
+
+
+def test_without_torch_imported_the_policy_is_the_count_torch_starts_with() -> None:
+    """The policy imports no torch; before torch's import it sets OMP_NUM_THREADS for the block, so torch
+    imported inside starts with the policy's count, and the environment is restored after."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "os.environ.pop('OMP_NUM_THREADS', None)\n"
+        "from ropeproof.verify.kernel.threads import thread_policy\n"
+        "assert 'torch' not in sys.modules\n"
+        "with thread_policy(1):\n"
+        "    assert os.environ['OMP_NUM_THREADS'] == '1'\n"
+        "    import torch\n"
+        "    inside = torch.get_num_threads()\n"
+        "print(inside, 'OMP_NUM_THREADS' in os.environ)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    assert out.stdout.split() == ["1", "False"]
