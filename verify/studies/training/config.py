@@ -149,6 +149,48 @@ PAPER_DEVIATIONS: tuple[str, ...] = (
 )
 """Every known difference between :data:`PAPER` and [A]'s configuration (the report lists them)."""
 
+A_CONFIGURATION: dict[str, Any] = {
+    "n_layer": 12,
+    "n_embd": 128,
+    "n_inner": 512,
+    "dropout": 0.1,
+    "layer_norm_epsilon": 1e-5,
+    "n_positions": 128,
+    "lr": 1e-4,
+    "betas": (0.95, 0.999),
+    "weight_decay": 1e-4,
+    "warmup_steps": 750,
+    "steps": 6000,
+    "batch_size": 64,
+    "checkpoint_every": 500,
+    "activation": "gelu",
+    "training_set": 432_000,
+    "eval_prompts": 2400,
+}
+"""[A]'s configuration where [A] states it (``docs/theory.md`` section 6), field by field."""
+
+A_DESCRIPTIONS = {
+    "activation": "[A]'s MLP uses exact GELU",
+    "n_positions": "[A]'s sin/cos table has 128 rows",
+    "training_set": "[A] draws a fixed training set of 432,000 sequences",
+}
+"""What [A] does, for the fields where a shipped configuration has differed."""
+
+
+def config_deviations(config: TrainConfig) -> list[str]:
+    """Every way ``config`` differs from [A]'s configuration: one sentence per field of
+    :data:`A_CONFIGURATION` it sets otherwise, then the differences no configuration removes
+    (:data:`PAPER_DEVIATIONS`)."""
+    out = []
+    for name, want in A_CONFIGURATION.items():
+        got = getattr(config, name)
+        if got != want:
+            shown = "fresh balanced batches every step" if name == "training_set" and got is None else got
+            what = A_DESCRIPTIONS.get(name, f"[A]'s {name} is {want!r}")
+            out.append(f"{name} = {shown!r} here; {what}.")
+    return out + list(PAPER_DEVIATIONS)
+
+
 PAPER_V1 = dataclasses.replace(
     PAPER, name="paper", n_positions=2048, activation="gelu_new", training_set=None
 )

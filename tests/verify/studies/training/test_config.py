@@ -87,3 +87,15 @@ def test_n_positions_does_not_change_training() -> None:
     assert losses[0] == losses[1]
     a, b = (run.model.state_dict() for run in runs)
     assert all(torch.equal(a[k], b[k]) for k in a if "embed_positions" not in k)
+
+
+def test_deviations_from_a_are_listed_field_by_field() -> None:
+    """The corrected paper configuration differs from [A]'s only in what no configuration removes; the
+    configuration of seeds 0-2 in three more fields, each named."""
+    from ropeproof.verify.studies.training.config import PAPER_DEVIATIONS, config_deviations
+
+    assert config_deviations(PAPER) == list(PAPER_DEVIATIONS)
+    old = config_deviations(PAPER_V1)[: -len(PAPER_DEVIATIONS)]
+    assert [d.split(" =")[0] for d in old] == ["n_positions", "activation", "training_set"]
+    assert "fresh balanced batches every step" in old[2] and "'gelu_new'" in old[1]
+    assert len(config_deviations(SMALL)) > 6  # the small configuration is not [A]'s
