@@ -57,7 +57,7 @@ def test_every_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
             if not line.startswith("ropeproof "):
                 continue
             with contextlib.redirect_stdout(io.StringIO()) as out:
-                code_ = main(shlex.split(line)[1:])
+                code_ = main(shlex.split(line, comments=True)[1:])
             assert code_ == 0, (line, out.getvalue()[-500:])
     assert (tmp_path / "figures" / "prev_head.png").exists()
     assert os.path.exists(tmp_path / "figures" / "previous_token_margins.pdf")

@@ -638,4 +638,27 @@ def _frequencies(ctx: CheckContext) -> Outcome:
     return outcome
 
 
+_OBSERVATION = (
+    "An observation about [A]'s own trained models, which are not available, known second-hand; it has no "
+    "corrected statement. What is true instead is measured, not proved: the claim gives the verdict of "
+    "every fair reading on the shipped retrained models (configuration deviations from [A] listed by "
+    "training.configuration), each pinned, with the bar at which it would flip. "
+)
+CLAIMS.no_correction(
+    "training.letter-last-layer",
+    _OBSERVATION + "In the retrained letter models no single layer, the last included, is needed at every hop "
+    "count, so the observation does not transfer to them under the causal reading.",
+)
+CLAIMS.no_correction(
+    "training.pure-heads",
+    _OBSERVATION + "The retrained models are pure prompt by prompt and functionally, not layer by layer on "
+    "[A]'s mean scores.",
+)
+CLAIMS.no_correction(
+    "training.length",
+    _OBSERVATION + "Which readings of [A]'s long inputs the retrained letter models generalise under is "
+    "the claim's reading table.",
+)
+
+
 __all__ = ["CLAIMS", "HOPS", "SETTINGS", "seeds_of", "shipped_record"]

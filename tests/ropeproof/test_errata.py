@@ -34,7 +34,10 @@ def test_every_paper_finding_has_a_correction_or_a_reason() -> None:
     claims = registered_claims()
     assert uncorrected_findings(claims, registered_corrections(), registered_no_corrections()) == []
     findings = {c.id for c in claims if is_paper_finding(c)}
-    assert len(findings) >= 15 and not any(cid.startswith("training.") for cid in findings)
+    assert len(findings) >= 15
+    corrected = {cid for c in registered_corrections() for cid in c.corrects}
+    # an observation about [A]'s trained models is measured on retrained ones, never "corrected"
+    assert not any(cid.startswith("training.") for cid in corrected)
     for correction in registered_corrections():  # a correction corrects findings, nothing else
         assert set(correction.corrects) <= findings, correction.id
 

@@ -64,6 +64,8 @@ def test_length_and_ps_claims_hold() -> None:
             "certified_horizon": 44,
             "first_failure": 45,
             "gap": 0,
+            "reading": "first failure found; no failure below it among lengths proved "
+            "(the certificate reaches n - 1)",
         }
     ps = run_claim(CLAIMS["multihop.ps-layers"], CTX)
     assert ps.outcome.verdict == "holds"

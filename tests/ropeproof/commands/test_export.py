@@ -113,6 +113,6 @@ def test_cli_refuses_a_llama_base_past_float64_in_one_line(tmp_path, capsys, the
     # `export llama index --theta 1e-300` was an OverflowError (exit 3) while the base was computed
     assert _cli(["export", "llama", "index", "--theta", theta, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("ropeproof export: error: no LLaMA placement found")
-    assert "past the largest float64 (1.79769e+308); nothing was written" in err
+    assert err.count("\n") == 1 and err.startswith("ropeproof export: error: plane 0 has |theta|=")
+    assert "past float32's range (3.4e+38)" in err and "so it has no exact LLaMA placement" in err
     assert list(tmp_path.iterdir()) == []

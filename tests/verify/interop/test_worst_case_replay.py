@@ -7,6 +7,7 @@ too."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -97,7 +98,9 @@ def test_the_family_and_the_refusals(tmp_path) -> None:
     assert worst_case_family(head(), construction=CONSTRUCTION).name == "retrieval"
     fam = family_for(CONSTRUCTION)
     assert worst_case_family(head(), fam) is fam
-    assert worst_case_family(head()).name == "tokens"  # no recorded construction: every input
+    assert worst_case_family(head()).name == "retrieval"  # the head records its construction's family
+    bare = dataclasses.replace(head(), family=None, metadata={})
+    assert worst_case_family(bare).name == "tokens"  # nothing recorded: every input over the vocabulary
     export_head(head(), "llama", logit_scale=SCALE, max_positions=8).save(tmp_path)
     other = compile_construction(index_construction(theta=0.5, letters=4, max_int=4))
     with pytest.raises(HeadImportError, match="another head"):
