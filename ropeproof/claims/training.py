@@ -646,7 +646,8 @@ _OBSERVATION = (
 )
 CLAIMS.no_correction(
     "training.letter-last-layer",
-    _OBSERVATION + "In the retrained letter models no single layer, the last included, is needed at every hop "
+    _OBSERVATION
+    + "In the retrained letter models no single layer, the last included, is needed at every hop "
     "count, so the observation does not transfer to them under the causal reading.",
 )
 CLAIMS.no_correction(

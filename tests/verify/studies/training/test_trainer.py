@@ -85,7 +85,9 @@ def test_accuracy_per_hop_counts_right_answers() -> None:
             super().__init__()
             self.w = torch.nn.Parameter(torch.zeros(1))
 
-        def forward(self, input_ids: torch.Tensor, use_cache: bool = False, logits_to_keep: int = 0) -> object:
+        def forward(
+            self, input_ids: torch.Tensor, use_cache: bool = False, logits_to_keep: int = 0
+        ) -> object:
             logits = torch.nn.functional.one_hot(input_ids, 10).float()[:, :, :]
             logits = logits[:, :1].expand(-1, input_ids.shape[1], -1)
             logits = logits[:, -logits_to_keep:] if logits_to_keep else logits  # as transformers does
