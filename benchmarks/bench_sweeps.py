@@ -243,7 +243,9 @@ def sharded_certified(args: argparse.Namespace) -> None:
         lambda: enclose_gap_records([0.866], None, 10**6, 10**6 + shard - 1), args.repeats
     )
     _t, m_shard = peak_memory(lambda: enclose_gap_records([0.866], None, 10**6, 10**6 + shard // 10 - 1))
-    parts = [enclose_gap_records([0.866], None, 1 + k * shard, (k + 1) * shard) for k in range(4)]
+    parts = [
+        enclose_gap_records([0.866], None, 1 + k * shard, (k + 1) * shard, m_last=4 * shard) for k in range(4)
+    ]
     start = time.perf_counter()
     verdict = judge_records(merge_gap_records(parts), 4 * shard + 1)
     t_judge = time.perf_counter() - start

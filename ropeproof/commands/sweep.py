@@ -198,7 +198,7 @@ def _certified(args: argparse.Namespace) -> int:
         return 0
     first, last = offsets_for(stop, shard)
     with atomic_output(args.out, sys.stdout, args.force) as out:
-        records = enclose_gap_records([args.theta], None, first, last, args.prec)
+        records = enclose_gap_records([args.theta], None, first, last, args.prec, m_last=stop - 1)
         if shard is not None:
             out.write(records.to_json() + "\n")
         else:

@@ -15,9 +15,10 @@ binary search. The statuses equal those of the unsharded check before its refine
 re-encloses a few undecided rows at higher precision; :attr:`CertifiedRecordCheck.undecided_n` lists
 the rows it would see).
 
-Records files written before the port to Arb (``mpmath.iv`` enclosures, the same format) still hold
-rigorous enclosures, so merging them with new ones stays sound; only the bit-for-bit equality with an
-unsharded run needs every shard from the same version.
+Every records file names the whole check it is a shard of (``m_last``, the last offset of the
+unsharded range) and carries the SHA-256 of its content: a merge refuses a set of shards that does not
+cover ``1 .. m_last`` (a shard left out at either end, not only a gap between two), and a file whose
+digest is missing or differs. Files of format version 1 (no ``m_last``, digest optional) are refused.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from ropeproof.verify.measure.exact.certified import (
 )
 
 FORMAT = "ropeproof-gap-records"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 READINGS = ("margin_inf", "gap_sup")
 
 
@@ -59,7 +60,8 @@ def _records(values: np.ndarray, first_m: int, carry: float = math.inf) -> tuple
 
 @dataclass
 class GapRecords:
-    """Records of the running minima of ``lo(g(m))`` and ``hi(g(m))`` over ``m = m_start .. m_stop``."""
+    """Records of the running minima of ``lo(g(m))`` and ``hi(g(m))`` over ``m = m_start .. m_stop``, a
+    shard of the check over ``m = 1 .. m_last`` (``None``: ``m_stop``, an unsharded range)."""
 
     freqs: list[float]
     amps: list[float]
@@ -71,6 +73,11 @@ class GapRecords:
     hi_m: list[int]
     hi_v: list[float]
     seconds: float = 0.0
+    m_last: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.m_last is None:
+            self.m_last = self.m_stop
 
     def _payload(self) -> dict[str, Any]:
         return {
@@ -81,6 +88,7 @@ class GapRecords:
             "prec": self.prec,
             "m_start": self.m_start,
             "m_stop": self.m_stop,
+            "m_last": self.m_last,
             "lo_m": self.lo_m,
             "lo_v": [x.hex() for x in self.lo_v],
             "hi_m": self.hi_m,
@@ -96,10 +104,15 @@ class GapRecords:
 
     @classmethod
     def from_json(cls, text: str) -> GapRecords:
-        """Parse and :meth:`validate`; a ``sha256`` (written since it was added) must match."""
+        """Parse and :meth:`validate`; the ``sha256`` must be there and match the content."""
         d = json.loads(text)
-        if d.get("format") != FORMAT or d.get("version") != FORMAT_VERSION:
-            raise InputError(f"not a {FORMAT} v{FORMAT_VERSION} document")
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise InputError(f"not a {FORMAT} document")
+        if d.get("version") != FORMAT_VERSION:
+            raise InputError(
+                f"{FORMAT} version {d.get('version')!r}; this version reads {FORMAT_VERSION} only (version 1 "
+                "did not name the whole check, so a missing shard went unnoticed): enclose the shards again"
+            )
         h = float.fromhex
         out = cls(
             [h(x) for x in d["freqs"]],
@@ -112,9 +125,15 @@ class GapRecords:
             [int(x) for x in d["hi_m"]],
             [h(x) for x in d["hi_v"]],
             float(d.get("seconds", 0.0)),
+            int(d["m_last"]),
         )
         out.validate()
-        if "sha256" in d and hashlib.sha256(json.dumps(out._payload()).encode()).hexdigest() != d["sha256"]:
+        if "sha256" not in d:
+            raise InputError(
+                f"records of m = {out.m_start}..{out.m_stop}: no sha256 of the content (every records file "
+                "is written with one; without it an altered file cannot be told from a true one)"
+            )
+        if hashlib.sha256(json.dumps(out._payload()).encode()).hexdigest() != d["sha256"]:
             raise InputError(
                 f"records of m = {out.m_start}..{out.m_stop}: the content's SHA-256 differs from the one "
                 "recorded (the file was altered)"
@@ -124,10 +143,13 @@ class GapRecords:
     def validate(self) -> None:
         """Raise :class:`InputError` unless these are records of running minima of enclosures: offsets
         strictly increasing within ``m_start .. m_stop`` and starting at ``m_start``, values finite,
-        ``>= 0`` and strictly decreasing, and the lower ends never above the upper ends."""
+        ``>= 0`` and strictly decreasing, and the lower ends never above the upper ends; ``m_stop <=
+        m_last``."""
         where = f"records of m = {self.m_start}..{self.m_stop}"
         if not 1 <= self.m_start <= self.m_stop:
             raise InputError(f"{where}: the offsets must satisfy 1 <= m_start <= m_stop")
+        if self.m_last is None or not self.m_stop <= self.m_last <= MAX_OFFSET:
+            raise InputError(f"{where}: m_last = {self.m_last} must satisfy m_stop <= m_last <= 2^53 - 2")
         for name, ms, vs in (("lower", self.lo_m, self.lo_v), ("upper", self.hi_m, self.hi_v)):
             if len(ms) != len(vs) or not ms:
                 raise InputError(f"{where}: the {name} ends need one value per offset, at least one")
@@ -156,13 +178,17 @@ def enclose_gap_records(
     m_stop: int,
     prec: int = 80,
     chunk: int = 1 << 14,
+    m_last: int | None = None,
 ) -> GapRecords:
     """One shard: enclose ``g(m)`` for ``m = m_start .. m_stop`` (Arb balls, as the unsharded check)
-    and keep the records of the running minima. Memory ``O(chunk)``."""
+    and keep the records of the running minima. Memory ``O(chunk)``. ``m_last``: the last offset of the
+    whole check this is a shard of (``None``: ``m_stop``)."""
     f = [float(x) for x in freqs]
     a = [1.0] * len(f) if amps is None else [float(x) for x in amps]
     if not 1 <= m_start <= m_stop <= MAX_OFFSET:
         raise InputError(f"offsets {m_start}..{m_stop} must satisfy 1 <= start <= stop <= 2^53 - 2")
+    if m_last is not None and not m_stop <= m_last <= MAX_OFFSET:
+        raise InputError(f"m_last = {m_last} must satisfy m_stop = {m_stop} <= m_last <= 2^53 - 2")
     t0 = time.perf_counter()
     lo_m: list[int] = []
     lo_v: list[float] = []
@@ -179,11 +205,12 @@ def enclose_gap_records(
         hi_m += m
         hi_v += v
         lo_best, hi_best = min(lo_best, float(lo.min())), min(hi_best, float(hi.min()))
-    return GapRecords(f, a, prec, m_start, m_stop, lo_m, lo_v, hi_m, hi_v, time.perf_counter() - t0)
+    return GapRecords(f, a, prec, m_start, m_stop, lo_m, lo_v, hi_m, hi_v, time.perf_counter() - t0, m_last)
 
 
 def merge_gap_records(parts: Sequence[GapRecords]) -> GapRecords:
-    """The records of the union of contiguous shards (any order), exactly those of one unsharded run."""
+    """The records of the union of contiguous shards (any order), exactly those of one unsharded run.
+    Refused unless the shards tile ``1 .. m_last`` of one check (none missing, none twice)."""
     if not parts:
         raise InputError("merge needs at least one records file")
     for p in parts:
@@ -200,6 +227,14 @@ def merge_gap_records(parts: Sequence[GapRecords]) -> GapRecords:
                 f"the shards do not tile the offsets: expected one starting at m={nxt}, got {p.m_start}"
             )
         nxt = p.m_stop + 1
+    ends = sorted({p.m_last for p in order})  # type: ignore[type-var]
+    if len(ends) != 1:
+        raise InputError(f"the records are shards of checks of different lengths (last offsets {ends})")
+    if first.m_start != 1 or nxt - 1 != first.m_last:
+        raise InputError(
+            f"the shards cover m = {first.m_start}..{nxt - 1} of the check's 1..{first.m_last}: "
+            "a shard is missing"
+        )
     lo_m: list[int] = []
     lo_v: list[float] = []
     hi_m: list[int] = []

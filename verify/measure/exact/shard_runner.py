@@ -128,10 +128,11 @@ def sweep_shard_text(spec: SweepSpec, shard: tuple[int, int]) -> str:
     return out.getvalue()
 
 
-def records_shard_text(theta: float, prec: int, first: int, last: int) -> str:
-    """One certified shard's gap records as JSON (what a Dask task returns)."""
+def records_shard_text(theta: float, prec: int, first: int, last: int, m_last: int | None = None) -> str:
+    """One certified shard's gap records as JSON (what a Dask task returns); ``m_last``: the last offset
+    of the whole check (``None``: ``last``)."""
     with thread_policy():
-        return enclose_gap_records([theta], None, first, last, prec).to_json()
+        return enclose_gap_records([theta], None, first, last, prec, m_last=m_last).to_json()
 
 
 def _package_version() -> str:
@@ -333,7 +334,8 @@ def run_certified_index(
 ) -> CertifiedRecordCheck:
     """The certified Index check of every ``n = 2 .. max_n`` (as ``ropeproof sweep certified-index``):
     in this process, or with the offsets cut into shards run as Dask tasks (module docstring);
-    ``task(theta, prec, first, last)`` encloses one shard (default :func:`records_shard_text`)."""
+    ``task(theta, prec, first, last, m_last)`` encloses the offsets ``first .. last`` of ``1 .. m_last``
+    (default :func:`records_shard_text`)."""
     max_n = integer(max_n, "max_n", low=2)
     if executor in (None, "local"):
         records = enclose_gap_records([theta], None, *offsets_for(max_n, None), prec)
@@ -347,18 +349,19 @@ def run_certified_index(
     for k in range(1, count + 1):
         first, last = offsets_for(max_n, (k, count))
         label = f"shard {k}/{count} (offsets m = {first}..{last})"
-        jobs.append(_Job(label, directory / f"shard-{k:06d}.json", task, (float(theta), prec, first, last)))
+        args = (float(theta), prec, first, last, max_n - 1)
+        jobs.append(_Job(label, directory / f"shard-{k:06d}.json", task, args))
     t0 = time.perf_counter()
     _run_jobs(jobs, directory, executor, workers, scheduler, retries, progress)
     parts = []
     for j in jobs:
         try:
             rec = GapRecords.from_json(j.path.read_text(encoding="utf-8"))
-        except (ValueError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError, InputError) as e:
             raise InputError(
                 f"{j.path}: not a complete records file ({e}); remove it and run again"
             ) from None
-        if (rec.freqs, rec.prec, rec.m_start, rec.m_stop) != ([float(theta)], prec, *j.args[2:]):
+        if (rec.freqs, rec.prec, rec.m_start, rec.m_stop, rec.m_last) != ([float(theta)], prec, *j.args[2:]):
             raise InputError(f"{j.path} holds another check's shard; remove it and run again")
         parts.append(rec)
     result = judge_records(merge_gap_records(parts), max_n, term)

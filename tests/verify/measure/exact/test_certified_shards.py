@@ -34,7 +34,7 @@ STATUS = ("holds", "holds-equal", "violated", "undecided")
 def test_merged_records_judge_like_the_unsharded_check(theta: float, term: str) -> None:
     n = 1200
     whole = enclose_gap_records([theta], None, 1, n - 1, chunk=300)
-    parts = [enclose_gap_records([theta], None, *offsets_for(n, (k, 5))) for k in range(1, 6)]
+    parts = [enclose_gap_records([theta], None, *offsets_for(n, (k, 5)), m_last=n - 1) for k in range(1, 6)]
     merged = merge_gap_records(parts[::-1])
     assert (merged.lo_m, merged.lo_v, merged.hi_m, merged.hi_v) == (
         whole.lo_m,
@@ -100,7 +100,7 @@ def _records_file(tmp_path: Path, edit) -> list[str]:
     unless ``edit`` keeps it), as command-line arguments."""
     paths = []
     for k in (1, 2):
-        rec = enclose_gap_records([0.866], None, *offsets_for(600, (k, 2)))
+        rec = enclose_gap_records([0.866], None, *offsets_for(600, (k, 2)), m_last=599)
         doc = json.loads(rec.to_json())
         if k == 2:
             doc.pop("sha256")
@@ -141,6 +141,49 @@ def test_merge_refuses_altered_records(tmp_path: Path, capsys) -> None:
     assert "SHA-256" in capsys.readouterr().err
     with pytest.raises(InputError, match="finite"):
         merge_gap_records([GapRecords([0.5], [1.0], 80, 1, 3, [1], [0.1], [1], [math.nan])])
+
+
+# ------------------------------ a missing shard, a missing digest, the previous format (issue 32, case 3)
+
+
+def test_merge_refuses_three_shards_of_four(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Shards 1..3 of 4 tile m = 1..1874 and were judged as a check of n <= 1875; every records file now
+    names the whole check's range, so any set short of all four is refused, the last one included."""
+    base = ["sweep", "certified-index", "--theta", "0.866", "--lengths", "2:2500"]
+    files = [str(tmp_path / f"r{k}.json") for k in (1, 2, 3, 4)]
+    for k, f in enumerate(files, 1):
+        assert main([*base, "--shard", f"{k}/4", "--out", f]) == 0
+    assert json.loads(Path(files[0]).read_text())["m_last"] == 2499
+    for subset in (files[:3], files[1:], files[:2] + files[3:]):
+        assert main(["sweep", "merge", *subset]) == 2
+        err = capsys.readouterr().err
+        assert ("a shard is missing" in err or "do not tile" in err) and err.count("\n") == 1, err
+    # a last shard that tiles on but belongs to a check of n <= 2001
+    parts = [GapRecords.from_json(Path(f).read_text()) for f in files[:3]]
+    with pytest.raises(InputError, match=r"different lengths \(last offsets \[2000, 2499\]\)"):
+        merge_gap_records([*parts, enclose_gap_records([0.866], None, 1875, 2000, m_last=2000)])
+    assert main(["sweep", "merge", *files]) == 0
+
+
+def test_merge_refuses_a_file_without_its_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(enclose_gap_records([0.866], None, 1, 599).to_json())
+    del doc["sha256"]
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert main(["sweep", "merge", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no sha256" in err and err.count("\n") == 1, err
+    doc["version"] = 1  # the previous format (no m_last, digest optional) is refused by name
+    del doc["m_last"]
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert main(["sweep", "merge", str(tmp_path / "r.json")]) == 2
+    assert "version 1" in capsys.readouterr().err
+
+
+def test_m_last_is_checked() -> None:
+    with pytest.raises(InputError, match="m_last = 50"):
+        enclose_gap_records([0.5], None, 1, 100, m_last=50)
+    with pytest.raises(InputError, match="m_last = 50"):
+        GapRecords([0.5], [1.0], 80, 1, 100, [1], [0.1], [1], [0.2], m_last=50).validate()
 
 
 # ------------------------------------------- offsets past 2^26: the 10^9 recipe's shards (issue 28, item 6)

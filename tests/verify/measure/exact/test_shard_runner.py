@@ -85,11 +85,11 @@ def test_a_worker_killed_mid_run(client, tmp_path: Path) -> None:
     worker and the verdict is complete and equal."""
     marker = tmp_path / "killed"
 
-    def killer(theta: float, prec: int, first: int, last: int) -> str:
+    def killer(theta: float, prec: int, first: int, last: int, m_last: int) -> str:
         if first > 1 and not os.path.exists(marker):
             open(marker, "w").close()
             os.kill(os.getpid(), signal.SIGKILL)
-        return records_shard_text(theta, prec, first, last)
+        return records_shard_text(theta, prec, first, last, m_last)
 
     got = run_certified_index(0.866, 20000, executor=client, shards=3, shard_root=tmp_path / "s", task=killer)
     assert marker.exists()
