@@ -141,13 +141,24 @@ def checkpoint_task(path: str | Path, tokenizer: Any) -> str | None:
     2. a ``ropeproof train`` run directory's record (``training.json``) names its task;
     3. otherwise the tokenizer's vocabulary is a task vocabulary of some size (:func:`task_of_tokenizer`).
 
+    A one-head export (``ropeproof export``: its record ``ropeproof_export.json``) is refused with an
+    :class:`InputError`: it computes one construction head over that head's own tokens, and answers
+    neither [A]'s chat prompts nor its task sequences.
+
     Where a record names the task, the tokenizer must be that task's (the record's words, in order, for
     an export; a vocabulary of that task for a training run): an :class:`InputError` otherwise, since the
     directory would contradict itself."""
     path = Path(path)
     vocab = _vocabulary(tokenizer) or {}
+    from ropeproof.verify.interop.head_export import EXPORT_INFO_FILE
     from ropeproof.verify.interop.hf.model_export import MODEL_INFO_FILE, load_model_info
 
+    if (path / EXPORT_INFO_FILE).is_file() and not (path / MODEL_INFO_FILE).is_file():
+        raise InputError(
+            f"model={str(path)!r} is a one-head export ('ropeproof export', {EXPORT_INFO_FILE}): one "
+            "construction head over its own tokens, which answers none of [A]'s prompts; export a model of "
+            "a task with 'ropeproof export-model gptj number|letter'"
+        )
     if (path / MODEL_INFO_FILE).is_file():
         try:
             info = load_model_info(path)
@@ -295,12 +306,20 @@ class HFCausalLM(Provider):
         ]
 
     def _chat_ids(self, text: str) -> torch.Tensor:
-        if getattr(self.tokenizer, "chat_template", None):
-            out = self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": text}], add_generation_prompt=True, return_tensors="pt"
-            )
-            return out["input_ids"] if not isinstance(out, torch.Tensor) else out
-        return self.tokenizer(text, return_tensors="pt")["input_ids"]
+        """The chat prompt's token ids; an :class:`InputError` where the tokenizer cannot encode it (a
+        word-level vocabulary without an unknown token raises on the first word it lacks)."""
+        try:
+            if getattr(self.tokenizer, "chat_template", None):
+                out = self.tokenizer.apply_chat_template(
+                    [{"role": "user", "content": text}], add_generation_prompt=True, return_tensors="pt"
+                )
+                return out["input_ids"] if not isinstance(out, torch.Tensor) else out
+            return self.tokenizer(text, return_tensors="pt")["input_ids"]
+        except Exception as exc:  # the tokenizers library raises a bare Exception
+            raise InputError(
+                f"the model's tokenizer cannot encode [A]'s chat prompts ({str(exc).splitlines()[0][:200]}); "
+                "is it a model of one task (then --format task), or a chat model?"
+            ) from None
 
     def _generate(self, prompt: Prompt) -> Reply:
         start = time.perf_counter()

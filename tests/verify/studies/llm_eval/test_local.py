@@ -255,3 +255,30 @@ def test_a_vocabulary_without_the_prompts_words_is_refused() -> None:
         InputError, match=r"lacks 7 words of \[A\]'s task prompts \(10, 11, 12, 13, 14, ...\)"
     ):
         HFCausalLM(torch.nn.Linear(1, 1), small, "task")
+
+
+def test_a_one_head_export_is_refused_by_name(tmp_path: Path, capsys) -> None:
+    """``llm-eval --provider hf`` on a ``ropeproof export`` directory (one construction head, a word-level
+    tokenizer of that head's tokens and no unknown token) stopped with an internal error from the
+    tokenizers library on the chat prompt's first word; it is refused up front with exit 2."""
+    model = tmp_path / "index"
+    assert main(["export", "gptj", "index", "--theta", "0.8659643233600653", "--out", str(model)]) == 0
+    capsys.readouterr()
+    argv = ["llm-eval", "--provider", "hf", "--model", str(model), "--lengths", "8", "--prompts", "2",
+            "--draws", "1", "--no-progress", "--out", str(tmp_path / "run")]  # fmt: skip
+    for extra in ([], ["--format", "chat"], ["--format", "task"]):
+        code, _, err = run_cli([*argv, *extra], capsys)
+        assert code == 2 and "is a one-head export ('ropeproof export'" in err and err.count("\n") == 1, err
+        assert not (tmp_path / "run").exists()
+
+
+def test_a_tokenizer_that_cannot_encode_the_chat_prompt_is_an_input_error() -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel(vocab={"hello": 0, "world": 1}))  # no unknown token
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    provider = HFCausalLM(torch.nn.Linear(1, 1), PreTrainedTokenizerFast(tokenizer_object=tok), "chat")
+    (prompt,) = build_plan(["number"], [8], 1, 1)
+    with pytest.raises(InputError, match="the model's tokenizer cannot encode \\[A\\]'s chat prompts"):
+        provider.ask(prompt)
