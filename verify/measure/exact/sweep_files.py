@@ -8,6 +8,14 @@ status and reading, first violation, undecided rows per reason, identities used,
 Every row is computed from the construction alone (prefix state is recomputed from ``n = 2``, never
 carried between shards), so :func:`merge_jsonl` of all ``N`` shards reproduces the unsharded file
 byte for byte: rows are concatenated, summaries added.
+
+A merge verifies rather than trusts (:func:`merge_jsonl`): the summary line's check holds the SHA-256
+of the header line, every row line and the summary, so no field of a shard changes unnoticed; the
+status counts and first violations are recounted from the rows, and every row's status is checked
+against its own numbers where they decide it (a ``violated`` row has ``value > bound``, a ``holds`` row
+of a reading without an identity ``value <= bound``, an ``*-equal`` row needs an identity, and the
+``bound_holds*`` columns follow the statuses). ``NaN`` and ``Infinity``, which ropeproof never writes
+(non-finite values are ``null``), are refused anywhere in a file.
 """
 
 from __future__ import annotations
@@ -24,12 +32,13 @@ import numpy as np
 
 from ropeproof.theory.atomic_output import atomic_path, check_output_file
 from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.bound_checks import STATUSES, BoundComparison
+from ropeproof.verify.measure.exact.bound_checks import HOLDS, STATUSES, VIOLATED, BoundComparison
 from ropeproof.verify.measure.exact.sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
 
 FORMAT = "ropeproof-sweep"
-FORMAT_VERSION = 2
-"""Version 2 adds the rows' check (count, first and last ``n``, SHA-256) to the summary line."""
+FORMAT_VERSION = 3
+"""Version 2 added the rows' check (count, first and last ``n``, SHA-256 of the rows) to the summary
+line; version 3's SHA-256 covers the header line and the summary as well."""
 
 
 # ------------------------------------------------------------------------------------------- shards
@@ -119,13 +128,14 @@ class ReadingSummary:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ReadingSummary:
+        first = d["first_violation_n"]
         return cls(
-            dict(d["rows"]),
-            d["first_violation_n"],
-            dict(d["undecided_reasons"]),
-            int(d["refined_rows"]),
-            int(d["identity_rows"]),
-            int(d["enclosure_contradictions"]),
+            {str(k): _int(v, f"rows[{k!r}]") for k, v in dict(d["rows"]).items()},
+            None if first is None else _int(first, "first_violation_n"),
+            {str(k): _int(v, "undecided_reasons") for k, v in dict(d["undecided_reasons"]).items()},
+            _int(d["refined_rows"], "refined_rows"),
+            _int(d["identity_rows"], "identity_rows"),
+            _int(d["enclosure_contradictions"], "enclosure_contradictions"),
             d.get("identity"),
         )
 
@@ -155,7 +165,9 @@ class SweepSummary:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SweepSummary:
-        return cls(int(d["rows"]), {q: ReadingSummary.from_dict(r) for q, r in d["readings"].items()})
+        return cls(
+            _int(d["rows"], "rows"), {q: ReadingSummary.from_dict(r) for q, r in d["readings"].items()}
+        )
 
 
 # --------------------------------------------------------------------------------------- row output
@@ -262,10 +274,27 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, sort_keys=False, allow_nan=False)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a value ropeproof writes (non-finite numbers are written as null)")
+
+
+def _load(text: str) -> Any:
+    """``json.loads`` refusing ``NaN``, ``Infinity`` and ``-Infinity`` (a ``ValueError``)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def _int(value: Any, name: str) -> int:
+    """``value`` if it is a JSON integer (not a float, string or boolean), else a ``TypeError``."""
+    if type(value) is not int:
+        raise TypeError(f"{name} must be an integer (got {value!r})")
+    return value
+
+
 @dataclass
 class RowsCheck:
-    """What a file's rows must be: how many, the first and last ``n``, and the SHA-256 of the row
-    lines (each with its newline, in file order). Written after the summary; a merge recomputes it."""
+    """What a file's rows must be: how many, the first and last ``n``, and the SHA-256 of the header
+    line, the row lines (each with its newline, in file order) and the summary (:class:`_RowsDigest`).
+    Written after the summary; a merge recomputes it."""
 
     count: int = 0
     first_n: int | None = None
@@ -278,19 +307,22 @@ class RowsCheck:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RowsCheck:
         first, last = d["first_n"], d["last_n"]
+        if not isinstance(d["sha256"], str):
+            raise TypeError("the check's sha256 must be a string")
         return cls(
-            int(d["count"]),
-            None if first is None else int(first),
-            None if last is None else int(last),
-            str(d["sha256"]),
+            _int(d["count"], "count"),
+            None if first is None else _int(first, "first_n"),
+            None if last is None else _int(last, "last_n"),
+            d["sha256"],
         )
 
 
 class _RowsDigest:
-    """Running :class:`RowsCheck` of row lines as they are written."""
+    """Running :class:`RowsCheck` of a file as it is written: the header line (with its newline), the
+    row lines, then the summary (:func:`_dump` of its dict) in :meth:`check`."""
 
-    def __init__(self) -> None:
-        self.hash = hashlib.sha256()
+    def __init__(self, header_line: str) -> None:
+        self.hash = hashlib.sha256(header_line.encode())
         self.count = 0
         self.first_n: int | None = None
         self.last_n: int | None = None
@@ -303,7 +335,8 @@ class _RowsDigest:
         self.first_n = first_n if self.first_n is None else self.first_n
         self.last_n = last_n
 
-    def check(self) -> RowsCheck:
+    def check(self, summary: dict[str, Any]) -> RowsCheck:
+        self.hash.update(_dump(summary).encode())
         return RowsCheck(self.count, self.first_n, self.last_n, self.hash.hexdigest())
 
 
@@ -316,13 +349,13 @@ def write_rows(
     progress: Any = None,
 ) -> SweepSummary:
     """Stream ``blocks`` (rows ``header.first_n .. last_n`` at the header's step) to ``out`` as JSON
-    Lines (header line, rows, summary line with the rows' :class:`RowsCheck`) or as one JSON object
-    (``fmt="json"``)."""
+    Lines (header line, rows, summary line with the file's :class:`RowsCheck`) or as one JSON object
+    (``fmt="json"``, the same check)."""
     if fmt not in ("jsonl", "json"):
         raise InputError(f"fmt={fmt!r}; accepted: 'jsonl', 'json'")
     summary = SweepSummary()
-    digest = _RowsDigest()
     head = header.to_dict()
+    digest = _RowsDigest(_dump(head) + "\n")
     start, _stop, step = header.lengths
     if fmt == "jsonl":
         out.write(_dump(head) + "\n")
@@ -344,7 +377,7 @@ def write_rows(
         first = False
         if progress is not None:
             progress.update(int(raw.columns["n"].size))
-    check = _dump(digest.check().to_dict())
+    check = _dump(digest.check(summary.to_dict()).to_dict())
     if fmt == "jsonl":
         out.write(_dump({"summary": summary.to_dict()})[:-1] + ', "check": ' + check + "}\n")
     else:
@@ -398,12 +431,15 @@ class atomic_output:
 
 @dataclass
 class SweepFile:
-    """A sweep JSON Lines file's header, its summary and rows' check, and its row lines (read lazily)."""
+    """A sweep JSON Lines file's header, its summary and check, and its row lines (read lazily);
+    ``header_line`` and ``summary_dict`` are what the file holds, as the check's digest covers them."""
 
     path: Path
     header: SweepHeader
     summary: SweepSummary
     check: RowsCheck
+    header_line: str = ""
+    summary_dict: dict[str, Any] = field(default_factory=dict)
 
     def lines(self) -> Iterator[str]:
         """The row lines (each with its newline), without the header and summary lines."""
@@ -417,29 +453,31 @@ class SweepFile:
 
 
 def read_sweep_file(path: str | os.PathLike[str]) -> SweepFile:
-    """Header, summary and rows' check of a sweep JSON Lines file (format v2)."""
+    """Header, summary and check of a sweep JSON Lines file (format v3; ``NaN``/``Infinity`` refused)."""
     p = Path(path)
     try:
         with p.open(encoding="utf-8") as f:
-            head = json.loads(f.readline())
+            header_line = f.readline()
+            head = _load(header_line)
             size = p.stat().st_size
             f.seek(max(0, size - (1 << 20)))
-            tail = json.loads(f.read().rstrip("\n").rsplit("\n", 1)[-1])
-        if head.get("format") == FORMAT and head.get("version") == 1:
+            tail = _load(f.read().rstrip("\n").rsplit("\n", 1)[-1])
+        if head.get("format") == FORMAT and head.get("version") in (1, 2):
             raise InputError(
-                f"{str(p)!r} was written by an older ropeproof (sweep format v1, no row digests); "
-                "rerun that shard"
+                f"{str(p)!r} was written by an older ropeproof (sweep format v{head['version']}, whose "
+                "digest does not cover the header and summary); rerun that shard"
             )
         header = SweepHeader.from_dict(head)
         summary = SweepSummary.from_dict(tail["summary"])
         check = RowsCheck.from_dict(tail["check"])
+        summary_dict = dict(tail["summary"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
         if isinstance(e, InputError):
             raise
         raise InputError(
             f"{str(p)!r} is not a complete sweep JSON Lines file ({type(e).__name__}: {e})"
         ) from None
-    return SweepFile(p, header, summary, check)
+    return SweepFile(p, header, summary, check, header_line, summary_dict)
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> tuple[SweepHeader, Iterator[str], SweepSummary]:
@@ -448,20 +486,60 @@ def read_jsonl(path: str | os.PathLike[str]) -> tuple[SweepHeader, Iterator[str]
     return f.header, f.lines(), f.summary
 
 
-class _RowTally:
-    """Per-reading status counts and first violation, recomputed from row lines."""
+_HOLDS_OF = {s: (True if s in HOLDS else False if s in VIOLATED else None) for s in STATUSES}
 
-    def __init__(self) -> None:
+
+def _number(row: dict[str, Any], key: str) -> float | None:
+    value = row.get(key)
+    if value is not None and (type(value) not in (int, float)):
+        raise TypeError(f"{key} must be a number or null (got {value!r})")
+    return value
+
+
+class _RowTally:
+    """Per-reading status counts and first violation, recomputed from row lines; :meth:`add` also
+    checks each row's statuses against its numbers where those decide them (module docstring).
+    ``identities``: the readings whose summary names an identity (``holds`` and ``holds-equal`` may
+    then come from a proof rather than from the numbers). A status its numbers contradict is kept in
+    :attr:`contradiction` (the first one), so a file altered without its digest is named as such."""
+
+    def __init__(self, identities: Iterable[str] = ()) -> None:
         self.rows: dict[str, dict[str, int]] = {q: {} for q in QUANTITIES}
         self.first_violation: dict[str, int | None] = dict.fromkeys(QUANTITIES)
+        self.identities = set(identities)
+        self.contradiction: str | None = None
+
+    def _contradicts(self, n: int, text: str) -> None:
+        if self.contradiction is None:
+            self.contradiction = f"row n={n}: {text}"
 
     def add(self, row: dict[str, Any], n: int) -> None:
+        bound = _number(row, "bound")
         for q in QUANTITIES:
             status = row.get(STATUS_COLUMNS[q])
+            holds = row.get(READING_COLUMNS[q])
             if status is None:
+                if holds is not None:
+                    raise ValueError(f"{READING_COLUMNS[q]} is {holds!r} without a status")
                 continue
             if status not in STATUSES:
                 raise ValueError(f"unknown status {status!r}")
+            value = _number(row, q)
+            above = value is not None and bound is not None and value > bound
+            at_most = value is not None and bound is not None and value <= bound
+            if holds is not _HOLDS_OF[status]:
+                self._contradicts(
+                    n, f"{READING_COLUMNS[q]} is {holds!r} but {STATUS_COLUMNS[q]} is {status!r}"
+                )
+            elif status == "violated" and not above:
+                self._contradicts(n, f"{STATUS_COLUMNS[q]} is 'violated' but {q} = {value}, bound = {bound}")
+            elif status == "holds" and q not in self.identities and not at_most:
+                self._contradicts(
+                    n,
+                    f"{STATUS_COLUMNS[q]} is 'holds' without an identity but {q} = {value}, bound = {bound}",
+                )
+            elif status == "holds-equal" and q not in self.identities:
+                self._contradicts(n, f"{STATUS_COLUMNS[q]} is 'holds-equal' but no identity is named for {q}")
             counts = self.rows[q]
             counts[status] = counts.get(status, 0) + 1
             if status in ("violated", "tight-violated") and self.first_violation[q] is None:
@@ -474,13 +552,13 @@ def _verify_rows(part: SweepFile, step: int, columns: list[str] | None) -> tuple
     tallies and the column names."""
     name = str(part.path)
     expect = part.header.first_n
-    digest = hashlib.sha256()
-    tally = _RowTally()
+    digest = hashlib.sha256(part.header_line.encode())
+    tally = _RowTally(q for q, r in part.summary.readings.items() if r.identity is not None)
     count = 0
     for line in part.lines():
         try:
-            row = json.loads(line)
-            n = int(row["n"])
+            row = _load(line)
+            n = _int(row["n"], "n")
             tally.add(row, n)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
             raise InputError(
@@ -511,8 +589,14 @@ def _verify_rows(part: SweepFile, step: int, columns: list[str] | None) -> tuple
         raise InputError(
             f"{name}: its check covers n={check.first_n}..{check.last_n}, its header another range"
         )
+    digest.update(_dump(part.summary_dict).encode())
     if digest.hexdigest() != check.sha256:
-        raise InputError(f"{name}: the rows' SHA-256 differs from the one recorded (a row was altered)")
+        raise InputError(
+            f"{name}: the SHA-256 of its header, rows and summary differs from the one recorded (the file "
+            "was altered)"
+        )
+    if tally.contradiction is not None:
+        raise InputError(f"{name}: {tally.contradiction} (a status its own numbers contradict)")
     return tally, columns or []
 
 
@@ -589,8 +673,9 @@ def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepS
         expect_first,
         expect_last,
     )
-    out.write(_dump(merged.to_dict()) + "\n")
-    digest = hashlib.sha256()
+    header_line = _dump(merged.to_dict()) + "\n"
+    out.write(header_line)
+    digest = hashlib.sha256(header_line.encode())
     written = 0
     for i in order:
         for line in parts[i].lines():
@@ -599,6 +684,7 @@ def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepS
             written += 1
     if written != summary.rows:
         raise InputError("a shard changed while it was merged; nothing written")
+    digest.update(_dump(summary.to_dict()).encode())
     check = RowsCheck(written, expect_first, expect_last, digest.hexdigest())
     out.write(_dump({"summary": summary.to_dict()})[:-1] + ', "check": ' + _dump(check.to_dict()) + "}\n")
     return summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import random
 import stat
@@ -161,17 +162,22 @@ def _shards(tmp_path: Path, count: int = 3) -> tuple[list[Path], Path]:
     return parts, full
 
 
+def _redigested(head: str, rows: list[str], tail: dict) -> str:
+    """The file with the check's SHA-256 rewritten to match (header line, row lines, summary)."""
+    content = head + "".join(rows) + json.dumps(tail["summary"], allow_nan=False)
+    tail["check"]["sha256"] = hashlib.sha256(content.encode()).hexdigest()
+    return head + "".join(rows) + json.dumps(tail) + "\n"
+
+
 def _edit_rows(path: Path, edit, redigest: bool = False) -> None:
     """Apply ``edit`` to the row lines; with ``redigest`` also rewrite the check's SHA-256 to match, so
-    only the recount of the summary can catch the change."""
+    only the recount of the summary or the rows' own numbers can catch the change."""
     lines = path.read_text().splitlines(keepends=True)
     rows = edit(lines[1:-1])
-    tail = lines[-1]
     if redigest:
-        doc = json.loads(tail)
-        doc["check"]["sha256"] = hashlib.sha256("".join(rows).encode()).hexdigest()
-        tail = json.dumps(doc) + "\n"
-    path.write_text(lines[0] + "".join(rows) + tail)
+        path.write_text(_redigested(lines[0], rows, json.loads(lines[-1])))
+    else:
+        path.write_text(lines[0] + "".join(rows) + lines[-1])
 
 
 def _refused(parts: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], message: str) -> None:
@@ -211,10 +217,23 @@ def test_merge_refuses_a_tampered_shard(edit, message, tmp_path: Path, capsys) -
     _refused(parts, tmp_path, capsys, message)
 
 
+def _to_tight(rows: list[str]) -> list[str]:
+    """The first ``holds`` row of gap_sup made ``tight-holds``: consistent with its numbers and its
+    ``bound_holds``, so only the recount catches it."""
+    out = list(rows)
+    for i, line in enumerate(out):
+        row = json.loads(line)
+        if row["bound_status"] == "holds":
+            row["bound_status"] = "tight-holds"
+            out[i] = json.dumps(row) + "\n"
+            return out
+    raise AssertionError("no holds row")
+
+
 def test_merge_recounts_the_summary_from_the_rows(tmp_path: Path, capsys) -> None:
     """A status changed and the digest rewritten to match: the recount still refuses."""
     parts, _full = _shards(tmp_path)
-    _edit_rows(parts[1], _alter, redigest=True)
+    _edit_rows(parts[0], _to_tight, redigest=True)
     _refused(parts, tmp_path, capsys, "summary counts")
 
 
@@ -234,13 +253,115 @@ def test_merge_refuses_a_summary_that_disagrees_with_the_rows(tmp_path: Path, ca
     assert summary.rows == len(list(lines_))
 
 
-def test_merge_refuses_files_of_the_previous_format(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_merge_refuses_files_of_the_previous_format(version: int, tmp_path: Path, capsys) -> None:
     parts, _full = _shards(tmp_path, 2)
     lines = parts[0].read_text().splitlines(keepends=True)
     head = json.loads(lines[0])
-    head["version"] = 1
+    head["version"] = version
     parts[0].write_text(json.dumps(head) + "\n" + "".join(lines[1:]))
-    _refused(parts, tmp_path, capsys, "older ropeproof")
+    _refused(parts, tmp_path, capsys, f"older ropeproof (sweep format v{version}")
+
+
+# ------------------ header and summary under the digest, statuses against numbers, no NaN (issue 32, case 5)
+
+
+def _edit_file(path: Path, edit, redigest: bool = False) -> None:
+    """``edit(header, rows, tail)`` on the parsed file (rows as dicts), written back; with
+    ``redigest`` the check's SHA-256 is rewritten to match."""
+    lines = path.read_text().splitlines(keepends=True)
+    head, rows, tail = json.loads(lines[0]), [json.loads(x) for x in lines[1:-1]], json.loads(lines[-1])
+    edit(head, rows, tail)
+    head_line, row_lines = json.dumps(head) + "\n", [json.dumps(r) + "\n" for r in rows]
+    if redigest:
+        path.write_text(_redigested(head_line, row_lines, tail))
+    else:
+        path.write_text(head_line + "".join(row_lines) + json.dumps(tail) + "\n")
+
+
+def _first(rows: list[dict], status: str) -> dict:
+    return next(r for r in rows if r["bound_status"] == status)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda h, r, t: h["params"].__setitem__("theta", 0.5),  # in every shard: they still agree
+        lambda h, r, t: h.__setitem__("bound", "anything"),
+        lambda h, r, t: t["summary"]["readings"]["gap_sup"].__setitem__("refined_rows", 7),
+        lambda h, r, t: t["summary"]["readings"]["gap_inf"].__setitem__("identity", "none"),
+        lambda h, r, t: t["summary"]["readings"]["margin_inf"].__setitem__("undecided_reasons", {"x": 0}),
+        lambda h, r, t: t["summary"]["readings"]["gap_sup"].__setitem__("verdict", "holds"),
+    ],
+)
+def test_the_digest_covers_the_header_and_the_summary(edit, tmp_path: Path, capsys) -> None:
+    """Every field of a shard is under its SHA-256: a header parameter changed in every shard alike
+    (so the shards still agree) merged into a file about another angle before."""
+    parts, _full = _shards(tmp_path, 2)
+    for part in parts:
+        _edit_file(part, edit)
+    _refused(parts, tmp_path, capsys, "SHA-256 of its header, rows and summary differs")
+
+
+def _violated_below(h: dict, rows: list[dict], t: dict) -> None:
+    row = _first(rows, "violated")
+    row["gap_sup"] = row["bound"] / 2
+
+
+def _holds_above(h: dict, rows: list[dict], t: dict) -> None:
+    row = _first(rows, "violated")
+    row["bound_status"], row["bound_holds"] = "holds", True
+    counts = t["summary"]["readings"]["gap_sup"]["rows"]
+    counts["violated"] -= 1
+    counts["holds"] = counts.get("holds", 0) + 1
+    t["summary"]["readings"]["gap_sup"]["identity"] = None  # the numbers alone decide gap_sup now
+    for r in rows:
+        if r["bound_status"] == "holds-equal":
+            r["bound_status"] = "tight-equal"
+    counts["tight-equal"] = counts.pop("holds-equal", 0)
+
+
+def _holds_column(h: dict, rows: list[dict], t: dict) -> None:
+    _first(rows, "violated")["bound_holds"] = True
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_violated_below, "bound_status is 'violated' but gap_sup = "),
+        (_holds_above, "bound_status is 'holds' without an identity but gap_sup = "),
+        (_holds_column, "bound_holds is True but bound_status is 'violated'"),
+    ],
+)
+def test_statuses_are_checked_against_their_numbers(edit, message, tmp_path: Path, capsys) -> None:
+    """The digest rewritten to match: a status its row's numbers contradict is still refused."""
+    parts, _full = _shards(tmp_path, 2)
+    _edit_file(parts[0], edit, redigest=True)
+    _refused(parts, tmp_path, capsys, message)
+
+
+@pytest.mark.parametrize("where", ["row", "summary", "header"])
+def test_nan_and_infinity_are_refused(where: str, tmp_path: Path, capsys) -> None:
+    """``json`` reads NaN and Infinity; ropeproof writes non-finite numbers as null, so a file holding
+    them was not written by it (an Infinity count stopped the merge with an internal error)."""
+    parts, _full = _shards(tmp_path, 2)
+
+    def edit(h: dict, rows: list[dict], t: dict) -> None:
+        if where == "row":
+            rows[3]["gap_inf"] = math.nan
+        elif where == "summary":
+            t["summary"]["readings"]["gap_sup"]["enclosure_contradictions"] = math.inf
+        else:
+            h["params"]["theta"] = -math.inf
+
+    _edit_file(parts[1], edit, redigest=False)
+    _refused(parts, tmp_path, capsys, "is not a value ropeproof writes")
+
+
+def test_summary_counts_must_be_integers(tmp_path: Path, capsys) -> None:
+    parts, _full = _shards(tmp_path, 2)
+    _edit_file(parts[1], lambda h, r, t: t["summary"]["readings"]["gap_sup"].__setitem__("refined_rows", 0.5))
+    _refused(parts, tmp_path, capsys, "refined_rows must be an integer")
 
 
 # ----------------------------------------------------------------- --out follows check's rule (issue 22)
