@@ -67,8 +67,10 @@ def resolve_dtype(dtype: DtypeLike = torch.float64) -> torch.dtype:
     raise InputError(f"dtype={dtype!r} is not supported; accepted: {sorted(DTYPES)}")
 
 
-def dtype_name(dtype: torch.dtype) -> str:
-    """The short name of a supported dtype (``torch.float64`` -> ``"float64"``)."""
+def dtype_name(dtype: DtypeLike) -> str:
+    """The short name of a supported dtype (``torch.float64`` -> ``"float64"``); a name from
+    :data:`DTYPES` is its own (it was refused as "not supported" before)."""
+    dtype = resolve_dtype(dtype)
     for name, value in DTYPES.items():
         if value == dtype:
             return name

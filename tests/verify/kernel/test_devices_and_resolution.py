@@ -20,6 +20,10 @@ def test_resolve_device_and_dtype() -> None:
     assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
     for name, dt in DTYPES.items():
         assert resolve_dtype(name) is dt and dtype_name(dt) == name
+        assert dtype_name(name) == name  # a name is its own (issue 32, case 10: it was "not supported")
+    for bad in ("float8", torch.int64):
+        with pytest.raises(InputError, match="accepted: \\['bfloat16', 'float16', 'float32', 'float64'\\]"):
+            dtype_name(bad)
     with pytest.raises(InputError, match="accepted: 'auto', 'cpu', 'cuda'"):
         resolve_device("gpu0")
     for bad in ("meta", "cpu:1", torch.device("meta")):  # torch parses them; the toolkit cannot run there

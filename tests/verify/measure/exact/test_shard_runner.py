@@ -65,6 +65,20 @@ def test_sweeps_on_the_cluster_equal_one_process(spec: SweepSpec, client, tmp_pa
     assert list(tmp_path.iterdir()) == []  # the shard directory goes once merged
 
 
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+def test_row_sweeps_on_the_command_line(dtype: str | None, client, tmp_path: Path, monkeypatch) -> None:
+    """``sweep index ... --jsonl --executor dask`` stopped with "dtype='float64' is not supported"
+    (issue 32, case 10): the command line's dtype name reached a function that took torch dtypes."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["sweep", "index", "--theta", "0.866", "--lengths", "2:3000:3", "--jsonl"]
+    argv += ["--dtype", dtype] if dtype else []
+    assert main([*argv, "--out", "one.jsonl"]) == 0
+    dask = ["--executor", "dask", "--scheduler", client.scheduler.address, "--shards", "3"]
+    assert main([*argv, *dask, "--out", "dask.jsonl"]) == 0
+    assert Path("dask.jsonl").read_bytes() == Path("one.jsonl").read_bytes()
+    assert json.loads(Path("one.jsonl").read_text().splitlines()[0])["dtype"] == (dtype or "float64")
+
+
 def test_certified_index_on_the_cluster_equals_one_process(
     client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
