@@ -32,12 +32,28 @@ from ropeproof.errata_report import (
     readme_correction_lines,
 )
 from ropeproof.json_values import jsonable
+from ropeproof.theory.errors import InputError
 
 REPORT_FORMAT, REPORT_VERSION = "ropeproof-report", 4
 """Name and version of ``report.json`` (version 2: run metadata, status and pins per claim; version 3:
 the corrections, ``corrections`` and ``no_correction``; version 4: each claim's ``origin`` (``builtin``
 or ``user``), pins as JSON data of their own type (:func:`pin_data`; they were text), ``regressions``
 for the built-in claims and corrections, ``unexpected`` for your claims)."""
+
+
+def check_report_format(report: Any, where: str) -> None:
+    """Raise :class:`InputError` unless ``report`` (a parsed ``report.json``) is a ``ropeproof-report``
+    of a version this ropeproof reads: an integer from 1 to :data:`REPORT_VERSION` (a newer one, written
+    by a later ropeproof, may mean something else by the same keys)."""
+    if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT:
+        raise InputError(f"{where} is not a {REPORT_FORMAT} (no format {REPORT_FORMAT!r})")
+    version = report.get("version")
+    if type(version) is not int or not 1 <= version <= REPORT_VERSION:
+        raise InputError(
+            f"{where} is a {REPORT_FORMAT} of version {version!r}; this ropeproof reads versions 1 to "
+            f"{REPORT_VERSION} (a newer ropeproof wrote it?)"
+        )
+
 
 STORE_DIR = "store"
 """The run's computed results inside the report directory, one JSON file per value (a

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ropeproof.claims import CheckContext, ClaimResult
-from ropeproof.report import render_markdown, report_dict
+from ropeproof.report import check_report_format, render_markdown, report_dict
 from ropeproof.verify.measure.display import TableDisplay, html_table
 
 
@@ -30,9 +30,14 @@ class ReportView(TableDisplay):
 
     @classmethod
     def load(cls, path: str | Path) -> ReportView:
-        """Read ``path`` (a ``report.json`` or the directory holding it)."""
+        """Read ``path`` (a ``report.json`` or the directory holding it); an :class:`InputError` for a
+        file of another format or of a version this ropeproof does not read
+        (:func:`~ropeproof.report.check_report_format`)."""
         p = Path(path)
-        return cls(json.loads((p / "report.json" if p.is_dir() else p).read_text()))
+        file = p / "report.json" if p.is_dir() else p
+        report = json.loads(file.read_text())
+        check_report_format(report, str(file))
+        return cls(report)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per claim: id, origin (``builtin``, or ``user`` for your claims), verdict (certified or

@@ -316,12 +316,29 @@ class ResultStore:
 
     @staticmethod
     def _read(path: Path, key: str) -> str:
-        text = path.read_text()
-        entry = json.loads(text)
-        if entry.get("format") != RESULT_FORMAT or entry.get("version") != RESULT_VERSION:
+        """The text of the saved value file ``path``, checked to be a complete result file of ``key``
+        (an :class:`InputError` naming the file otherwise: truncated, not JSON, another value's)."""
+        try:
+            text = path.read_text(encoding="utf-8")
+            entry = json.loads(text)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(
+                f"{path} is not a complete {RESULT_FORMAT} file ({type(exc).__name__}: {exc}); it was "
+                "truncated or altered"
+            ) from None
+        if not isinstance(entry, dict) or (entry.get("format"), entry.get("version")) != (
+            RESULT_FORMAT,
+            RESULT_VERSION,
+        ):
             raise InputError(f"{path} is not a {RESULT_FORMAT} v{RESULT_VERSION} file")
-        if entry["product"] + _dumps(entry["args"]) != key:
-            raise InputError(f"{path} holds {entry['product']}{_dumps(entry['args'])}, not {key}")
+        missing = [k for k in ("product", "args", "value") if k not in entry]
+        if missing:
+            raise InputError(
+                f"{path} is not a complete {RESULT_FORMAT} file (no {', '.join(missing)}); it was altered"
+            )
+        product, args = entry["product"], entry["args"]
+        if not isinstance(product, str) or product + _dumps(args) != key:
+            raise InputError(f"{path} holds {product}{_dumps(args)}, not {key}")
         return text
 
     def saved_keys(self) -> list[str]:

@@ -11,9 +11,9 @@ from typing import Any
 
 from ropeproof.commands.arguments import add_command, add_formats, add_output
 from ropeproof.paper_figures import figure_names, make_all
-from ropeproof.report import STORE_DIR
+from ropeproof.report import STORE_DIR, check_report_format
 from ropeproof.theory.atomic_output import atomic_directory
-from ropeproof.theory.errors import InputError
+from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.theory.result_store import ResultStore
 
 
@@ -48,8 +48,11 @@ def _saved_run(directory: Path, quick: bool) -> tuple[ResultStore, bool, list[st
     """The saved results of the report in ``directory``, whether it ran ``--quick`` and its figures."""
     try:
         report: dict[str, Any] = json.loads((directory / "report.json").read_text())
+        check_report_format(report, f"--from-report {directory}: report.json")
         run_quick = bool(report["run"]["flags"]["quick"])
         drawn = list(report["figures"])
+    except RopeproofError:
+        raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(
             f"--from-report {directory}: no readable report.json of ropeproof check ({exc})"
@@ -71,7 +74,20 @@ def run(args: argparse.Namespace) -> int:
         store, quick, drawn = _saved_run(args.from_report, args.quick)
         only = args.only if args.only else drawn
     with atomic_directory(args.out, args.force) as staging:
-        made = make_all(staging, quick, only, formats=args.formats, store=store)
+        try:
+            made = make_all(staging, quick, only, formats=args.formats, store=store)
+        except RopeproofError:
+            raise
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            if store is None:
+                raise
+            # the same drawing code drew these values when the report was written: what it cannot
+            # read now was changed since (or written by another version)
+            raise InputError(
+                f"--from-report {args.from_report}: a saved value cannot be drawn ({type(exc).__name__}: "
+                f"{str(exc)[:200]}); a file under {args.from_report / STORE_DIR} was altered or written by "
+                "another ropeproof: run ropeproof check again"
+            ) from exc
     for name, paths in made.items():
         print(f"{name}: {', '.join(p.name for p in paths)}")
     source = f" from the results saved in {args.from_report}" if args.from_report is not None else ""

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from ropeproof.commands.arguments import add_command
-from ropeproof.report import render_readme_findings, replace_readme_findings
+from ropeproof.report import check_report_format, render_readme_findings, replace_readme_findings
 from ropeproof.theory.atomic_output import check_replaceable_file, write_text_atomic
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.input_files import read_text
@@ -56,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
     text = read_text(path, REPORT_LIMIT, "REPORT")
     try:
         report = json.loads(text)
+        check_report_format(report, str(path))
         body = render_readme_findings(report)
+    except InputError:
+        raise
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # not a report.json
         raise InputError(f"{path} is not a ropeproof report.json ({type(exc).__name__}: {exc})") from exc
     if args.update_readme is None:

@@ -234,3 +234,76 @@ def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         == 2
     )
     assert "layers=2 is out of range; accepted: an integer >= 3 (hops=3)" in capsys.readouterr().err
+
+
+# ------------------------------ figures --from-report: a damaged store or a newer report (issue 32, case 11)
+
+
+@pytest.fixture(scope="module")
+def saved_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report directory as ``check --quick`` leaves it for one figure: report.json (version 4, the
+    fields ``figures --from-report`` reads) and the store the figure was drawn from."""
+    from ropeproof.paper_figures import make_all
+    from ropeproof.report import REPORT_FORMAT, STORE_DIR
+    from ropeproof.theory.result_store import ResultStore
+
+    root = tmp_path_factory.mktemp("report")
+    store = ResultStore(root / STORE_DIR)
+    made = make_all(root / "figures", True, ["e_geometry"], store=store)
+    store.finish_run()
+    report = {
+        "format": REPORT_FORMAT,
+        "version": 4,
+        "run": {"flags": {"quick": True}},
+        "figures": {name: [p.name for p in paths] for name, paths in made.items()},
+    }
+    (root / "report.json").write_text(json.dumps(report))
+    return root
+
+
+def _damaged(saved_report: Path, tmp_path: Path, edit) -> Path:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(saved_report, copy)
+    (value_file,) = (copy / "store").glob("figure.e-geometry-*.json")
+    edit(copy / "report.json", value_file)
+    return copy
+
+
+def _set(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def test_figures_from_a_report_of_the_current_version(saved_report: Path, tmp_path: Path, capsys) -> None:
+    assert main(["figures", "--from-report", str(saved_report), "--out", str(tmp_path / "ok")]) == 0
+    assert "1 figures in" in capsys.readouterr().out and (tmp_path / "ok" / "e_geometry.png").is_file()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda rep, val: val.write_text(val.read_text()[:5000]), "is not a complete ropeproof-result file"),
+        (lambda rep, val: _set(val, lambda d: d.__setitem__("value", None)), "a saved value cannot be drawn"),
+        (lambda rep, val: _set(val, lambda d: d.pop("value")), "is not a complete ropeproof-result file"),
+        (
+            lambda rep, val: _set(val, lambda d: next(iter(d["value"].values())).__setitem__(0, None)),
+            "a saved value cannot be drawn",
+        ),
+        (lambda rep, val: _set(rep, lambda d: d.__setitem__("version", 99)), "of version 99; this ropeproof"),
+        (lambda rep, val: _set(rep, lambda d: d.__setitem__("format", "x")), "is not a ropeproof-report"),
+    ],
+)
+def test_figures_from_a_damaged_report_is_a_one_line_refusal(
+    edit, message: str, saved_report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A truncated store file or a null value stopped with an internal error (exit 3), and a report of
+    version 99 was drawn as if it were the current one; each is now refused in one line, exit 2, and
+    nothing is written."""
+    copy = _damaged(saved_report, tmp_path, edit)
+    assert main(["figures", "--from-report", str(copy), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and err.startswith("ropeproof figures: error:"), err
+    assert not (tmp_path / "out").exists()

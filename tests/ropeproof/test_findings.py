@@ -137,3 +137,28 @@ def test_findings_reads_at_most_its_limits(
     monkeypatch.setattr(findings, "REPORT_LIMIT", 64)
     assert main(["findings", str(tmp_path / "report.json")]) == 2
     assert "is larger than 64 B, the most read from it" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"version": 99}, "of version 99; this ropeproof reads versions 1 to 4"),
+        ({"format": "other"}, "is not a ropeproof-report"),
+    ],
+)
+def test_findings_refuses_a_report_of_another_version(
+    change: dict, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report.json of a version this ropeproof does not know was rendered as if it were version 4
+    (issue 32, case 11, for every reader of report.json)."""
+    from ropeproof.report import REPORT_VERSION
+    from ropeproof.report_view import ReportView
+    from ropeproof.theory.errors import InputError
+
+    assert REPORT_VERSION == 4
+    (tmp_path / "report.json").write_text(json.dumps({"format": "ropeproof-report", "version": 4, **change}))
+    assert main(["findings", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    with pytest.raises(InputError, match=message):
+        ReportView.load(tmp_path)

@@ -120,6 +120,23 @@ def test_a_file_of_another_value_is_refused(tmp_path: Path) -> None:
         ResultStore(tmp_path).get(ROWS, n=2)
 
 
+def test_a_truncated_or_incomplete_file_is_refused_by_name(tmp_path: Path) -> None:
+    """``figures --from-report`` over a truncated store file stopped with an internal JSONDecodeError
+    (issue 32, case 11): every store names the file instead."""
+    ResultStore(tmp_path).get(ROWS, n=3)
+    path = tmp_path / result_file(ROWS, {"n": 3})
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2])
+    for store in (ResultStore(tmp_path), ResultStore.saved(tmp_path)):
+        with pytest.raises(InputError, match=r"is not a complete ropeproof-result file \(JSONDecodeError"):
+            store.get(ROWS, n=3)
+    entry = json.loads(text)
+    del entry["value"]
+    path.write_text(json.dumps(entry))
+    with pytest.raises(InputError, match=r"is not a complete ropeproof-result file \(no value\)"):
+        ResultStore.saved(tmp_path).get(ROWS, n=3)
+
+
 def test_saved_needs_a_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="is not a directory of saved results"):
         ResultStore.saved(tmp_path / "absent")
