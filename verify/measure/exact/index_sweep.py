@@ -225,8 +225,11 @@ def check_planes(
     """``(freqs, amps)`` as equal-length, non-empty 1-D float64 arrays (``amps`` all 1 when ``None``);
     :class:`InputError` unless every frequency is finite and every amplitude finite and ``>= 0`` with
     ``sum(amps) <= AMPS_SUM_LIMIT`` (and, with ``some_weight``, not all 0)."""
-    f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
-    a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
+    try:
+        f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
+        a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"freqs and amps must be sequences of real numbers ({exc})") from None
     if f.ndim != 1 or f.size == 0 or f.shape != a.shape:
         raise InputError(f"freqs and amps must be equal-length, non-empty 1-D; got {f.shape} and {a.shape}")
     if not np.all(np.isfinite(f)) or not np.all(np.isfinite(a)) or np.any(a < 0):

@@ -78,10 +78,12 @@ def test_amplitudes_whose_gap_overflows_are_refused() -> None:
     from ropeproof.theory.errors import InputError
     from ropeproof.verify.measure.exact.index_sweep import AMPS_SUM_LIMIT
 
-    for amps in ([1e308], [8e307, 8e307], [float("inf")]):
+    for amps in ([1e308], [8e307, 8e307], [float("inf")], ["a"], [[1.0, 2.0], [3.0]], [None]):
         with pytest.raises(InputError, match=r"amps") as err:
             index_sweep([0.866], amps, 10)
         assert "\n" not in str(err.value)
+    with pytest.raises(InputError, match=r"^freqs and amps must be sequences of real numbers"):
+        index_sweep(["x"], None, 10)
     sweep = index_sweep([0.866], [AMPS_SUM_LIMIT], 6)
     with mpmath.workdps(40):
         want = min(
