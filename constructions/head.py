@@ -175,8 +175,9 @@ class CompiledHead:
 
 
 def save_head(head: CompiledHead, path: str | Path) -> Path:
-    """Write ``head`` to the directory ``path`` (created if needed); return the path."""
-    from safetensors.numpy import save_file
+    """Write ``head`` to the directory ``path`` (created if needed); return the path. Both files are
+    created with the mode the umask gives a new file."""
+    from safetensors.numpy import save
 
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
@@ -192,7 +193,9 @@ def save_head(head: CompiledHead, path: str | Path) -> Path:
     if head.family is not None:
         meta["family"] = head.family.to_dict()
     (out / "head.json").write_text(json.dumps(meta, indent=2) + "\n")
-    save_file({m: np.ascontiguousarray(getattr(head, m)) for m in MATRICES}, str(out / WEIGHTS_FILE))
+    # written as bytes like head.json, so both files get the umask's mode (safetensors' save_file
+    # writes through a private 0600 temporary file)
+    (out / WEIGHTS_FILE).write_bytes(save({m: np.ascontiguousarray(getattr(head, m)) for m in MATRICES}))
     return out
 
 

@@ -205,6 +205,32 @@ def _follow_umask(root: Path) -> None:
                 os.chmod(path, files)
 
 
+def _file_inodes(directory: Path) -> dict[str, int]:
+    out = {}
+    with os.scandir(directory) as entries:
+        for e in entries:
+            st = e.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                out[e.name] = st.st_ino
+    return out
+
+
+@contextmanager
+def new_files_follow_umask(directory: str | Path) -> Iterator[None]:
+    """Give the regular files that the block creates directly in ``directory`` (an existing directory;
+    a new name, or a name now holding another file) the umask's mode, as ``open`` would, and leave every
+    other file as it was: for a library's ``save`` into a directory a caller names (``safetensors``
+    creates its files ``0600`` where every other file gets ``0666 & ~umask``), so the new files of one
+    output have one mode."""
+    directory = Path(directory)
+    before = _file_inodes(directory)
+    yield
+    mode = _file_mode()
+    for name, inode in _file_inodes(directory).items():
+        if before.get(name) != inode:
+            os.chmod(directory / name, mode)
+
+
 def _swap_into_place(staging: Path, target: Path, option: str = "--out") -> None:
     """Steps 2-4 of the protocol (module docstring): move ``target`` aside, ``staging`` in, then delete
     the old one. Refuses (leaving both) when ``target`` is not a real directory."""

@@ -38,6 +38,21 @@ def test_round_trip_is_bit_exact(tmp_path: Path, head: CompiledHead) -> None:
     assert back.spec == head.spec and back.tokens == head.tokens and back.scale == head.scale
 
 
+def test_both_files_get_the_umask_s_mode(tmp_path: Path, head: CompiledHead) -> None:
+    """save_head wrote weights.safetensors 0600 (safetensors' own file) and head.json 0666 & ~umask
+    (issue 32, case 14, through the Python API; the command line's staging directory evened them)."""
+    import os
+    import stat
+
+    umask = os.umask(0o027)
+    try:
+        save_head(head, tmp_path / "h")
+    finally:
+        os.umask(umask)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "h").iterdir()}
+    assert modes == {"head.json": 0o640, "weights.safetensors": 0o640}
+
+
 def test_legacy_npz_heads_load_with_a_warning(tmp_path: Path, head: CompiledHead) -> None:
     d = tmp_path / "old"
     d.mkdir()

@@ -281,6 +281,34 @@ def test_staged_directory_refuses_a_link_or_a_file_in_its_place(tmp_path: Path) 
     assert (tmp_path / "file").read_text() == "file" and _leftovers(tmp_path) == []
 
 
+def test_files_a_save_creates_follow_the_umask_and_no_other(tmp_path: Path) -> None:
+    """new_files_follow_umask: a file the block creates private (as safetensors does) gets the umask's
+    mode; one it rewrites in place, one it leaves alone and one it replaces by a new file are treated as
+    open() would treat them (the first two keep their mode)."""
+    import os
+    import stat
+
+    from ropeproof.theory.atomic_output import new_files_follow_umask
+
+    for name in ("kept", "rewritten", "replaced"):
+        (tmp_path / name).write_text("old")
+        os.chmod(tmp_path / name, 0o600)
+    umask = os.umask(0o022)
+    try:
+        with new_files_follow_umask(tmp_path):
+            fd = os.open(tmp_path / "weights", os.O_WRONLY | os.O_CREAT, 0o600)
+            os.close(fd)
+            (tmp_path / "rewritten").write_text("new")
+            (tmp_path / "replaced.tmp").write_text("new")
+            os.chmod(tmp_path / "replaced.tmp", 0o600)
+            os.replace(tmp_path / "replaced.tmp", tmp_path / "replaced")
+            (tmp_path / "sub").mkdir(mode=0o700)
+    finally:
+        os.umask(umask)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+    assert modes == {"kept": 0o600, "rewritten": 0o600, "replaced": 0o644, "weights": 0o644, "sub": 0o700}
+
+
 def test_moved_in_files_follow_the_umask(tmp_path: Path) -> None:
     # safetensors writes its files 0o600; head.json next to them was 0o644
     from ropeproof.theory.atomic_output import staged_directory

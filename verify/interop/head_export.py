@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.head import CompiledHead
+from ropeproof.theory.atomic_output import new_files_follow_umask
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.head_tokenizer import head_tokenizer
@@ -368,12 +369,13 @@ class HeadExport:
 
     def save(self, path: str | Path) -> Path:
         """Write the model, its tokenizer (``tokenizer.json``) and :data:`EXPORT_INFO_FILE` into the
-        directory ``path``; return it."""
+        directory ``path``; return it. The files it creates get the umask's mode, the weights too."""
         out = Path(path)
         if out.exists() and not out.is_dir():
             raise ExportError(f"path={str(out)!r} exists and is not a directory")
         out.mkdir(parents=True, exist_ok=True)
-        self.save_model(out)
-        self.tokenizer.save_pretrained(str(out))
+        with new_files_follow_umask(out):  # the weights are created 0600 by safetensors
+            self.save_model(out)
+            self.tokenizer.save_pretrained(str(out))
         (out / EXPORT_INFO_FILE).write_text(json.dumps(self.info.to_json(), indent=1))
         return out

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
+from ropeproof.theory.atomic_output import new_files_follow_umask
 from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.head_export import placement_fields
 from ropeproof.verify.interop.hf.checkpoint_certificate import (
@@ -199,11 +200,13 @@ class ModelExport:
         return record
 
     def save_pretrained(self, path: str | Path) -> Path:
-        """``model.save_pretrained``, ``tokenizer.save_pretrained`` and :data:`MODEL_INFO_FILE`."""
+        """``model.save_pretrained``, ``tokenizer.save_pretrained`` and :data:`MODEL_INFO_FILE`; the files
+        it creates get the umask's mode, the weights too (safetensors creates them ``0600``)."""
         path = Path(path)
         if path.exists() and not path.is_dir():
             raise ExportError(f"path={str(path)!r} exists and is not a directory")
-        with quiet_progress():
+        path.mkdir(parents=True, exist_ok=True)
+        with quiet_progress(), new_files_follow_umask(path):
             self.model.save_pretrained(path)
             self.tokenizer.save_pretrained(path)
         (path / MODEL_INFO_FILE).write_text(json.dumps(self.info.to_json(), indent=1))

@@ -226,3 +226,19 @@ def test_weights_that_overflow_the_export_dtype_are_refused(arch: str, compiled,
     assert all(bool(torch.isfinite(p).all()) for p in big.model.parameters())
     ok = exported("retrieval0", arch, "float32", 1e30)  # 1e30 still fits float32
     assert all(bool(torch.isfinite(p).all()) for p in ok.model.parameters())
+
+
+def test_saved_files_share_the_umask_s_mode(exported, tmp_path) -> None:
+    """HeadExport.save left model.safetensors 0600 beside 0640 files under umask 027 (issue 32, case 14,
+    through the Python API)."""
+    import os
+    import stat
+
+    ex = exported("retrieval0", "llama", "float32", 1.0)
+    umask = os.umask(0o027)
+    try:
+        path = ex.save(tmp_path / "m")
+    finally:
+        os.umask(umask)
+    modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in path.iterdir()}
+    assert "model.safetensors" in modes and set(modes.values()) == {0o640}, modes

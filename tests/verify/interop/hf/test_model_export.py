@@ -80,9 +80,18 @@ def test_layouts_and_info_round_trip(models, tmp_path: Path) -> None:
     ret = letter.info.placements[0]
     assert ret.planes == ((0, 3, False),)  # the slowest plane, 10000^(-6/8) = 0.001
     assert letter.info.metadata["layers"][0]["freqs"] == [gptj_frequency(3, 8)]
-    path = ex.save_pretrained(tmp_path / "n")
+    import os
+    import stat
+
+    umask = os.umask(0o027)
+    try:
+        path = ex.save_pretrained(tmp_path / "n")
+    finally:
+        os.umask(umask)
     assert load_model_info(path) == ex.info
     assert (path / MODEL_INFO_FILE).is_file()
+    # model.safetensors was created 0600 by safetensors, every other file 0640 (issue 32, case 14)
+    assert {stat.S_IMODE(f.stat().st_mode) for f in path.iterdir()} == {0o640}
     with pytest.raises(HeadImportError, match="does not exist"):
         load_model_info(tmp_path)
 
