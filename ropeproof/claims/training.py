@@ -169,6 +169,52 @@ def _accuracy(config: str, ctx: CheckContext) -> Outcome:
     )
 
 
+CONFIGURATION_PINS = {"seeds_in_a_configuration": [3]}
+"""The paper seeds trained with every field [A] states (pinned): seed 3; seeds 0-2 predate it."""
+
+
+@CLAIMS.claim(
+    id="training.configuration",
+    statement=(
+        "Some shipped paper-configuration seed was trained, for both tasks, with every field of [A]'s "
+        "configuration that [A] states (model shape, schedule, exact GELU, a 128-row sin/cos table, a fixed "
+        "training set of 432,000 sequences, 2,400 validation prompts), so that only the differences no "
+        "configuration removes remain; every shipped paper run's deviations from [A] are listed."
+    ),
+    reference="[A] as reported (docs/theory.md section 6: [A]'s set-up); ropeproof train --config paper",
+    params={},
+    expected="holds",
+    pins=CONFIGURATION_PINS,
+    meaning=(
+        "Which shipped paper seeds follow [A]'s stated configuration (seeds {seeds_in_a_configuration}); "
+        "the others' deviations: {deviations_said}. Every seed shares the differences no configuration "
+        "removes: {remaining_said}"
+    ),
+)
+def _configuration(ctx: CheckContext) -> Outcome:
+    from ropeproof.verify.studies.training.config import deviations_by_run
+
+    runs = {
+        f"{task}-seed{seed}": shipped_record(task, "paper", seed).config
+        for seed in seeds_of("paper")
+        for task in ("number", "letter")
+    }
+    found = deviations_by_run(runs)
+    both = sorted(
+        seed
+        for seed in seeds_of("paper")
+        if {f"number-seed{seed}", f"letter-seed{seed}"} <= set(found["in_a_configuration"])
+    )
+    figures = {
+        "seeds_in_a_configuration": both,
+        "deviations": found["deviations"],
+        "deviations_said": "; ".join(f"{run}: {' '.join(d)}" for run, d in found["deviations"].items() if d)
+        or "none",
+        "remaining_said": " ".join(found["remaining"]),
+    }
+    return Outcome("holds" if both else "violated", figures, key_figure="seeds_in_a_configuration")
+
+
 @CLAIMS.claim(
     id="training.hop-by-hop",
     statement=(
