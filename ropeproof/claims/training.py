@@ -523,7 +523,9 @@ LENGTH_VERDICTS = {
         "the number half), and once one is decided the remaining lengths, like those it does not judge, "
         "get one look of {first}."
     ),
-    reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation); docs/training.md",
+    reference=(
+        "[A] as reported (docs/theory.md sections 5 and 6: length generalisation); docs/guides/training.md"
+    ),
     params={"primary": "letter-distractors", "lengths": list(LENGTHS), "first": FIRST, "cap": CAP},
     quick=False,
     expected="violated" if HAS_HF else "open",
@@ -685,10 +687,9 @@ def _frequencies(ctx: CheckContext) -> Outcome:
 
 
 _OBSERVATION = (
-    "An observation about [A]'s own trained models, which are not available, known second-hand; it has no "
-    "corrected statement. What is true instead is measured, not proved: the claim gives the verdict of "
-    "every fair reading on the shipped retrained models (configuration deviations from [A] listed by "
-    "training.configuration), each pinned, with the bar at which it would flip. "
+    "An observation about [A]'s own trained models (not available), measured on retrained ones rather "
+    "than corrected: every fair reading's verdict is pinned, with the bar at which it would flip, and "
+    "training.configuration lists the retrained runs' deviations from [A]. "
 )
 CLAIMS.no_correction(
     "training.letter-last-layer",
