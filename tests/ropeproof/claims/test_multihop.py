@@ -7,9 +7,8 @@ import math
 import pytest
 import torch
 
-from ropeproof.claims.multihop import CLAIMS, checkpoint_model
+from ropeproof.claims.multihop import CLAIMS
 from ropeproof.claims.registry import CheckContext, run_claim
-from ropeproof.theory.result_store import ResultStore
 
 CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 
@@ -71,8 +70,3 @@ def test_length_and_ps_claims_hold() -> None:
     assert ps.outcome.verdict == "holds"
     assert ps.outcome.figures["min_index_S_pos"] > 0.5 and ps.outcome.figures["min_retrieval_S_sym"] > 0.5
 
-
-def test_checkpoint_models_are_compiled_once_per_run() -> None:
-    store = ResultStore()
-    assert checkpoint_model(store, "number") is checkpoint_model(store, "number")
-    assert checkpoint_model(store, "letter").n_layers == 12 and len(store.computed) == 2
