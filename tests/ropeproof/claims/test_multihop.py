@@ -69,4 +69,3 @@ def test_length_and_ps_claims_hold() -> None:
     ps = run_claim(CLAIMS["multihop.ps-layers"], CTX)
     assert ps.outcome.verdict == "holds"
     assert ps.outcome.figures["min_index_S_pos"] > 0.5 and ps.outcome.figures["min_retrieval_S_sym"] > 0.5
-
