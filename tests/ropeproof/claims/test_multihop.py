@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -69,3 +70,10 @@ def test_length_and_ps_claims_hold() -> None:
     ps = run_claim(CLAIMS["multihop.ps-layers"], CTX)
     assert ps.outcome.verdict == "holds"
     assert ps.outcome.figures["min_index_S_pos"] > 0.5 and ps.outcome.figures["min_retrieval_S_sym"] > 0.5
+
+
+def test_the_recursion_statement_names_the_tolerance_judged() -> None:
+    from ropeproof.verify.studies.beyond.multihop_judging import CHAIN_RELATIVE_TOLERANCE
+
+    stated = re.search(r"\(to relative ([0-9.e+-]+)\)", CLAIMS["multihop.recursion"].statement)
+    assert stated is not None and float(stated.group(1)) == CHAIN_RELATIVE_TOLERANCE
