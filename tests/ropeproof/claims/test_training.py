@@ -19,6 +19,7 @@ CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 IDS = [
     "training.paper-accuracy",
     "training.small-accuracy",
+    "training.configuration",
     "training.hop-by-hop",
     "training.letter-simultaneous",
     "training.layer-roles",
@@ -28,7 +29,7 @@ IDS = [
     "training.length",
     "training.frequencies",
 ]
-RECORD_ONLY = [*IDS[2:5], "training.uniform-early"]
+RECORD_ONLY = [*IDS[3:6], "training.uniform-early"]
 READINGS = ["training.letter-last-layer", "training.pure-heads", "training.length"]
 """The observations reported under every reading, pinned per reading and run in full checks only."""
 
@@ -45,7 +46,7 @@ def test_ids_expectations_and_quick() -> None:
 
     assert [c.id for c in CLAIMS] == IDS
     assert [c.id for c in CLAIMS if not c.quick] == READINGS
-    pinned = IDS[:2] + READINGS if HAS_HF else IDS[:2]
+    pinned = IDS[:3] + READINGS if HAS_HF else IDS[2:3]
     assert [c.id for c in CLAIMS if c.expected != "open"] == pinned
     if HAS_HF:
         assert {CLAIMS[c].expected for c in READINGS} == {"violated"}
@@ -87,7 +88,7 @@ def test_shipped_checkpoints_answer_the_held_out_prompts(claim_id: str) -> None:
     assert res.outcome.figures["worst_ci_low"] >= CLAIMS[claim_id].params["min_accuracy"]
 
 
-@pytest.mark.parametrize("claim_id", [c for c in IDS[2:] if c not in READINGS])
+@pytest.mark.parametrize("claim_id", [c for c in IDS[3:] if c not in READINGS])
 def test_observations_count_seeds_per_setting(claim_id: str) -> None:
     if claim_id not in RECORD_ONLY:
         pytest.importorskip("transformers")

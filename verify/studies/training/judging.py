@@ -3,11 +3,12 @@ accuracy of every shipped seed on its 95% intervals, whether the paper seeds fol
 configuration, and each observation per seed, counted over the seeds of both settings
 (:data:`SETTINGS`), under every reading where there are several.
 
-Each ``*_outcome`` function measures through the run's
-:class:`~ropeproof.theory.result_store.ResultStore` (models loaded once per run) and hands the
-measurements to a ``judge_*`` function (or :func:`over_seeds` / :func:`readings_outcome`) that only
-aggregates, so the aggregation is testable on hand-made measurements; the claims in
-:mod:`ropeproof.claims.training` state what is judged and call the ``*_outcome`` functions.
+The ``*_outcome`` functions that run models measure through the run's
+:class:`~ropeproof.theory.result_store.ResultStore` (models loaded once per run) and hand the
+measurements to a ``judge_*`` function that only aggregates (through :func:`over_seeds` or
+:func:`readings_outcome`), so the aggregation is testable on hand-made measurements; those that read run
+records only read them through :func:`shipped_record`. The claims in :mod:`ropeproof.claims.training`
+state what is judged and call one ``*_outcome`` function each.
 
 The seeds judged are those :func:`seeds_of` lists, looked up when a judging function runs.
 """
@@ -97,7 +98,7 @@ def over_seeds(observe: Callable[[str, int], Finding], quick_models: bool = Fals
     figures["paper_seeds_showing"] = f"{figures['paper'][SHOWS]} of {figures['paper']['seeds']}"
     verdict = verdict_over_seeds(paper)
     detail = "" if paper else NO_PAPER
-    return Outcome(verdict, figures, key_figure="paper_seeds_showing", detail=detail)  # type: ignore[arg-type]
+    return Outcome(verdict, figures, key_figure="paper_seeds_showing", detail=detail)
 
 
 def readings_outcome(
@@ -148,7 +149,7 @@ def readings_outcome(
         k: f(paper_details[k]) for k, f in (stand or {}).items() if paper_details.get(k)
     }
     detail = "" if seeds_of("paper") else NO_PAPER
-    return Outcome(verdict, figures, key_figure="reading_verdicts", detail=detail)  # type: ignore[arg-type]
+    return Outcome(verdict, figures, key_figure="reading_verdicts", detail=detail)
 
 
 # -- accuracy ------------------------------------------------------------------------------------------
@@ -171,7 +172,7 @@ def judge_accuracy(config: str, rows_of: Callable[[str, int], dict[str, dict[str
     figures["worst_ci_low"] = min(r["ci_low"] for k, v in figures.items() for r in v.values())
     verdict = "violated" if "below" in sides else "unresolvable" if "undecided" in sides else "holds"
     return Outcome(
-        verdict,  # type: ignore[arg-type]
+        verdict,
         figures,
         key_figure="worst_ci_low",
         counterexample=figures if verdict != "holds" else None,
@@ -462,7 +463,7 @@ def judge_lengths(
     figures["paper_letter_850"] = row_against(at_850[0]) if at_850 else "not measured"
     detail = "" if seeds_of("paper") else NO_PAPER
     return Outcome(
-        verdict if seeds_of("paper") else "unresolvable",  # type: ignore[arg-type]
+        verdict if seeds_of("paper") else "unresolvable",
         figures,
         key_figure="reading_verdicts",
         detail=detail,
