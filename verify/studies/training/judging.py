@@ -83,9 +83,37 @@ def missing_transformers() -> Outcome | None:
     return Outcome("unresolvable", detail=NO_TRANSFORMERS)
 
 
+def configuration_groups() -> dict[str, list[int]]:
+    """The shipped paper seeds split by how they were trained: ``a-configuration`` (both tasks' records
+    set every field [A] states, :func:`~ropeproof.verify.studies.training.config.in_a_configuration`)
+    and ``earlier`` (the rest)."""
+    from ropeproof.verify.studies.training.config import in_a_configuration
+
+    groups: dict[str, list[int]] = {"a-configuration": [], "earlier": []}
+    for seed in seeds_of("paper"):
+        followed = all(in_a_configuration(shipped_record(t, "paper", seed).config) for t in TASKS)
+        groups["a-configuration" if followed else "earlier"].append(seed)
+    return groups
+
+
+def verdict_by_configuration(paper: Mapping[int, Finding]) -> dict[str, Any]:
+    """The verdict of "every seed shows it" over each :func:`configuration_groups` group, among the
+    paper seeds judged (``paper``: seed -> finding): ``{group: {"seeds": [...], "verdict": ...}}`` with
+    verdict ``"no seed"`` for a group none of whose seeds was judged, and ``"changes"``: whether the two
+    groups' verdicts differ (``None`` unless both groups have a judged seed)."""
+    out: dict[str, Any] = {}
+    for group, seeds in configuration_groups().items():
+        judged = {s: paper[s] for s in seeds if s in paper}
+        out[group] = {"seeds": sorted(judged), "verdict": verdict_over_seeds(judged) if judged else "no seed"}
+    verdicts = [g["verdict"] for g in out.values()]
+    out["changes"] = None if "no seed" in verdicts else verdicts[0] != verdicts[1]
+    return out
+
+
 def over_seeds(observe: Callable[[str, int], Finding], quick_models: bool = False) -> Outcome:
     """``observe(config, seed)`` for every seed of every setting (only the first seed of each when
-    ``quick_models``): figures ``{setting: seed_summary}`` and ``paper_seeds_showing`` ("k of n"); the
+    ``quick_models``): figures ``{setting: seed_summary}``, ``paper_seeds_showing`` ("k of n") and
+    ``by_configuration`` (:func:`verdict_by_configuration` of the paper seeds' findings); the
     verdict is :func:`~ropeproof.verify.studies.training.observations.verdict_over_seeds` over the paper
     seeds (``unresolvable`` with :data:`NO_PAPER` when there are none)."""
     figures: dict[str, Any] = {}
@@ -96,6 +124,7 @@ def over_seeds(observe: Callable[[str, int], Finding], quick_models: bool = Fals
         if config == "paper":
             paper = found
     figures["paper_seeds_showing"] = f"{figures['paper'][SHOWS]} of {figures['paper']['seeds']}"
+    figures["by_configuration"] = verdict_by_configuration(paper)
     verdict = verdict_over_seeds(paper)
     detail = "" if paper else NO_PAPER
     return Outcome(verdict, figures, key_figure="paper_seeds_showing", detail=detail)
@@ -108,7 +137,9 @@ def readings_outcome(
 ) -> Outcome:
     """Every reading in ``observe`` (``reading -> (config, seed) -> (finding, detail)``) over every
     shipped seed of both settings; the verdict is the ``primary`` reading's over the paper seeds, and the
-    figures give every reading's verdict, which readings flip it, each seed's detail and, for a reading in
+    figures give every reading's verdict (and its :func:`verdict_by_configuration`, with the readings
+    whose verdict differs between the groups in ``configuration_changes``), which readings flip it, each
+    seed's detail and, for a reading in
     ``stand``, where its verdict stands (``stand[reading](paper seeds' details)``: the bar at which it
     would flip)."""
     per_reading: dict[str, Any] = {}
@@ -123,6 +154,7 @@ def readings_outcome(
                 details[f"{config}-seed{seed}"] = detail
         per_reading[name] = {
             "verdict": verdict_over_seeds(found["paper"]),
+            "by_configuration": verdict_by_configuration(found["paper"]),
             "paper": seed_summary(found["paper"]),
             "small": seed_summary(found["small"]),
             "detail": details,
@@ -141,6 +173,9 @@ def readings_outcome(
         ),
         "paper": per_reading[primary]["paper"],
         "small": per_reading[primary]["small"],
+        "configuration_changes": sorted(
+            k for k, v in per_reading.items() if v["by_configuration"]["changes"]
+        ),
     }
     paper_details = {
         k: [d for s, d in v["detail"].items() if s.startswith("paper-")] for k, v in per_reading.items()
@@ -444,6 +479,7 @@ def judge_lengths(
         per_reading[key].update(
             says=r.says,
             verdict=verdict_over_seeds(found["paper"]),
+            by_configuration=verdict_by_configuration(found["paper"]),
             paper=seed_summary(found["paper"]),
             small=seed_summary(found["small"]),
         )
@@ -456,6 +492,9 @@ def judge_lengths(
         "readings_that_flip_it": {k: flip_text(per_reading[k]) for k in flips},
         "readings": per_reading,
         "readings_said": "; ".join(f"{k} {v}" for k, v in verdicts.items()),
+        "configuration_changes": sorted(
+            k for k, v in per_reading.items() if v["by_configuration"]["changes"]
+        ),
         "inputs_answered": sum(row["count"] for seed_rows in rows.values() for row in seed_rows),
         "rows": rows,
     }

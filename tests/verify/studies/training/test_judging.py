@@ -376,3 +376,35 @@ def test_judging_that_loads_models_needs_transformers(monkeypatch: pytest.Monkey
         judging.frequencies_outcome(None, 20, True),  # type: ignore[arg-type]
     ):
         assert out.verdict == "unresolvable" and out.detail == judging.NO_TRANSFORMERS
+
+
+# -- by configuration ----------------------------------------------------------------------------------
+
+
+def test_verdicts_by_configuration_split_the_seeds_by_how_they_were_trained(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    configs = {0: PAPER_V1, 1: PAPER}
+    monkeypatch.setattr(
+        judging, "shipped_record", lambda task, config="small", seed=0: SimpleNamespace(config=configs[seed])
+    )
+    assert judging.configuration_groups() == {"a-configuration": [1], "earlier": [0]}
+    split = judging.verdict_by_configuration({0: "contradicts", 1: "shows"})
+    assert split["a-configuration"] == {"seeds": [1], "verdict": "holds"}
+    assert split["earlier"] == {"seeds": [0], "verdict": "violated"} and split["changes"] is True
+    assert judging.verdict_by_configuration({0: "shows", 1: "shows"})["changes"] is False
+    only_first = judging.verdict_by_configuration({0: "shows"})  # a quick run judges seed 0 alone
+    assert only_first["a-configuration"]["verdict"] == "no seed" and only_first["changes"] is None
+    out = judging.over_seeds(lambda config, seed: {0: "contradicts", 1: "shows"}[seed])
+    assert out.verdict == "violated" and out.figures["by_configuration"]["changes"] is True
+    readings = judging.readings_outcome(
+        "a",
+        {
+            "a": lambda config, seed: ("shows", None),
+            "b": lambda config, seed: ("shows" if seed == 1 else "contradicts", None),
+        },
+    )
+    assert readings.figures["configuration_changes"] == ["b"]
+    assert readings.figures["readings"]["a"]["by_configuration"]["changes"] is False
+    configs[1] = PAPER_V1  # no seed in [A]'s configuration: nothing to compare
+    assert judging.verdict_by_configuration({0: "shows", 1: "shows"})["changes"] is None
