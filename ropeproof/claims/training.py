@@ -139,7 +139,9 @@ def _configuration(ctx: CheckContext) -> Outcome:
         "Whether [A]'s models learn the number task one hop count at a time, as [A] reports. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _hop_by_hop(ctx: CheckContext) -> Outcome:
@@ -159,7 +161,9 @@ def _hop_by_hop(ctx: CheckContext) -> Outcome:
         "Whether [A]'s models learn all letter-task hop counts together, as [A] reports. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _letter_simultaneous(ctx: CheckContext) -> Outcome:
@@ -181,7 +185,9 @@ def _letter_simultaneous(ctx: CheckContext) -> Outcome:
         "Whether [A]'s models split into positional and symbolic layers where [A] found them. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _layer_roles(ctx: CheckContext) -> Outcome:
@@ -258,7 +264,9 @@ def _pure_heads(ctx: CheckContext) -> Outcome:
         "Whether [A]'s models pass through a near-uniform phase at the start of training. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _uniform_early(ctx: CheckContext) -> Outcome:
@@ -324,7 +332,9 @@ def _length(ctx: CheckContext) -> Outcome:
         "Whether trained heads use the frequencies [A] found: high for pointer heads, low for lookups. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _frequencies(ctx: CheckContext) -> Outcome:
