@@ -233,12 +233,17 @@ def _pi2_term(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @functools.cache
 def index_term_identity() -> bool:
     """Whether sympy proves that T_Index's gap at the adjacent offset, ``g(1)`` (derived from the
-    construction's closed form, :func:`index_gap_expression`), equals Theorem 3.2's ``1 - cos(theta)``."""
+    construction's closed form, :func:`index_gap_expression`), equals Theorem 3.2's ``1 - cos(theta)``:
+    by the exponential form of the difference (:func:`~ropeproof.theory.trig_identity.
+    exponential_form_vanishes`), else by ``simplify``."""
     import sympy as sp
+
+    from ropeproof.theory.trig_identity import exponential_form_vanishes
 
     gap = index_gap_expression(index_construction(theta=0.5, max_int=1, letters=1))
     m = next(s for s in gap.free_symbols if s.name == "m")
-    return bool(sp.simplify(gap.subs(m, 1) - index_bound().terms[0].raw) == 0)
+    difference = gap.subs(m, 1) - index_bound().terms[0].raw
+    return exponential_form_vanishes(difference) or bool(sp.simplify(difference) == 0)
 
 
 @functools.cache
@@ -248,11 +253,12 @@ def retrieval_theta_zero_identity(alphabet_size: int) -> bool:
     import sympy as sp
 
     from ropeproof.theory.bounds import OMEGA, THETA, N
+    from ropeproof.theory.trig_identity import exponential_form_vanishes
 
     omega = 2 * sp.pi / alphabet_size
     raw = retrieval_bound().terms[0].raw.subs({THETA: 0, OMEGA: omega})
     witness = sp.cos(0 * N) - sp.cos(omega - N * 0)
-    return bool(sp.simplify(witness - raw) == 0)
+    return exponential_form_vanishes(witness - raw) or bool(sp.simplify(witness - raw) == 0)
 
 
 # ---------------------------------------------------------------------------------------- T_Index
