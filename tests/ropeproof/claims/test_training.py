@@ -195,3 +195,22 @@ def test_the_readings_of_the_pinned_claims_are_judged() -> None:
     assert list(LENGTH_VERDICTS) == study_plan(False)["readings"]
     assert set(LAST_LAYER_VERDICTS) == {"causal", *judging.LAST_LAYER_STANDS, "descriptive"}
     assert set(PURE_VERDICTS) == {"per-layer", *judging.PURE_STANDS}
+
+
+def test_the_configuration_claim_lists_every_paper_run_and_holds_with_a_seed_in_a_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = run_claim(CLAIMS["training.configuration"], CTX)
+    figures = result.outcome.figures
+    assert result.outcome.verdict == "holds" and not result.regression
+    assert (
+        figures["seeds_in_a_configuration"] == claims_training.CONFIGURATION_PINS["seeds_in_a_configuration"]
+    )
+    runs = {f"{t}-seed{s}" for s in claims_training.seeds_of("paper") for t in ("number", "letter")}
+    assert set(figures["deviations"]) == runs
+    for run, found in figures["deviations"].items():  # the earlier seeds differ in exactly three fields
+        fields = [d.split(" = ")[0] for d in found]
+        in_a = int(run.rsplit("seed", 1)[1]) in figures["seeds_in_a_configuration"]
+        assert fields == ([] if in_a else ["n_positions", "activation", "training_set"]), run
+    monkeypatch.setattr(judging, "seeds_of", lambda config, quick=False: [0, 1, 2])  # the earlier seeds alone
+    assert run_claim(CLAIMS["training.configuration"], CTX).outcome.verdict == "violated"
