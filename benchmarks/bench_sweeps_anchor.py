@@ -13,10 +13,13 @@ Lines), prints in one run, round robin over ``--repeats`` rounds, medians:
 - computation only, in this process: the sweep's row iterator (every row, judged) against the anchor's
   numpy pass, CPU seconds;
 - whether the written margins are the anchor's, bit for bit;
-- with ``--full``, the command writing every row as its text table.
+- with ``--full``, the command of issue 35 as stated, writing every row as its text table
+  (``ropeproof sweep ... --lengths 2:N+1 --out F``), against the anchor writing every row's margin
+  (``sweep_anchors.py ... STEP=1``), both as processes, wall and CPU seconds; the full anchor's
+  margins are compared with the command's JSON Lines rows (at ``--step``), bit for bit.
 
 The ratios command / anchor are the figures of issue 35 (target: within 2x including the command's
-start). The machine's load average is printed before and after.
+start). The machine's load average is printed before and after each case.
 """
 
 from __future__ import annotations
@@ -109,13 +112,22 @@ def main() -> None:
             anchor += [case["anchor"][2], str(args.step), out_anchor, *case["anchor"][3:]]
             full = [sys.executable, "-m", "ropeproof", *case["cli"], "--lengths", f"2:{top}"]
             full += ["--out", out_text, "--force", "--no-progress"]
-            times: dict[str, list[tuple[float, float]]] = {"command": [], "anchor": [], "full": []}
+            out_full_anchor = str(Path(tmp) / "anchor_full.txt")
+            full_anchor = [sys.executable, str(HERE / "sweep_anchors.py"), *case["anchor"][:2]]
+            full_anchor += [case["anchor"][2], "1", out_full_anchor, *case["anchor"][3:]]
+            times: dict[str, list[tuple[float, float]]] = {
+                "command": [],
+                "anchor": [],
+                "full": [],
+                "full anchor": [],
+            }
             comp: dict[str, list[float]] = {"rows": [], "numpy": []}
             for _ in range(args.repeats):
                 times["command"].append(run_process(cli))
                 times["anchor"].append(run_process(anchor))
                 if args.full:
                     times["full"].append(run_process(full))
+                    times["full anchor"].append(run_process(full_anchor))
                 comp["rows"].append(cpu(case["rows"]))
                 comp["numpy"].append(cpu(case["numpy"]))
             rows = [json.loads(line) for line in Path(out_cli).read_text().splitlines()]
@@ -125,6 +137,13 @@ def main() -> None:
                 for a, b in (line.split() for line in Path(out_anchor).read_text().splitlines())
             }
             same = got == want and len(got) > 0
+            if args.full:
+                every = {}
+                for line in Path(out_full_anchor).read_text().splitlines():
+                    a, b = line.split()
+                    if int(a) in got:
+                        every[int(a)] = float(b)
+                same &= every == got
             med = {
                 k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
                 for k, v in times.items()
@@ -132,12 +151,17 @@ def main() -> None:
             }
             cmed = {k: statistics.median(v) for k, v in comp.items()}
             print(f"\n## {case['name']} ({len(got)} rows written; margins the anchor's, bit for bit: {same})")
+            print(f"load average: {load()}")
             for k in med:
                 print(f"{k}: wall {med[k][0]:.2f} s, CPU {med[k][1]:.2f} s")
             print(
                 f"command / anchor: wall {med['command'][0] / med['anchor'][0]:.1f}x, "
                 f"CPU {med['command'][1] / med['anchor'][1]:.1f}x"
             )
+            if args.full:
+                wall_ratio = med["full"][0] / med["full anchor"][0]
+                cpu_ratio = med["full"][1] / med["full anchor"][1]
+                print(f"full (every row written) / full anchor: wall {wall_ratio:.2f}x, CPU {cpu_ratio:.2f}x")
             print(
                 f"computation only (CPU, in process): sweep rows {cmed['rows']:.2f} s, numpy pass "
                 f"{cmed['numpy']:.2f} s, ratio {cmed['rows'] / cmed['numpy']:.1f}x"

@@ -496,7 +496,42 @@ def render_readme_findings(report: dict[str, Any]) -> str:
             lines.append(f"- {mark} (`{c['id']}`): {c['meaning'] or c['statement']}")
             lines += interval_table(c["figures"])
             lines += corrected.get(c["id"], [])
+    if flags.get("quick"):
+        lines += full_check_only_lines({c["id"] for c in report["claims"]})
     return "\n".join(lines) + "\n"
+
+
+def full_check_only_lines(ran: set[str]) -> list[str]:
+    """Findings-page lines for the built-in claims a ``--quick`` run skips (ids not in ``ran``): each
+    with its expected verdict and the pins that ``ropeproof check --strict`` holds it to (per reading
+    where the claim judges several readings, the first being the verdict's), and its no-correction
+    reason; empty when every claim ran."""
+    from ropeproof.claims import registered_claims, registered_no_corrections
+
+    reasons = {nc.claim: nc.reason for nc in registered_no_corrections()}
+    skipped = [c for c in registered_claims() if c.id not in ran and not c.quick]
+    if not skipped:
+        return []
+    lines = [
+        "",
+        "**Judged by the full check only** (`ropeproof check`; `--quick` skips them, and `--strict` fails "
+        "when a verdict or pin below changes)",
+        "",
+    ]
+    for c in skipped:
+        mark = "finding: violated" if c.expected == "violated" else c.expected
+        readings = c.pins.get("reading_verdicts")
+        if readings:
+            said = "; ".join(f"reading '{k}' {v}" for k, v in readings.items())
+            pinned = f" Pinned per reading (the verdict is the first's): {said}."
+        elif c.pins:
+            pinned = " Pinned: " + "; ".join(f"{k} = {v}" for k, v in c.pins.items()) + "."
+        else:
+            pinned = ""
+        lines.append(f"- {mark} (`{c.id}`, expected): {c.reference}.{pinned}")
+        if c.id in reasons:
+            lines.append(f"  - no correction: {reasons[c.id]}")
+    return lines
 
 
 def replace_readme_findings(readme: str, body: str) -> str:

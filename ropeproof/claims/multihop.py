@@ -21,33 +21,23 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
-
-import numpy as np
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.constructions.multihop_programs import LOGIT_SCALE
 from ropeproof.constructions.paper import TASK_LENGTH
-from ropeproof.theory.multihop import chain_coefficient, standard_chain_coefficient
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.interop.hf.converters import CONVERTERS
-from ropeproof.verify.kernel.multilayer import model_module
-from ropeproof.verify.measure.exact.multihop_certified import (
-    BASIC,
-    certificate_steps,
-    certified_horizon,
-    horizon_witness,
+from ropeproof.verify.studies.beyond.checkpoint_solvers import DEFAULT_MAX_LENGTH
+from ropeproof.verify.studies.beyond.multihop_judging import (
+    HOPS,
+    LAYERS,
+    certified_long_outcome,
+    certified_outcome,
+    hf_lengths_outcome,
+    hf_parity_outcome,
+    length_outcome,
+    ps_layers_outcome,
+    recursion_outcome,
 )
-from ropeproof.verify.measure.layer_scores import layer_ps_scores
-from ropeproof.verify.measure.tasks import letter_task, number_task
-from ropeproof.verify.studies.beyond.checkpoint_solvers import (
-    CHECKPOINT_MODEL,
-    DEFAULT_CHECKPOINTS,
-    DEFAULT_MAX_LENGTH,
-    CheckpointSpec,
-)
-from ropeproof.verify.studies.beyond.multihop_length import STANDARD_STUDY, length_settings
+from ropeproof.verify.studies.beyond.multihop_length import length_settings
 
 CLAIMS = ClaimSet(
     "multihop",
@@ -56,27 +46,9 @@ CLAIMS = ClaimSet(
 )
 """The multi-hop claims, in report order."""
 
-HOPS, LAYERS = 4, 12
-LONG = 10_000
-
-
-def checkpoint_model(store: ResultStore, task: str) -> CompiledModel:
-    """The smallest checkpoint's compiled program (12 layers, 4 hop layers, widths 6 and 8), compiled once
-    per run (the run's store)."""
-    return store.get(CHECKPOINT_MODEL, task=task, hops=HOPS, layers=LAYERS)
-
-
-def default_checkpoint(store: ResultStore, task: str, arch: str) -> tuple[CheckpointSpec, CompiledModel]:
-    """What ``ropeproof export-model ARCH TASK`` compiles by default (the best solver, width 128, built
-    for ``10^4`` tokens) and its compiled model, compiled once per run (the run's store; GPT-J and LLaMA
-    share the number program)."""
-    return store.get(DEFAULT_CHECKPOINTS, task=task, max_length=DEFAULT_MAX_LENGTH, hops=HOPS, layers=LAYERS)[
-        arch
-    ]
-
-
-def _tasks(task: str, count: int, hops: tuple[int, ...] = (1, 2, 3, 4), seed: int = 0) -> list:
-    return (number_task if task == "number" else letter_task)(count, hops=hops, seed=seed)
+PS_SCORED_LAYERS = Quick(LAYERS, HOPS + 1)
+"""How many leading layers ``multihop.ps-layers`` scores: all of them, or (quick) the hop layers and the
+first Reflexive layer."""
 
 
 @CLAIMS.claim(
@@ -94,60 +66,8 @@ def _tasks(task: str, count: int, hops: tuple[int, ...] = (1, 2, 3, 4), seed: in
     "predicted multiple of the answer.",
 )
 def _recursion(ctx: CheckContext) -> Outcome:
-    pattern = [True] * HOPS + [False] * (LAYERS - HOPS)
-    coeffs = {h: chain_coefficient(pattern, h) for h in (1, 2, 3, 4)}
-    closed = {h: standard_chain_coefficient(HOPS, LAYERS, h) for h in (1, 2, 3, 4)}
-    worst = 0.0
-    for task in ("number", "letter"):
-        model = checkpoint_model(ctx.store, task)
-        module = model_module(model, ctx.device, "float64")
-        chan = model.feature_dims("channel")
-        for h in (1, 2, 3, 4):
-            insts = _tasks(task, ctx.params["inputs_per_hop"], (h,), seed=h)
-            res = module.run([i.tokens for i in insts])
-            got = res.residual[-1, :, -1, chan].double().cpu().numpy()
-            want = np.stack([coeffs[h] * model.W_U[chan, model.token_index(i.answer)] for i in insts])
-            worst = max(worst, float(np.abs(got - want).max() / coeffs[h]))
-    # relative error allowed: leaks below 1e-10 of the mass (certified margins at scale 1000) plus float64
-    ok = coeffs == closed and worst <= 1e-9
-    return Outcome.judge(
-        ok,
-        {"chain_coefficients": coeffs, "max_relative_channel_error": worst},
-        key_figure="max_relative_channel_error",
-        counterexample={"coefficients": coeffs, "closed_form": closed, "worst": worst},
-    )
-
-
-def _certified(task: str, ctx: CheckContext) -> Outcome:
-    model = checkpoint_model(ctx.store, task)
-    cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
-    basic = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"], **BASIC)
-    witness = horizon_witness(model, cert)
-    figures: dict[str, Any] = {
-        "certified_horizon": cert.horizon,
-        "basic_horizon": basic.horizon,
-        "d_model": model.d_model,
-        "gptj_width": model.d_model + 1 + (model.d_model + 1) % 2,
-        "logit_scale": model.logit_scale,
-        "chain_coefficient": cert.coefficient,
-        "certificate": cert.summary(),
-        "certificate_steps": certificate_steps(model, ctx.params["hops"], ctx.params["max_n"]),
-        "where_the_proof_stops": witness,
-    }
-    return Outcome.judge(
-        cert.horizon >= TASK_LENGTH,
-        figures,
-        key_figure="certified_horizon",
-        counterexample=witness,
-        detail=(
-            "Leaked attention bounded from each layer's exact margins (a sum over offsets where the keys "
-            "are all alike), propagated per chain position through the residual stream and read out "
-            "against the code's radius (theory/multihop_bound.py), enclosed with Arb balls (python-flint); "
-            "'certificate_steps' gives the horizon with each refinement left out, 'where_the_proof_stops' "
-            "the limiting layer's worst-case chain row at the first undecided length."
-        ),
-        certified=True,
-    )
+    p = ctx.params
+    return recursion_outcome(ctx.store, ctx.device, p["inputs_per_hop"], p["hop_layers"], p["layers"])
 
 
 @CLAIMS.claim(
@@ -166,7 +86,8 @@ def _certified(task: str, ctx: CheckContext) -> Outcome:
     "'certificate_steps' says which step of the proof loses the most.",
 )
 def _certified_number(ctx: CheckContext) -> Outcome:
-    return _certified("number", ctx)
+    p = ctx.params
+    return certified_outcome(ctx.store, p["task"], p["hops"], p["max_n"], p["layers"])
 
 
 @CLAIMS.claim(
@@ -185,7 +106,8 @@ def _certified_number(ctx: CheckContext) -> Outcome:
     "'certificate_steps' says which step of the proof loses the most.",
 )
 def _certified_letter(ctx: CheckContext) -> Outcome:
-    return _certified("letter", ctx)
+    p = ctx.params
+    return certified_outcome(ctx.store, p["task"], p["hops"], p["max_n"], p["layers"])
 
 
 @CLAIMS.claim(
@@ -205,16 +127,8 @@ def _certified_letter(ctx: CheckContext) -> Outcome:
     "the config's ropeproof_certificate.label says so).",
 )
 def _certified_long(ctx: CheckContext) -> Outcome:
-    figures: dict[str, Any] = {}
-    ok = True
-    for task in ("number", "letter"):
-        for arch in CONVERTERS:
-            spec, model = default_checkpoint(ctx.store, task, arch)
-            cert = certified_horizon(model, ctx.params["hops"], max_n=ctx.params["max_n"])
-            figures[f"{task}-{arch}"] = {**cert.summary(), "checkpoint": spec.summary()}
-            ok &= cert.complete and cert.horizon == ctx.params["max_n"]
-    figures["min_horizon"] = min(v["horizon"] for v in figures.values())
-    return Outcome.judge(ok, figures, key_figure="min_horizon", counterexample=figures, certified=True)
+    p = ctx.params
+    return certified_long_outcome(ctx.store, p["hops"], p["max_n"], p["layers"])
 
 
 @CLAIMS.claim(
@@ -241,36 +155,7 @@ def _certified_long(ctx: CheckContext) -> Outcome:
     "first (it meets the certificate); the witnesses' tokens are in the settings' 'first_failure'.",
 )
 def _length(ctx: CheckContext) -> Outcome:
-    study = ctx.store.get(STANDARD_STUDY, quick=ctx.quick)
-    violations = [
-        r
-        for r in study["rows"]
-        if r["n"] <= r["certified_horizon"] and (r["accuracy"] < 1.0 or r["decoy_accuracy"] < 1.0)
-    ]
-    summary = study["summary"]
-    first = {
-        f"{k}/{b}": (v["measured"][b]["first_failure"] or {}).get("n")
-        for k, v in summary.items()
-        for b in v["measured"]
-    }
-    witnesses_ok = all(f["witness"]["in_vocabulary"] and f["witness"]["exact"] for f in study["failures"])
-    figures = {
-        "settings": summary,
-        "side_by_side": study["side_by_side"],
-        "first_failure_n": first,
-        "violations": len(violations),
-        "inputs_answered": sum(r["inputs"] for r in study["rows"]),
-        "rows_below_25_past_horizon": sum(
-            r["n"] > r["certified_horizon"] and r["accuracy_ci"][1] < 0.25 for r in study["rows"]
-        ),
-    }
-    return Outcome.judge(
-        not violations and witnesses_ok,
-        figures,
-        key_figure="first_failure_n",
-        counterexample=violations[:3],
-        detail="A violation would be a wrong answer at a certified length: a bug in the proof or the code.",
-    )
+    return length_outcome(ctx.store, ctx.quick)
 
 
 @CLAIMS.claim(
@@ -285,18 +170,10 @@ def _length(ctx: CheckContext) -> Outcome:
     meaning="The compiled solvers reproduce [A]'s picture: Index layers positional, Retrieval symbolic.",
 )
 def _ps_layers(ctx: CheckContext) -> Outcome:
-    count = ctx.params["inputs"]
-    figures: dict[str, Any] = {}
-    ok = True
-    for task, kind, want in (("number", "index", "positional"), ("letter", "retrieval", "symbolic")):
-        model = checkpoint_model(ctx.store, task)
-        layers = list(range(HOPS + (1 if ctx.quick else LAYERS - HOPS)))
-        scores = layer_ps_scores(model, _tasks(task, count), ctx.params["tau"], ctx.device, layers=layers)
-        figures[task] = [s.as_dict() for s in scores]
-        ok &= all(s.label == want for s in scores if s.kind == kind)
-    figures["min_index_S_pos"] = min(s["S_pos"] for s in figures["number"] if s["kind"] == "index")
-    figures["min_retrieval_S_sym"] = min(s["S_sym"] for s in figures["letter"] if s["kind"] == "retrieval")
-    return Outcome.judge(ok, figures, key_figure="min_index_S_pos", counterexample=figures)
+    p = ctx.params
+    return ps_layers_outcome(
+        ctx.store, ctx.device, p["inputs"], p["tau"], PS_SCORED_LAYERS.resolve(ctx.quick)
+    )
 
 
 @CLAIMS.claim(
@@ -314,44 +191,7 @@ def _ps_layers(ctx: CheckContext) -> Outcome:
     meaning="The checkpoints work with transformers alone and agree with ropeproof layer by layer.",
 )
 def _hf_parity(ctx: CheckContext) -> Outcome:
-    try:
-        import transformers
-    except ImportError:
-        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    figures: dict[str, Any] = {}
-    ok = True
-    bars = transformers.utils.logging.is_progress_bar_enabled()
-    transformers.utils.logging.disable_progress_bar()
-    try:
-        for task in ("number", "letter"):
-            figures[task] = _hf_task(transformers, checkpoint_model(ctx.store, task), task)
-            ok &= figures[task]["accuracy"] == 1.0 and figures[task]["parity"]["ok"]
-    finally:
-        if bars:
-            transformers.utils.logging.enable_progress_bar()
-    figures["min_accuracy"] = min(figures[t]["accuracy"] for t in ("number", "letter"))
-    return Outcome.judge(ok, figures, key_figure="min_accuracy", counterexample=figures)
-
-
-def _hf_task(transformers: Any, model: CompiledModel, task: str) -> dict[str, Any]:
-    """Export, load with transformers alone, answer 48 prompts greedily; parity on 16."""
-    import tempfile
-
-    from ropeproof.verify.interop.hf.model_export import export_model
-    from ropeproof.verify.interop.hf.model_parity import model_parity
-    from ropeproof.verify.measure.tokenizer import prompt_text
-
-    insts = _tasks(task, 48, seed=7)
-    with tempfile.TemporaryDirectory() as tmp:
-        export_model(model, "gptj").save_pretrained(tmp)
-        tok = transformers.AutoTokenizer.from_pretrained(tmp)
-        lm = transformers.AutoModelForCausalLM.from_pretrained(tmp, attn_implementation="eager")
-        enc = tok([prompt_text(i.tokens) for i in insts], return_tensors="pt")
-        gen = lm.generate(**enc, max_new_tokens=1, do_sample=False)
-        answers = tok.batch_decode(gen[:, -1:])
-    accuracy = float(np.mean([a == i.answer.lower() for a, i in zip(answers, insts, strict=True)]))
-    parity = model_parity(export_model(model, "gptj"), model, [i.tokens for i in insts[:16]])
-    return {"accuracy": accuracy, "n_embd": lm.config.n_embd, "parity": parity.summary()}
+    return hf_parity_outcome(ctx.store, ctx.params["inputs"])
 
 
 @CLAIMS.claim(
@@ -368,31 +208,4 @@ def _hf_task(transformers: Any, model: CompiledModel, task: str) -> dict[str, An
     meaning="The checkpoints a user downloads work at {lengths} tokens with transformers alone.",
 )
 def _hf_lengths(ctx: CheckContext) -> Outcome:
-    try:
-        import transformers  # noqa: F401
-    except ImportError:
-        return Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
-    import tempfile
-
-    from ropeproof.verify.interop.hf.length_check import transformers_length_check
-    from ropeproof.verify.interop.hf.model_export import export_model
-
-    counts = {int(k): v for k, v in ctx.params["inputs"].items()}
-    rows: list[dict[str, Any]] = []
-    horizons: dict[str, Any] = {}
-    for task in ("number", "letter"):
-        for arch in CONVERTERS:
-            spec, model = default_checkpoint(ctx.store, task, arch)
-            with tempfile.TemporaryDirectory() as tmp:
-                exported = export_model(model, arch, notes=spec.notes, **spec.export_options())
-                exported.save_pretrained(tmp)
-                horizons[f"{task}-{arch}"] = exported.certified_horizon
-                rows += transformers_length_check(tmp, model, ctx.params["lengths"], lambda n: counts[n])
-    wrong = [r for r in rows if r["accuracy"] < 1.0]
-    figures = {
-        "rows": [{k: v for k, v in r.items() if k != "first_wrong"} for r in rows],
-        "prompts": sum(r["inputs"] for r in rows),
-        "certified_horizons": horizons,
-        "min_accuracy": min(r["accuracy"] for r in rows),
-    }
-    return Outcome.judge(not wrong, figures, key_figure="min_accuracy", counterexample=wrong[:3])
+    return hf_lengths_outcome(ctx.store, ctx.params["lengths"], ctx.params["inputs"])

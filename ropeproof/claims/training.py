@@ -8,33 +8,34 @@ shows it, ``violated`` when some seed contradicts it, ``unresolvable`` when an i
 undecided (or no paper model ships). The figures give, per setting, how many seeds show, contradict and
 leave open the observation. The observations are ``open`` (reported, not pinned): they describe our
 trained models, not the papers. The accuracy claims are pinned where the ``hf`` extra is installed.
+
+Each claim states what is judged and calls one judging function of
+:mod:`ropeproof.verify.studies.training.judging`, which also holds :func:`seeds_of`, :func:`shipped_record`
+and :data:`SETTINGS` (re-exported here).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
-from typing import Any
 
 from ropeproof.claims.registry import CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.studies.training.lengths import CAP, FIRST, LENGTHS, reading
-from ropeproof.verify.studies.training.observations import (
-    CONTRADICTS,
+from ropeproof.verify.studies.training.judging import (
     HOPS,
-    SHOWS,
-    UNDECIDED,
-    Finding,
-    combine,
-    hop_by_hop,
-    layer_roles,
-    pure_heads,
-    seed_summary,
-    simultaneous,
-    uniform_early,
-    verdict_over_seeds,
+    SETTINGS,
+    accuracy_outcome,
+    configuration_outcome,
+    frequencies_outcome,
+    hop_by_hop_outcome,
+    layer_roles_outcome,
+    length_outcome,
+    letter_last_layer_outcome,
+    letter_simultaneous_outcome,
+    pure_heads_outcome,
+    seeds_of,
+    shipped_record,
+    uniform_early_outcome,
 )
-from ropeproof.verify.studies.training.shipped import shipped_path, shipped_seeds
-from ropeproof.verify.studies.training.trainer import TrainingRecord, load_record
+from ropeproof.verify.studies.training.lengths import CAP, FIRST, LENGTHS
 
 CLAIMS = ClaimSet(
     "training",
@@ -51,46 +52,6 @@ CLAIMS = ClaimSet(
 """The training claims, in report order."""
 
 HAS_HF = importlib.util.find_spec("transformers") is not None
-SETTINGS = ("paper", "small")
-"""The configurations judged: [A]'s, then the CPU-sized second setting."""
-
-
-def shipped_record(task: str, config: str = "small", seed: int = 0) -> TrainingRecord:
-    """The run record of a shipped checkpoint (needs no transformers)."""
-    return load_record(shipped_path(task, config, seed))
-
-
-def seeds_of(config: str, quick: bool = False) -> list[int]:
-    """The seeds shipped for both tasks with ``config`` (only the first under ``--quick`` when the claim
-    runs the models)."""
-    seeds = sorted(set(shipped_seeds("number", config)) & set(shipped_seeds("letter", config)))
-    return seeds[:1] if quick else seeds
-
-
-def _model(ctx: CheckContext, task: str, config: str, seed: int) -> Any:
-    """The shipped model, loaded once per run (the run's store; read-only)."""
-    from ropeproof.verify.studies.training.shipped_results import SHIPPED_MODEL
-
-    return ctx.store.get(SHIPPED_MODEL, task=task, config=config, seed=seed).model
-
-
-def _judged(observe: Callable[[str, int], Finding], quick_models: bool | None = None) -> Outcome:
-    """Per setting and seed, ``observe(config, seed)``; the verdict over the paper seeds."""
-    figures: dict[str, Any] = {}
-    paper: dict[int, Finding] = {}
-    for config in SETTINGS:
-        found = {seed: observe(config, seed) for seed in seeds_of(config, bool(quick_models))}
-        figures[config] = seed_summary(found)
-        if config == "paper":
-            paper = found
-    figures["paper_seeds_showing"] = f"{figures['paper'][SHOWS]} of {figures['paper']['seeds']}"
-    verdict = verdict_over_seeds(paper)
-    detail = "" if paper else "no paper-configuration checkpoint ships"
-    return Outcome(verdict, figures, key_figure="paper_seeds_showing", detail=detail)
-
-
-def _needs_hf() -> Outcome | None:
-    return None if HAS_HF else Outcome("unresolvable", detail="transformers is not installed (the hf extra)")
 
 
 @CLAIMS.claim(
@@ -112,7 +73,8 @@ def _needs_hf() -> Outcome | None:
     ),
 )
 def _paper_accuracy(ctx: CheckContext) -> Outcome:
-    return _accuracy("paper", ctx)
+    p = ctx.params
+    return accuracy_outcome(ctx.store, "paper", p["min_accuracy"], p["start"], p["cap"], p["source"])
 
 
 @CLAIMS.claim(
@@ -133,40 +95,34 @@ def _paper_accuracy(ctx: CheckContext) -> Outcome:
     ),
 )
 def _small_accuracy(ctx: CheckContext) -> Outcome:
-    return _accuracy("small", ctx)
-
-
-def _accuracy(config: str, ctx: CheckContext) -> Outcome:
-    if (missing := _needs_hf()) is not None:
-        return missing
-    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
-    from ropeproof.verify.studies.training.observations import recorded_accuracy_per_hop
-
     p = ctx.params
-    figures: dict[str, Any] = {}
-    sides = []
-    for seed in seeds_of(config):
-        for task in ("number", "letter"):
-            record = shipped_record(task, config, seed)
-            if p["source"] == "record":  # the run's own evaluation of the best checkpoint (float32 weights)
-                rows = recorded_accuracy_per_hop(record, p["min_accuracy"])
-            else:  # the shipped float16 weights, evaluated here
-                from ropeproof.verify.studies.training.shipped_results import validation_chunks
+    return accuracy_outcome(ctx.store, "small", p["min_accuracy"], p["start"], p["cap"], p["source"])
 
-                model = _model(ctx, task, config, seed)
-                chunks = validation_chunks(ctx.store, task, record.seed)
-                rows = decided_accuracy_per_hop(
-                    model, task, record.seed, p["min_accuracy"], p["start"], p["cap"], chunks=chunks
-                )
-            figures[f"{task}-seed{seed}"] = rows
-            sides += [r["side"] for r in rows.values()]
-    if not sides:
-        return Outcome("unresolvable", figures, detail=f"no {config} checkpoint ships")
-    figures["worst_ci_low"] = min(r["ci_low"] for k, v in figures.items() for r in v.values())
-    verdict = "violated" if "below" in sides else "unresolvable" if "undecided" in sides else "holds"
-    return Outcome(
-        verdict, figures, key_figure="worst_ci_low", counterexample=figures if verdict != "holds" else None
-    )
+
+CONFIGURATION_PINS = {"seeds_in_a_configuration": [3]}
+"""The paper seeds trained with every field [A] states (pinned): seed 3; seeds 0-2 predate it."""
+
+
+@CLAIMS.claim(
+    id="training.configuration",
+    statement=(
+        "Some shipped paper-configuration seed was trained, for both tasks, with every field of [A]'s "
+        "configuration that [A] states (model shape, schedule, exact GELU, a 128-row sin/cos table, a fixed "
+        "training set of 432,000 sequences, 2,400 validation prompts), so that only the differences no "
+        "configuration removes remain; every shipped paper run's deviations from [A] are listed."
+    ),
+    reference="[A] as reported (docs/theory.md section 6: [A]'s set-up); ropeproof train --config paper",
+    params={},
+    expected="holds",
+    pins=CONFIGURATION_PINS,
+    meaning=(
+        "Which shipped paper seeds follow [A]'s stated configuration (seeds {seeds_in_a_configuration}); "
+        "the others' deviations: {deviations_said}. Every seed shares the differences no configuration "
+        "removes: {remaining_said}"
+    ),
+)
+def _configuration(ctx: CheckContext) -> Outcome:
+    return configuration_outcome()
 
 
 @CLAIMS.claim(
@@ -183,13 +139,13 @@ def _accuracy(config: str, ctx: CheckContext) -> Outcome:
         "Whether [A]'s models learn the number task one hop count at a time, as [A] reports. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _hop_by_hop(ctx: CheckContext) -> Outcome:
-    return _judged(
-        lambda config, seed: hop_by_hop(shipped_record("number", config, seed), ctx.params["threshold"])
-    )
+    return hop_by_hop_outcome(ctx.params["threshold"])
 
 
 @CLAIMS.claim(
@@ -205,13 +161,13 @@ def _hop_by_hop(ctx: CheckContext) -> Outcome:
         "Whether [A]'s models learn all letter-task hop counts together, as [A] reports. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _letter_simultaneous(ctx: CheckContext) -> Outcome:
-    return _judged(
-        lambda config, seed: simultaneous(shipped_record("letter", config, seed), ctx.params["threshold"])
-    )
+    return letter_simultaneous_outcome(ctx.params["threshold"])
 
 
 @CLAIMS.claim(
@@ -229,72 +185,19 @@ def _letter_simultaneous(ctx: CheckContext) -> Outcome:
         "Whether [A]'s models split into positional and symbolic layers where [A] found them. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _layer_roles(ctx: CheckContext) -> Outcome:
-    return _judged(
-        lambda config, seed: layer_roles(
-            shipped_record("number", config, seed), shipped_record("letter", config, seed)
-        )
-    )
+    return layer_roles_outcome()
 
 
 LAST_LAYER_VERDICTS = {"causal": "violated", "any-single-layer": "violated", "descriptive": "unresolvable"}
 """The verdict of each reading of the last-letter-layer observation over the paper seeds (pinned)."""
 PURE_VERDICTS = {"per-layer": "violated", "per-prompt": "holds", "functional": "holds"}
 """The verdict of each reading of the pure-heads observation over the paper seeds (pinned)."""
-
-
-def _readings(
-    primary: str,
-    observe: dict[str, Callable[[str, int], tuple[Finding, Any]]],
-    stand: dict[str, Callable[[list[Any]], str]] | None = None,
-) -> Outcome:
-    """Every reading in ``observe`` (``reading -> (config, seed) -> (finding, detail)``) over every
-    shipped seed of both settings; the verdict is the ``primary`` reading's over the paper seeds, and the
-    figures give every reading's verdict, which readings flip it, each seed's detail and, for a reading in
-    ``stand``, where its verdict stands (``stand[reading](paper seeds' details)``: the bar at which it
-    would flip)."""
-    per_reading: dict[str, Any] = {}
-    for name, look in observe.items():
-        found: dict[str, dict[int, Finding]] = {}
-        details: dict[str, Any] = {}
-        for config in SETTINGS:
-            found[config] = {}
-            for seed in seeds_of(config):
-                finding, detail = look(config, seed)
-                found[config][seed] = finding
-                details[f"{config}-seed{seed}"] = detail
-        per_reading[name] = {
-            "verdict": verdict_over_seeds(found["paper"]),
-            "paper": seed_summary(found["paper"]),
-            "small": seed_summary(found["small"]),
-            "detail": details,
-        }
-    verdicts = {k: v["verdict"] for k, v in per_reading.items()}
-    verdict = verdicts[primary]
-    figures: dict[str, Any] = {
-        "reading": primary,
-        "reading_verdicts": verdicts,
-        "readings_that_flip_it": sorted(k for k, v in verdicts.items() if v != verdict),
-        "readings": per_reading,
-        "readings_said": "; ".join(
-            f"{k} {v['verdict']} (paper seeds showing, contradicting, undecided: {v['paper'][SHOWS]}/"
-            f"{v['paper'][CONTRADICTS]}/{v['paper'][UNDECIDED]})"
-            for k, v in per_reading.items()
-        ),
-        "paper": per_reading[primary]["paper"],
-        "small": per_reading[primary]["small"],
-    }
-    paper_details = {
-        k: [d for s, d in v["detail"].items() if s.startswith("paper-")] for k, v in per_reading.items()
-    }
-    figures["where_readings_stand"] = {
-        k: f(paper_details[k]) for k, f in (stand or {}).items() if paper_details.get(k)
-    }
-    detail = "" if seeds_of("paper") else "no paper-configuration checkpoint ships"
-    return Outcome(verdict, figures, key_figure="reading_verdicts", detail=detail)
 
 
 @CLAIMS.claim(
@@ -318,48 +221,8 @@ def _readings(
     ),
 )
 def _letter_last_layer(ctx: CheckContext) -> Outcome:
-    if (missing := _needs_hf()) is not None:
-        return missing
-    from ropeproof.verify.studies.training.readings import last_layer_symbolic_per_hop, single_layer_ablations
-    from ropeproof.verify.studies.training.shipped_results import ABLATED_ACCURACY
-
     p = ctx.params
-
-    def layers(config: str, seed: int) -> int:
-        return int(_model(ctx, "letter", config, seed).config.n_layer)
-
-    def causal(config: str, seed: int) -> tuple[Finding, Any]:
-        rows = ctx.store.get(
-            ABLATED_ACCURACY, task="letter", config=config, seed=seed, layers=[layers(config, seed) - 1],
-            threshold=p["max_accuracy"], start=p["start"], cap=p["cap"],
-        )  # fmt: skip
-        sides = [r["side"] for r in rows.values()]
-        return (CONTRADICTS if "above" in sides else UNDECIDED if "undecided" in sides else SHOWS), rows
-
-    def single(config: str, seed: int) -> tuple[Finding, Any]:
-        found = single_layer_ablations(ctx.store, config, seed, layers(config, seed))
-        return found["finding"], {k: found[k] for k in ("necessary", "worst")}
-
-    def descriptive(config: str, seed: int) -> tuple[Finding, Any]:
-        found = last_layer_symbolic_per_hop(ctx.store, config, seed, layers(config, seed))
-        return found["finding"], found["per_hop"]
-
-    def lowest(rows_per_seed: list[Any]) -> float:
-        return min(r["ci_low"] for rows in rows_per_seed for r in rows.values())
-
-    stand = {
-        "causal": lambda d: (
-            f"accuracy with the last layer zeroed stays >= {lowest(d):.3f} (lowest interval end)"
-        ),
-        "any-single-layer": lambda d: (
-            "no single layer's ablation drops every hop count below 0.5 in "
-            f"{sum(not x['necessary'] for x in d)} of {len(d)} paper seeds; lowest accuracy after one: "
-            f"{min(x['worst']['accuracy'] for x in d):.3f}"
-        ),
-    }
-    return _readings(
-        "causal", {"causal": causal, "any-single-layer": single, "descriptive": descriptive}, stand
-    )
+    return letter_last_layer_outcome(ctx.store, p["max_accuracy"], p["start"], p["cap"])
 
 
 @CLAIMS.claim(
@@ -384,43 +247,7 @@ def _letter_last_layer(ctx: CheckContext) -> Outcome:
     ),
 )
 def _pure_heads(ctx: CheckContext) -> Outcome:
-    if (missing := _needs_hf()) is not None:
-        return missing
-    from ropeproof.verify.studies.training.readings import functional_purity, per_prompt_reading
-
-    tasks = ("number", "letter")
-
-    def per_layer(config: str, seed: int) -> tuple[Finding, Any]:
-        found = [pure_heads(shipped_record(t, config, seed), ctx.params["min_gap"]) for t in tasks]
-        return combine(found), dict(zip(tasks, found, strict=True))
-
-    def per_prompt(config: str, seed: int) -> tuple[Finding, Any]:
-        out = {
-            t: per_prompt_reading(ctx.store, t, config, seed, shipped_record(t, config, seed).config.n_layer)
-            for t in tasks
-        }
-        detail = {t: {"finding": v["finding"], "worst_layer": v["worst_layer"]} for t, v in out.items()}
-        return combine([v["finding"] for v in out.values()]), detail
-
-    def functional(config: str, seed: int) -> tuple[Finding, Any]:
-        out = {
-            t: functional_purity(ctx.store, t, config, seed, shipped_record(t, config, seed)) for t in tasks
-        }
-        return combine([v["finding"] for v in out.values()]), out
-
-    def prompt_share(details: list[Any]) -> str:
-        low = min(t["worst_layer"]["ci_low"] for d in details for t in d.values() if t["worst_layer"])
-        return f"holds for any bar on the share of pure prompts up to {low:.3f} (worst layer and seed)"
-
-    def ablated(details: list[Any]) -> str:
-        lows = [r["ci_low"] for d in details for t in d.values() for r in t["rows"].values()]
-        return f"holds for any accuracy bar up to {min(lows):.3f}" if lows else "no layer to zero"
-
-    return _readings(
-        "per-layer",
-        {"per-layer": per_layer, "per-prompt": per_prompt, "functional": functional},
-        {"per-prompt": prompt_share, "functional": ablated},
-    )
+    return pure_heads_outcome(ctx.store, ctx.params["min_gap"])
 
 
 @CLAIMS.claim(
@@ -437,19 +264,14 @@ def _pure_heads(ctx: CheckContext) -> Outcome:
         "Whether [A]'s models pass through a near-uniform phase at the start of training. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _uniform_early(ctx: CheckContext) -> Outcome:
     p = ctx.params
-    return _judged(
-        lambda config, seed: combine(
-            [
-                uniform_early(shipped_record(t, config, seed), p["level"], p["entropy"])
-                for t in ("number", "letter")
-            ]
-        )
-    )
+    return uniform_early_outcome(p["level"], p["entropy"])
 
 
 LENGTH_VERDICTS = {
@@ -477,7 +299,9 @@ LENGTH_VERDICTS = {
         "the number half), and once one is decided the remaining lengths, like those it does not judge, "
         "get one look of {first}."
     ),
-    reference="[A] as reported (docs/theory.md sections 5 and 6: length generalisation); docs/training.md",
+    reference=(
+        "[A] as reported (docs/theory.md sections 5 and 6: length generalisation); docs/guides/training.md"
+    ),
     params={"primary": "letter-distractors", "lengths": list(LENGTHS), "first": FIRST, "cap": CAP},
     quick=False,
     expected="violated" if HAS_HF else "open",
@@ -489,96 +313,7 @@ LENGTH_VERDICTS = {
     ),
 )
 def _length(ctx: CheckContext) -> Outcome:
-    if (missing := _needs_hf()) is not None:
-        return missing
-    from ropeproof.verify.studies.training.lengths import reading_finding, reading_rows, study_plan
-    from ropeproof.verify.studies.training.shipped_results import DECIDED_LENGTH_ROW
-
-    plan = study_plan(ctx.quick)
-    rows: dict[str, Any] = {}
-    per_reading: dict[str, dict[str, Any]] = {}
-    for key in plan["readings"]:
-        r = reading(key)
-        found: dict[str, dict[int, Finding]] = {}
-        for config in SETTINGS:
-            found[config] = {}
-            for seed in seeds_of(config):
-
-                def row(n: int, cap: int, config: str = config, seed: int = seed, key: str = key) -> Any:
-                    args = {"n": n, "first": plan["first"], "cap": cap}
-                    return ctx.store.get(
-                        DECIDED_LENGTH_ROW,
-                        task=reading(key).task,
-                        config=config,
-                        seed=seed,
-                        reading=key,
-                        **args,
-                    )
-
-                measured = reading_rows(key, plan["lengths"], plan["first"], plan["cap"], row)
-                rows.setdefault(f"{config}-seed{seed}", []).extend(measured)
-                finding = reading_finding(key, measured)
-                found[config][seed] = finding["finding"]
-                per_reading.setdefault(key, {}).setdefault("seeds", {})[f"{config}-seed{seed}"] = finding
-        per_reading[key].update(
-            says=r.says,
-            verdict=verdict_over_seeds(found["paper"]),
-            paper=seed_summary(found["paper"]),
-            small=seed_summary(found["small"]),
-        )
-    verdicts = {k: v["verdict"] for k, v in per_reading.items()}
-    primary = ctx.params["primary"]
-    verdict = verdicts[primary]
-    flips = {k: v for k, v in verdicts.items() if v != verdict}
-    figures: dict[str, Any] = {
-        "reading": primary,
-        "reading_verdicts": verdicts,
-        "readings_that_flip_it": {k: _flip_text(per_reading[k]) for k in flips},
-        "readings": per_reading,
-        "readings_said": "; ".join(f"{k} {v}" for k, v in verdicts.items()),
-        "inputs_answered": sum(row["count"] for seed_rows in rows.values() for row in seed_rows),
-        "rows": rows,
-    }
-    at_850 = [row for row in rows.get("paper-seed0", []) if row["reading"] == primary and row["n"] == 850]
-    figures["paper_letter_850"] = _against(at_850[0]) if at_850 else "not measured"
-    detail = "" if seeds_of("paper") else "no paper-configuration checkpoint ships"
-    return Outcome(
-        verdict if seeds_of("paper") else "unresolvable",
-        figures,
-        key_figure="reading_verdicts",
-        detail=detail,
-    )
-
-
-def _flip_text(found: dict[str, Any]) -> str:
-    """Where a reading's verdict lies and the thresholds at which it would flip, worst paper seed."""
-    seeds = {k: v for k, v in found["seeds"].items() if k.startswith("paper-")}
-    if not seeds:
-        return found["verdict"]
-    if "holds_up_to" in next(iter(seeds.values())):
-        low = min(v.get("holds_up_to", 1.0) for v in seeds.values())
-        high = min(v.get("fails_above", 1.0) for v in seeds.values())
-        return (
-            f"{found['verdict']}: holds for thresholds up to {low:.3f}, fails above {high:.3f} (worst seed)"
-        )
-    high = max(v.get("holds_above", 0.0) for v in seeds.values())
-    low = max(v.get("fails_up_to", 0.0) for v in seeds.values())
-    froms = [v.get("decided_below_from") for v in seeds.values()]
-    since = "never" if None in froms else f"from n = {max(froms)}"
-    return (
-        f"{found['verdict']}: holds for thresholds above {high:.3f}, fails up to {low:.3f} (worst seed); "
-        f"decided below the threshold at every measured length {since}"
-    )
-
-
-def _against(row: dict[str, Any]) -> str:
-    """One length-study row read against its threshold: where its interval lies, the accuracy, the
-    interval and the inputs it used."""
-    where = {"above": "above", "below": "below", "undecided": "not decided against"}[row["side"]]
-    return (
-        f"{where} {row['threshold']:.0%} (accuracy {row['accuracy']:.3f}, anytime-valid 95% interval "
-        f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] on {row['count']} inputs)"
-    )
+    return length_outcome(ctx.store, ctx.quick, ctx.params["primary"])
 
 
 @CLAIMS.claim(
@@ -597,52 +332,19 @@ def _against(row: dict[str, Any]) -> str:
         "Whether trained heads use the frequencies [A] found: high for pointer heads, low for lookups. "
         "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
         "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}."
+        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+        "{by_configuration[earlier][verdict]}."
     ),
 )
 def _frequencies(ctx: CheckContext) -> Outcome:
-    if (missing := _needs_hf()) is not None:
-        return missing
-    from ropeproof.verify.studies.training.head_theory import dominant_plane
-    from ropeproof.verify.studies.training.shipped_results import FREQUENCY_PROFILE
-
-    tops: dict[str, Any] = {}
-
-    def observe(config: str, seed: int) -> Finding:
-        found = []
-        for task, layer_of, want in (
-            ("number", lambda n: 0, lambda t: t >= 0.5),
-            ("letter", lambda n: n - 1, lambda t: t <= 0.05),
-        ):
-            layer = layer_of(_model(ctx, task, config, seed).config.n_layer)
-            profile = ctx.store.get(
-                FREQUENCY_PROFILE,
-                task=task,
-                prompts=ctx.params["prompts"],
-                layer=layer,
-                config=config,
-                seed=seed,
-            )
-            top = dominant_plane(profile)
-            tops[f"{config}-seed{seed}-{task}"] = {
-                k: top[k] for k in ("layer", "freq_id", "theta", "share", "dominant_stability")
-            }
-            if top["dominant_stability"] < 0.95:
-                found.append(UNDECIDED)
-            else:
-                found.append(SHOWS if want(top["theta"]) else CONTRADICTS)
-        return combine(found)
-
-    outcome = _judged(observe, quick_models=ctx.quick)
-    outcome.figures["dominant_planes"] = tops
-    return outcome
+    return frequencies_outcome(ctx.store, ctx.params["prompts"], ctx.quick)
 
 
 _OBSERVATION = (
-    "An observation about [A]'s own trained models, which are not available, known second-hand; it has no "
-    "corrected statement. What is true instead is measured, not proved: the claim gives the verdict of "
-    "every fair reading on the shipped retrained models (configuration deviations from [A] listed by "
-    "training.configuration), each pinned, with the bar at which it would flip. "
+    "An observation about [A]'s own trained models (not available), measured on retrained ones rather "
+    "than corrected: every fair reading's verdict is pinned, with the bar at which it would flip, and "
+    "training.configuration lists the retrained runs' deviations from [A]. "
 )
 CLAIMS.no_correction(
     "training.letter-last-layer",

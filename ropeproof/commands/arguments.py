@@ -12,16 +12,18 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from ropeproof.theory.errors import RopeproofError
 from ropeproof.theory.validate import integer_problem, real_problem
-from ropeproof.verify.kernel.devices import DTYPES, resolve_device
+from ropeproof.verify.kernel.devices import DTYPE_NAMES, resolve_device
+
+if TYPE_CHECKING:
+    import torch
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "cuda:N")
 """What ``--device`` accepts (``auto``: CUDA when available, else the CPU)."""
-DTYPE_CHOICES = tuple(DTYPES)
+DTYPE_CHOICES = DTYPE_NAMES
 """What ``--dtype`` accepts in check, sweep and ps-score."""
 
 
@@ -120,11 +122,26 @@ def device(text: str) -> torch.device:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_device(p: argparse.ArgumentParser) -> None:
-    """``--device`` with its accepted values."""
+LAZY_DEVICES = ("auto", "cpu")
+"""Devices :func:`device_text` accepts without importing torch (each exists on every machine)."""
+
+
+def device_text(text: str) -> str:
+    """:func:`device` kept as the text given: ``auto`` and ``cpu`` (:data:`LAZY_DEVICES`) as they are,
+    without importing torch; any other device resolved (and refused when it does not exist) now. For
+    commands that need a device only on some paths (``sweep``: the non-float64 dtypes)."""
+    if text in LAZY_DEVICES:
+        return text
+    device(text)
+    return text
+
+
+def add_device(p: argparse.ArgumentParser, resolve: bool = True) -> None:
+    """``--device`` with its accepted values; ``resolve=False``: the value stays text
+    (:func:`device_text`), for the command to resolve where it needs a device."""
     p.add_argument(
         "--device",
-        type=device,
+        type=device if resolve else device_text,
         default="auto",
         metavar="{" + ",".join(DEVICE_CHOICES) + "}",
         help="where to compute (auto: CUDA when available, else the CPU)",

@@ -18,21 +18,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ropeproof.constructions.head import CompiledHead, load_head
-from ropeproof.paper_figures.style import FORMATS, save_figure
-from ropeproof.paper_figures.sweeps import plot_sweeps
 from ropeproof.theory.atomic_output import check_output_file
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.family import Family, token_family
-from ropeproof.verify.kernel.devices import dtype_name, resolve_device, resolve_dtype
-from ropeproof.verify.measure.display import format_cell
-from ropeproof.verify.measure.exact.head_sweep import NO_FAMILY, HeadSweep, sweep_head
-from ropeproof.verify.measure.exact.stated_bound import READINGS, RELATIONS, check_bound
-from ropeproof.verify.measure.exact.sweep import parse_lengths
+from ropeproof.verify.measure.exact.bound_options import READINGS, RELATIONS
+
+if TYPE_CHECKING:  # the modules of a head sweep, its bound and its plot are imported when they run
+    from ropeproof.constructions.head import CompiledHead
+    from ropeproof.theory.family import Family
+    from ropeproof.verify.measure.exact.head_sweep import HeadSweep
 
 
 def add_head_option(p: argparse.ArgumentParser) -> None:
@@ -107,20 +104,30 @@ def option_conflict(args: argparse.Namespace) -> str | None:
         loose = [g for g in given if g in ("--reading", "--relation", "--certified")]
         if loose:
             return f"{', '.join(loose)} only apply with --bound EXPR"
-    elif dtype_name(resolve_dtype(args.dtype)) != "float64":
+    elif _dtype_name(args.dtype) != "float64":
         return "--bound judges the exact float64 sweep; --dtype applies only without --bound"
     elif getattr(args, "certified", False) and args.prec < 53:
         return f"--prec={args.prec} is too low for --certified; accepted: an integer in [53, 4096]"
     return None
 
 
+def _dtype_name(dtype: object) -> str:
+    from ropeproof.verify.kernel.devices import dtype_name, resolve_dtype
+
+    return dtype_name(resolve_dtype(dtype))
+
+
 def read_head(path: Path) -> CompiledHead:
     """The head in ``path`` (errors are :class:`~ropeproof.theory.errors.InputError` naming the file)."""
+    from ropeproof.constructions.head import load_head
+
     return load_head(path)
 
 
 def chosen_family(head: CompiledHead, option: str | None) -> Family | None:
     """The family ``--family`` gives (``None``: not given). Refused for a head that records one."""
+    from ropeproof.theory.family import Family, token_family
+
     if option is None:
         return None
     if head.family is not None:
@@ -135,6 +142,8 @@ def chosen_family(head: CompiledHead, option: str | None) -> Family | None:
 
 def family_note(table: HeadSweep) -> str:
     """One line on what was swept: the family and its source, or the all-sequences warning."""
+    from ropeproof.verify.measure.exact.head_sweep import NO_FAMILY
+
     if table.family_source == "all-sequences" or table.family.name == "tokens":
         return (
             NO_FAMILY if table.family_source == "all-sequences" else "every token sequence (--family tokens)"
@@ -177,6 +186,10 @@ def sweep_summary(table: HeadSweep) -> dict[str, Any]:
 def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | None) -> int:
     """``sweep --head DIR --bound EXPR``: every length of ``--lengths`` judged, every ``STEP``-th row
     printed; the summary names the first violation and its witness."""
+    from ropeproof.verify.measure.display import format_cell
+    from ropeproof.verify.measure.exact.stated_bound import check_bound
+    from ropeproof.verify.measure.exact.sweep import parse_lengths
+
     start, stop, step = parse_lengths(args.lengths)
     check = check_bound(
         head,
@@ -216,6 +229,8 @@ def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | Non
 def plot_targets(path: Path) -> tuple[Path, str, tuple[str, ...]]:
     """``(directory, stem, formats)`` of ``--plot FILE``: ``.png``/``.pdf`` pick one image format, no
     suffix both; anything else is refused."""
+    from ropeproof.paper_figures.style import FORMATS
+
     suffix = path.suffix.lower()
     if suffix in ("", ".png", ".pdf"):
         formats = FORMATS if not suffix else (suffix[1:],)
@@ -229,6 +244,9 @@ def plot_targets(path: Path) -> tuple[Path, str, tuple[str, ...]]:
 def write_plot(args: argparse.Namespace, sweep: Any, quantity: str) -> None:
     """Draw ``sweep`` with :func:`~ropeproof.paper_figures.sweeps.plot_sweeps` and save it where
     ``--plot`` says (each file checked by the output rule first; ``--force`` replaces)."""
+    from ropeproof.paper_figures.style import save_figure
+    from ropeproof.paper_figures.sweeps import plot_sweeps
+
     directory, stem, formats = plot_targets(args.plot)
     paths = [directory / f"{stem}.{f}" for f in formats] + [
         directory / f"{stem}.csv",
@@ -252,6 +270,11 @@ def describe_witness(w: dict[str, Any]) -> str:
 def run_sweep(args: argparse.Namespace) -> int:
     """``ropeproof sweep --head DIR [--family FILE|tokens] [--lengths A:B[:STEP]] [--dtype] [--json]
     [--bound EXPR [--reading R] [--relation <=|>=] [--certified]]``."""
+    from ropeproof.verify.kernel.devices import resolve_device
+    from ropeproof.verify.measure.display import format_cell
+    from ropeproof.verify.measure.exact.head_sweep import sweep_head
+    from ropeproof.verify.measure.exact.sweep import parse_lengths
+
     start, stop, step = parse_lengths(args.lengths)  # already checked by the --lengths argument type
     head = read_head(args.head_dir)
     family = chosen_family(head, getattr(args, "family", None))

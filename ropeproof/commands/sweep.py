@@ -41,7 +41,7 @@ from ropeproof.verify.measure.exact.sweep_files import (
     parse_shard,
     shard_lengths,
     table_header,
-    text_table,
+    text_table_text,
     write_rows,
 )
 
@@ -118,7 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="only the k-th of N contiguous slices of the lengths (1 <= k <= N)",
     )
     add_dtype(p, "dtype of the measured logits (float64: exact only)")
-    add_device(p)
+    add_device(p, resolve=False)  # resolved where a dtype other than float64 measures logits
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="one JSON object with a 'rows' list and a 'summary'")
     fmt.add_argument("--jsonl", action="store_true", help="JSON Lines: a header, one line per row, a summary")
@@ -275,8 +275,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     shard = parse_shard(args.shard) if args.shard else None
     first, last = shard_lengths(start, stop, step, shard)
-    dt = resolve_dtype(args.dtype)
-    device = resolve_device(args.device)
+    exact = args.dtype == "float64"  # numpy alone: no torch dtype or device is needed
+    dt = args.dtype if exact else resolve_dtype(args.dtype)
+    device = args.device if exact else resolve_device(args.device)
     if args.construction == "index":
         blocks = iter_index_sweep(args.theta, first, last, dt, device)
         params = {"theta": args.theta}
@@ -302,14 +303,14 @@ def run(args: argparse.Namespace) -> int:
             if args.json or args.jsonl:
                 write_rows(out, header, blocks, True, "json" if args.json else "jsonl", progress)
             else:
-                measured = dt.itemsize < 8
+                measured = not exact
                 note = f"; measured_* from logits in {header.dtype}" if measured else ""
                 out.write(f"# {args.construction} {params}, exact float64 extremes{note}; bound: {bound}\n")
                 out.write(table_header(True, measured) + "\n")
                 for block in blocks:
                     sel = block.select((block.columns["n"] - start) % step == 0)
                     if sel.columns["n"].size:
-                        out.write("\n".join(text_table(sel, True, measured)) + "\n")
+                        out.write(text_table_text(sel, True, measured))
                     if progress is not None:
                         progress.update(int(block.columns["n"].size))
     finally:

@@ -31,7 +31,7 @@ from ropeproof import paper_figures
 from ropeproof.claims.corrections import Correction
 from ropeproof.cli import build_parser, main
 from ropeproof.commands import check, errata
-from ropeproof.commands.arguments import device, finite_float, nonnegative_float, positive_float
+from ropeproof.commands.arguments import device, device_text, finite_float, nonnegative_float, positive_float
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
 from ropeproof.paper_figures.style import FigureResult, subplots
@@ -142,7 +142,7 @@ def values(action: argparse.Action, tmp: Path, clean: bool) -> st.SearchStrategy
         one = _paths(action, tmp, clean)
     elif action.type in (finite_float, positive_float, nonnegative_float, float):
         one = _floats(action, clean)
-    elif action.type is device:
+    elif action.type in (device, device_text):
         one = _mostly(st.sampled_from(["auto", "cpu"]), st.sampled_from(["cuda:7", "nosuch", ""]), clean)
     elif action.dest == "lengths":
         one = _lengths(clean)

@@ -139,6 +139,24 @@ def test_findings_reads_at_most_its_limits(
     assert "is larger than 64 B, the most read from it" in capsys.readouterr().err
 
 
+def test_the_page_lists_what_only_the_full_check_judges_with_its_pins() -> None:
+    from ropeproof.claims import registered_claims
+    from ropeproof.claims.training import LAST_LAYER_VERDICTS
+    from ropeproof.report import full_check_only_lines
+
+    everything = {c.id for c in registered_claims()}
+    assert full_check_only_lines(everything) == []  # a full run skips nothing
+    quick = {c.id for c in registered_claims() if c.quick}
+    lines = full_check_only_lines(quick)
+    listed = [line.split("`")[1].split("`")[0] for line in lines if line.startswith("- ")]
+    assert listed == [c.id for c in registered_claims() if not c.quick]
+    (last,) = [line for line in lines if "`training.letter-last-layer`" in line]
+    assert last.startswith("- finding: violated")
+    for reading, verdict in LAST_LAYER_VERDICTS.items():
+        assert f"reading '{reading}' {verdict}" in last
+    assert any(line.startswith("  - no correction: An observation about [A]'s own") for line in lines)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

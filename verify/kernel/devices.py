@@ -1,21 +1,39 @@
-"""Resolve the ``device`` and ``dtype`` arguments accepted across the toolkit."""
+"""Resolve the ``device`` and ``dtype`` arguments accepted across the toolkit.
+
+torch is imported when a device or a torch dtype is resolved, not with this module: a dtype given by
+name (``"float64"``) is checked and named without it (:func:`dtype_name`), so numpy-only callers (the
+exact sweeps) stay torch-free. :data:`DTYPES`, ``DeviceLike`` and ``DtypeLike`` are built on first use.
+"""
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING, Any
 
 from ropeproof.theory.errors import InputError
 
-DTYPES: dict[str, torch.dtype] = {
-    "float64": torch.float64,
-    "float32": torch.float32,
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-}
-"""The floating dtypes a check may run in, by name."""
+if TYPE_CHECKING:
+    import torch
 
-DeviceLike = str | torch.device
-DtypeLike = str | torch.dtype
+    DeviceLike = str | torch.device
+    DtypeLike = str | torch.dtype
+
+DTYPE_NAMES: tuple[str, ...] = ("float64", "float32", "float16", "bfloat16")
+"""The floating dtypes a check may run in, by name (the keys of :data:`DTYPES`, in order)."""
+
+
+def __getattr__(name: str) -> Any:
+    """``DTYPES`` (the torch dtypes by name), ``DeviceLike`` and ``DtypeLike``, importing torch."""
+    if name not in ("DTYPES", "DeviceLike", "DtypeLike"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import torch
+
+    values = {
+        "DTYPES": {n: getattr(torch, n) for n in DTYPE_NAMES},
+        "DeviceLike": str | torch.device,
+        "DtypeLike": str | torch.dtype,
+    }
+    globals().update(values)
+    return values[name]
 
 
 def resolve_device(device: DeviceLike = "auto") -> torch.device:
@@ -26,6 +44,8 @@ def resolve_device(device: DeviceLike = "auto") -> torch.device:
     other than 0) and ``cuda``/``cuda:N`` with ``N`` below the number of CUDA devices are accepted
     (``meta``, ``mps``, ``cpu:1`` are refused with :class:`InputError`).
     """
+    import torch
+
     if isinstance(device, torch.device):
         resolved = device
     elif isinstance(device, str):
@@ -56,22 +76,30 @@ def resolve_device(device: DeviceLike = "auto") -> torch.device:
     return resolved
 
 
-def resolve_dtype(dtype: DtypeLike = torch.float64) -> torch.dtype:
+def resolve_dtype(dtype: DtypeLike = "float64") -> torch.dtype:
     """Return the torch dtype for ``dtype`` (a name from :data:`DTYPES` or a floating dtype)."""
+    import torch
+
+    dtypes = {n: getattr(torch, n) for n in DTYPE_NAMES}
     if isinstance(dtype, str):
-        if dtype not in DTYPES:
-            raise InputError(f"dtype={dtype!r} is unknown; accepted: {sorted(DTYPES)}")
-        return DTYPES[dtype]
-    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        if dtype not in dtypes:
+            raise InputError(f"dtype={dtype!r} is unknown; accepted: {sorted(dtypes)}")
+        return dtypes[dtype]
+    if isinstance(dtype, torch.dtype) and dtype in dtypes.values():
         return dtype
-    raise InputError(f"dtype={dtype!r} is not supported; accepted: {sorted(DTYPES)}")
+    raise InputError(f"dtype={dtype!r} is not supported; accepted: {sorted(dtypes)}")
 
 
 def dtype_name(dtype: DtypeLike) -> str:
-    """The short name of a supported dtype (``torch.float64`` -> ``"float64"``); a name from
-    :data:`DTYPES` is its own (it was refused as "not supported" before)."""
-    dtype = resolve_dtype(dtype)
-    for name, value in DTYPES.items():
-        if value == dtype:
+    """The short name of a supported dtype (``torch.float64`` -> ``"float64"``; a name from
+    :data:`DTYPE_NAMES` is itself, checked without importing torch)."""
+    if isinstance(dtype, str):
+        if dtype not in DTYPE_NAMES:
+            raise InputError(f"dtype={dtype!r} is unknown; accepted: {sorted(DTYPE_NAMES)}")
+        return dtype
+    import torch
+
+    for name in DTYPE_NAMES:
+        if getattr(torch, name) == dtype:
             return name
-    raise InputError(f"dtype={dtype!r} is not supported; accepted: {sorted(DTYPES)}")
+    raise InputError(f"dtype={dtype!r} is not supported; accepted: {sorted(DTYPE_NAMES)}")

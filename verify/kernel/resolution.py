@@ -10,15 +10,27 @@ resolve the gap and a check must say so rather than pass.
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
 from ropeproof.verify.kernel.angles import angle_error_bound
-from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
+from ropeproof.verify.kernel.devices import dtype_name
+
+if TYPE_CHECKING:
+    from ropeproof.verify.kernel.devices import DtypeLike
+
+UNIT_ROUNDOFFS: dict[str, float] = {
+    "float64": 2.0**-53,
+    "float32": 2.0**-24,
+    "float16": 2.0**-11,
+    "bfloat16": 2.0**-8,
+}
+"""``torch.finfo(dtype).eps / 2`` of each supported dtype by name (a test compares it with torch's)."""
 
 
 def unit_roundoff(dtype: DtypeLike) -> float:
-    """``finfo(dtype).eps / 2``: 2^-53 for float64, 2^-24 for float32, 2^-8 for bfloat16."""
-    return torch.finfo(resolve_dtype(dtype)).eps / 2
+    """``finfo(dtype).eps / 2``: 2^-53 for float64, 2^-24 for float32, 2^-11 for float16, 2^-8 for
+    bfloat16 (:data:`UNIT_ROUNDOFFS`; a dtype given by name needs no torch)."""
+    return UNIT_ROUNDOFFS[dtype_name(dtype)]
 
 
 def logit_error_bound(

@@ -15,10 +15,7 @@ from ropeproof.claims import BUILTIN_TOPICS
 NUMERICAL = ("numpy", "torch", "mpmath")
 """The libraries a claim module may not import."""
 
-EXCLUDED: dict[str, str] = {
-    "ropeproof.claims.training": "its length claims are being reworked (the trained models' study)",
-    "ropeproof.claims.multihop": "its length claims are being reworked (the trained models' study)",
-}
+EXCLUDED: dict[str, str] = {}
 """Claim modules exempt for now, with the reason."""
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
 
-from ropeproof.claims.multihop import CLAIMS, checkpoint_model
+from ropeproof.claims.multihop import CLAIMS
 from ropeproof.claims.registry import CheckContext, run_claim
-from ropeproof.theory.result_store import ResultStore
 
 CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 
@@ -72,7 +72,8 @@ def test_length_and_ps_claims_hold() -> None:
     assert ps.outcome.figures["min_index_S_pos"] > 0.5 and ps.outcome.figures["min_retrieval_S_sym"] > 0.5
 
 
-def test_checkpoint_models_are_compiled_once_per_run() -> None:
-    store = ResultStore()
-    assert checkpoint_model(store, "number") is checkpoint_model(store, "number")
-    assert checkpoint_model(store, "letter").n_layers == 12 and len(store.computed) == 2
+def test_the_recursion_statement_names_the_tolerance_judged() -> None:
+    from ropeproof.verify.studies.beyond.multihop_judging import CHAIN_RELATIVE_TOLERANCE
+
+    stated = re.search(r"\(to relative ([0-9.e+-]+)\)", CLAIMS["multihop.recursion"].statement)
+    assert stated is not None and float(stated.group(1)) == CHAIN_RELATIVE_TOLERANCE

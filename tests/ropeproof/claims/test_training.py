@@ -10,13 +10,16 @@ import torch
 from ropeproof.claims import training as claims_training
 from ropeproof.claims.registry import CheckContext, run_claim
 from ropeproof.claims.training import CLAIMS
+from ropeproof.verify.studies.training import judging
 from ropeproof.verify.studies.training.config import PAPER
+from ropeproof.verify.studies.training.observations import pure_heads
 from ropeproof.verify.studies.training.trainer import TrainingRecord
 
 CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 IDS = [
     "training.paper-accuracy",
     "training.small-accuracy",
+    "training.configuration",
     "training.hop-by-hop",
     "training.letter-simultaneous",
     "training.layer-roles",
@@ -26,9 +29,16 @@ IDS = [
     "training.length",
     "training.frequencies",
 ]
-RECORD_ONLY = [*IDS[2:5], "training.uniform-early"]
+RECORD_ONLY = [*IDS[3:6], "training.uniform-early"]
 READINGS = ["training.letter-last-layer", "training.pure-heads", "training.length"]
 """The observations reported under every reading, pinned per reading and run in full checks only."""
+
+
+def test_the_shared_names_stay_importable_from_the_claim_module() -> None:
+    """Other code imports these from the claim module; they are the judging module's own."""
+    for name in ("seeds_of", "shipped_record", "SETTINGS", "HOPS"):
+        assert getattr(claims_training, name) is getattr(judging, name)
+    assert claims_training.SETTINGS == ("paper", "small")
 
 
 def test_ids_expectations_and_quick() -> None:
@@ -36,7 +46,7 @@ def test_ids_expectations_and_quick() -> None:
 
     assert [c.id for c in CLAIMS] == IDS
     assert [c.id for c in CLAIMS if not c.quick] == READINGS
-    pinned = IDS[:2] + READINGS if HAS_HF else IDS[:2]
+    pinned = IDS[:3] + READINGS if HAS_HF else IDS[2:3]
     assert [c.id for c in CLAIMS if c.expected != "open"] == pinned
     if HAS_HF:
         assert {CLAIMS[c].expected for c in READINGS} == {"violated"}
@@ -46,15 +56,13 @@ def test_ids_expectations_and_quick() -> None:
 def test_a_verdict_names_its_reading_and_every_reading_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     """The verdict is the primary reading's over the paper seeds; every reading's verdict is reported and
     the readings that flip it are named."""
-    monkeypatch.setattr(
-        claims_training, "seeds_of", lambda config, quick=False: [0, 1] if config == "paper" else [0]
-    )
+    monkeypatch.setattr(judging, "seeds_of", lambda config, quick=False: [0, 1] if config == "paper" else [0])
     looks = {
         "strict": lambda config, seed: ("contradicts" if seed == 1 else "shows", {"seed": seed}),
         "lenient": lambda config, seed: ("shows", {}),
         "open": lambda config, seed: ("undecided" if seed == 0 else "shows", {}),
     }
-    out = claims_training._readings("strict", looks, {"strict": lambda d: f"{len(d)} paper details"})
+    out = judging.readings_outcome("strict", looks, {"strict": lambda d: f"{len(d)} paper details"})
     assert out.verdict == "violated" and out.figures["reading"] == "strict"
     assert out.figures["reading_verdicts"] == {
         "strict": "violated",
@@ -80,7 +88,7 @@ def test_shipped_checkpoints_answer_the_held_out_prompts(claim_id: str) -> None:
     assert res.outcome.figures["worst_ci_low"] >= CLAIMS[claim_id].params["min_accuracy"]
 
 
-@pytest.mark.parametrize("claim_id", [c for c in IDS[2:] if c not in READINGS])
+@pytest.mark.parametrize("claim_id", [c for c in IDS[3:] if c not in READINGS])
 def test_observations_count_seeds_per_setting(claim_id: str) -> None:
     if claim_id not in RECORD_ONLY:
         pytest.importorskip("transformers")
@@ -143,12 +151,8 @@ def test_verdicts_follow_the_records_and_count_seeds(monkeypatch: pytest.MonkeyP
         (1, "number"): _fake(together, *roles),  # seed 1: 1 and 4 hops at the same checkpoint
         (1, "letter"): _fake(in_order, *_layers("sssppsssssss")),
     }
-    monkeypatch.setattr(
-        claims_training, "shipped_record", lambda task, config="small", seed=0: records[(seed, task)]
-    )
-    monkeypatch.setattr(
-        claims_training, "seeds_of", lambda config, quick=False: [0, 1] if config == "paper" else []
-    )
+    monkeypatch.setattr(judging, "shipped_record", lambda task, config="small", seed=0: records[(seed, task)])
+    monkeypatch.setattr(judging, "seeds_of", lambda config, quick=False: [0, 1] if config == "paper" else [])
 
     def outcome(cid: str):  # type: ignore[no-untyped-def]
         return run_claim(CLAIMS[cid], CTX).outcome
@@ -172,12 +176,41 @@ def test_verdicts_follow_the_records_and_count_seeds(monkeypatch: pytest.MonkeyP
     records[(0, "number")] = _fake(in_order, *_layers("ppp?ssssssss"))
     records[(1, "number")] = _fake(in_order, *_layers("pppsssssssss"))
     records[(1, "letter")] = _fake(together, *letter_roles)
-    pure = {seed: claims_training.pure_heads(records[(seed, "number")], 0.5) for seed in (0, 1)}
+    pure = {seed: pure_heads(records[(seed, "number")], 0.5) for seed in (0, 1)}
     assert pure == {0: "undecided", 1: "shows"}
     assert outcome("training.uniform-early").verdict == "violated"  # p and s layers are not near-uniform
     for key in list(records):
         records[key] = _fake(together, *_layers("uuuuuuuuuuuu"))
     assert outcome("training.uniform-early").verdict == "holds"
-    monkeypatch.setattr(claims_training, "seeds_of", lambda config, quick=False: [])
+    monkeypatch.setattr(judging, "seeds_of", lambda config, quick=False: [])
     none = outcome("training.hop-by-hop")
     assert none.verdict == "unresolvable" and none.detail == "no paper-configuration checkpoint ships"
+
+
+def test_the_readings_of_the_pinned_claims_are_judged() -> None:
+    """The readings the claims pin are the ones the judging produces (full study)."""
+    from ropeproof.claims.training import LAST_LAYER_VERDICTS, LENGTH_VERDICTS, PURE_VERDICTS
+    from ropeproof.verify.studies.training.lengths import study_plan
+
+    assert list(LENGTH_VERDICTS) == study_plan(False)["readings"]
+    assert set(LAST_LAYER_VERDICTS) == {"causal", *judging.LAST_LAYER_STANDS, "descriptive"}
+    assert set(PURE_VERDICTS) == {"per-layer", *judging.PURE_STANDS}
+
+
+def test_the_configuration_claim_lists_every_paper_run_and_holds_with_a_seed_in_a_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = run_claim(CLAIMS["training.configuration"], CTX)
+    figures = result.outcome.figures
+    assert result.outcome.verdict == "holds" and not result.regression
+    assert (
+        figures["seeds_in_a_configuration"] == claims_training.CONFIGURATION_PINS["seeds_in_a_configuration"]
+    )
+    runs = {f"{t}-seed{s}" for s in claims_training.seeds_of("paper") for t in ("number", "letter")}
+    assert set(figures["deviations"]) == runs
+    for run, found in figures["deviations"].items():  # the earlier seeds differ in exactly three fields
+        fields = [d.split(" = ")[0] for d in found]
+        in_a = int(run.rsplit("seed", 1)[1]) in figures["seeds_in_a_configuration"]
+        assert fields == ([] if in_a else ["n_positions", "activation", "training_set"]), run
+    monkeypatch.setattr(judging, "seeds_of", lambda config, quick=False: [0, 1, 2])  # the earlier seeds alone
+    assert run_claim(CLAIMS["training.configuration"], CTX).outcome.verdict == "violated"

@@ -10,9 +10,14 @@ import torch
 
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.devices import DTYPES, dtype_name, resolve_device, resolve_dtype
+from ropeproof.verify.kernel.devices import DTYPE_NAMES, DTYPES, dtype_name, resolve_device, resolve_dtype
 from ropeproof.verify.kernel.reference import reference_logits
-from ropeproof.verify.kernel.resolution import gap_resolution, logit_error_bound, unit_roundoff
+from ropeproof.verify.kernel.resolution import (
+    UNIT_ROUNDOFFS,
+    gap_resolution,
+    logit_error_bound,
+    unit_roundoff,
+)
 
 
 def test_resolve_device_and_dtype() -> None:
@@ -43,6 +48,18 @@ def test_unit_roundoffs_are_the_ieee_values() -> None:
     assert unit_roundoff("float32") == 2.0**-24
     assert unit_roundoff("bfloat16") == 2.0**-8
     assert unit_roundoff("float16") == 2.0**-11
+    for name, dt in DTYPES.items():  # the table the name path reads is torch's own finfo
+        assert UNIT_ROUNDOFFS[name] == torch.finfo(dt).eps / 2 == unit_roundoff(dt)
+
+
+def test_dtype_names_are_checked_without_torch() -> None:
+    """A dtype given by name is named and checked without torch (the exact sweeps stay numpy-only)."""
+    assert list(DTYPE_NAMES) == list(DTYPES)
+    assert [dtype_name(n) for n in DTYPE_NAMES] == list(DTYPE_NAMES)
+    with pytest.raises(InputError, match=r"dtype='float8' is unknown"):
+        dtype_name("float8")
+    with pytest.raises(InputError, match="not supported"):
+        dtype_name(torch.int64)
 
 
 def test_error_bounds_golden() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 
 def prefix_topk(
@@ -22,6 +21,8 @@ def prefix_topk(
 
     Shapes: values [N]; return [N, k] (top, index)
     """
+    import torch  # only here: RunningTopK is numpy alone
+
     v = torch.as_tensor(np.asarray(values, dtype=np.float64))
     n = v.numel()
     fill = float("-inf") if largest else float("inf")

@@ -61,6 +61,7 @@ from ropeproof.verify.measure.exact.bound_checks import (
     judge_intervals,
     judge_rows,
 )
+from ropeproof.verify.measure.exact.bound_options import READINGS, RELATIONS
 from ropeproof.verify.measure.exact.certified import arb_ends, arb_precision, exactly_equal
 from ropeproof.verify.measure.exact.certified_family import (
     PREC,
@@ -75,10 +76,6 @@ from ropeproof.verify.measure.exact.discrepancy import Witness
 from ropeproof.verify.measure.exact.head_sweep import NO_FAMILY, HeadSweep, resolve_head_family, sweep_head
 from ropeproof.verify.measure.exact.plane_logits import plane_coefficients
 
-READINGS = ("margin_inf", "gap_inf", "gap_sup")
-"""The readings a bound may be stated on (``gap_sup`` is [A]'s ``Delta(n)``)."""
-RELATIONS = ("<=", ">=")
-"""``"<="``: the reading is at most the bound (an upper bound); ``">="``: at least (a guarantee)."""
 MAX_REFINE = 256
 """Rows refined per check (each one enclosure of one witness input)."""
 MAX_IDENTITIES = 16

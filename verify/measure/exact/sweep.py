@@ -34,11 +34,10 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
-import torch
 from mpmath import iv
 
 from ropeproof.constructions.compile import compile_construction, compiled_head_bytes
@@ -48,7 +47,7 @@ from ropeproof.theory.errors import InputError
 from ropeproof.theory.memory_budget import check_allocation
 from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
-from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, dtype_name, resolve_dtype
+from ropeproof.verify.kernel.devices import dtype_name, resolve_dtype
 from ropeproof.verify.kernel.resolution import gap_resolution
 from ropeproof.verify.measure.display import TableDisplay
 from ropeproof.verify.measure.exact.angles import UNIT_ROUNDOFF, reduce_frequency, reduced_angles_with_error
@@ -59,7 +58,6 @@ from ropeproof.verify.measure.exact.bound_checks import (
     min_of_terms,
 )
 from ropeproof.verify.measure.exact.certified import iv_exact_ends, iv_precision
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
 from ropeproof.verify.measure.exact.explain import explain_input, index_explanation, index_input_tokens
 from ropeproof.verify.measure.exact.families import retrieval_family
 from ropeproof.verify.measure.exact.index_sweep import (
@@ -70,7 +68,6 @@ from ropeproof.verify.measure.exact.index_sweep import (
     stable_gaps_with_error,
 )
 from ropeproof.verify.measure.exact.mp_reference import MpLogits
-from ropeproof.verify.measure.exact.offset_logits import distance_logits
 from ropeproof.verify.measure.exact.retrieval_codes import code_table
 from ropeproof.verify.measure.exact.retrieval_refine import RetrievalRefiner
 from ropeproof.verify.measure.exact.retrieval_sweep import (
@@ -80,6 +77,11 @@ from ropeproof.verify.measure.exact.retrieval_sweep import (
     gap_inf_enumerated,
     retrieval_sweep,
 )
+
+if TYPE_CHECKING:
+    import torch
+
+    from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
 _JUDGE_ORDER = ("gap_sup", "margin_inf", "gap_inf")
@@ -231,12 +233,17 @@ def _pi2_term(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @functools.cache
 def index_term_identity() -> bool:
     """Whether sympy proves that T_Index's gap at the adjacent offset, ``g(1)`` (derived from the
-    construction's closed form, :func:`index_gap_expression`), equals Theorem 3.2's ``1 - cos(theta)``."""
+    construction's closed form, :func:`index_gap_expression`), equals Theorem 3.2's ``1 - cos(theta)``:
+    by the exponential form of the difference (:func:`~ropeproof.theory.trig_identity.
+    exponential_form_vanishes`), else by ``simplify``."""
     import sympy as sp
+
+    from ropeproof.theory.trig_identity import exponential_form_vanishes
 
     gap = index_gap_expression(index_construction(theta=0.5, max_int=1, letters=1))
     m = next(s for s in gap.free_symbols if s.name == "m")
-    return bool(sp.simplify(gap.subs(m, 1) - index_bound().terms[0].raw) == 0)
+    difference = gap.subs(m, 1) - index_bound().terms[0].raw
+    return exponential_form_vanishes(difference) or bool(sp.simplify(difference) == 0)
 
 
 @functools.cache
@@ -246,11 +253,12 @@ def retrieval_theta_zero_identity(alphabet_size: int) -> bool:
     import sympy as sp
 
     from ropeproof.theory.bounds import OMEGA, THETA, N
+    from ropeproof.theory.trig_identity import exponential_form_vanishes
 
     omega = 2 * sp.pi / alphabet_size
     raw = retrieval_bound().terms[0].raw.subs({THETA: 0, OMEGA: omega})
     witness = sp.cos(0 * N) - sp.cos(omega - N * 0)
-    return bool(sp.simplify(witness - raw) == 0)
+    return exponential_form_vanishes(witness - raw) or bool(sp.simplify(witness - raw) == 0)
 
 
 # ---------------------------------------------------------------------------------------- T_Index
@@ -276,6 +284,8 @@ class _IndexDtypeRows:
         self.state = {"margin": [1, -math.inf], "sup": [1, -math.inf]}  # next m, running max
 
     def _h(self, m: np.ndarray) -> np.ndarray:
+        from ropeproof.verify.measure.exact.offset_logits import distance_logits
+
         q, k, spec, scale, dtype, device = self.args
         return distance_logits(q, k, spec, m, scale, dtype, device)[0]
 
@@ -353,6 +363,14 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
     return bound, {q: comparisons[q] for q in QUANTITIES}
 
 
+def _sweep_dtype(dtype: DtypeLike) -> DtypeLike:
+    """``dtype`` checked: ``"float64"`` when it is float64 (by name or torch dtype; the exact sweep is numpy
+    alone, so torch is not imported), else its torch dtype (:func:`~ropeproof.verify.kernel.devices.
+    resolve_dtype`)."""
+    name = dtype_name(dtype)
+    return name if name == "float64" else resolve_dtype(name)
+
+
 def _check_sweep_args(start: int, stop: int, block: int) -> None:
     start = integer(start, "start", low=2, high=MAX_LENGTH)
     integer(stop, "stop", low=start, high=MAX_LENGTH, note=f"start={start}")
@@ -363,7 +381,7 @@ def iter_index_sweep(
     theta: float,
     start: int,
     stop: int,
-    dtype: DtypeLike = torch.float64,
+    dtype: DtypeLike = "float64",
     device: DeviceLike = "cpu",
     judge: bool = True,
     block: int = BLOCK,
@@ -371,9 +389,9 @@ def iter_index_sweep(
     """The rows ``n = start .. stop`` of :func:`sweep_index`, ``block`` at a time."""
     _check_sweep_args(start, stop, block)
     reduce_frequency(theta)  # validates theta
-    dt = resolve_dtype(dtype)
+    dt = _sweep_dtype(dtype)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
-    measured = _IndexDtypeRows(theta, dt, device) if dt != torch.float64 else None
+    measured = _IndexDtypeRows(theta, dt, device) if dt != "float64" else None
     for blk in iter_index_blocks([theta], [1.0], start, stop, block, with_error=True):
         bound, comparisons = _index_comparisons(theta, blk)
         cols: dict[str, np.ndarray] = {
@@ -453,7 +471,7 @@ def iter_retrieval_sweep(
     theta: float,
     start: int,
     stop: int,
-    dtype: DtypeLike = torch.float64,
+    dtype: DtypeLike = "float64",
     device: DeviceLike = "cpu",
     judge: bool = True,
     block: int = BLOCK,
@@ -462,17 +480,19 @@ def iter_retrieval_sweep(
     """The rows ``n = start .. stop`` of :func:`sweep_retrieval`, ``block`` at a time (float64: memory
     ``O(block |ALPH|)``; other dtypes compute the measured logits for all of ``2 .. stop`` at once)."""
     _check_sweep_args(start, stop, block)
-    dt = resolve_dtype(dtype)
+    dt = _sweep_dtype(dtype)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
     rows = RetrievalRows(alphabet_size, theta)
     refiner = RetrievalRefiner(alphabet_size, theta)  # rows too close for float64, re-enclosed in order
     measured = None
-    if dt != torch.float64:
+    if dt != "float64":
         vocab = alphabet_size * (alphabet_size + 1)  # (letter, letter) pairs and (letter, 1)
         check_allocation(  # before the construction's vocab^2 tokens are even built
             f"measured logits of a retrieval sweep with |ALPH| = {alphabet_size} ({vocab} tokens)",
             compiled_head_bytes(vocab, vocab),
         )
+        from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+
         c = retrieval_construction(alphabet_size, theta, max_int=1)
         meas = exact_sweep(
             build_tables(compile_construction(c), retrieval_family(c), stop, dt, device), stop, gap_inf_limit
@@ -599,12 +619,12 @@ def _collect(blocks: Sequence[SweepBlock]) -> tuple[dict[str, np.ndarray], dict[
 
 
 def sweep_index(
-    theta: float, max_n: int, dtype: DtypeLike = torch.float64, device: DeviceLike = "cpu", judge: bool = True
+    theta: float, max_n: int, dtype: DtypeLike = "float64", device: DeviceLike = "cpu", judge: bool = True
 ) -> SweepTable:
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact.index_sweep.iter_index_blocks`)."""
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
-    dt = resolve_dtype(dtype)
+    dt = _sweep_dtype(dtype)
     check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max_n)
     cols, comparisons, extras = _collect(list(iter_index_sweep(theta, 2, max_n, dt, device, judge)))
 
@@ -672,7 +692,7 @@ def sweep_retrieval(
     alphabet_size: int,
     theta: float,
     max_n: int,
-    dtype: DtypeLike = torch.float64,
+    dtype: DtypeLike = "float64",
     device: DeviceLike = "cpu",
     gap_inf_limit: int = 96,
     judge: bool = True,
@@ -680,7 +700,7 @@ def sweep_retrieval(
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact.retrieval_sweep.retrieval_sweep`)."""
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
-    dt = resolve_dtype(dtype)
+    dt = _sweep_dtype(dtype)
     check_allocation(
         f"a retrieval sweep table with |ALPH| = {alphabet_size} to n = {max_n}",
         TABLE_BYTES_PER_LENGTH * max_n,

@@ -175,6 +175,11 @@ class SweepSummary:
 _BOOL = np.array(["false", "true"])
 _HOLDS_JSON = np.array(["true"] * 4 + ["false"] * 2 + ["null"])
 _STATUS_JSON = np.array([json.dumps(s) for s in STATUSES])
+_BOOL_BYTES = np.char.encode(_BOOL, "ascii")
+_HOLDS_JSON_BYTES = np.char.encode(_HOLDS_JSON, "ascii")
+_STATUS_JSON_BYTES = np.char.encode(_STATUS_JSON, "ascii")
+_STATUS_TEXT_BYTES = np.array([b"%13s" % s.encode() for s in STATUSES])
+_BOOL_TEXT_BYTES = np.array([b"%13s" % s for s in (b"false", b"true")])
 
 
 def _floats(col: np.ndarray) -> list[str]:
@@ -184,6 +189,62 @@ def _floats(col: np.ndarray) -> list[str]:
     for i in bad.tolist():
         out[i] = "null"
     return out
+
+
+def _float_cells(col: np.ndarray, fmt: str, null: str) -> np.ndarray:
+    """Each value of ``col`` (as float64) formatted by ``fmt % value`` (``null`` for NaN and infinities),
+    as a bytes array; every run of bit-identical neighbours is formatted once (prefix extremes repeat)."""
+    v = np.ascontiguousarray(col, dtype=np.float64)
+    if v.size == 0:
+        return np.zeros(0, dtype="S1")
+    bits = v.view(np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))
+    firsts = v[starts]
+    ok = np.isfinite(firsts).tolist()
+    table = np.array(
+        [(fmt % x if good else null) for x, good in zip(firsts.tolist(), ok, strict=True)], dtype="S"
+    )
+    if starts.size == v.size:
+        return table
+    return np.repeat(table, np.diff(np.append(starts, v.size)))
+
+
+def _int_cells(col: np.ndarray, width: int, pad: bytes) -> np.ndarray:
+    """The decimal digits of the non-negative integers ``col``, right-aligned in at least ``width``
+    characters after ``pad`` (``b" "``: ``%{width}d``; ``b"\\0"``: ``str``, once the NULs are dropped),
+    as a bytes array."""
+    n = np.asarray(col, dtype=np.int64)
+    if n.size == 0:
+        return np.zeros(0, dtype="S1")
+    if int(n.min()) < 0:
+        text = [(f"%{width}d" % v) for v in n.tolist()] if pad == b" " else list(map(str, n.tolist()))
+        return np.array(text, dtype="S")
+    digits = len(str(int(n.max())))
+    w = max(width, digits)
+    buf = np.full((n.size, w), pad[0], dtype=np.uint8)
+    buf[:, : w - width] = 0  # past ``width`` only the longer numbers' own digits: dropped NULs elsewhere
+    rest = n.copy()
+    for k in range(w - 1, w - 1 - digits, -1):
+        live = (rest > 0) | (k == w - 1)
+        buf[live, k] = (rest[live] % 10 + 48).astype(np.uint8)
+        rest //= 10
+    return buf.view(f"S{w}").reshape(n.size)
+
+
+def _assemble(pieces: Sequence[bytes | np.ndarray], size: int) -> str:
+    """``size`` rows, each the concatenation of ``pieces`` (a constant, or one bytes cell per row), as
+    one string: the cells are packed side by side in a record array and the NUL padding of the shorter
+    cells is dropped (cell text never holds a NUL)."""
+    if size == 0:
+        return ""
+    fields: list[tuple[str, str]] = []
+    for i, piece in enumerate(pieces):
+        width = len(piece) if isinstance(piece, bytes) else piece.dtype.itemsize
+        fields.append((f"f{i}", f"S{max(width, 1)}"))
+    packed = np.empty(size, dtype=fields)
+    for i, piece in enumerate(pieces):
+        packed[f"f{i}"] = piece
+    return packed.tobytes().replace(b"\0", b"").decode("ascii")
 
 
 def row_columns(block: SweepBlock, judge: bool) -> tuple[list[str], list[list[str]]]:
@@ -213,10 +274,40 @@ def row_columns(block: SweepBlock, judge: bool) -> tuple[list[str], list[list[st
 
 
 def json_rows(block: SweepBlock, judge: bool) -> list[str]:
-    """One JSON object per row (keys in column order)."""
-    names, values = row_columns(block, judge)
-    template = "{" + ", ".join(f'"{k}": %s' for k in names) + "}"
-    return [template % t for t in zip(*values, strict=True)]
+    """One JSON object per row (keys in column order); the lines of :func:`json_rows_text`."""
+    text = json_rows_text(block, judge)
+    return text[:-1].split("\n") if text else []
+
+
+def json_rows_text(block: SweepBlock, judge: bool) -> str:
+    """One JSON object per row (keys in column order), each line ending in a newline: the bytes of
+    ``"%s" % cell`` for the cells of :func:`row_columns`, built a column at a time."""
+    cols = block.columns
+    size = int(cols["n"].size)
+    names: list[str] = []
+    cells: list[np.ndarray] = []
+
+    def put(name: str, values: np.ndarray) -> None:
+        names.append(name)
+        cells.append(values)
+
+    nulls = np.full(size, b"null", dtype="S4")
+    put("n", _int_cells(cols["n"], 1, b"\0"))
+    for k in ("gap_sup", "gap_inf", "margin_inf", "bound"):
+        put(k, _float_cells(cols[k], "%r", "null"))
+    for q in QUANTITIES:
+        put(READING_COLUMNS[q], _HOLDS_JSON_BYTES[block.comparisons[q].codes] if judge else nulls)
+    for q in QUANTITIES:
+        put(STATUS_COLUMNS[q], _STATUS_JSON_BYTES[block.comparisons[q].codes] if judge else nulls)
+    for k in cols:
+        if k.startswith("measured_"):
+            put(k, _float_cells(cols[k], "%r", "null"))
+    put("resolvable", _BOOL_BYTES[cols["resolvable"].astype(np.int8)])
+    pieces: list[bytes | np.ndarray] = []
+    for i, (name, values) in enumerate(zip(names, cells, strict=True)):
+        pieces += [("{" if i == 0 else ", ").encode() + f'"{name}": '.encode(), values]
+    pieces.append(b"}\n")
+    return _assemble(pieces, size)
 
 
 def _mask_lengths(block: SweepBlock, start: int, step: int) -> SweepBlock:
@@ -335,6 +426,15 @@ class _RowsDigest:
         self.first_n = first_n if self.first_n is None else self.first_n
         self.last_n = last_n
 
+    def add_text(self, text: str, count: int, first_n: int, last_n: int) -> None:
+        """Like :meth:`add` for the ``count`` lines of ``text``, each ending in a newline."""
+        if not count:
+            return
+        self.hash.update(text.encode())
+        self.count += count
+        self.first_n = first_n if self.first_n is None else self.first_n
+        self.last_n = last_n
+
     def check(self, summary: dict[str, Any]) -> RowsCheck:
         self.hash.update(_dump(summary).encode())
         return RowsCheck(self.count, self.first_n, self.last_n, self.hash.hexdigest())
@@ -367,13 +467,13 @@ def write_rows(
         if block.columns["n"].size == 0:
             continue
         summary.add_block(block)
-        lines = json_rows(block, judge)
+        text = json_rows_text(block, judge)
         n = block.columns["n"]
-        digest.add(lines, int(n[0]), int(n[-1]))
+        digest.add_text(text, int(n.size), int(n[0]), int(n[-1]))
         if fmt == "jsonl":
-            out.write("\n".join(lines) + "\n")
+            out.write(text)
         else:
-            out.write(("" if first else ",") + "\n" + ",\n".join(lines))
+            out.write(("" if first else ",") + "\n" + text[:-1].replace("\n", ",\n"))
         first = False
         if progress is not None:
             progress.update(int(raw.columns["n"].size))
@@ -692,33 +792,39 @@ def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepS
 
 def text_table(block: SweepBlock, judge: bool, measured: bool) -> list[str]:
     """Rows of the human-readable table (``%13.6g``, ``null`` for NaN and infinities, as in the JSON
-    rows); with ``measured`` the dtype's own extremes are shown next to the exact float64 ones. One
-    ``%`` format per row."""
+    rows); with ``measured`` the dtype's own extremes are shown next to the exact float64 ones. The
+    lines of :func:`text_table_text`."""
+    text = text_table_text(block, judge, measured)
+    return text[:-1].split("\n") if text else []
+
+
+def text_table_text(block: SweepBlock, judge: bool, measured: bool) -> str:
+    """The rows of :func:`text_table`, each line ending in a newline: per row the bytes of the ``%``
+    format ``%13d``, four ``%13.6g`` (NaN and infinities as ``null`` right-aligned in 13 characters), a
+    ``%13s`` status per reading (``null`` without ``judge``), with ``measured`` three more ``%13.6g``, and
+    ``%13s`` of ``resolvable`` (``true``/``false``), joined by two spaces; built a column at a time."""
     cols = block.columns
-    size = cols["n"].size
-    values: list[list[Any]] = [cols["n"].tolist()]
-    spec = ["%13d"]
-    floats = ["gap_sup", "gap_inf", "margin_inf", "bound"]
-    for k in floats:
-        values.append(np.asarray(cols[k], dtype=np.float64).tolist())
-        spec.append("%13.6g")
+    size = int(cols["n"].size)
+    null = "null".rjust(13)
+    cells: list[np.ndarray] = [_int_cells(cols["n"], 13, b" ")]
+    for k in ["gap_sup", "gap_inf", "margin_inf", "bound"]:
+        cells.append(_float_cells(cols[k], "%13.6g", null))
     for q in QUANTITIES:
         if judge:
-            values.append(np.array(STATUSES, dtype=object)[block.comparisons[q].codes].tolist())
+            cells.append(_STATUS_TEXT_BYTES[block.comparisons[q].codes])
         else:
-            values.append(["null"] * size)
-        spec.append("%13s")
+            cells.append(np.full(size, null.encode(), dtype="S13"))
     if measured:
         for q in QUANTITIES:
-            values.append(np.asarray(cols[f"measured_{q}"], dtype=np.float64).tolist())
-            spec.append("%13.6g")
-    values.append(np.array(["false", "true"])[cols["resolvable"].astype(np.int8)].tolist())
-    spec.append("%13s")
-    template = "  ".join(spec)
-    text = "\n".join([template % row for row in zip(*values, strict=True)])
-    for bad in ("          nan", "          inf", "         -inf"):
-        text = text.replace(bad, "         null")
-    return text.split("\n") if text else []
+            cells.append(_float_cells(cols[f"measured_{q}"], "%13.6g", null))
+    cells.append(_BOOL_TEXT_BYTES[cols["resolvable"].astype(np.int8)])
+    pieces: list[bytes | np.ndarray] = []
+    for i, c in enumerate(cells):
+        if i:
+            pieces.append(b"  ")
+        pieces.append(c)
+    pieces.append(b"\n")
+    return _assemble(pieces, size)
 
 
 def table_header(judge: bool, measured: bool) -> str:

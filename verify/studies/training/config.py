@@ -191,6 +191,24 @@ def config_deviations(config: TrainConfig) -> list[str]:
     return out + list(PAPER_DEVIATIONS)
 
 
+def in_a_configuration(config: TrainConfig) -> bool:
+    """Whether ``config`` sets every field [A] states (:data:`A_CONFIGURATION`) as [A] does, so that only
+    :data:`PAPER_DEVIATIONS` remain."""
+    return config_deviations(config) == list(PAPER_DEVIATIONS)
+
+
+def deviations_by_run(configs: dict[str, TrainConfig]) -> dict[str, Any]:
+    """For runs named ``run -> configuration``: ``deviations`` (each run's :func:`config_deviations`
+    that a configuration could remove, i.e. without :data:`PAPER_DEVIATIONS`), ``in_a_configuration``
+    (the runs with none, sorted) and ``remaining`` (:data:`PAPER_DEVIATIONS`, common to every run)."""
+    deviations = {run: config_deviations(c)[: -len(PAPER_DEVIATIONS)] for run, c in configs.items()}
+    return {
+        "deviations": deviations,
+        "in_a_configuration": sorted(run for run, found in deviations.items() if not found),
+        "remaining": list(PAPER_DEVIATIONS),
+    }
+
+
 PAPER_V1 = dataclasses.replace(
     PAPER, name="paper", n_positions=2048, activation="gelu_new", training_set=None
 )

@@ -278,3 +278,38 @@ def reading_finding(key: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out["decided_below_from"] = below_from
     out["worst"] = {k: worst[k] for k in ("n", "accuracy", "ci_low", "ci_high", "count", "side")}
     return out
+
+
+def flip_text(found: dict[str, Any]) -> str:
+    """Where a reading's verdict lies and the thresholds at which it would flip, worst paper seed:
+    ``found`` is ``{"verdict", "seeds": {"{config}-seed{seed}": reading_finding(...)}}``; for an
+    ``above`` reading the lowest ``holds_up_to`` and ``fails_above`` over the paper seeds, for a ``below``
+    reading the highest ``holds_above`` and ``fails_up_to`` and the latest ``decided_below_from`` ("never"
+    when some paper seed has none); the verdict alone when no paper seed was measured."""
+    seeds = {k: v for k, v in found["seeds"].items() if k.startswith("paper-")}
+    if not seeds:
+        return found["verdict"]
+    if "holds_up_to" in next(iter(seeds.values())):
+        low = min(v.get("holds_up_to", 1.0) for v in seeds.values())
+        high = min(v.get("fails_above", 1.0) for v in seeds.values())
+        return (
+            f"{found['verdict']}: holds for thresholds up to {low:.3f}, fails above {high:.3f} (worst seed)"
+        )
+    high = max(v.get("holds_above", 0.0) for v in seeds.values())
+    low = max(v.get("fails_up_to", 0.0) for v in seeds.values())
+    froms = [v.get("decided_below_from") for v in seeds.values()]
+    since = "never" if None in froms else f"from n = {max(froms)}"
+    return (
+        f"{found['verdict']}: holds for thresholds above {high:.3f}, fails up to {low:.3f} (worst seed); "
+        f"decided below the threshold at every measured length {since}"
+    )
+
+
+def row_against(row: dict[str, Any]) -> str:
+    """One row of :func:`decided_length_row` read against its threshold: where its interval lies, the
+    accuracy, the interval and the inputs it used."""
+    where = {"above": "above", "below": "below", "undecided": "not decided against"}[row["side"]]
+    return (
+        f"{where} {row['threshold']:.0%} (accuracy {row['accuracy']:.3f}, anytime-valid 95% interval "
+        f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] on {row['count']} inputs)"
+    )

@@ -1,5 +1,6 @@
-"""[A]'s observations about heads under each fair reading of its words (``docs/training.md``), measured on
-the shipped checkpoints through the run's store (:mod:`ropeproof.verify.studies.training.shipped_results`).
+"""[A]'s observations about heads under each fair reading of its words (``docs/guides/training.md``),
+measured on the shipped checkpoints through the run's store
+(:mod:`ropeproof.verify.studies.training.shipped_results`).
 
 **Pure heads** ("the best models have pure heads"; [A] classifies a head "for a given prompt"):
 

@@ -35,6 +35,7 @@ from ropeproof.constructions.paper import check_task
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
+from ropeproof.verify.kernel.threads import thread_policy
 from ropeproof.verify.studies.training.config import TrainConfig
 from ropeproof.verify.studies.training.trainer import (
     RECORD_FILE,
@@ -60,9 +61,11 @@ FIRST_STEPS = 5
 def first_steps(task: str, config: TrainConfig, seed: int, steps: int = FIRST_STEPS) -> dict[str, Any]:
     """Train ``steps`` steps in memory on the CPU (the run's seed, data and schedule) and return
     ``{"losses": [...], "param_norms": {name: ||p||_2 in float64}, "sha256": hash of the float32
-    weights in state-dict order}``."""
-    run = new_run(check_task(task), config, seed, torch.device("cpu"))
-    losses = [train_step(run) for _ in range(steps)]
+    weights in state-dict order}``, on one torch thread (as training runs), so that the digest does not
+    depend on the caller's thread count."""
+    with thread_policy(1):
+        run = new_run(check_task(task), config, seed, torch.device("cpu"))
+        losses = [train_step(run) for _ in range(steps)]
     state = run.model.state_dict()
     digest = hashlib.sha256()
     norms = {}

@@ -2,7 +2,7 @@
 every entry point reports an unknown architecture from the registry, a third converter registered from
 here (Mistral, outside the package) works through export, model export, import, runs, the layer swap,
 checkpoint solvers and the CLI with no other file touched, and no module outside the converters and
-the architecture facts compares a value with an architecture name."""
+the architecture facts compares a value with an architecture name or loops over a literal list of them."""
 
 from __future__ import annotations
 
@@ -247,3 +247,38 @@ def test_no_architecture_branch_outside_the_converters(package_modules: dict[str
         "\n".join(found)
     )
     assert set(package_modules) >= CONVERTER_MODULES  # the allowed modules exist under these names
+
+
+def architecture_loops(source: str, names: frozenset[str]) -> list[int]:
+    """Lines of a ``for`` loop or comprehension over a literal tuple, list or set holding an architecture
+    name (instead of the registry, :data:`~ropeproof.verify.interop.hf.converters.CONVERTERS`)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        it = node.iter if isinstance(node, ast.For | ast.comprehension) else None
+        if isinstance(it, ast.Tuple | ast.List | ast.Set) and any(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.lower() in names
+            for e in it.elts
+        ):
+            lines.append(it.lineno)
+    return sorted(lines)
+
+
+def test_no_loop_over_a_literal_list_of_architectures(package_modules: dict[str, Path]) -> None:
+    """A loop over "every architecture" reads the registry, so a registered converter joins it."""
+    planted = """
+for arch in ("gptj", "llama"): pass
+rows = [f(a) for a in ["LLAMA"]]
+for arch in CONVERTERS: pass
+for kind in ("tl", "hf"): pass
+"""
+    names = frozenset(BUILT_IN_NAMES) | frozenset(ARCHITECTURES)
+    assert architecture_loops(planted, names) == [2, 3]
+    found = [
+        f"{path}:{line}"
+        for module, path in sorted(package_modules.items())
+        if module not in CONVERTER_MODULES
+        for line in architecture_loops(path.read_text(), names)
+    ]
+    assert found == [], "loops over a literal list of architectures (loop over CONVERTERS):\n" + "\n".join(
+        found
+    )

@@ -174,3 +174,20 @@ def test_certificate_ignores_the_global_precision(number_model, user: tuple[int,
     for name in ("bound_lo", "bound_hi", "margin_lo", "eps_hi", "status"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
     assert got.gamma == want.gamma
+
+
+def test_certificates_leave_the_model_unchanged(number_model) -> None:
+    """The certificate, its steps and its witness stash nothing on the model: its attributes are the same
+    objects with the same contents afterwards."""
+
+    def attributes() -> dict[str, tuple[int, bytes | None]]:
+        return {
+            k: (id(v), v.tobytes() if isinstance(v, np.ndarray) else None)
+            for k, v in vars(number_model).items()
+        }
+
+    before = attributes()
+    cert = certified_horizon(number_model, 4, max_n=60)
+    horizon_witness(number_model, cert)
+    certificate_steps(number_model, 4, 60)
+    assert attributes() == before

@@ -153,3 +153,22 @@ def test_orthogonal_terms_contain_200_bit_values(theta: float, max_d: int) -> No
             x = d * mpmath.mpf(theta)
             assert t_lo[d - 1] <= mpmath.cos(x) <= t_hi[d - 1]
             assert o_lo[d - 1] <= abs(mpmath.sin(x)) <= o_hi[d - 1]
+
+
+def _attributes(model: CompiledModel) -> dict[str, tuple[int, bytes | None]]:
+    """Every attribute of ``model`` by name: the object's identity and, for an array, its bytes."""
+    return {k: (id(v), v.tobytes() if isinstance(v, np.ndarray) else None) for k, v in vars(model).items()}
+
+
+def test_sweeps_and_enclosures_leave_the_model_unchanged(models) -> None:
+    """Nothing is stashed on the model (it used to keep its layer sweeps in ``model.__dict__``): the
+    attributes are the same objects with the same contents after sweeping every layer twice and
+    enclosing every layer, and a second sweep is a fresh result equal to the first."""
+    model = models["letter-one-plane"]
+    before = _attributes(model)
+    first = {layer: layer_sweep(model, layer, 30) for layer in distinct_layers(model)}
+    for layer, sweep in first.items():
+        again = layer_sweep(model, layer, 30)
+        assert again is not sweep and np.array_equal(again.margin_inf, sweep.margin_inf)
+    model_margin_enclosures(model, 30)
+    assert _attributes(model) == before

@@ -99,3 +99,21 @@ def test_deviations_from_a_are_listed_field_by_field() -> None:
     assert [d.split(" =")[0] for d in old] == ["n_positions", "activation", "training_set"]
     assert "fresh balanced batches every step" in old[2] and "'gelu_new'" in old[1]
     assert len(config_deviations(SMALL)) > 6  # the small configuration is not [A]'s
+
+
+def test_deviations_by_run_names_the_runs_in_a_configuration() -> None:
+    from ropeproof.verify.studies.training.config import (
+        PAPER_DEVIATIONS,
+        deviations_by_run,
+        in_a_configuration,
+    )
+
+    found = deviations_by_run({"new": PAPER, "old": PAPER_V1, "small": SMALL})
+    assert found["in_a_configuration"] == ["new"] and found["remaining"] == list(PAPER_DEVIATIONS)
+    assert found["deviations"]["new"] == []
+    assert [d.split(" = ")[0] for d in found["deviations"]["old"]] == [
+        "n_positions",
+        "activation",
+        "training_set",
+    ]
+    assert in_a_configuration(PAPER) and not in_a_configuration(PAPER_V1) and not in_a_configuration(SMALL)
