@@ -13,7 +13,7 @@ A merge verifies rather than trusts (:func:`merge_jsonl`): the summary line's ch
 of the header line, every row line and the summary, so no field of a shard changes unnoticed; the
 status counts and first violations are recounted from the rows, and every row's status is checked
 against its own numbers where they decide it (a ``violated`` row has ``value > bound``, a ``holds`` row
-of a reading without an identity ``value <= bound``, an ``*-equal`` row needs an identity, and the
+of a reading without an identity ``value <= bound``, a ``holds-equal`` row needs an identity, and the
 ``bound_holds*`` columns follow the statuses). ``NaN`` and ``Infinity``, which ropeproof never writes
 (non-finite values are ``null``), are refused anywhere in a file.
 """
