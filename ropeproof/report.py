@@ -524,6 +524,12 @@ def full_check_only_lines(ran: set[str]) -> list[str]:
         if readings:
             said = "; ".join(f"reading '{k}' {v}" for k, v in readings.items())
             pinned = f" Pinned per reading (the verdict is the first's): {said}."
+            if "configuration_changes" in c.pins:
+                changed = ", ".join(c.pins["configuration_changes"]) or "none"
+                pinned += (
+                    " Readings whose verdict over the seeds trained in [A]'s configuration differs from that "
+                    f"over the earlier seeds: {changed}."
+                )
         elif c.pins:
             pinned = " Pinned: " + "; ".join(f"{k} = {v}" for k, v in c.pins.items()) + "."
         else:

@@ -198,6 +198,9 @@ LAST_LAYER_VERDICTS = {"causal": "violated", "any-single-layer": "violated", "de
 """The verdict of each reading of the last-letter-layer observation over the paper seeds (pinned)."""
 PURE_VERDICTS = {"per-layer": "violated", "per-prompt": "holds", "functional": "holds"}
 """The verdict of each reading of the pure-heads observation over the paper seeds (pinned)."""
+LAST_LAYER_CHANGES = ["descriptive"]
+"""The readings of the last-letter-layer observation whose verdict over the seeds trained in [A]'s
+configuration differs from the verdict over the earlier seeds (pinned; none for pure heads and length)."""
 
 
 @CLAIMS.claim(
@@ -214,7 +217,9 @@ PURE_VERDICTS = {"per-layer": "violated", "per-prompt": "holds", "functional": "
     params={"max_accuracy": 0.5, "start": 100, "cap": 2400},
     quick=False,
     expected="violated" if HAS_HF else "open",
-    pins={"reading_verdicts": LAST_LAYER_VERDICTS} if HAS_HF else {},
+    pins={"reading_verdicts": LAST_LAYER_VERDICTS, "configuration_changes": LAST_LAYER_CHANGES}
+    if HAS_HF
+    else {},
     meaning=(
         "Whether [A]'s letter models need their last head for every hop count, under each reading: "
         "{readings_said}."
@@ -240,7 +245,7 @@ def _letter_last_layer(ctx: CheckContext) -> Outcome:
     params={"min_gap": 0.5},
     quick=False,
     expected="violated" if HAS_HF else "open",
-    pins={"reading_verdicts": PURE_VERDICTS} if HAS_HF else {},
+    pins={"reading_verdicts": PURE_VERDICTS, "configuration_changes": []} if HAS_HF else {},
     meaning=(
         "Whether the trained heads are clearly positional or clearly symbolic, as in [A]'s best models, "
         "under each reading: {readings_said}."
@@ -305,7 +310,7 @@ LENGTH_VERDICTS = {
     params={"primary": "letter-distractors", "lengths": list(LENGTHS), "first": FIRST, "cap": CAP},
     quick=False,
     expected="violated" if HAS_HF else "open",
-    pins={"reading_verdicts": LENGTH_VERDICTS} if HAS_HF else {},
+    pins={"reading_verdicts": LENGTH_VERDICTS, "configuration_changes": []} if HAS_HF else {},
     meaning=(
         "Whether [A]'s models generalise in length the way [A] reports, under each fair reading of how its "
         "long inputs were built: {readings_said}. At 850 tokens the paper letter model (seed 0, "

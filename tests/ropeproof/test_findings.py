@@ -154,6 +154,7 @@ def test_the_page_lists_what_only_the_full_check_judges_with_its_pins() -> None:
     assert last.startswith("- finding: violated")
     for reading, verdict in LAST_LAYER_VERDICTS.items():
         assert f"reading '{reading}' {verdict}" in last
+    assert last.endswith("differs from that over the earlier seeds: descriptive.")
     assert any(line.startswith("  - no correction: An observation about [A]'s own") for line in lines)
 
 

@@ -50,7 +50,12 @@ def test_ids_expectations_and_quick() -> None:
     assert [c.id for c in CLAIMS if c.expected != "open"] == pinned
     if HAS_HF:
         assert {CLAIMS[c].expected for c in READINGS} == {"violated"}
-        assert all(set(CLAIMS[c].pins) == {"reading_verdicts"} for c in READINGS)
+        assert all(set(CLAIMS[c].pins) == {"reading_verdicts", "configuration_changes"} for c in READINGS)
+        # the readings named as changed by [A]'s configuration are readings of the claim
+        assert all(
+            set(CLAIMS[c].pins["configuration_changes"]) <= set(CLAIMS[c].pins["reading_verdicts"])
+            for c in READINGS
+        )
 
 
 def test_a_verdict_names_its_reading_and_every_reading_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
