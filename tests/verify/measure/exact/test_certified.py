@@ -532,3 +532,13 @@ def test_gap_enclosures_keep_their_bytes(freqs, amps, first, last) -> None:
     got = enclose_index_gaps(freqs, amps, last, first_m=first)
     want = _former_enclose_index_gaps(freqs, amps, last, first_m=first)
     assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+
+
+def test_an_end_just_below_the_normal_range_is_rounded_outward() -> None:
+    """A 53-bit lower end just below 2^-1022 is no float64; converting it to nearest gave 2^-1022 itself,
+    above the ball's lower end (found by the property test above: mid 3 * 2^-1022 / 3, prec 53)."""
+    ball = _ball(3.0, -1022, 1e-30, 53)
+    with arb_precision(53):
+        assert ball.lower() < arb(2.0**-1022)  # the exact lower end is below the normal range
+    lo, hi = arb_ends_many([ball])
+    assert (lo[0], hi[0]) == arb_ends(ball) and lo[0] < 2.0**-1022 <= hi[0]
