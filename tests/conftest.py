@@ -19,6 +19,7 @@ torch thread unless ``ROPEPROOF_THREADS`` says otherwise), like ``ropeproof chec
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,16 +43,29 @@ map is written)."""
 
 @pytest.fixture(scope="session")
 def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
-    """``ropeproof check --quick --strict`` run once per test session: ``(exit code, output dir)``."""
+    """``ropeproof check --quick --strict`` run once per test run: ``(exit code, output dir)``.
+
+    Under pytest-xdist every worker asks for it; the first computes it under a file lock in the
+    directory the workers share (the parent of each worker's base temporary directory) and the others
+    read its exit code (the ``xdist_group`` marks alone did not keep the tests on one worker)."""
+    from filelock import FileLock
+
     from ropeproof.cli import main
 
-    out = tmp_path_factory.mktemp("quick") / "report"
-    # --jobs 1: under pytest-xdist every core already runs a worker, so a second figure process would
-    # only compete with them (the two-process path has its own test, tests/ropeproof/test_figure_pool.py)
-    cache = tmp_path_factory.mktemp("quick-cache")  # its own, empty: every value is computed
-    argv = ["check", "--quick", "--strict", "--jobs", "1", "--no-progress", "--cache-dir", str(cache)]
-    code = main([*argv, "--out", str(out)])
-    return code, out
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    root = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.getbasetemp()
+    shared = root / "quick-report-shared"
+    shared.mkdir(exist_ok=True)
+    out, code_file = shared / "report", shared / "exit-code"
+    with FileLock(str(shared / "lock")):
+        if not code_file.exists():
+            # --jobs 1: under pytest-xdist every core already runs a worker, so a second figure process
+            # would only compete with them (the two-process path has its own test,
+            # tests/ropeproof/test_figure_pool.py)
+            cache = shared / "cache"  # its own, empty: every value is computed
+            argv = ["check", "--quick", "--strict", "--jobs", "1", "--no-progress", "--cache-dir", str(cache)]
+            code_file.write_text(str(main([*argv, "--out", str(out)])))
+    return int(code_file.read_text()), out
 
 
 @pytest.fixture(scope="session")
