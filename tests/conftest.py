@@ -121,12 +121,23 @@ def _runs_slow(config: pytest.Config) -> bool:
     return "slow" in marks or config.getoption("hypothesis_profile", default=None) == "thorough"
 
 
+def _runs_e2e(config: pytest.Config) -> bool:
+    """``e2e`` tests (the slowest end-to-end runs, which CI runs as a second pass) run when ``-m`` names
+    them."""
+    return "e2e" in (config.getoption("markexpr", default="") or "")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not _runs_slow(config):
         later = pytest.mark.skip(reason="slow: run with -m slow or --hypothesis-profile=thorough")
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(later)
+    if not _runs_e2e(config):
+        e2e = pytest.mark.skip(reason="end-to-end: run with -m e2e (CI runs them)")
+        for item in items:
+            if "e2e" in item.keywords:
+                item.add_marker(e2e)
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA; none available on this machine")

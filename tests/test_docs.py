@@ -126,6 +126,7 @@ def _mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")

@@ -265,6 +265,7 @@ def test_previous_token_property_tests(monkeypatch: pytest.MonkeyPatch) -> None:
 # ------------------------------------------------------------------------------------ semantic channel
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_semantic_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("transformers")
     walk = example_module("semantic_channel", "semantic_walkthrough", monkeypatch)
@@ -315,6 +316,7 @@ def test_semantic_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.Mo
     assert transcripts()["semantic_walkthrough"] == results["lines"]
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_semantic_claims_file(tmp_path: Path) -> None:
     found = check_report("semantic_channel/semantic_claims.py", "examples.semantic.*", tmp_path)
     holds = ("examples.semantic.p-rope-is-robust", "examples.semantic.lowest-planes-horizon")

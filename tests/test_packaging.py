@@ -53,6 +53,7 @@ def test_every_module_is_imported_by_a_test(package_modules: dict[str, Path]) ->
     assert not missing, f"modules no test imports: {missing}"
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 @pytest.mark.skipif(sys.platform == "win32", reason="venv layout differs on Windows")
 def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     """Build a wheel, install it into a new venv (torch and the other dependencies come from the

@@ -51,6 +51,7 @@ def test_the_style_applies_inside_the_figure() -> None:
     assert "axes.titlesize: 10" in STYLE.read_text()
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_saving_is_deterministic_and_complete(tmp_path: Path) -> None:
     a = make_all(tmp_path / "a", quick=True, only=["a_theory_bounds", "e_geometry"], formats=["pdf", "png"])
     b = make_all(tmp_path / "b", quick=True, only=["a_theory_bounds", "e_geometry"], formats=["png", "pdf"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ropeproof.paper_figures import figure_names
 from ropeproof.paper_figures.style import save_figure
 from ropeproof.paper_figures.training import (
@@ -45,6 +47,7 @@ def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
         assert all(f.stat().st_size > 0 for f in files)
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_length_and_frequency_figures(tmp_path: Path) -> None:
     from ropeproof.paper_figures.training import frequencies_figure, length_figure
 

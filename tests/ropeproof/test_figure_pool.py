@@ -22,6 +22,7 @@ def _files(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "store")
     pool = FigurePool(NAMES, tmp_path / "split", store, True, BOTH, threads=1, first={"a_theory_bounds"})
@@ -39,6 +40,7 @@ def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
     assert len(store.saved_keys()) == len(NAMES)  # one data product per figure, written once
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_a_figure_that_raises_in_either_process_costs_only_itself(tmp_path: Path) -> None:
     # the first process may take the failing name itself, or the second may meet it: the same record
     names = ["nosuch", "e_geometry", "alsonot"]
@@ -120,6 +122,7 @@ def test_a_selection_draws_only_its_claims_figures(tmp_path: Path) -> None:
     assert not (out / "figures").exists() or list((out / "figures").iterdir()) == []
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_a_saved_report_draws_its_figures_again_without_computing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -152,6 +155,7 @@ def test_a_saved_report_draws_its_figures_again_without_computing(
     assert "the report ran without --quick" in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_a_claim_and_a_figure_in_two_processes_compute_a_shared_result_once(tmp_path: Path) -> None:
     """The Theorem 3.2 claims and the theory figure read one Index sweep table, the PS claim and the PS
     figure one scored head (object products); with the figures in a second process, each is computed once

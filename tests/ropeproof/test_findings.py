@@ -59,6 +59,7 @@ def test_a_run_computes_every_value_once(quick_report: tuple[int, Path]) -> None
     assert computations["computed_more_than_once"] == {} and computations["values"] > 50
 
 
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path: Path) -> None:
     _code, first = quick_report
     assert main(["check", "--quick", "--no-progress", "--no-figures", "--out", str(tmp_path)]) == 0
