@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from ropeproof import __version__
-from ropeproof.claims import USER_SECTION, Approx, CheckContext, ClaimResult, NoCorrection
+from ropeproof.claims import (
+    USER_SECTION,
+    Approx,
+    CheckContext,
+    ClaimResult,
+    NoCorrection,
+    registered_claims,
+    registered_no_corrections,
+)
 from ropeproof.claims.corrections import CorrectionResult
 from ropeproof.errata_report import (
     correction_entry,
@@ -506,8 +514,6 @@ def full_check_only_lines(ran: set[str]) -> list[str]:
     with its expected verdict and the pins that ``ropeproof check --strict`` holds it to (per reading
     where the claim judges several readings, the first being the verdict's), and its no-correction
     reason; empty when every claim ran."""
-    from ropeproof.claims import registered_claims, registered_no_corrections
-
     reasons = {nc.claim: nc.reason for nc in registered_no_corrections()}
     skipped = [c for c in registered_claims() if c.id not in ran and not c.quick]
     if not skipped:
