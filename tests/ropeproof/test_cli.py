@@ -13,8 +13,6 @@ from ropeproof import __version__
 from ropeproof.cli import main
 from ropeproof.paper_figures import available_figure_names
 
-pytestmark = pytest.mark.xdist_group("quick_report")  # one worker computes the shared quick report
-
 
 def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:

@@ -14,8 +14,6 @@ from ropeproof.report import readme_findings, render_readme_findings, without_ti
 
 FINDINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 
-pytestmark = pytest.mark.xdist_group("quick_report")  # one worker computes the shared quick report
-
 
 def test_findings_page_matches_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
     _code, out = quick_report
