@@ -21,6 +21,7 @@ from typing import Any
 
 from ropeproof.theory.result_store import ResultStore
 from ropeproof.verify.measure.outcome import Outcome
+from ropeproof.verify.studies.training.config import deviations_by_run, in_a_configuration
 from ropeproof.verify.studies.training.lengths import (
     flip_text,
     reading,
@@ -87,8 +88,6 @@ def configuration_groups() -> dict[str, list[int]]:
     """The shipped paper seeds split by how they were trained: ``a-configuration`` (both tasks' records
     set every field [A] states, :func:`~ropeproof.verify.studies.training.config.in_a_configuration`)
     and ``earlier`` (the rest)."""
-    from ropeproof.verify.studies.training.config import in_a_configuration
-
     groups: dict[str, list[int]] = {"a-configuration": [], "earlier": []}
     for seed in seeds_of("paper"):
         followed = all(in_a_configuration(shipped_record(t, "paper", seed).config) for t in TASKS)
@@ -96,13 +95,16 @@ def configuration_groups() -> dict[str, list[int]]:
     return groups
 
 
-def verdict_by_configuration(paper: Mapping[int, Finding]) -> dict[str, Any]:
+def verdict_by_configuration(
+    paper: Mapping[int, Finding], groups: Mapping[str, list[int]] | None = None
+) -> dict[str, Any]:
     """The verdict of "every seed shows it" over each :func:`configuration_groups` group, among the
     paper seeds judged (``paper``: seed -> finding): ``{group: {"seeds": [...], "verdict": ...}}`` with
     verdict ``"no seed"`` for a group none of whose seeds was judged, and ``"changes"``: whether the two
-    groups' verdicts differ (``None`` unless both groups have a judged seed)."""
+    groups' verdicts differ (``None`` unless both groups have a judged seed). ``groups``: the
+    :func:`configuration_groups` already read (read here when ``None``)."""
     out: dict[str, Any] = {}
-    for group, seeds in configuration_groups().items():
+    for group, seeds in (configuration_groups() if groups is None else groups).items():
         judged = {s: paper[s] for s in seeds if s in paper}
         out[group] = {"seeds": sorted(judged), "verdict": verdict_over_seeds(judged) if judged else "no seed"}
     verdicts = [g["verdict"] for g in out.values()]
@@ -143,6 +145,7 @@ def readings_outcome(
     ``stand``, where its verdict stands (``stand[reading](paper seeds' details)``: the bar at which it
     would flip)."""
     per_reading: dict[str, Any] = {}
+    groups = configuration_groups()  # read once for every reading
     for name, look in observe.items():
         found: dict[str, dict[int, Finding]] = {}
         details: dict[str, Any] = {}
@@ -154,7 +157,7 @@ def readings_outcome(
                 details[f"{config}-seed{seed}"] = detail
         per_reading[name] = {
             "verdict": verdict_over_seeds(found["paper"]),
-            "by_configuration": verdict_by_configuration(found["paper"]),
+            "by_configuration": verdict_by_configuration(found["paper"], groups),
             "paper": seed_summary(found["paper"]),
             "small": seed_summary(found["small"]),
             "detail": details,
@@ -245,20 +248,14 @@ def configuration_outcome() -> Outcome:
     """Which shipped paper seeds were trained, for both tasks, with every field of [A]'s configuration
     that [A] states (:func:`~ropeproof.verify.studies.training.config.deviations_by_run` on the records'
     configurations): figures ``seeds_in_a_configuration``, ``deviations`` per run, ``deviations_said``
-    and ``remaining_said``; ``holds`` when some seed was."""
-    from ropeproof.verify.studies.training.config import deviations_by_run
-
+    and ``remaining_said``; ``holds`` when some seed was (:func:`configuration_groups`)."""
     runs = {
         f"{task}-seed{seed}": shipped_record(task, "paper", seed).config
         for seed in seeds_of("paper")
         for task in TASKS
     }
     found = deviations_by_run(runs)
-    both = sorted(
-        seed
-        for seed in seeds_of("paper")
-        if {f"number-seed{seed}", f"letter-seed{seed}"} <= set(found["in_a_configuration"])
-    )
+    both = configuration_groups()["a-configuration"]
     figures = {
         "seeds_in_a_configuration": both,
         "deviations": found["deviations"],
@@ -461,6 +458,7 @@ def judge_lengths(
     primary reading's row at 850 tokens for paper seed 0 (:func:`row_against`)."""
     rows: dict[str, Any] = {}
     per_reading: dict[str, dict[str, Any]] = {}
+    groups = configuration_groups()  # read once for every reading
     for key in plan["readings"]:
         r = reading(key)
         found: dict[str, dict[int, Finding]] = {}
@@ -479,7 +477,7 @@ def judge_lengths(
         per_reading[key].update(
             says=r.says,
             verdict=verdict_over_seeds(found["paper"]),
-            by_configuration=verdict_by_configuration(found["paper"]),
+            by_configuration=verdict_by_configuration(found["paper"], groups),
             paper=seed_summary(found["paper"]),
             small=seed_summary(found["small"]),
         )
