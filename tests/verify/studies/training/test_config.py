@@ -117,3 +117,24 @@ def test_deviations_by_run_names_the_runs_in_a_configuration() -> None:
         "training_set",
     ]
     assert in_a_configuration(PAPER) and not in_a_configuration(PAPER_V1) and not in_a_configuration(SMALL)
+
+
+def test_the_training_guide_states_a_configuration_as_it_is() -> None:
+    """The guide's sentence on the paper configuration names [A]'s values as the code holds them."""
+    from pathlib import Path
+
+    from ropeproof.verify.studies.training.config import A_CONFIGURATION
+
+    guide = (Path(__file__).resolve().parents[4] / "docs" / "guides" / "training.md").read_text()
+    text = " ".join(guide.split())
+    a = A_CONFIGURATION
+    for phrase in (
+        f"{a['n_layer']} layers of one {a['n_embd']}-dim head, MLP {a['n_inner']}, exact GELU",
+        f"dropout {a['dropout']}, a {a['n_positions']}-row sin/cos table",
+        f"learning rate {a['lr']:.0e}".replace("e-04", "e-4"),
+        f"{a['warmup_steps']} warm-up steps, {a['steps']:,} steps of {a['batch_size']}",
+        f"a fixed training set of {a['training_set']:,} sequences",
+        f"{a['eval_prompts']:,} validation prompts",
+    ):
+        assert phrase in text, phrase
+    assert a["activation"] == "gelu" and PAPER.activation == "gelu"
