@@ -61,7 +61,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
         if not code_file.exists():
             # --jobs 1: under pytest-xdist every core already runs a worker, so a second figure process
             # would only compete with them (the two-process path has its own test,
-            # tests/ropeproof/test_figure_pool.py)
+            # tests/ropeproof/test_check_pool.py)
             cache = shared / "cache"  # its own, empty: every value is computed
             argv = ["check", "--quick", "--strict", "--jobs", "1", "--no-progress", "--cache-dir", str(cache)]
             code_file.write_text(str(main([*argv, "--out", str(out)])))

@@ -27,7 +27,7 @@ loaded, its source, and a check (:class:`RemoteCheck`) that asks the second proc
 :class:`~ropeproof.verify.measure.outcome.Outcome` it sends back. Both processes open the run's
 :class:`~ropeproof.theory.result_store.ResultStore` directory, so what your claims ask the store for is
 shared with the built-in claims and figures as between any two processes of the run
-(:mod:`ropeproof.figure_pool`).
+(:mod:`ropeproof.check_pool`).
 """
 
 from __future__ import annotations

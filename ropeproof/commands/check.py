@@ -221,7 +221,7 @@ def _run(args: argparse.Namespace, yours: list) -> int:
             names = [n for n in available_figure_names() if drawn is None or n in drawn]  # report order
             formats = default_formats(args.quick) if args.formats is None else check_formats(args.formats)
         if not args.no_figures and args.jobs > 1:
-            from ropeproof.figure_pool import FigurePool
+            from ropeproof.check_pool import FigurePool
             from ropeproof.paper_figures import NEEDS_HF
 
             threads = getattr(args, "threads", None)
@@ -234,7 +234,7 @@ def _run(args: argparse.Namespace, yours: list) -> int:
             if pool is not None:
                 figures, failed = pool.finish(), pool.failed
             elif not args.no_figures:
-                from ropeproof.figure_pool import draw_figures
+                from ropeproof.check_pool import draw_figures
 
                 figures, failed = draw_figures(names, staging / "figures", store, args.quick, formats)
         finally:

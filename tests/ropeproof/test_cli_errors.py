@@ -182,7 +182,7 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
     """The issue's case: Ctrl-C while figures were drawn left new and old figures mixed next to an old,
     complete-looking report.md. Now the old run stays exactly as it was."""
     from ropeproof import claims as registry
-    from ropeproof import figure_pool
+    from ropeproof import check_pool
     from ropeproof.commands import check
 
     trivial = registry.Claim(
@@ -205,7 +205,7 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
 
         return draw_figures
 
-    monkeypatch.setattr(figure_pool, "draw_figures", draw_one_then(None))
+    monkeypatch.setattr(check_pool, "draw_figures", draw_one_then(None))
     # --jobs 1: the figures in this process, where the patched draw_figures is
     assert run_cli(["check", "--no-progress", "--jobs", "1", "--out", str(out)], capsys)[0] == 0
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
@@ -213,7 +213,7 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
     (out / "figures" / "fig_a.png").write_bytes(b"png of the old run")
     before[Path("figures/fig_a.png")] = b"png of the old run"
 
-    monkeypatch.setattr(figure_pool, "draw_figures", draw_one_then(KeyboardInterrupt()))
+    monkeypatch.setattr(check_pool, "draw_figures", draw_one_then(KeyboardInterrupt()))
     code, _, err = run_cli(["check", "--no-progress", "--jobs", "1", "--out", str(out), "--force"], capsys)
     assert (
         code == EXIT_INTERRUPTED and err == "ropeproof check: interrupted; no output directory was changed\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ropeproof.cli import main
-from ropeproof.figure_pool import FigurePool, draw_figures
+from ropeproof.check_pool import FigurePool, draw_figures
 from ropeproof.paper_figures import make_all
 from ropeproof.theory.result_store import ResultStore
 
