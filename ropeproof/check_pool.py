@@ -1,38 +1,63 @@
-"""The figures of ``ropeproof check`` drawn by two processes that share the run's store.
+"""The claims and figures of ``ropeproof check`` shared by two processes that share the run's store.
 
-The claims run in the first process; a second one (a ``multiprocessing`` pool of one fresh interpreter,
-``spawn``: nothing is inherited) starts drawing the figures at once into the run's staging directory,
-under the parent's thread policy: the figures named in ``first`` (``check`` passes those that run the
-trained models, :data:`ropeproof.paper_figures.NEEDS_HF`, the longest), then the others in report order.
-Both open the same
-:class:`~ropeproof.theory.result_store.ResultStore` directory, so a result that a claim and a figure both
-need (the multi-hop length study, the trained models' profiles, the local models' answers, ...) is
-computed by whichever process asks first and read by the other: no figure has to be drawn in a
-particular process. When its claims are done, the first process draws the figures the second has not
-started yet, from the end of the list (:meth:`FigurePool.finish`), so the two finish together.
-:meth:`FigurePool.finish` returns what :func:`ropeproof.paper_figures.make_all` would have, in report
-order. A figure whose drawing raises (a bug) is not drawn, whichever process met it: its traceback goes
-to :attr:`FigurePool.failed` and the other figures and the claims' results are kept, so ``check`` can
-write its report and say which figure failed (:func:`draw_or_fail`, also used by :func:`draw_figures`
-when one process draws them all). A failure of the pool itself is raised in the first process.
-:meth:`FigurePool.cancel` stops the second process (an error or Ctrl-C in the first: the staging
+The first process is ``check`` itself. A second one (a ``multiprocessing`` pool of one fresh interpreter,
+``spawn``: nothing is inherited) takes work from the same list, under the parent's thread policy: the
+built-in claims (:attr:`~ropeproof.claims.registry.Claim.builtin`, found again by id in its own
+registry and run by :func:`~ropeproof.claims.registry.run_claim` in a :class:`CheckContext` with the
+first process's device, dtype and flags) and the figures. Both take the next task from the front of one
+list, sorted longest first by the seconds each task took in earlier runs
+(:mod:`ropeproof.work_order`), so the two finish close together; a claim of yours (``--claims``, a
+plugin) runs in the first process only. Both open the same
+:class:`~ropeproof.theory.result_store.ResultStore` directory, so a result that two tasks need (the
+multi-hop length study, the trained models' profiles, ...) is computed by whichever process asks first
+and read by the other: no task has to run in a particular process.
+
+:meth:`CheckPool.finish` returns the claims' results and the figures drawn, in report order, whoever
+ran them; a claim's result is the same object either way
+(:class:`~ropeproof.claims.registry.ClaimResult` with the first process's claim). A claim whose result
+cannot be sent back (an outcome that does not pickle) is run again in the first process. A figure whose
+drawing raises (a bug) is not drawn, whichever process met it: its traceback goes to
+:attr:`CheckPool.failed` and the other figures and the claims' results are kept, so ``check`` can write
+its report and say which figure failed (:func:`draw_or_fail`, also used by :func:`draw_figures` when one
+process draws them all). A failure of the pool itself is raised in the first process.
+:meth:`CheckPool.cancel` stops the second process (an error or Ctrl-C in the first: the staging
 directory is then discarded as a whole).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import threading
+import time
 import traceback
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ropeproof.theory.result_store import ResultStore
 
+if TYPE_CHECKING:
+    from ropeproof.claims.registry import CheckContext, Claim, ClaimResult
+
 _WORKER: dict[str, Any] = {}
-"""The second process's own state: its store, thread count and drawing settings (set once, at start)."""
+"""The second process's own state: its store, thread count, drawing settings and check context (set
+once, at start; the context and the claims on first use)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One piece of a check's work: a claim (``kind == "claim"``, ``name`` its id) or a figure."""
+
+    kind: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """``"claim:ID"`` or ``"figure:NAME"``: how :mod:`ropeproof.work_order` records its seconds."""
+        return f"{self.kind}:{self.name}"
 
 
 def _start_worker(
@@ -42,6 +67,7 @@ def _start_worker(
     formats: tuple[str, ...],
     threads: int | None,
     cache: tuple[str, str] | None = None,
+    context: tuple[str, str, bool] | None = None,
 ) -> None:
     from ropeproof.theory.result_cache import ResultCache
 
@@ -52,6 +78,7 @@ def _start_worker(
         quick=quick,
         formats=formats,
         threads=threads,
+        context=context,
     )
 
 
@@ -71,14 +98,23 @@ def draw_or_fail(
 
 
 def draw_figures(
-    names: list[str], out_dir: Path, store: ResultStore, quick: bool, formats: tuple[str, ...]
+    names: list[str],
+    out_dir: Path,
+    store: ResultStore,
+    quick: bool,
+    formats: tuple[str, ...],
+    seconds: dict[str, float] | None = None,
 ) -> tuple[dict[str, list[Path]], dict[str, str]]:
     """``names`` drawn in this process, in order: ``({name: files}, {name: traceback})`` (the figures
-    drawn and those whose drawing raised, :func:`draw_or_fail`)."""
+    drawn and those whose drawing raised, :func:`draw_or_fail`); the seconds each took go into
+    ``seconds`` (as ``"figure:NAME"``) when it is given."""
     made: dict[str, list[Path]] = {}
     failed: dict[str, str] = {}
     for name in names:
+        start = time.perf_counter()
         result = draw_or_fail(name, quick, store, Path(out_dir), formats)
+        if seconds is not None:
+            seconds[f"figure:{name}"] = time.perf_counter() - start
         if isinstance(result, str):
             failed[name] = result
         else:
@@ -86,80 +122,167 @@ def draw_figures(
     return made, failed
 
 
-def _draw_in_worker(name: str) -> list[str] | str:
+def _worker_context() -> CheckContext:
+    """The second process's :class:`CheckContext` (built once), on the first process's settings."""
+    if "check_context" not in _WORKER:
+        from ropeproof.claims.registry import CheckContext
+        from ropeproof.verify.kernel.devices import resolve_device, resolve_dtype
+
+        device, dtype, certified = _WORKER["context"]
+        _WORKER["check_context"] = CheckContext(
+            resolve_device(device),
+            resolve_dtype(dtype),
+            quick=_WORKER["quick"],
+            certified=certified,
+            store=_WORKER["store"],
+        )
+    return _WORKER["check_context"]
+
+
+def _worker_claim(claim_id: str) -> Claim:
+    if "claims" not in _WORKER:
+        from ropeproof.claims import builtin_claim_sets
+
+        _WORKER["claims"] = {c.id: c for claim_set in builtin_claim_sets() for c in claim_set}
+    return _WORKER["claims"][claim_id]
+
+
+def _run_in_worker(task: Task) -> tuple[Any, float]:
+    """Run ``task`` in the second process: ``(result, seconds)``, where a figure's result is its paths
+    as text or a traceback (:func:`draw_or_fail`) and a claim's is its pickled
+    :class:`~ropeproof.verify.measure.outcome.Outcome` (``None`` when the outcome does not pickle: the
+    first process then runs the claim itself)."""
     from ropeproof.verify.kernel.threads import thread_policy
 
+    start = time.perf_counter()
     with thread_policy(_WORKER["threads"]):
-        result = draw_or_fail(
-            name, _WORKER["quick"], _WORKER["store"], _WORKER["out_dir"], _WORKER["formats"]
-        )
-        return result if isinstance(result, str) else [str(p) for p in result]
+        if task.kind == "figure":
+            result = draw_or_fail(
+                task.name, _WORKER["quick"], _WORKER["store"], _WORKER["out_dir"], _WORKER["formats"]
+            )
+            sent_paths = result if isinstance(result, str) else [str(p) for p in result]
+            return sent_paths, time.perf_counter() - start
+        from ropeproof.claims.registry import run_claim
+
+        ran = run_claim(_worker_claim(task.name), _worker_context())
+        try:
+            sent: bytes | None = pickle.dumps(ran.outcome)
+        except Exception:  # an outcome holding something that does not pickle: run it in the first process
+            sent = None
+        return sent, ran.seconds
 
 
-class FigurePool:
-    """A second process drawing ``names`` (those in ``first`` first) into ``out_dir`` from the store in
-    ``store.directory`` (module docstring); the figures left when the first process calls :meth:`finish`
-    are drawn there."""
+class CheckPool:
+    """A second process sharing a check's claims and figures with this one (module docstring).
+
+    ``claims`` are run here or there (those for which ``shareable(claim)`` is false, here only);
+    ``figures`` are drawn into ``out_dir`` from the store in ``store.directory``. ``seconds`` (task key
+    to seconds, :attr:`Task.key`) orders the work, longest first; a task it does not name counts as
+    ``default_seconds``. ``context`` is the first process's ``(device, dtype, certified)`` as text, for
+    the claims the second one runs. ``on_claim`` is called with each claim's result as it arrives (in
+    this process, from any thread: a progress bar)."""
 
     def __init__(
         self,
-        names: list[str],
+        claims: list[Claim],
+        figures: list[str],
         out_dir: Path,
         store: ResultStore,
         quick: bool,
         formats: tuple[str, ...],
         threads: int | None,
-        first: Collection[str] = (),
+        *,
+        run_here: Callable[[Claim], ClaimResult],
+        context: tuple[str, str, bool] = ("cpu", "float64", False),
+        seconds: Mapping[str, float] | None = None,
+        default_seconds: float = 1.0,
+        shareable: Callable[[Claim], bool] = lambda c: c.builtin,
+        on_claim: Callable[[ClaimResult], None] | None = None,
     ) -> None:
         if store.directory is None:
-            raise ValueError("the figure pool shares the store through its directory; this store has none")
-        self.order = list(names)
+            raise ValueError("the check pool shares the store through its directory; this store has none")
+        self.claims = {c.id: c for c in claims}
+        self.figure_order = list(figures)
         self.out_dir, self.store, self.quick, self.formats = Path(out_dir), store, quick, formats
-        self.drawn_by_worker: list[str] = []
-        """The figures the second process drew (in the order it finished them)."""
+        self.run_here, self.on_claim = run_here, on_claim
+        self._dtype = context[1]
+        self.ran_by_worker: list[Task] = []
+        """The tasks the second process finished (in the order it finished them)."""
+        self.seconds: dict[str, float] = {}
+        """Seconds each task took, by :attr:`Task.key`, whichever process ran it."""
         self.failed: dict[str, str] = {}
         """The figures whose drawing raised, in either process, with the traceback (:func:`draw_or_fail`)."""
-        self._todo = deque(sorted(self.order, key=lambda name: name not in first))  # stable: report order
+        tasks = [Task("claim", c.id) for c in claims] + [Task("figure", n) for n in figures]
+        known = dict(seconds or {})
+        self.order = sorted(tasks, key=lambda t: -known.get(t.key, default_seconds))  # stable: report order
+        self._here_only = {c.id for c in claims if not shareable(c)}
+        self._todo = deque(self.order)
+        self._results: dict[str, ClaimResult] = {}
         self._made: dict[str, list[Path]] = {}
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._idle = threading.Event()
         ctx = multiprocessing.get_context("spawn")
         cache = None if store.cache is None else (str(store.cache.directory), store.cache.version)
-        init = (str(store.directory), str(out_dir), quick, formats, threads, cache)
+        init = (str(store.directory), str(out_dir), quick, formats, threads, cache, context)
         self._pool = ctx.Pool(1, initializer=_start_worker, initargs=init)
         self._send_next()
 
-    def _take(self, last: bool) -> str | None:
+    def _take(self, here: bool) -> Task | None:
+        """The next task for this process (``here``) or the second: the first of the list that it may
+        run, or ``None``."""
         with self._lock:
-            if not self._todo or self._error is not None:
+            if self._error is not None:
                 return None
-            return self._todo.pop() if last else self._todo.popleft()
+            for task in self._todo:
+                if here or not (task.kind == "claim" and task.name in self._here_only):
+                    self._todo.remove(task)
+                    return task
+            return None
 
     def _send_next(self) -> None:
-        name = self._take(last=False)
-        if name is None:
+        task = self._take(here=False)
+        if task is None:
             self._idle.set()
             return
         self._pool.apply_async(
-            _draw_in_worker,
-            (name,),
-            callback=lambda paths, name=name: self._drawn(name, paths),
+            _run_in_worker,
+            (task,),
+            callback=lambda done, task=task: self._returned(task, *done),
             error_callback=self._failed,
         )
 
-    def _record(self, name: str, result: list[Path] | str) -> None:
-        """File the outcome of :func:`draw_or_fail` for ``name`` (caller holds the lock)."""
-        if isinstance(result, str):
-            self.failed[name] = result
-        else:
-            self._made[name] = result
-
-    def _drawn(self, name: str, paths: list[str] | str) -> None:
+    def _claim_done(self, result: ClaimResult) -> None:
         with self._lock:
-            self._record(name, paths if isinstance(paths, str) else [Path(p) for p in paths])
-            if not isinstance(paths, str):
-                self.drawn_by_worker.append(name)
+            self._results[result.claim.id] = result
+            self.seconds[f"claim:{result.claim.id}"] = result.seconds
+        if self.on_claim is not None:
+            self.on_claim(result)
+
+    def _figure_done(self, name: str, result: list[Path] | str, seconds: float) -> None:
+        with self._lock:
+            if isinstance(result, str):
+                self.failed[name] = result
+            else:
+                self._made[name] = result
+            self.seconds[f"figure:{name}"] = seconds
+
+    def _returned(self, task: Task, result: Any, seconds: float) -> None:
+        if task.kind == "figure":
+            paths = result if isinstance(result, str) else [Path(p) for p in result]
+            self._figure_done(task.name, paths, seconds)
+        elif result is None:  # its outcome could not be sent: run it here
+            with self._lock:
+                self._todo.appendleft(task)
+                self._here_only.add(task.name)
+        else:
+            from ropeproof.claims.registry import ClaimResult
+
+            outcome = pickle.loads(result)
+            self._claim_done(ClaimResult(self.claims[task.name], outcome, seconds, self.quick, self._dtype))
+        if task.kind == "figure" or result is not None:
+            with self._lock:
+                self.ran_by_worker.append(task)
         self._send_next()
 
     def _failed(self, error: BaseException) -> None:
@@ -167,25 +290,39 @@ class FigurePool:
             self._error = error
         self._idle.set()
 
-    def finish(self) -> dict[str, list[Path]]:
-        """Draw here the figures the second process has not started, from the last one back; wait for
-        the second process; return ``{name: [paths]}`` of the figures drawn, in report order (those
-        whose drawing raised are in :attr:`failed`; a failure of the pool itself is re-raised here)."""
-        while (name := self._take(last=True)) is not None:
-            result = draw_or_fail(name, self.quick, self.store, self.out_dir, self.formats)
+    def _run(self, task: Task) -> None:
+        start = time.perf_counter()
+        if task.kind == "claim":
+            self._claim_done(self.run_here(self.claims[task.name]))
+        else:
+            result = draw_or_fail(task.name, self.quick, self.store, self.out_dir, self.formats)
+            self._figure_done(task.name, result, time.perf_counter() - start)
+
+    def finish(self) -> tuple[list[ClaimResult], dict[str, list[Path]]]:
+        """Run here the tasks left, from the front of the list, until none is; wait for the second
+        process (running any claim it could not send back); return the claims' results (in the order of
+        ``claims``) and ``{name: [paths]}`` of the figures drawn (in the order of ``figures``; those whose
+        drawing raised are in :attr:`failed`). A failure of the pool itself is re-raised here."""
+        while True:
+            while (task := self._take(here=True)) is not None:
+                self._run(task)
+            self._idle.wait()
             with self._lock:
-                self._record(name, result)
-        self._idle.wait()
+                left = bool(self._todo) and self._error is None
+            if not left:
+                break
         self._pool.close()
         self._pool.join()
         if self._error is not None:
             raise self._error
-        missing = [n for n in self.order if n not in self._made and n not in self.failed]
-        if missing:  # pragma: no cover - every name is taken by one side or the other
-            raise RuntimeError(f"figures {missing} were drawn by neither process")
-        return {name: self._made[name] for name in self.order if name in self._made}
+        missing = [t.key for t in self.order if t.name not in self._results and t.name not in self._made]
+        missing = [k for k in missing if k.removeprefix("figure:") not in self.failed]
+        if missing:  # pragma: no cover - every task is taken by one side or the other
+            raise RuntimeError(f"tasks {missing} were run by neither process")
+        results = [self._results[cid] for cid in self.claims]
+        return results, {name: self._made[name] for name in self.figure_order if name in self._made}
 
     def cancel(self) -> None:
-        """Stop the second process at once (what it was drawing is left unfinished)."""
+        """Stop the second process at once (what it was running is left unfinished)."""
         self._pool.terminate()
         self._pool.join()

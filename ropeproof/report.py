@@ -169,6 +169,7 @@ def report_dict(
     figure_errors: Mapping[str, str] | None = None,
     computations: Mapping[str, int] | None = None,
     from_cache: int = 0,
+    task_seconds: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The machine-readable report: the run, counts per verdict and status, one entry per claim, and
     the corrections of the refuted statements among them (``corrections``, and ``no_correction`` for
@@ -178,7 +179,8 @@ def report_dict(
     drawing raised): ``{figure: traceback}``. ``computations`` (the run store's
     :meth:`~ropeproof.theory.result_store.ResultStore.computation_counts`) becomes ``run.computations``: how
     many values the run computed, any computed more than once, and how many it read from the cache of
-    earlier runs instead (``from_cache``)."""
+    earlier runs instead (``from_cache``). ``task_seconds`` becomes ``run.task_seconds``: the wall seconds
+    of each claim and figure (``"claim:ID"``, ``"figure:NAME"``), whichever process ran it."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
@@ -189,6 +191,8 @@ def report_dict(
             "computed_more_than_once": {k: n for k, n in sorted(computations.items()) if n > 1},
             "from_cache": from_cache,
         }
+    if task_seconds is not None:
+        run["task_seconds"] = {k: round(float(v), 3) for k, v in sorted(task_seconds.items())}
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
@@ -219,6 +223,7 @@ def without_timings(report: dict[str, Any]) -> dict[str, Any]:
     what two identical runs share."""
     out = json.loads(json.dumps(report))
     out["run"].pop("created", None)
+    out["run"].pop("task_seconds", None)
     out["claims"] = _drop_timings(out["claims"])
     if "corrections" in out:
         out["corrections"] = _drop_timings(out["corrections"])
@@ -408,6 +413,7 @@ def write_report(
     figure_errors: Mapping[str, str] | None = None,
     computations: Mapping[str, int] | None = None,
     from_cache: int = 0,
+    task_seconds: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Write ``out/report.json`` and ``out/report.md``; return the report dict (:func:`report_dict`)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -422,6 +428,7 @@ def write_report(
         figure_errors,
         computations,
         from_cache,
+        task_seconds,
     )
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))

@@ -12,9 +12,12 @@ from typing import Any
 
 from ropeproof.claims import (
     CheckContext,
+    Claim,
+    ClaimResult,
     registered_claims,
     registered_corrections,
     registered_no_corrections,
+    run_claim,
     run_claims,
 )
 from ropeproof.claims.claims_process import DEFAULT_TIMEOUT, ClaimsProcess
@@ -33,12 +36,13 @@ from ropeproof.commands.arguments import (
 from ropeproof.report import STORE_DIR, write_report
 from ropeproof.theory.atomic_output import atomic_directory
 from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_cache import ResultCache
+from ropeproof.theory.result_cache import ResultCache, default_cache_dir
 from ropeproof.theory.result_store import FROM_CACHE, ResultStore
 from ropeproof.verify.kernel.devices import resolve_dtype
+from ropeproof.work_order import expected_seconds, record_seconds
 
 DEFAULT_JOBS = 2 if (os.cpu_count() or 1) >= 2 else 1
-"""``--jobs`` default: the figures overlap the claims when the machine has a second core."""
+"""``--jobs`` default: a second process shares the work when the machine has a second core."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -126,8 +130,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--jobs",
         type=int_in(1, 2),
         default=DEFAULT_JOBS,
-        help="2: draw the figures in a second process while the claims run (both share the run's store, so "
-        "nothing is computed twice); 1: one process",
+        help="2: share the claims and figures with a second process, longest first by this machine's last "
+        "run (both share the run's store, so nothing is computed twice); 1: one process",
     )
     p.set_defaults(run=run)
 
@@ -197,6 +201,50 @@ def run(args: argparse.Namespace) -> int:
             process.close()
 
 
+def _two_processes(
+    args: argparse.Namespace,
+    claims: list[Claim],
+    names: list[str],
+    formats: tuple[str, ...],
+    ctx: CheckContext,
+    out_dir: Path,
+    history: Path,
+) -> tuple[list[ClaimResult], dict[str, list[Path]], dict[str, str], dict[str, float]]:
+    """``claims`` and the figures ``names`` (drawn into ``out_dir``) run by this process and a second
+    one (:class:`~ropeproof.check_pool.CheckPool`), longest first by the seconds of earlier runs
+    (:func:`~ropeproof.work_order.expected_seconds` in ``history``): ``(results, figures drawn, figures
+    failed, seconds per task)``. The second process is stopped whatever happens."""
+    from tqdm import tqdm
+
+    from ropeproof.check_pool import CheckPool
+
+    bar = tqdm(total=len(claims), desc="ropeproof check", unit="claim", disable=args.no_progress)
+
+    def arrived(result: ClaimResult) -> None:
+        bar.set_postfix_str(result.claim.id)
+        bar.update()
+
+    pool = CheckPool(
+        claims,
+        names,
+        out_dir,
+        ctx.store,
+        args.quick,
+        formats,
+        getattr(args, "threads", None),
+        run_here=lambda c: run_claim(c, ctx),
+        context=(str(ctx.device), str(ctx.dtype).removeprefix("torch."), ctx.certified),
+        seconds=expected_seconds(history, args.quick),
+        on_claim=arrived,
+    )
+    try:
+        results, figures = pool.finish()
+    finally:
+        pool.cancel()
+        bar.close()
+    return results, figures, pool.failed, pool.seconds
+
+
 def _run(args: argparse.Namespace, yours: list) -> int:
     claims = merge_claims([*registered_claims(), *yours])
     claims = select_claims(claims, args.only, args.skip)
@@ -213,33 +261,33 @@ def _run(args: argparse.Namespace, yours: list) -> int:
         )
         figures: dict[str, list[Path]] = {}
         failed: dict[str, str] = {}  # figures whose drawing raised: their tracebacks (a bug)
-        pool = None
+        names: list[str] = []
+        formats: tuple[str, ...] = ()
         if not args.no_figures:
             from ropeproof.paper_figures import available_figure_names, default_formats
             from ropeproof.paper_figures.style import check_formats
 
             names = [n for n in available_figure_names() if drawn is None or n in drawn]  # report order
             formats = default_formats(args.quick) if args.formats is None else check_formats(args.formats)
-        if not args.no_figures and args.jobs > 1:
-            from ropeproof.check_pool import FigurePool
-            from ropeproof.paper_figures import NEEDS_HF
-
-            threads = getattr(args, "threads", None)
-            pool = FigurePool(names, staging / "figures", store, args.quick, formats, threads, first=NEEDS_HF)
-        try:
+        history = args.cache_dir if args.cache_dir is not None else default_cache_dir()
+        task_seconds: dict[str, float] = {}
+        if args.jobs > 1:
+            results, figures, failed, task_seconds = _two_processes(
+                args, selected, names, formats, ctx, staging / "figures", history
+            )
+        else:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
-            ids = {c.id for c in selected}
-            corrections = [run_correction(c, ctx) for c in corrections_for(registered_corrections(), ids)]
-            missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
-            if pool is not None:
-                figures, failed = pool.finish(), pool.failed
-            elif not args.no_figures:
+            if names:
                 from ropeproof.check_pool import draw_figures
 
-                figures, failed = draw_figures(names, staging / "figures", store, args.quick, formats)
-        finally:
-            if pool is not None:
-                pool.cancel()
+                figures, failed = draw_figures(
+                    names, staging / "figures", store, args.quick, formats, seconds=task_seconds
+                )
+            task_seconds.update({f"claim:{r.claim.id}": r.seconds for r in results})
+        ids = {c.id for c in selected}
+        corrections = [run_correction(c, ctx) for c in corrections_for(registered_corrections(), ids)]
+        missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
+        record_seconds(history, args.quick, task_seconds)
         computations = store.computation_counts()
         reused = sum(store.computation_counts(FROM_CACHE).values())
         store.finish_run()
@@ -248,7 +296,18 @@ def _run(args: argparse.Namespace, yours: list) -> int:
         flags = {"strict": args.strict, "figures": not args.no_figures, "only": args.only, "skip": args.skip}
         argv = getattr(args, "argv", None)
         report = write_report(
-            results, ctx, staging, figures, argv, flags, corrections, missing, failed, computations, reused
+            results,
+            ctx,
+            staging,
+            figures,
+            argv,
+            flags,
+            corrections,
+            missing,
+            failed,
+            computations,
+            reused,
+            task_seconds,
         )
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     fixed = f", {len(corrections)} corrections" if corrections else ""

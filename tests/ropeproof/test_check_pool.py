@@ -1,5 +1,6 @@
-"""check's figures drawn by two processes sharing the run's store equal the figures drawn in one, byte for
-byte; a saved report's figures are drawn again from its results alone."""
+"""check's claims and figures shared by two processes sharing the run's store give what one process gives,
+byte for byte; the work is taken longest first; a saved report's figures are drawn again from its results
+alone."""
 
 from __future__ import annotations
 
@@ -8,14 +9,23 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
+from ropeproof.check_pool import CheckPool, Task, draw_figures
 from ropeproof.cli import main
-from ropeproof.check_pool import FigurePool, draw_figures
 from ropeproof.paper_figures import make_all
 from ropeproof.theory.result_store import ResultStore
 
 NAMES = ["e_geometry", "ps_plane", "a_theory_bounds"]
 BOTH = ("png", "pdf")
+
+
+def _pool(claims: list, names: list[str], out: Path, store: ResultStore, formats: tuple[str, ...], **kw):
+    from ropeproof.claims import CheckContext, run_claim
+    from ropeproof.verify.kernel.devices import resolve_dtype
+
+    ctx = CheckContext(torch.device("cpu"), resolve_dtype("float64"), quick=True, store=store)
+    return CheckPool(claims, names, out, store, True, formats, 1, run_here=lambda c: run_claim(c, ctx), **kw)
 
 
 def _files(directory: Path) -> dict[str, bytes]:
@@ -25,9 +35,11 @@ def _files(directory: Path) -> dict[str, bytes]:
 @pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "store")
-    pool = FigurePool(NAMES, tmp_path / "split", store, True, BOTH, threads=1, first={"a_theory_bounds"})
-    split = pool.finish()
-    assert pool.drawn_by_worker[0] == "a_theory_bounds"  # sent to the second process at the start
+    longest = {"figure:a_theory_bounds": 9.0}
+    pool = _pool([], NAMES, tmp_path / "split", store, BOTH, seconds=longest)
+    claims, split = pool.finish()
+    assert claims == [] and pool.order[0] == Task("figure", "a_theory_bounds")  # the longest first
+    drawn_by_worker = [t.name for t in pool.ran_by_worker]
     alone = make_all(tmp_path / "alone", quick=True, only=NAMES, formats=BOTH)
     assert list(split) == NAMES and set(alone) == set(NAMES)  # report order, whoever drew what
     for name in NAMES:
@@ -35,8 +47,9 @@ def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
         assert [p.suffix for p in split[name]] == [".png", ".pdf", ".csv", ".txt"]
     assert _files(tmp_path / "split") == _files(tmp_path / "alone")
     # each figure was drawn by one side; what either side computed is in the shared directory
-    here = [n for n in NAMES if n not in pool.drawn_by_worker]
-    assert sorted(here + pool.drawn_by_worker) == sorted(NAMES)
+    here = [n for n in NAMES if n not in drawn_by_worker]
+    assert sorted(here + drawn_by_worker) == sorted(NAMES)
+    assert set(pool.seconds) == {f"figure:{n}" for n in NAMES}
     assert len(store.saved_keys()) == len(NAMES)  # one data product per figure, written once
 
 
@@ -44,8 +57,8 @@ def test_two_processes_draw_what_one_draws(tmp_path: Path) -> None:
 def test_a_figure_that_raises_in_either_process_costs_only_itself(tmp_path: Path) -> None:
     # the first process may take the failing name itself, or the second may meet it: the same record
     names = ["nosuch", "e_geometry", "alsonot"]
-    pool = FigurePool(names, tmp_path / "f", ResultStore(tmp_path / "s"), True, ("png",), 1)
-    drawn = pool.finish()
+    pool = _pool([], names, tmp_path / "f", ResultStore(tmp_path / "s"), ("png",))
+    _, drawn = pool.finish()
     assert list(drawn) == ["e_geometry"] and all(p.is_file() for p in drawn["e_geometry"])
     assert sorted(pool.failed) == ["alsonot", "nosuch"]
     assert "InputError: unknown figure 'nosuch'" in pool.failed["nosuch"]
@@ -82,12 +95,12 @@ def test_check_writes_its_report_when_a_figure_fails(tmp_path: Path, monkeypatch
 
 
 def test_cancel_stops_the_second_process(tmp_path: Path) -> None:
-    pool = FigurePool(NAMES, tmp_path / "f", ResultStore(tmp_path / "s"), True, ("png",), 1)
+    pool = _pool([], NAMES, tmp_path / "f", ResultStore(tmp_path / "s"), ("png",))
     start = time.perf_counter()
     pool.cancel()
     assert time.perf_counter() - start < 10
     with pytest.raises(ValueError, match="through its directory"):
-        FigurePool(NAMES, tmp_path / "f", ResultStore(), True, ("png",), 1)
+        _pool([], NAMES, tmp_path / "f", ResultStore(), ("png",))
 
 
 def test_a_selection_draws_only_its_claims_figures(tmp_path: Path) -> None:
@@ -167,3 +180,66 @@ def test_a_claim_and_a_figure_in_two_processes_compute_a_shared_result_once(tmp_
     assert computations["computed_more_than_once"] == {}
     assert computations["values"] >= 4
     assert not [p for p in (out / "store").iterdir() if p.name.startswith(".")]  # no pickles left behind
+
+
+def _claim_entries(results: list) -> list[dict]:
+    """The report's entries of ``results`` without their timings (what two runs of the same claims share)."""
+    from ropeproof.claims import CheckContext
+    from ropeproof.report import report_dict, without_timings
+    from ropeproof.verify.kernel.devices import resolve_dtype
+
+    ctx = CheckContext(torch.device("cpu"), resolve_dtype("float64"), quick=True)
+    return without_timings(report_dict(results, ctx))["claims"]
+
+
+def test_both_processes_run_claims_and_give_what_one_process_gives(tmp_path: Path) -> None:
+    """The second process runs built-in claims too (the longest first: it takes the first task when it
+    starts), a claim of yours only in the first process, and a claim whose outcome could not be sent back
+    is run again in the first; the results are those of running every claim here, in the claims' order."""
+    from ropeproof.claims import CheckContext, Claim, Outcome, registered_claims, run_claim
+    from ropeproof.verify.kernel.devices import resolve_dtype
+
+    chosen = ["rope.relative-position", "thm3.1.index", "remark3.1.symbolic-cannot-index"]
+    builtin = [c for c in registered_claims() if c.id in chosen]
+    yours = Claim(
+        "mine.one", "A claim of yours.", "test", {}, lambda ctx: Outcome.judge(True, {"x": 2.0}, "x")
+    )
+    claims = [*builtin, yours]
+    assert [c.id for c in builtin] == chosen and not yours.builtin
+    store = ResultStore(tmp_path / "store")
+    longest = {"claim:mine.one": 99.0, "claim:thm3.1.index": 50.0}  # the second process skips mine.one
+    pool = _pool(claims, [], tmp_path / "f", store, ("png",), seconds=longest)
+    pool._returned(Task("claim", "remark3.1.symbolic-cannot-index"), None, 0.0)  # "could not be sent back"
+    results, figures = pool.finish()
+    assert figures == {}
+    assert [r.claim for r in results] == claims  # the first process's claim objects, in order
+    by_worker = [t.name for t in pool.ran_by_worker]
+    assert by_worker[0] == "thm3.1.index" and "mine.one" not in by_worker
+    assert set(pool.seconds) == {f"claim:{c.id}" for c in claims}
+    ctx = CheckContext(torch.device("cpu"), resolve_dtype("float64"), quick=True, store=ResultStore())
+    alone = [run_claim(c, ctx) for c in claims]
+    assert _claim_entries(results) == _claim_entries(alone)
+    assert all(r.outcome.verdict != "error" for r in results)
+
+
+@pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
+def test_check_with_two_processes_writes_the_report_of_one(tmp_path: Path) -> None:
+    """``check --jobs 2`` (claims and figures shared) and ``--jobs 1`` write the same report and figures,
+    and both record the seconds of every task (``run.task_seconds``), which order the next run."""
+    from ropeproof.report import without_timings
+    from ropeproof.work_order import expected_seconds
+
+    select = ["--quick", "--only", "thm3.1.*", "--only", "rope.*", "--no-progress"]
+    reports = {}
+    for jobs in ("1", "2"):
+        out, history = tmp_path / f"jobs{jobs}", tmp_path / f"history{jobs}"
+        assert main(["check", *select, "--jobs", jobs, "--out", str(out), "--cache-dir", str(history)]) == 0
+        reports[jobs] = json.loads((out / "report.json").read_text())
+        tasks = reports[jobs]["run"]["task_seconds"]
+        assert {k.split(":")[0] for k in tasks} == {"claim", "figure"}
+        assert expected_seconds(history, quick=True) | tasks == expected_seconds(history, quick=True)
+    one, two = (without_timings(reports[j]) for j in ("1", "2"))
+    for report in (one, two):
+        report["run"].pop("command")
+    assert one == two
+    assert _files(tmp_path / "jobs1" / "figures") == _files(tmp_path / "jobs2" / "figures")

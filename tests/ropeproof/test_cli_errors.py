@@ -181,8 +181,8 @@ def test_compile_refuses_an_existing_head_unless_forced(tmp_path: Path, capsys) 
 def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys, monkeypatch) -> None:
     """The issue's case: Ctrl-C while figures were drawn left new and old figures mixed next to an old,
     complete-looking report.md. Now the old run stays exactly as it was."""
-    from ropeproof import claims as registry
     from ropeproof import check_pool
+    from ropeproof import claims as registry
     from ropeproof.commands import check
 
     trivial = registry.Claim(
@@ -196,7 +196,7 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
     out = tmp_path / "rep"
 
     def draw_one_then(stop: BaseException):
-        def draw_figures(names, out_dir: Path, store, quick: bool, formats):
+        def draw_figures(names, out_dir: Path, store, quick: bool, formats, seconds=None):
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "fig_a.png").write_bytes(b"png of this run")
             if stop is not None:
