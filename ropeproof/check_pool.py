@@ -26,6 +26,7 @@ directory is then discarded as a whole).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import pickle
 import threading
@@ -147,29 +148,34 @@ def _worker_claim(claim_id: str) -> Claim:
     return _WORKER["claims"][claim_id]
 
 
-def _run_in_worker(task: Task) -> tuple[Any, float]:
-    """Run ``task`` in the second process: ``(result, seconds)``, where a figure's result is its paths
+def _run_in_worker(task: Task, defer: bool) -> tuple[bool, Any, float]:
+    """Run ``task`` in the second process: ``(busy, result, seconds)``, where a figure's result is its paths
     as text or a traceback (:func:`draw_or_fail`) and a claim's is its pickled
     :class:`~ropeproof.verify.measure.outcome.Outcome` (``None`` when the outcome does not pickle: the
-    first process then runs the claim itself)."""
+    first process then runs the claim itself). With ``defer``, a task that needs a value the first
+    process is computing stops and sends ``busy`` true (and no result) instead of waiting."""
+    from ropeproof.theory.result_store import ValueBusy
     from ropeproof.verify.kernel.threads import thread_policy
 
     start = time.perf_counter()
-    with thread_policy(_WORKER["threads"]):
-        if task.kind == "figure":
-            result = draw_or_fail(
-                task.name, _WORKER["quick"], _WORKER["store"], _WORKER["out_dir"], _WORKER["formats"]
-            )
-            sent_paths = result if isinstance(result, str) else [str(p) for p in result]
-            return sent_paths, time.perf_counter() - start
-        from ropeproof.claims.registry import run_claim
-
-        ran = run_claim(_worker_claim(task.name), _worker_context())
+    store: ResultStore = _WORKER["store"]
+    with thread_policy(_WORKER["threads"]), store.deferring() if defer else contextlib.nullcontext():
         try:
-            sent: bytes | None = pickle.dumps(ran.outcome)
-        except Exception:  # an outcome holding something that does not pickle: run it in the first process
-            sent = None
-        return sent, ran.seconds
+            if task.kind == "figure":
+                out_dir, formats = _WORKER["out_dir"], _WORKER["formats"]
+                result = draw_or_fail(task.name, _WORKER["quick"], store, out_dir, formats)
+                sent_paths = result if isinstance(result, str) else [str(p) for p in result]
+                return False, sent_paths, time.perf_counter() - start
+            from ropeproof.claims.registry import run_claim
+
+            ran = run_claim(_worker_claim(task.name), _worker_context())
+        except ValueBusy:
+            return True, None, time.perf_counter() - start
+    try:
+        sent: bytes | None = pickle.dumps(ran.outcome)
+    except Exception:  # an outcome holding something that does not pickle: run it in the first process
+        sent = None
+    return False, sent, ran.seconds
 
 
 class CheckPool:
@@ -216,6 +222,7 @@ class CheckPool:
         known = dict(seconds or {})
         self.order = sorted(tasks, key=lambda t: -known.get(t.key, default_seconds))  # stable: report order
         self._here_only = {c.id for c in claims if not shareable(c)}
+        self._deferred: set[Task] = set()  # tasks that met a busy value once: the next time, they wait
         self._todo = deque(self.order)
         self._results: dict[str, ClaimResult] = {}
         self._made: dict[str, list[Path]] = {}
@@ -247,7 +254,7 @@ class CheckPool:
             return
         self._pool.apply_async(
             _run_in_worker,
-            (task,),
+            (task, task not in self._deferred),
             callback=lambda done, task=task: self._returned(task, *done),
             error_callback=self._failed,
         )
@@ -267,7 +274,18 @@ class CheckPool:
                 self._made[name] = result
             self.seconds[f"figure:{name}"] = seconds
 
-    def _returned(self, task: Task, result: Any, seconds: float) -> None:
+    def _defer(self, task: Task) -> None:
+        """Put ``task``, which met a value the other process is computing, at the end of the list; the
+        next time it is taken it waits for the value."""
+        with self._lock:
+            self._deferred.add(task)
+            self._todo.append(task)
+
+    def _returned(self, task: Task, busy: bool, result: Any, seconds: float) -> None:
+        if busy:
+            self._defer(task)
+            self._send_next()
+            return
         if task.kind == "figure":
             paths = result if isinstance(result, str) else [Path(p) for p in result]
             self._figure_done(task.name, paths, seconds)
@@ -291,12 +309,19 @@ class CheckPool:
         self._idle.set()
 
     def _run(self, task: Task) -> None:
+        from ropeproof.theory.result_store import ValueBusy
+
         start = time.perf_counter()
-        if task.kind == "claim":
-            self._claim_done(self.run_here(self.claims[task.name]))
-        else:
-            result = draw_or_fail(task.name, self.quick, self.store, self.out_dir, self.formats)
-            self._figure_done(task.name, result, time.perf_counter() - start)
+        try:
+            with self.store.deferring() if task not in self._deferred else contextlib.nullcontext():
+                if task.kind == "claim":
+                    self._claim_done(self.run_here(self.claims[task.name]))
+                    return
+                result = draw_or_fail(task.name, self.quick, self.store, self.out_dir, self.formats)
+        except ValueBusy:
+            self._defer(task)
+            return
+        self._figure_done(task.name, result, time.perf_counter() - start)
 
     def finish(self) -> tuple[list[ClaimResult], dict[str, list[Path]]]:
         """Run here the tasks left, from the front of the list, until none is; wait for the second

@@ -23,9 +23,11 @@ Two kinds of product:
 
 With a ``directory``, every data value is also written there, one JSON file per product and arguments
 (atomically, :mod:`ropeproof.theory.atomic_output`), and values already there are read instead of
-computed. Two processes that share the directory (``ropeproof check`` draws figures in a second
-process) therefore compute each data value once: a per-value file lock (the ``filelock`` package,
-:data:`LOCKS` inside the directory) makes the second asker wait for the first and then read its file.
+computed. Two processes that share the directory (``ropeproof check`` shares its claims and figures
+with a second process) therefore compute each data value once: a per-value file lock (the ``filelock``
+package, :data:`LOCKS` inside the directory) makes the second asker wait for the first and then read its
+file, or, inside :meth:`ResultStore.deferring`, raise :class:`ValueBusy` so that the asker can do other
+work first.
 Products may ask for other products while they compute; since what a product builds on never asks
 for the product itself, the locks are taken in dependency order and cannot deadlock. With
 ``compute=False`` (:meth:`ResultStore.saved`) the store computes nothing: a data value its directory
@@ -41,6 +43,7 @@ each behind ``functools.cache``/``lru_cache`` or a dict next to the function.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -49,7 +52,7 @@ import pickle
 import re
 import shutil
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -75,6 +78,13 @@ FROM_CACHE = ".from-cache"
 """The log of values read from the cache of earlier runs instead of computed (same format)."""
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 """A product name: lower-case letters, digits, ``_``, ``.`` and ``-`` (it names the product's files)."""
+
+
+class ValueBusy(BaseException):
+    """Raised by a store that defers (:meth:`ResultStore.deferring`) instead of waiting for a value another
+    process is computing: ``args[0]`` is the value's key. A ``BaseException``, like ``KeyboardInterrupt``,
+    so that no ``except Exception`` on the way (a claim's error handling, a figure's) turns it into an
+    error: it reaches whoever asked to defer, who does other work first and asks again later."""
 
 
 class MissingResult(InputError):
@@ -186,6 +196,7 @@ class ResultStore:
             raise InputError("a store that may not compute needs a directory of saved results")
         self._texts: dict[str, str] = {}
         self._objects: dict[str, Any] = {}
+        self._defer = False
         self.computed: list[str] = []
         """The keys (:func:`result_key`) this store computed itself, in the order it finished them."""
         self.from_cache: list[str] = []
@@ -211,6 +222,33 @@ class ResultStore:
             self._texts[key] = self._data_text(product, args, key)
         return json.loads(self._texts[key])["value"]
 
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[None]:
+        """Within this block, asking for a value that another process sharing the directory is computing
+        raises :class:`ValueBusy` instead of waiting for it (``ropeproof check``'s two processes then take
+        other work first, :mod:`ropeproof.check_pool`)."""
+        previous, self._defer = self._defer, True
+        try:
+            yield
+        finally:
+            self._defer = previous
+
+    @contextlib.contextmanager
+    def _locked(self, path: Path, key: str) -> Iterator[None]:
+        """Hold the file lock ``path`` of value ``key``: wait for it, or, when :meth:`deferring`, raise
+        :class:`ValueBusy` if another process holds it."""
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(str(path))
+        try:
+            lock.acquire(timeout=0 if self._defer else -1)
+        except Timeout:
+            raise ValueBusy(key) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
     def _refuse_if_read_only(self, product: Product[Any], key: str) -> None:
         if not self.may_compute:
             raise MissingResult(
@@ -223,11 +261,11 @@ class ResultStore:
             value = product.compute(self, **args)
             self.computed.append(key)  # not logged: a per-process object is computed once per process
             return value
-        from filelock import FileLock
-
         path = self.directory / OBJECTS / (_file_of(product, key)[: -len(".json")] + ".pickle")
+        if path.is_file():  # another process of this run computed it (written whole: moved into place)
+            return pickle.loads(path.read_bytes())
         (self.directory / LOCKS).mkdir(exist_ok=True)
-        with FileLock(str(self.directory / LOCKS / (path.stem + ".object.lock"))):
+        with self._locked(self.directory / LOCKS / (path.stem + ".object.lock"), key):
             if path.is_file():  # another process of this run computed it
                 return pickle.loads(path.read_bytes())
             value = self._computed_object(product, args, key)
@@ -283,11 +321,9 @@ class ResultStore:
         if path.is_file():
             return self._read(path, key)
         self._refuse_if_read_only(product, key)
-        from filelock import FileLock
-
         locks = self.directory / LOCKS
         locks.mkdir(exist_ok=True)
-        with FileLock(str(locks / (path.stem + ".lock"))):
+        with self._locked(locks / (path.stem + ".lock"), key):
             if path.is_file():  # another process computed it while this one waited
                 return self._read(path, key)
             text = self._computed_text(product, args, key)

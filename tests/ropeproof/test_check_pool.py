@@ -209,7 +209,9 @@ def test_both_processes_run_claims_and_give_what_one_process_gives(tmp_path: Pat
     store = ResultStore(tmp_path / "store")
     longest = {"claim:mine.one": 99.0, "claim:thm3.1.index": 50.0}  # the second process skips mine.one
     pool = _pool(claims, [], tmp_path / "f", store, ("png",), seconds=longest)
-    pool._returned(Task("claim", "remark3.1.symbolic-cannot-index"), None, 0.0)  # "could not be sent back"
+    pool._returned(
+        Task("claim", "remark3.1.symbolic-cannot-index"), False, None, 0.0
+    )  # "could not be sent back"
     results, figures = pool.finish()
     assert figures == {}
     assert [r.claim for r in results] == claims  # the first process's claim objects, in order
@@ -243,3 +245,48 @@ def test_check_with_two_processes_writes_the_report_of_one(tmp_path: Path) -> No
         report["run"].pop("command")
     assert one == two
     assert _files(tmp_path / "jobs1" / "figures") == _files(tmp_path / "jobs2" / "figures")
+
+
+def test_a_task_that_meets_a_value_being_computed_elsewhere_goes_last_then_waits(tmp_path: Path) -> None:
+    """While another process holds a value's lock, a task asking for it is put at the end of the list
+    (other work first) instead of waiting; taken again, it waits, and gets the value."""
+    import threading
+
+    from filelock import FileLock
+
+    from ropeproof.claims import Claim, Outcome
+    from ropeproof.theory.result_store import LOCKS, data_product, result_file
+
+    @data_product("test.slow-value")
+    def slow_value(store: ResultStore) -> float:
+        return 3.5
+
+    asked: list[str] = []
+
+    def needs(tag: str):
+        def check(ctx):
+            asked.append(tag)
+            return Outcome.judge(True, {"v": ctx.store.get(slow_value) if tag == "needs" else 1.0}, "v")
+
+        return check
+
+    claims = [Claim(f"mine.{t}", "s", "r", {}, needs(t)) for t in ("needs", "free")]
+    store = ResultStore(tmp_path / "store")
+    (store.directory / LOCKS).mkdir()
+    lock = store.directory / LOCKS / (Path(result_file(slow_value, {})).stem + ".lock")
+    taken = threading.Event()
+
+    def other_process() -> None:  # holds the value's lock for a second, as a process computing it would
+        with FileLock(str(lock)):
+            taken.set()
+            time.sleep(1.0)
+
+    holder = threading.Thread(target=other_process)
+    holder.start()
+    taken.wait()
+    pool = _pool(claims, [], tmp_path / "f", store, ("png",))
+    results, _ = pool.finish()
+    holder.join()
+    assert asked == ["needs", "free", "needs"]  # deferred once, the other claim first, then it waited
+    assert [r.outcome.figures["v"] for r in results] == [3.5, 1.0]
+    assert store.get(slow_value) == 3.5
