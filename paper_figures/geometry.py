@@ -42,14 +42,19 @@ def GEOMETRY_DATA(store: ResultStore) -> dict[str, Any]:
         "retrieval_keys": _plane_vectors(rh, [f"{x}A" for x in LETTERS], "key"),
         "retrieval_query": _plane_vectors(rh, ["AC"], "query")[0],
         "index_logit": {
-            str(s): [float(index_logit.numeric_logit_fn(str(s), "A")(x)) for x in np.arange(-12, 1)]
+            str(s): _on_offsets(index_logit.numeric_logit_fn(str(s), "A"), np.arange(-12, 1))
             for s in INDEX_QUERIES
         },
         "retrieval_logit": {
-            x: [float(retrieval_logit.numeric_logit_fn("AC", f"{x}A")(v)) for v in np.arange(-300, 1)]
+            x: _on_offsets(retrieval_logit.numeric_logit_fn("AC", f"{x}A"), np.arange(-300, 1))
             for x in RETRIEVAL_KEYS
         },
     }
+
+
+def _on_offsets(logit: Any, offsets: np.ndarray) -> list[float]:
+    """``logit(u)`` at every offset ``u`` (one vectorised call; a logit constant in ``u`` is repeated)."""
+    return [float(v) for v in np.broadcast_to(np.asarray(logit(offsets), dtype=np.float64), offsets.shape)]
 
 
 @styled
