@@ -142,15 +142,16 @@ def per_frequency_rows(n_inputs: int = 100, n_samples: int = 200) -> list[dict]:
 
 
 @data_product("figure.per-frequency")
-def PER_FREQUENCY_DATA(store: ResultStore) -> list[dict]:
-    """:func:`per_frequency_rows` as a product of the run's store."""
-    return per_frequency_rows()
+def PER_FREQUENCY_DATA(store: ResultStore, quick: bool = False) -> list[dict]:
+    """:func:`per_frequency_rows` as a product of the run's store (32 inputs and 64 permutations under
+    ``quick``, else the defaults)."""
+    return per_frequency_rows(32, 64) if quick else per_frequency_rows()
 
 
 @styled
 def per_frequency_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """Per-frequency profile of a random head with the standard spectrum (head_dim 64, base 10000)."""
-    rows = (ResultStore() if store is None else store).get(PER_FREQUENCY_DATA)
+    rows = (ResultStore() if store is None else store).get(PER_FREQUENCY_DATA, quick=quick)
     fig, axes = subplots(2, 2, figsize=(8.4, 5.6), sharex=True)
     for col, inputs in enumerate(("iid", "shared=3")):
         sel = [r for r in rows if r["inputs"] == inputs]
@@ -173,12 +174,12 @@ def per_frequency_figure(quick: bool = False, store: ResultStore | None = None) 
     caption = (
         "Per-frequency profile of one random RoPE head (head_dim 64, base 10000, N(0, 1/64) weights, "
         "scale 1/8). Each of the 32 planes is cut out as a 2-D head (its slice of W_Q and W_K, its "
-        "frequency) and scored alone on 100 inputs of 17 tokens. Top: [A]'s scores (tau = 1e-4). "
-        "Bottom: exact deviations from positional and symbolic behaviour over 200 random key "
-        "permutations, divided by the logit-row variance (the exclusion principle says their sum is "
-        "at least 1). Left: i.i.d. Gaussian tokens; right: tokens sharing a common component "
-        "(x = 3 mu + eps). Low frequencies are symbolic in both; with a shared component the high "
-        "frequencies become positional."
+        f"frequency) and scored alone on {rows[0]['n_inputs']} inputs of 17 tokens. Top: [A]'s scores "
+        f"(tau = 1e-4). Bottom: exact deviations from positional and symbolic behaviour over "
+        f"{rows[0]['n_samples']} random key permutations, divided by the logit-row variance (the "
+        "exclusion principle says their sum is at least 1). Left: i.i.d. Gaussian tokens; right: tokens "
+        "sharing a common component (x = 3 mu + eps). Low frequencies are symbolic in both; with a shared "
+        "component the high frequencies become positional."
     )
     return FigureResult("per_frequency", fig, rows, caption)
 
