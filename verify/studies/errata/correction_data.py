@@ -158,6 +158,14 @@ class CorrectionData:
         return steps_table(self.proof)
 
 
+def with_steps_run(data: CorrectionData) -> CorrectionData:
+    """``data`` after :meth:`CorrectionData.established` has run its proof steps (each keeps its result),
+    so that the object a run's store shares between processes carries them and no process runs the
+    steps again; returned for the store's products to hand out."""
+    data.established()
+    return data
+
+
 def first_failure(series: Series, describe: Callable[[int], dict[str, Any]] | None = None) -> dict[str, Any]:
     """The first length where ``series``' exact quantity exceeds the reported statement (``n`` the length):
     ``n``, both values and ``describe(n)`` (the input there); ``{}`` when the statement holds throughout."""

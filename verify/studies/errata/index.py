@@ -47,7 +47,13 @@ from ropeproof.verify.studies.errata.best_angle_search import (
     candidate_maximum,
     certified_maximum,
 )
-from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
+from ropeproof.verify.studies.errata.correction_data import (
+    CorrectionData,
+    Series,
+    first_failure,
+    tolerance,
+    with_steps_run,
+)
 
 LENGTHS = 100
 """[A]'s theory figure: lengths up to 100."""
@@ -311,13 +317,13 @@ def index_best_theta(max_n: int = LENGTHS, certified_up_to: int | None = None) -
 @object_product("errata.index-fixed-theta")
 def INDEX_FIXED_THETA(store: ResultStore, theta: float = INDEX_THETA, max_n: int = LENGTHS) -> CorrectionData:
     """:func:`index_fixed_theta` as a product of the run's store (its correction and its figure share it)."""
-    return index_fixed_theta(theta, max_n)
+    return with_steps_run(index_fixed_theta(theta, max_n))
 
 
 @object_product("errata.index-largest-gap")
 def INDEX_LARGEST_GAP(store: ResultStore, theta: float = INDEX_THETA, max_n: int = LENGTHS) -> CorrectionData:
     """:func:`index_largest_gap` as a product of the run's store."""
-    return index_largest_gap(theta, max_n)
+    return with_steps_run(index_largest_gap(theta, max_n))
 
 
 @object_product("errata.index-best-theta")
@@ -325,4 +331,4 @@ def INDEX_BEST_THETA(
     store: ResultStore, max_n: int = LENGTHS, certified_up_to: int | None = None
 ) -> CorrectionData:
     """:func:`index_best_theta` as a product of the run's store."""
-    return index_best_theta(max_n, certified_up_to)
+    return with_steps_run(index_best_theta(max_n, certified_up_to))

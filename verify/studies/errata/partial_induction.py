@@ -23,7 +23,7 @@ from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.validate import integer
 from ropeproof.verify.studies.beyond.letter_codes import horizon
 from ropeproof.verify.studies.beyond.partial_induction import certified_one_plane_margin, retrieval_code_head
-from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, with_steps_run
 
 ALPHABET, LENGTH = 4, 16
 """The setting of the claim ``partial-induction.one-plane.fixed-length``."""
@@ -94,4 +94,4 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
 @object_product("errata.partial-induction")
 def PARTIAL_INDUCTION(store: ResultStore, alphabet: int = ALPHABET, length: int = LENGTH) -> CorrectionData:
     """:func:`partial_induction_correction` as a product of the run's store."""
-    return partial_induction_correction(alphabet, length)
+    return with_steps_run(partial_induction_correction(alphabet, length))

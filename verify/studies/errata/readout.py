@@ -25,7 +25,7 @@ from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.verify.kernel.rope import rope_logits
 from ropeproof.verify.measure.exact.families import Family, family_for
 from ropeproof.verify.studies.beyond.impossibility import content_independent_readout_margin
-from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, tolerance
+from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, tolerance, with_steps_run
 from ropeproof.verify.studies.errata.readout_sentence import (
     condensed_sentence_bound,
     corrected_bound,
@@ -201,4 +201,4 @@ def READOUT(
 ) -> CorrectionData:
     """:func:`readout_correction` as a product of the run's store (``lengths`` default ``3 .. period``)."""
     chosen = list(range(3, period + 1)) if lengths is None else lengths
-    return readout_correction(chosen, alphabet, period, bonus, store)
+    return with_steps_run(readout_correction(chosen, alphabet, period, bonus, store))

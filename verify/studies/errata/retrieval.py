@@ -29,7 +29,13 @@ from ropeproof.theory.result_store import ResultStore, object_product
 from ropeproof.theory.retrieval_margin import retrieval_margin_closed_form
 from ropeproof.theory.validate import integer, real
 from ropeproof.verify.measure.exact.sweep import SweepTable, retrieval_witness_tokens, sweep_retrieval
-from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
+from ropeproof.verify.studies.errata.correction_data import (
+    CorrectionData,
+    Series,
+    first_failure,
+    tolerance,
+    with_steps_run,
+)
 
 LENGTHS = 100
 """[A]'s theory figure: lengths up to 100."""
@@ -212,7 +218,7 @@ def RETRIEVAL_MARGIN(
     store: ResultStore, alphabet: int = ALPHABET_SIZE, theta: float = RETRIEVAL_THETA, max_n: int = LENGTHS
 ) -> CorrectionData:
     """:func:`retrieval_margin_correction` as a product of the run's store."""
-    return retrieval_margin_correction(alphabet, theta, max_n)
+    return with_steps_run(retrieval_margin_correction(alphabet, theta, max_n))
 
 
 @object_product("errata.retrieval-largest-gap")
@@ -220,4 +226,4 @@ def RETRIEVAL_LARGEST_GAP(
     store: ResultStore, alphabet: int = ALPHABET_SIZE, theta: float = RETRIEVAL_THETA, max_n: int = LENGTHS
 ) -> CorrectionData:
     """:func:`retrieval_largest_gap_correction` as a product of the run's store."""
-    return retrieval_largest_gap_correction(alphabet, theta, max_n)
+    return with_steps_run(retrieval_largest_gap_correction(alphabet, theta, max_n))
