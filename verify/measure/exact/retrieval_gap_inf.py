@@ -34,6 +34,11 @@ estimated first.
 Where ``n |ALPH|`` is small (at most :data:`SORTED_ENTRIES`), every code's value at every position is
 sorted once per length instead (:class:`_SortedEntries`, the same result bit for bit), and each target
 distance with the target on top costs only about its own position's values above ``T``.
+
+A sweep needs the value alone at every length up to a limit: :func:`gap_inf_values` grows one sorted
+list of every code's value by one distance per length (:class:`_GrowingEntries`) and keeps scan 1 of
+each target distance up to date, so a length costs ``O(n |ALPH|)`` vectorised work instead of a sort
+and a query per target distance; the values are :func:`gap_inf_enumerated`'s, bit for bit (tested).
 """
 
 from __future__ import annotations
