@@ -79,6 +79,10 @@ def former_gap_inf(alphabet: int, theta: float, n: int) -> tuple[float, tuple[in
     return best
 
 
+def former_gap_inf_values(alphabet: int, theta: float, lengths: list[int]) -> list[float]:
+    return [former_gap_inf(alphabet, theta, n)[0] for n in lengths]
+
+
 now_distance_logits = rs.retrieval_distance_logits
 
 
@@ -87,12 +91,12 @@ class former_implementation:
     enumeration."""
 
     def __enter__(self) -> None:
-        self.saved = (rs.retrieval_distance_logits, sw.gap_inf_enumerated)
+        self.saved = (rs.retrieval_distance_logits, sw.gap_inf_values)
         rs.retrieval_distance_logits = former_distance_logits
-        sw.gap_inf_enumerated = former_gap_inf
+        sw.gap_inf_values = former_gap_inf_values
 
     def __exit__(self, *exc: object) -> None:
-        rs.retrieval_distance_logits, sw.gap_inf_enumerated = self.saved
+        rs.retrieval_distance_logits, sw.gap_inf_values = self.saved
 
 
 # ------------------------------------------------------------------------------------------ timing

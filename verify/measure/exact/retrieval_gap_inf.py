@@ -34,6 +34,11 @@ estimated first.
 Where ``n |ALPH|`` is small (at most :data:`SORTED_ENTRIES`), every code's value at every position is
 sorted once per length instead (:class:`_SortedEntries`, the same result bit for bit), and each target
 distance with the target on top costs only about its own position's values above ``T``.
+
+A sweep needs the value alone at every length up to a limit: :func:`gap_inf_values` grows one sorted
+list of every code's value by one distance per length (:class:`_GrowingEntries`) and keeps scan 1 of
+each target distance up to date, so a length costs ``O(n |ALPH|)`` vectorised work instead of a sort
+and a query per target distance; the values are :func:`gap_inf_enumerated`'s, bit for bit (tested).
 """
 
 from __future__ import annotations
@@ -159,10 +164,15 @@ def gap_inf_enumerated(alphabet_size: int, theta: float, n: int) -> tuple[float,
             v = code_values(angles, r[others], codes.T).T
         else:
             check_allocation(f"gap_inf at n = {n} with |ALPH| = {a} (every code)", ENTRY_BYTES * n * a)
-            codes = np.broadcast_to(np.arange(1, a), (others.size, a - 1))
             if every is None:  # the same expression per position and code whatever d_t is
                 every = code_values(angles, r, np.broadcast_to(np.arange(1, a), (n, a - 1)).T).T
-            v = every[others]
+            value, pa, ga, pb, gb = _every_code(every, lows, pt, float(t[d_t - 1]))
+            if value < best[0]:
+                chosen = [int(c) for c in low_code]
+                chosen[pa], chosen[pb] = ga + 1, gb + 1
+                chosen[pt] = -1
+                best = (float(value), tuple(chosen), d_t)
+            continue
         pos = np.broadcast_to(others[:, None], codes.shape)
         keep = codes != 0
         # entries in (position, group) order: positions ascending, each row's codes sorted, the
@@ -178,6 +188,21 @@ def gap_inf_enumerated(alphabet_size: int, theta: float, n: int) -> tuple[float,
             chosen[pt] = -1
             best = (float(value), tuple(chosen), d_t)
     return best
+
+
+def _every_code(every: np.ndarray, lows: np.ndarray, pt: int, target: float) -> Best:
+    """:func:`min_top_gap` for the target at position ``pt`` (value ``target``, lows ``lows``) against
+    every code of every other position (``every[p, c - 1]``: code ``c``'s value at position ``p``).
+
+    Shapes: every [positions, codes]; lows [positions]
+    """
+    n, k = every.shape
+    others = np.delete(np.arange(n), pt)
+    at = pt * k  # entries in (position, group) order, the target's one entry (group 0) at its position
+    flat_v = np.insert(every[others].ravel(), at, target)
+    flat_p = np.insert(np.repeat(others, k), at, pt)
+    flat_g = np.insert(np.tile(np.arange(k), others.size), at, 0)
+    return min_top_gap(flat_v, flat_p, flat_g, lows, grouped=True)
 
 
 class _SortedEntries:
@@ -315,4 +340,146 @@ class _SortedEntries:
                     pair = (up, int(self.p[above]), int(self.g[above]), pt, 0)
             if pair is not None and pair[0] < best[0]:
                 best = pair
+        return best
+
+
+def gap_inf_values(alphabet_size: int, theta: float, lengths: list[int]) -> list[float]:
+    """``gap_inf_enumerated(alphabet_size, theta, n)[0]`` for each ``n`` of ``lengths`` (the value alone,
+    the same float64), the lengths with ``n |ALPH|`` at most :data:`SORTED_ENTRIES` grown one distance
+    at a time (:class:`_GrowingEntries`) instead of enumerated afresh; the others enumerated."""
+    a = code_table(alphabet_size).alphabet_size
+    grown = sorted({int(n) for n in lengths if int(n) * (a - 1) <= SORTED_ENTRIES})
+    found: dict[int, float] = {}
+    if grown:
+        growing = _GrowingEntries(alphabet_size, theta, grown[-1])
+        if growing.finite:
+            wanted = set(grown)
+            while growing.n < grown[-1]:
+                growing.grow()
+                if growing.n in wanted:
+                    found[growing.n] = growing.gap_inf()
+    return [found[n] if n in found else gap_inf_enumerated(alphabet_size, theta, n)[0] for n in lengths]
+
+
+class _GrowingEntries:
+    """Every code's value at distances ``0 .. n-1`` (``0``: the query) in one sorted list, grown one
+    distance at a time, with, for each target distance ``d_t < n``, scan 1 of :func:`min_top_gap`
+    (the smallest difference of values ``>= T(d_t)`` from two different distances other than
+    ``d_t``) kept up to date.
+
+    Adding distance ``D`` adds its values to that set for each earlier ``d_t``, and the smallest
+    difference of a grown set is the smaller of the old one and the smallest difference between a
+    new value and its nearest old values (of another distance than ``d_t``) above and below, which
+    the runs of one distance in the sorted list give for every ``d_t`` at once; for ``d_t = D``
+    itself it is a suffix minimum over the neighbours of the old list. With the target on top, the
+    target's own pairs (scans 2 and 3) are its nearest values above and below (the one below avoiding
+    the distances of ``d_t`` and of the second-largest low, at least that low; or of that position,
+    at least the third-largest low). Differences are taken upper minus lower as the scans do, and a
+    rounded difference only grows with the distance, so every value is :func:`gap_inf_enumerated`'s,
+    bit for bit (tested); a target not on top goes to :func:`_every_code`.
+
+    Shapes: rows [distances, codes]; v [entries]; dist [entries]; scan [distances]
+    """
+
+    def __init__(self, alphabet_size: int, theta: float, max_n: int) -> None:
+        self.angles = code_table(alphabet_size)
+        a = self.angles.alphabet_size
+        r_d, _e = reduced_angles_with_error(np.arange(1, max_n, dtype=np.float64), theta)
+        self.finite = bool(np.isfinite(r_d).all())
+        self.t = np.concatenate([[NEG], np.cos(r_d)])  # t[d] = T(d)
+        r = np.concatenate([[0.0], r_d])  # r[d], the query at distance 0
+        self.r = r
+        self.lows = extremes(self.angles, r)[2]  # lows[d]
+        self.rows = code_values(self.angles, r, np.broadcast_to(np.arange(1, a), (max_n, a - 1)).T).T
+        self.sorted_rows = np.sort(self.rows, axis=1)
+        self.n = 1
+        self.v = self.sorted_rows[0].copy()
+        self.dist = np.zeros(self.v.size, dtype=np.int64)
+        self.scan = np.full(max_n, POS)  # scan[d_t]: scan 1 at the current length
+        self._runs_at: tuple[int, tuple[np.ndarray, np.ndarray]] = (0, (self.dist, self.dist))
+
+    def _runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per entry, the index before its run of one distance (``-1``) and the index after it (at
+        the current length, computed once)."""
+        if self._runs_at[0] == self.n:
+            return self._runs_at[1]
+        change = np.flatnonzero(self.dist[1:] != self.dist[:-1]) + 1
+        starts = np.concatenate([[0], change])
+        ends = np.concatenate([change, [self.v.size]])
+        mark = np.zeros(self.v.size, dtype=np.int64)
+        mark[change] = 1
+        run = np.cumsum(mark)
+        self._runs_at = (self.n, (starts[run] - 1, ends[run]))
+        return self._runs_at[1]
+
+    def grow(self) -> None:
+        """Length ``n + 1``: distance ``D = n`` joins."""
+        d_new = self.n
+        v, dist, size = self.v, self.dist, self.v.size
+        before, after = self._runs()
+        # d_t = D: the smallest neighbour difference of the old list from two distances, values >= T(D)
+        gaps = np.where(dist[1:] != dist[:-1], v[1:] - v[:-1], POS)
+        start = int(np.searchsorted(v, self.t[d_new], "left"))
+        self.scan[d_new] = float(gaps[start:].min()) if start < size - 1 else POS
+        if d_new > 1:
+            x = self.sorted_rows[d_new]
+            b1 = np.searchsorted(v, x, "right") - 1  # the old value nearest below (or equal)
+            b2 = np.where(b1 >= 0, before[np.maximum(b1, 0)], -1)  # ... of another distance than b1's
+            a1 = np.searchsorted(v, x, "left")  # nearest above (or equal)
+            a2 = np.where(a1 < size, after[np.minimum(a1, size - 1)], size)
+            dts = np.arange(1, d_new)[:, None]
+            t = self.t[1:d_new][:, None]
+            vb = np.concatenate([v, [NEG]])  # index -1 and size read the sentinels
+            va = np.concatenate([v, [POS]])
+            db = np.concatenate([dist, [-1]])
+            below = np.where(db[b1] != dts, b1, b2)  # [d_t, value]
+            above = np.where(db[np.minimum(a1, size)] != dts, a1, a2)
+            lo, hi = vb[below], va[np.minimum(above, size)]
+            down = np.where((below >= 0) & (lo >= t), x - lo, POS)
+            up = np.where(above < size, hi - x, POS)
+            new = np.where(x >= t, np.minimum(down, up), POS).min(axis=1)
+            self.scan[1:d_new] = np.minimum(self.scan[1:d_new], new)
+        at = np.searchsorted(v, self.sorted_rows[d_new], "left")
+        self.v = np.insert(v, at, self.sorted_rows[d_new])
+        self.dist = np.insert(dist, at, d_new)
+        self.n += 1
+
+    def gap_inf(self) -> float:
+        """``gap_inf_enumerated(alphabet_size, theta, n)[0]`` at the current length ``n``."""
+        n = self.n
+        v, dist, size = self.v, self.dist, self.v.size
+        before, after = self._runs()
+        lows0 = self.lows[n - 1 :: -1]  # by position: distances n-1 .. 0
+        order = np.argsort(-lows0, kind="stable")
+        best = POS
+        for d_t in range(1, n):
+            pt, target = n - 1 - d_t, float(self.t[d_t])
+            if not (target > lows0[:pt].max(initial=NEG) and target >= lows0[pt + 1 :].max(initial=NEG)):
+                a = self.angles.alphabet_size
+                check_allocation(f"gap_inf at n = {n} with |ALPH| = {a} (every code)", ENTRY_BYTES * n * a)
+                every = self.rows[n - 1 :: -1]
+                lows = lows0.copy()
+                lows[pt] = target
+                best = min(best, _every_code(every, lows, pt, target)[0])
+                continue
+            rest = order[order != pt]
+            p2 = int(rest[0])
+            l2, l3 = lows0[p2], (lows0[int(rest[1])] if n > 2 else NEG)
+            q = n - 1 - p2
+            value = self.scan[d_t]
+            i = int(np.searchsorted(v, target, "left"))  # the nearest value above, not d_t's
+            if i < size and dist[i] == d_t:
+                i = int(after[i])
+            if i < size:
+                value = min(value, float(v[i] - target))
+            i = int(np.searchsorted(v, target, "right")) - 1  # below: neither d_t's nor q's, >= l2
+            while i >= 0 and (dist[i] == d_t or dist[i] == q):
+                i = int(before[i])
+            if i >= 0 and v[i] >= l2:
+                value = min(value, float(target - v[i]))
+            own = self.sorted_rows[q]  # below among q's own values, >= l3
+            j = int(np.searchsorted(own, target, "right")) - 1
+            if j >= 0 and own[j] >= l3:
+                value = min(value, float(target - own[j]))
+            best = min(best, value)
         return best

@@ -69,12 +69,12 @@ from ropeproof.verify.measure.exact.index_sweep import (
 )
 from ropeproof.verify.measure.exact.mp_reference import MpLogits
 from ropeproof.verify.measure.exact.retrieval_codes import code_table
+from ropeproof.verify.measure.exact.retrieval_gap_inf import gap_inf_values
 from ropeproof.verify.measure.exact.retrieval_refine import RetrievalRefiner
 from ropeproof.verify.measure.exact.retrieval_sweep import (
     MAX_LENGTH,
     RetrievalBlock,
     RetrievalRows,
-    gap_inf_enumerated,
     retrieval_sweep,
 )
 
@@ -506,8 +506,10 @@ def iter_retrieval_sweep(
         if blk.n[-1] < start:
             continue
         gap_inf = np.where(blk.margin_inf > 0, blk.margin_inf, np.nan)
-        for r in np.nonzero(~(blk.margin_inf > 0) & (blk.n <= gap_inf_limit) & (blk.n >= start))[0]:
-            gap_inf[r] = gap_inf_enumerated(alphabet_size, theta, int(blk.n[r]))[0]
+        enumerate_rows = np.nonzero(~(blk.margin_inf > 0) & (blk.n <= gap_inf_limit) & (blk.n >= start))[0]
+        if enumerate_rows.size:
+            lengths = [int(n_) for n_ in blk.n[enumerate_rows]]
+            gap_inf[enumerate_rows] = gap_inf_values(alphabet_size, theta, lengths)
         bound, comparisons = _retrieval_comparisons(alphabet_size, theta, blk, gap_inf, refiner)
         cols: dict[str, np.ndarray] = {
             "n": blk.n,

@@ -22,7 +22,7 @@ from ropeproof.verify.measure.exact.retrieval_codes import (
     code_table,
     code_values,
 )
-from ropeproof.verify.measure.exact.retrieval_gap_inf import gap_inf_enumerated, min_top_gap
+from ropeproof.verify.measure.exact.retrieval_gap_inf import gap_inf_enumerated, gap_inf_values, min_top_gap
 from ropeproof.verify.measure.exact.retrieval_sweep import (
     query_logits,
     retrieval_distance_logits,
@@ -234,3 +234,41 @@ def test_gap_inf_sorted_once_is_the_per_distance_scan(alphabet: int, theta: floa
     finally:
         module.SORTED_ENTRIES = saved
     assert fast == slow or (math.isnan(fast[0]) and math.isnan(slow[0]))
+
+
+@pytest.mark.parametrize(("alphabet", "theta", "n"), GAP_CASES)
+def test_grown_gap_inf_is_the_enumeration_over_every_code(alphabet: int, theta: float, n: int) -> None:
+    """Issue 35: gap_inf grown one distance at a time (every length up to ``n``) is the enumeration's
+    value at each length, bit for bit."""
+    lengths = list(range(2, n + 1))
+    assert gap_inf_values(alphabet, theta, lengths) == [
+        enumerated_over_every_code(alphabet, theta, m)[0] for m in lengths
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    alphabet=st.sampled_from([2, 3, 4, 5, 6, 8, 12, 33, 100, 257, 1000]),
+    theta=st.one_of(
+        st.floats(-4, 4, allow_nan=False),
+        st.sampled_from([0.0, math.pi, math.pi / 3, 1e-17, 1e17, 2 * math.pi / 5, 2 * math.pi / 12]),
+    ),
+    lengths=st.lists(st.integers(2, 30), min_size=1, max_size=8),
+    limit=st.sampled_from([None, 0, 40]),
+)
+def test_grown_gap_inf_is_the_per_length_enumeration(
+    alphabet: int, theta: float, lengths: list[int], limit: int | None
+) -> None:
+    """Issue 35: the incremental gap_inf (a sorted list grown by one distance per length, scan 1 kept
+    per target distance) equals gap_inf_enumerated at each asked length, in any order and with
+    repeats, including lengths past SORTED_ENTRIES (enumerated instead)."""
+    import ropeproof.verify.measure.exact.retrieval_gap_inf as module
+
+    saved = module.SORTED_ENTRIES
+    try:
+        if limit is not None:
+            module.SORTED_ENTRIES = limit * (alphabet - 1)
+        fast = gap_inf_values(alphabet, theta, lengths)
+    finally:
+        module.SORTED_ENTRIES = saved
+    assert fast == [gap_inf_enumerated(alphabet, theta, m)[0] for m in lengths]

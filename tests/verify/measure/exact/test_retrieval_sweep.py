@@ -105,3 +105,23 @@ def test_bad_inputs() -> None:
         retrieval_sweep(8, math.inf, 10)
     with pytest.raises(InputError, match="max_n"):
         retrieval_sweep(8, 0.1, 1)
+
+
+@pytest.mark.parametrize(
+    ("alphabet", "theta", "start", "stop"),
+    [(1000, 0.866, 2, 120), (26, 3.0, 2, 60), (8, 0.0027, 2, 400), (5, 0.7, 7, 40), (64, math.pi, 30, 50)],
+)
+def test_streamed_gap_inf_is_the_per_length_enumeration(
+    alphabet: int, theta: float, start: int, stop: int
+) -> None:
+    """Issue 35: the sweep's rows take gap_inf from the grown list (gap_inf_values), the in-memory
+    sweep from gap_inf_enumerated per length; the two columns are the same floats, from any start."""
+    from ropeproof.verify.measure.exact.sweep import iter_retrieval_sweep
+
+    ex = retrieval_sweep(alphabet, theta, stop)
+    got = np.concatenate(
+        [b.columns["gap_inf"] for b in iter_retrieval_sweep(alphabet, theta, start, stop, judge=False)]
+    )
+    want = ex.gap_inf[start - 2 :]
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isfinite(want[: max(0, 97 - start)]).all()  # rows up to the limit all enumerated or positive
