@@ -41,6 +41,7 @@ and
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Sequence
@@ -227,6 +228,20 @@ def _leaks(
     return eps_lo, np.minimum(eps_hi, 1.0)
 
 
+@functools.lru_cache(maxsize=128)
+def _layer_leaks(
+    info: LayerInfo, max_n: int, prec: int, vocab_size: int, beta: float, leak: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One layer's margin enclosure's lower end and leak enclosure ``(margin_lo, eps_lo, eps_hi)`` for
+    ``n = 2 .. max_n``: a function of these numbers alone, so kept per process (least recently used,
+    128 layers), which the steps of one model's certificate and its search's sizes share; read-only."""
+    margin = layer_margin_enclosure(info, max_n, prec, vocab_size)[0]
+    eps_lo, eps_hi = _leaks(info, margin, beta, np.arange(2, max_n + 1), leak, prec)
+    for a in (margin, eps_lo, eps_hi):
+        a.setflags(write=False)
+    return margin, eps_lo, eps_hi
+
+
 def certify_model(
     model: CompiledModel,
     hops: int,
@@ -253,12 +268,12 @@ def certify_model(
     layers = distinct_layers(model)
     infos = [model.layer_info[i] for i in layers]
     multiplicity = [sum(1 for x in model.layer_info if x == info) for info in infos]
-    margins = [layer_margin_enclosure(info, max_n, prec, model.vocab_size)[0] for info in infos]
     n = np.arange(2, max_n + 1)
     beta = float(model.logit_scale)
-    enclosed = [_leaks(info, mu, beta, n, leak, prec) for info, mu in zip(infos, margins, strict=True)]
-    eps_lo = np.array([e[0] for e in enclosed])
-    eps_hi = np.array([e[1] for e in enclosed])
+    enclosed = [_layer_leaks(info, max_n, prec, model.vocab_size, beta, leak) for info in infos]
+    margins = [e[0] for e in enclosed]
+    eps_lo = np.array([e[1] for e in enclosed])
+    eps_hi = np.array([e[2] for e in enclosed])
     g_ends, rho_ends = _code_constants(model, prec)
     kappa, weight = (rho_ends, 1.0) if readout == "radius" else (g_ends, 2.0)
     if propagation == "uniform":

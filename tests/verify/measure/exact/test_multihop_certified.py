@@ -216,3 +216,22 @@ def test_steps_read_certificates_already_computed(number_model, letter_model) ->
     check_searched_as(complete, number_model, 4, 20)
     with pytest.raises(InputError, match="rows ending at n = 20"):
         check_searched_as(complete, number_model, 4, 30)
+
+
+def test_kept_layer_leaks_are_each_steps_own(number_model, letter_model) -> None:
+    """Certificates of several steps and sizes share the per-process layer leaks; each certificate still
+    holds its own steps' margins and leaks, as computed directly."""
+    from ropeproof.verify.measure.exact import multihop_certified as mc
+    from ropeproof.verify.measure.exact.multihop_margins import layer_margin_enclosure
+
+    for model in (number_model, letter_model):
+        for max_n in (40, 90, 40):
+            for steps in ({}, BASIC, {"readout": "margin"}, {"leak": "max"}):
+                cert = certify_model(model, 4, max_n, **steps)
+                n = np.arange(2, max_n + 1)
+                for j, layer in enumerate(cert.layers):
+                    info = model.layer_info[layer]
+                    mu = layer_margin_enclosure(info, max_n, 80, model.vocab_size)[0]
+                    _lo, hi = mc._leaks(info, mu, model.logit_scale, n, steps.get("leak", "sum"), 80)
+                    assert np.array_equal(cert.margin_lo[j], mu) and np.array_equal(cert.eps_hi[j], hi)
+    assert mc._layer_leaks.cache_info().hits > 0
