@@ -388,7 +388,7 @@ def rotate_by_table(x: torch.Tensor, spec: RopeSpec, table: RotationTable) -> to
     :func:`rope_logits` do once they have the table, for callers that reuse one table over many
     rotations. No validation.
 
-    Shapes: x [..., n, head_dim]; table.cos [..., n, head_dim/2]; return [..., n, head_dim]
+    Shapes: x [..., n, head_dim]; return [..., n, head_dim]
     """
     layout = plane_layout(spec)
     if layout.kind == "interleaved":
