@@ -100,6 +100,7 @@ def _weights(
     tables: dict[tuple[float, ...], RotationTable] = {}
     rotated: dict[tuple[RopeSpec, bytes], torch.Tensor] = {}
     dropped = torch.zeros(batch, dtype=torch.float64)
+    buffers = (torch.empty(0, dtype=dt, device=dev), torch.empty(0, dtype=dt, device=dev))
     for layer in range(model.n_layers - 1, -1, -1):
         small = v.abs() < drop * v.abs().amax(dim=1, keepdim=True)
         dropped += (v.abs() * small).sum(1).double().cpu() * 2.0**layer
@@ -122,13 +123,18 @@ def _weights(
             r = rows[start : start + block]
             last = int(r.max()) + 1  # causal: no key past the last row of the block
             q = rotate_by_table(emb[inverse[:, r]] @ w_q, spec, RotationTable(table.cos[r], table.sin[r]))
-            logits = (q @ keys[:, :last].transpose(-1, -2)).mul_(head.scale)
+            size = batch * r.numel() * last  # the block's logits and weights live in two reused buffers
+            if buffers[0].numel() < size:
+                buffers = (torch.empty(size, dtype=dt, device=dev), torch.empty(size, dtype=dt, device=dev))
+            logits = buffers[0][:size].view(batch, r.numel(), last)
+            torch.matmul(q, keys[:, :last].transpose(-1, -2), out=logits).mul_(head.scale)
             if not passes(finite_screen(logits), lambda: all_finite(logits)):  # noqa: B023
                 raise overflow_error(f"layer {layer}'s logits", dt, {"W_E": emb, "W_Q": w_q})
             # causal mask: keys up to the block's first row are before every row of it
             first = int(r.min()) + 1
             logits[..., first:last].masked_fill_(positions[first:last][None, :] > r[:, None], float("-inf"))
-            update[:, :last] += torch.einsum("br,brj->bj", v[:, r], torch.softmax(logits, dim=-1))
+            weights_block = torch.softmax(logits, dim=-1, out=buffers[1][:size].view(batch, r.numel(), last))
+            update[:, :last] += torch.einsum("br,brj->bj", v[:, r], weights_block)
         v = v + weights[layer] * update
     return v, dropped.numpy()
 
