@@ -10,7 +10,9 @@ section 6):
 :func:`readout_weights` evaluates the row vector ``v_0^T = e_{n-1}^T prod_l (I + w_l A_l)`` from the last
 layer down, ``v_l^T = v_{l+1}^T + w_l v_{l+1}^T A_l``, computing only the rows of ``A_l`` where
 ``v_{l+1}`` is nonzero (in float64 a sharp softmax underflows to exact zeros, so few rows are needed),
-in blocks, with the module's own RoPE arithmetic (:func:`~ropeproof.verify.kernel.rope.rope_logits`).
+in blocks, with the module's own RoPE arithmetic (the rotation tables and rotations of
+:func:`~ropeproof.verify.kernel.rope.rope_logits`, each key rotated once per distinct layer, queries and keys
+projected once per distinct token: the same floats as calling it block by block).
 Then ``C_L[n-1] = sum_p v_0[p] C_0[p]`` and the readout is ``C_L[n-1] W_U`` (:func:`last_readout`).
 This equals :class:`~ropeproof.verify.kernel.multilayer.MultiLayerRopeModel`'s readout up to the order
 of float64 summation (tested), in ``O(sum_l rows_l n)`` time and ``O(block n)`` memory.
@@ -33,7 +35,14 @@ from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.validate import integer, real
 from ropeproof.verify.kernel.devices import DeviceLike, DtypeLike, resolve_device, resolve_dtype
-from ropeproof.verify.kernel.rope import rope_logits
+from ropeproof.verify.kernel.finite import all_finite, finite_screen, overflow_error, passes
+from ropeproof.verify.kernel.rope import (
+    RopeSpec,
+    RotationTable,
+    plane_layout,
+    rotate_by_table,
+    rotation_table,
+)
 
 
 def _check_structure(model: CompiledModel) -> list[float]:
@@ -66,29 +75,66 @@ def readout_weights(
     block = integer(block, "block", low=1)
     drop = real(drop, "drop", low=0.0, high=1.0, high_open=True)
     weights = _check_structure(model)
-    dev, dt = resolve_device(device), resolve_dtype(dtype)
-    ids = torch.as_tensor(model.ids([list(s) for s in sequences]), device=dev)
+    ids = torch.as_tensor(model.ids([list(s) for s in sequences]))
+    return _weights(model, weights, ids, resolve_device(device), resolve_dtype(dtype), block, drop)
+
+
+def _weights(
+    model: CompiledModel,
+    weights: list[float],
+    ids: torch.Tensor,
+    dev: torch.device,
+    dt: torch.dtype,
+    block: int,
+    drop: float,
+) -> tuple[torch.Tensor, np.ndarray]:
+    """:func:`readout_weights` of token ids ``[batch, n]``. Queries and keys are projected once per
+    distinct token (``W_E[t] W_Q``, ``W_E[t] W_K``) and gathered; the keys of every position are rotated
+    once per layer with one rotation table per distinct spectrum, and the queries of the rows needed."""
     batch, n = ids.shape
-    x0 = torch.as_tensor(model.W_E, device=dev, dtype=dt)[ids]
+    uniq, inverse = torch.unique(ids.to(dev), return_inverse=True)
+    emb = torch.as_tensor(model.W_E, device=dev, dtype=dt)[uniq]  # [U, d]: the distinct tokens' embeddings
     v = torch.zeros(batch, n, dtype=dt, device=dev)
     v[:, -1] = 1
     positions = torch.arange(n, device=dev)
+    tables: dict[tuple[float, ...], RotationTable] = {}
+    rotated: dict[tuple[RopeSpec, bytes], torch.Tensor] = {}
     dropped = torch.zeros(batch, dtype=torch.float64)
+    buffers = (torch.empty(0, dtype=dt, device=dev), torch.empty(0, dtype=dt, device=dev))
     for layer in range(model.n_layers - 1, -1, -1):
         small = v.abs() < drop * v.abs().amax(dim=1, keepdim=True)
         dropped += (v.abs() * small).sum(1).double().cpu() * 2.0**layer
         v = v.masked_fill(small, 0.0)
         head = model.layers[layer]
-        q = x0 @ torch.as_tensor(head.W_Q, device=dev, dtype=dt)
-        k = x0 @ torch.as_tensor(head.W_K, device=dev, dtype=dt)
+        spec = head.spec
+        freqs = plane_layout(spec).freqs
+        if freqs not in tables:
+            tables[freqs] = rotation_table(spec, positions, n, dev, dt, shifted=True)
+        table = tables[freqs]
         rows = torch.nonzero(v.any(dim=0)).flatten()
+        key_of = (spec, head.W_K.tobytes())  # layers with the same keys and spectrum share their rotation
+        if key_of not in rotated:
+            w_k = torch.as_tensor(head.W_K, device=dev, dtype=dt)
+            rotated[key_of] = rotate_by_table((emb @ w_k)[inverse], spec, table)
+        keys = rotated[key_of]
+        w_q = torch.as_tensor(head.W_Q, device=dev, dtype=dt)
         update = torch.zeros_like(v)
         for start in range(0, rows.numel(), block):
             r = rows[start : start + block]
             last = int(r.max()) + 1  # causal: no key past the last row of the block
-            logits = rope_logits(q[:, r], k[:, :last], head.spec, head.scale, positions[r], positions[:last])
-            logits = logits.masked_fill(positions[:last][None, :] > r[:, None], float("-inf"))
-            update[:, :last] += torch.einsum("br,brj->bj", v[:, r], torch.softmax(logits, dim=-1))
+            q = rotate_by_table(emb[inverse[:, r]] @ w_q, spec, RotationTable(table.cos[r], table.sin[r]))
+            size = batch * r.numel() * last  # the block's logits and weights live in two reused buffers
+            if buffers[0].numel() < size:
+                buffers = (torch.empty(size, dtype=dt, device=dev), torch.empty(size, dtype=dt, device=dev))
+            logits = buffers[0][:size].view(batch, r.numel(), last)
+            torch.matmul(q, keys[:, :last].transpose(-1, -2), out=logits).mul_(head.scale)
+            if not passes(finite_screen(logits), lambda: all_finite(logits)):  # noqa: B023
+                raise overflow_error(f"layer {layer}'s logits", dt, {"W_E": emb, "W_Q": w_q})
+            # causal mask: keys up to the block's first row are before every row of it
+            first = int(r.min()) + 1
+            logits[..., first:last].masked_fill_(positions[first:last][None, :] > r[:, None], float("-inf"))
+            weights_block = torch.softmax(logits, dim=-1, out=buffers[1][:size].view(batch, r.numel(), last))
+            update[:, :last] += torch.einsum("br,brj->bj", v[:, r], weights_block)
         v = v + weights[layer] * update
     return v, dropped.numpy()
 
@@ -106,6 +152,10 @@ def last_readout(
     any lengths (equal lengths are batched, ``batch_size`` at a time), and per sequence the bound on the
     channel moved by dropped entries."""
     batch_size = integer(batch_size, "batch_size", low=1)
+    block = integer(block, "block", low=1)
+    drop = real(drop, "drop", low=0.0, high=1.0, high_open=True)
+    weights = _check_structure(model)
+    dev, dt = resolve_device(device), resolve_dtype(dtype)
     w_e = torch.as_tensor(model.W_E, dtype=torch.float64)
     w_u = torch.as_tensor(model.W_U, dtype=torch.float64)
     seqs = [list(s) for s in sequences]
@@ -114,14 +164,15 @@ def last_readout(
     by_length: dict[int, list[int]] = {}
     for i, s in enumerate(seqs):
         by_length.setdefault(len(s), []).append(i)
-    for members in by_length.values():
-        for start in range(0, len(members), batch_size):
-            idx = members[start : start + batch_size]
-            v, dropped = readout_weights(model, [seqs[i] for i in idx], device, dtype, block, drop)
-            x0 = w_e[torch.as_tensor(model.ids([seqs[i] for i in idx]))]
-            channel = torch.einsum("bp,bpd->bd", v.double().cpu(), x0)
-            readout[idx] = (channel @ w_u).numpy()
-            bounds[idx] = dropped
+    with torch.inference_mode():
+        for members in by_length.values():
+            for start in range(0, len(members), batch_size):
+                idx = members[start : start + batch_size]
+                ids = torch.as_tensor(model.ids([seqs[i] for i in idx]))
+                v, dropped = _weights(model, weights, ids, dev, dt, block, drop)
+                channel = torch.einsum("bp,bpd->bd", v.double().cpu(), w_e[ids])
+                readout[idx] = (channel @ w_u).numpy()
+                bounds[idx] = dropped
     return readout, bounds
 
 

@@ -379,6 +379,17 @@ def _check_shape(x: torch.Tensor, spec: RopeSpec, name: str) -> None:
 
 def _rotate(x: torch.Tensor, spec: RopeSpec, positions: Positions, shifted: bool = False) -> torch.Tensor:
     table = rotation_table(spec, positions, x.shape[-2], x.device, x.dtype, shifted=shifted)
+    return rotate_by_table(x, spec, table)
+
+
+def rotate_by_table(x: torch.Tensor, spec: RopeSpec, table: RotationTable) -> torch.Tensor:
+    """Rotate ``x`` of shape ``[..., n, head_dim]`` by ``table`` (``[..., n, K]``, from
+    :func:`rotation_table` for ``spec``), whatever ``spec``'s plane layout: what :func:`apply_rope` and
+    :func:`rope_logits` do once they have the table, for callers that reuse one table over many
+    rotations. No validation.
+
+    Shapes: x [..., n, head_dim]; return [..., n, head_dim]
+    """
     layout = plane_layout(spec)
     if layout.kind == "interleaved":
         return rotate_interleaved(x, table)

@@ -103,7 +103,9 @@ def number_task(
                 f"cannot fit a {h}-hop chain to position {target} with max_int={max_int} in length {n}"
             )
         tokens: list[str] = [str(x) for x in rng.choice(letters, size=n_letters)]
-        tokens += [str(int(rng.integers(1, min(max_int, p) + 1))) for p in range(n_letters, n)]
+        # one draw per integer position, bound min(max_int, p): with an array of bounds numpy draws them in
+        # order exactly as one call per position would (the same stream, the same tokens)
+        tokens += [str(m) for m in rng.integers(1, np.minimum(max_int, np.arange(n_letters, n)) + 1).tolist()]
         for a, b in itertools.pairwise(chain):
             tokens[a] = str(a - b)
         tokens[target] = answers[i]
@@ -146,11 +148,13 @@ def letter_task(
             str(x) for x in rng.choice(letters, size=h, replace=False)
         ]  # first letters of p_1..p_h
         free = [x for x in letters if x not in chain_letters]
-        tokens = []
-        for p in range(n - 1):
-            first = str(rng.choice(free))
-            second = str(rng.integers(1, max_int + 1)) if p < n_targets else str(rng.choice(letters))
-            tokens.append(first + second)
+        # per position before the query a free first letter, then an integer 1..max_int (target window) or
+        # a letter: one draw each, interleaved, as one call with an array of bounds (numpy draws them in
+        # order exactly as one call per draw would: the same stream, the same tokens)
+        seconds = np.where(np.arange(n - 1) < n_targets, max_int, len(letters))
+        bounds = np.stack([np.full(n - 1, len(free)), seconds], axis=1).reshape(-1)
+        draws = rng.integers(0, bounds).reshape(n - 1, 2).tolist()
+        tokens = [free[f] + (str(v + 1) if p < n_targets else letters[v]) for p, (f, v) in enumerate(draws)]
         positions = [*mids, target]
         for k, p in enumerate(positions):
             nxt = chain_letters[k + 1] if k + 1 < h else str(int(rng.integers(1, max_int + 1)))

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from ropeproof.theory.errors import InputError
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.rope import apply_rope, rope_logits, rotation_cos_sin, rotation_table
+from ropeproof.verify.kernel.rope import (
+    apply_rope,
+    rope_logits,
+    rotate_by_table,
+    rotation_cos_sin,
+    rotation_table,
+)
 from ropeproof.verify.testing.strategies import rope_specs
 
 
@@ -104,6 +110,18 @@ def test_relative_position(spec: RopeSpec, n: int, shift: int, seed: int) -> Non
     pos = torch.arange(n) + shift
     moved = rope_logits(q, k, spec, q_positions=pos, k_positions=pos)
     torch.testing.assert_close(moved, rope_logits(q, k, spec), rtol=0, atol=1e-10)
+
+
+@given(spec=rope_specs(), n=st.integers(1, 6), seed=st.integers(0, 2**16))
+@settings(deadline=None)
+def test_rotation_by_a_reused_table_is_apply_rope(spec: RopeSpec, n: int, seed: int) -> None:
+    q, _k = _qk(spec, n, seed)
+    table = rotation_table(spec, torch.arange(n), n, q.device, q.dtype, shifted=True)
+    # every layout (interleaved, halves, gathered planes): the very same floats as apply_rope
+    assert torch.equal(rotate_by_table(q, spec, table), apply_rope(q, spec))
+    rows = torch.arange(n - 1, -1, -2)
+    sub = type(table)(table.cos[rows], table.sin[rows])
+    assert torch.equal(rotate_by_table(q[rows], spec, sub), apply_rope(q, spec)[rows])
 
 
 @given(spec=rope_specs(), n=st.integers(1, 5), seed=st.integers(0, 2**16))

@@ -45,6 +45,7 @@ import torch
 
 from ropeproof.constructions.multihop_compile import CompiledModel
 from ropeproof.theory.atomic_output import new_files_follow_umask
+from ropeproof.theory.errors import InputError
 from ropeproof.verify.interop.errors import ExportError, HeadImportError
 from ropeproof.verify.interop.head_export import placement_fields
 from ropeproof.verify.interop.hf.checkpoint_certificate import (
@@ -60,7 +61,11 @@ from ropeproof.verify.interop.hf.library import quiet_progress, require_transfor
 from ropeproof.verify.interop.hf.norm_bypass import NORM_GAIN
 from ropeproof.verify.interop.hf.placement import Placement
 from ropeproof.verify.kernel.devices import DtypeLike, resolve_dtype
-from ropeproof.verify.measure.exact.multihop_certified import MultiHopCertificate, certified_horizon
+from ropeproof.verify.measure.exact.multihop_certified import (
+    MultiHopCertificate,
+    certified_horizon,
+    check_searched_as,
+)
 from ropeproof.verify.measure.tokenizer import UNK, build_tokenizer, word
 
 MODEL_INFO_FILE = "ropeproof_model.json"
@@ -260,6 +265,7 @@ def export_model(
     attn_implementation: str = "eager",
     certify: bool = True,
     notes: tuple[str, ...] = (),
+    certificate: MultiHopCertificate | None = None,
 ) -> ModelExport:
     """Export ``model`` as a ``GPTJForCausalLM`` or ``LlamaForCausalLM`` (module docstring).
 
@@ -276,8 +282,12 @@ def export_model(
     (:func:`~ropeproof.verify.interop.hf.checkpoint_certificate.horizon_record`): never more than
     ``max_positions``, the longest prompt the checkpoint can run, and certified for the float64 model in
     exact arithmetic, not for this checkpoint, whose RoPE table error is recorded and which
-    :meth:`ModelExport.sample_saved` samples once saved. ``notes`` (layout remarks, e.g. why
-    ``rotary_dim < n_embd``) go into the config as ``ropeproof_notes``.
+    :meth:`ModelExport.sample_saved` samples once saved. ``certificate``: that certificate when the
+    caller has it already (a run's store computes it once for several exports); it is used instead of
+    certifying again, after checking it is this search's
+    (:func:`~ropeproof.verify.measure.exact.multihop_certified.check_searched_as`, else
+    :class:`ExportError`). ``notes`` (layout remarks, e.g. why ``rotary_dim < n_embd``) go into the
+    config as ``ropeproof_notes``.
     """
     if not isinstance(model, CompiledModel):
         raise ExportError(f"model must be a CompiledModel, got {type(model).__name__}")
@@ -355,7 +365,15 @@ def export_model(
         lm_model.config.ropeproof_notes = list(notes)
         info.metadata["notes"] = list(notes)
     if certify:
-        cert = certified_horizon(model, model.hop_layers, max_n=min(max(max_positions, 2), CERTIFY_LIMIT))
+        search = min(max(max_positions, 2), CERTIFY_LIMIT)
+        if certificate is None:
+            cert = certified_horizon(model, model.hop_layers, max_n=search)
+        else:
+            try:
+                check_searched_as(certificate, model, model.hop_layers, search)
+            except InputError as exc:
+                raise ExportError(f"certificate: {exc}") from None
+            cert = certificate
         stated = min(cert.horizon, max_positions)
         table = rope_table_record(conv, lm_model, model, placements, max(stated, 1))
         checkpoint = {"dtype": str(dt).removeprefix("torch."), "rope_table": table, "sample": None}

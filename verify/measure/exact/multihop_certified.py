@@ -41,8 +41,10 @@ and
 
 from __future__ import annotations
 
+import functools
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,6 +228,20 @@ def _leaks(
     return eps_lo, np.minimum(eps_hi, 1.0)
 
 
+@functools.lru_cache(maxsize=128)
+def _layer_leaks(
+    info: LayerInfo, max_n: int, prec: int, vocab_size: int, beta: float, leak: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One layer's margin enclosure's lower end and leak enclosure ``(margin_lo, eps_lo, eps_hi)`` for
+    ``n = 2 .. max_n``: a function of these numbers alone, so kept per process (least recently used,
+    128 layers), which the steps of one model's certificate and its search's sizes share; read-only."""
+    margin = layer_margin_enclosure(info, max_n, prec, vocab_size)[0]
+    eps_lo, eps_hi = _leaks(info, margin, beta, np.arange(2, max_n + 1), leak, prec)
+    for a in (margin, eps_lo, eps_hi):
+        a.setflags(write=False)
+    return margin, eps_lo, eps_hi
+
+
 def certify_model(
     model: CompiledModel,
     hops: int,
@@ -252,12 +268,12 @@ def certify_model(
     layers = distinct_layers(model)
     infos = [model.layer_info[i] for i in layers]
     multiplicity = [sum(1 for x in model.layer_info if x == info) for info in infos]
-    margins = [layer_margin_enclosure(info, max_n, prec, model.vocab_size)[0] for info in infos]
     n = np.arange(2, max_n + 1)
     beta = float(model.logit_scale)
-    enclosed = [_leaks(info, mu, beta, n, leak, prec) for info, mu in zip(infos, margins, strict=True)]
-    eps_lo = np.array([e[0] for e in enclosed])
-    eps_hi = np.array([e[1] for e in enclosed])
+    enclosed = [_layer_leaks(info, max_n, prec, model.vocab_size, beta, leak) for info in infos]
+    margins = [e[0] for e in enclosed]
+    eps_lo = np.array([e[1] for e in enclosed])
+    eps_hi = np.array([e[2] for e in enclosed])
     g_ends, rho_ends = _code_constants(model, prec)
     kappa, weight = (rho_ends, 1.0) if readout == "radius" else (g_ends, 2.0)
     if propagation == "uniform":
@@ -314,18 +330,27 @@ def certified_horizon(
     """:func:`certify_model` on ``n = 2 .. N`` for ``N = first, 4 first, ...`` (capped at ``max_n``) until a
     row is undecided or ``max_n`` is reached: the horizon without enclosing lengths far past it. ``steps``
     (``leak``, ``propagation``, ``readout``) choose the certificate's steps."""
-    size = max(2, min(int(first), int(max_n)))
-    while True:
+    for size in search_sizes(max_n, first):
         cert = certify_model(model, hops, size, prec, **steps)
-        if not cert.complete or size >= max_n:
-            return cert
-        size = min(4 * size, int(max_n))
+        if not cert.complete:
+            break
+    return cert
 
 
-def certificate_steps(model: CompiledModel, hops: int, max_n: int = 10**4, prec: int = 80) -> dict[str, Any]:
+def certificate_steps(
+    model: CompiledModel,
+    hops: int,
+    max_n: int = 10**4,
+    prec: int = 80,
+    known: Sequence[MultiHopCertificate] = (),
+) -> dict[str, Any]:
     """Which step of the certificate loses the most: the horizon with every refinement (``all``), with
     each one left out (``without <step>``: leak sum, chain propagation, readout radius) and with none
-    (``basic``, the first version), each capped at ``max_n``."""
+    (``basic``, the first version), each capped at ``max_n``.
+
+    ``known``: certificates of ``model`` the caller has already computed with :func:`certified_horizon`
+    with these ``hops``, ``max_n`` and ``prec`` (its default ``first``); a variant whose steps one of them
+    used is read from it instead of certified again (:func:`check_searched_as` checks what it can)."""
     variants = {
         "all": DEFAULT_STEPS,
         "without leak sum": {**DEFAULT_STEPS, "leak": "max"},
@@ -335,9 +360,54 @@ def certificate_steps(model: CompiledModel, hops: int, max_n: int = 10**4, prec:
     }
     out: dict[str, Any] = {}
     for name, steps in variants.items():
-        cert = certified_horizon(model, hops, max_n, prec, **steps)
+        done = [c for c in known if c.detail["steps"] == steps]
+        if done:
+            check_searched_as(done[0], model, hops, max_n, prec, steps)
+            cert = done[0]
+        else:
+            cert = certified_horizon(model, hops, max_n, prec, **steps)
         out[name] = {"horizon": cert.horizon, "complete": cert.complete}
     return out
+
+
+def search_sizes(max_n: int, first: int = 64) -> list[int]:
+    """The sizes :func:`certified_horizon` certifies in turn, up to ``max_n``: ``first, 4 first, ..``,
+    the last capped at ``max_n``."""
+    sizes = [max(2, min(int(first), int(max_n)))]
+    while sizes[-1] < max_n:
+        sizes.append(min(4 * sizes[-1], int(max_n)))
+    return sizes
+
+
+def check_searched_as(
+    cert: MultiHopCertificate,
+    model: CompiledModel,
+    hops: int,
+    max_n: int,
+    prec: int = 80,
+    steps: dict[str, str] | None = None,
+) -> None:
+    """Raise :class:`InputError` (naming what differs) unless ``cert`` can be what
+    :func:`certified_horizon` returns for ``model`` with these ``hops``, ``max_n``, ``prec`` and ``steps``
+    (default :data:`DEFAULT_STEPS`; the default ``first``): the model's name, the hop count, the
+    precision and the steps agree, and its rows end where that search stops (at ``max_n`` when complete,
+    else at one of :func:`search_sizes`)."""
+    end = int(cert.n[-1])
+    ends_right = end == max_n if cert.complete else end in search_sizes(max_n)
+    wrong = [
+        f"{what} {got!r} (expected {want!r})"
+        for what, got, want in (
+            ("model", cert.model, model.name),
+            ("hops", cert.hops, hops),
+            ("prec", cert.detail.get("prec"), prec),
+            ("steps", cert.detail.get("steps"), DEFAULT_STEPS if steps is None else steps),
+        )
+        if got != want
+    ]
+    if not ends_right:
+        wrong.append(f"rows ending at n = {end} (the search to max_n = {max_n} stops elsewhere)")
+    if wrong:
+        raise InputError("the certificate given is not this search's: " + ", ".join(wrong))
 
 
 def horizon_witness(

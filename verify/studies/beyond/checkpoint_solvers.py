@@ -281,3 +281,23 @@ def DEFAULT_CHECKPOINTS(
             compiled[key] = compile_program(spec.program)
         out[arch] = (spec, compiled[key])
     return out
+
+
+@object_product("beyond.default-certificates")
+def DEFAULT_CERTIFICATES(
+    store: ResultStore, task: str, max_length: int = DEFAULT_MAX_LENGTH, hops: int = 4, layers: int = 12
+) -> dict[str, Any]:
+    """``{arch: certificate}``: :func:`~ropeproof.verify.measure.exact.multihop_certified.certified_horizon`
+    of each compiled model of :data:`DEFAULT_CHECKPOINTS` with ``hops`` hops, searched to ``max_length``
+    (what ``export_model`` certifies for a checkpoint of ``max_length`` positions), each distinct compiled
+    model certified once (architectures that share the program share the certificate; read-only)."""
+    from ropeproof.verify.measure.exact.multihop_certified import certified_horizon
+
+    by_arch = store.get(DEFAULT_CHECKPOINTS, task=task, max_length=max_length, hops=hops, layers=layers)
+    done: dict[int, Any] = {}
+    out: dict[str, Any] = {}
+    for arch, (_spec, model) in by_arch.items():
+        if id(model) not in done:
+            done[id(model)] = certified_horizon(model, hops, max_n=max_length)
+        out[arch] = done[id(model)]
+    return out

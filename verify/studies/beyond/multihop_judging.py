@@ -28,6 +28,7 @@ from ropeproof.verify.interop.hf.library import quiet_progress, require_transfor
 from ropeproof.verify.kernel.multilayer import model_module
 from ropeproof.verify.measure.exact.multihop_certified import (
     BASIC,
+    MultiHopCertificate,
     certificate_steps,
     certified_horizon,
     horizon_witness,
@@ -37,6 +38,7 @@ from ropeproof.verify.measure.outcome import Outcome
 from ropeproof.verify.measure.tasks import TaskInstance, letter_task, number_task
 from ropeproof.verify.studies.beyond.checkpoint_solvers import (
     CHECKPOINT_MODEL,
+    DEFAULT_CERTIFICATES,
     DEFAULT_CHECKPOINTS,
     DEFAULT_MAX_LENGTH,
     CheckpointSpec,
@@ -80,6 +82,14 @@ def default_checkpoint(
     if arch not in by_arch:
         raise InputError(f"arch={arch!r} is unknown; accepted: {list(by_arch)}")
     return by_arch[arch]
+
+
+def default_certificates(
+    store: ResultStore, task: str, hops: int = HOPS, layers: int = LAYERS
+) -> dict[str, MultiHopCertificate]:
+    """``{arch: certificate}`` of :func:`default_checkpoint`'s compiled models, searched to their design
+    length (what ``export_model`` certifies), certified once per run (the run's store)."""
+    return store.get(DEFAULT_CERTIFICATES, task=task, max_length=DEFAULT_MAX_LENGTH, hops=hops, layers=layers)
 
 
 def task_inputs(
@@ -153,7 +163,7 @@ def certified_outcome(
         "logit_scale": model.logit_scale,
         "chain_coefficient": cert.coefficient,
         "certificate": cert.summary(),
-        "certificate_steps": certificate_steps(model, hops, max_n),
+        "certificate_steps": certificate_steps(model, hops, max_n, known=(cert, basic)),
         "where_the_proof_stops": witness,
     }
     return Outcome.judge(
@@ -182,9 +192,10 @@ def certified_long_outcome(store: ResultStore, hops: int, max_n: int, layers: in
     figures: dict[str, Any] = {}
     ok = True
     for task in ("number", "letter"):
+        certs = default_certificates(store, task, hops, layers) if max_n == DEFAULT_MAX_LENGTH else {}
         for arch in CONVERTERS:
             spec, model = default_checkpoint(store, task, arch, hops, layers)
-            cert = certified_horizon(model, hops, max_n=max_n)
+            cert = certs[arch] if arch in certs else certified_horizon(model, hops, max_n=max_n)
             figures[f"{task}-{arch}"] = {**cert.summary(), "checkpoint": spec.summary()}
             ok &= cert.complete and cert.horizon == max_n
     figures["min_horizon"] = min(v["horizon"] for v in figures.values())
@@ -350,8 +361,11 @@ def hf_lengths_outcome(
     for task in ("number", "letter"):
         for arch in CONVERTERS:
             spec, model = default_checkpoint(store, task, arch, hops, layers)
+            certificate = default_certificates(store, task, hops, layers)[arch]
             with tempfile.TemporaryDirectory() as tmp:
-                exported = export_model(model, arch, notes=spec.notes, **spec.export_options())
+                exported = export_model(
+                    model, arch, notes=spec.notes, certificate=certificate, **spec.export_options()
+                )
                 exported.save_pretrained(tmp)
                 horizons[f"{task}-{arch}"] = exported.certified_horizon
                 rows += transformers_length_check(tmp, model, lengths, lambda n: counts[n])

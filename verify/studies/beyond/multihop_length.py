@@ -38,7 +38,7 @@ which, in each summary and side-by-side row.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,11 +52,18 @@ from ropeproof.verify.measure.exact.multihop_certified import (
     MultiHopCertificate,
     certificate_steps,
     certified_horizon,
+    check_searched_as,
 )
 from ropeproof.verify.measure.statistics import SequentialProportion, sample_until_decided
 from ropeproof.verify.measure.task_lengths import BUILDS, chain_positions, long_task, with_decoys
 from ropeproof.verify.measure.tasks import TaskInstance
-from ropeproof.verify.studies.beyond.checkpoint_solvers import CheckpointSpec, checkpoint_spec
+from ropeproof.verify.studies.beyond.checkpoint_solvers import (
+    DEFAULT_CERTIFICATES,
+    DEFAULT_CHECKPOINTS,
+    DEFAULT_MAX_LENGTH,
+    CheckpointSpec,
+    checkpoint_spec,
+)
 
 __all__ = [
     "HOPS",
@@ -347,9 +354,13 @@ def length_study(
     answer: AnswerFn | None = None,
     search_limit: int = 4096,
     with_steps: bool = True,
+    compiled: Mapping[str, tuple[CompiledModel, MultiHopCertificate]] | None = None,
 ) -> LengthStudy:
     """Run the study (module docstring) and return its rows, certificates and exact first failures.
-    ``answer`` replaces how inputs are answered (tests plant failures with it)."""
+    ``answer`` replaces how inputs are answered (tests plant failures with it). ``compiled``: per
+    setting key, its program already compiled (built for the longest length) and certified
+    (:func:`~ropeproof.verify.measure.exact.multihop_certified.certified_horizon` to the longest length),
+    as the run's store holds them; the other settings are compiled and certified here."""
     settings = list(settings if settings is not None else length_settings())
     lengths = sorted({int(n) for n in (lengths if lengths is not None else default_lengths(False))})
     bad = sorted(set(builds) - set(BUILDS))
@@ -360,10 +371,20 @@ def length_study(
     count = count or (lambda n: default_count(n, False))
     answer = answer or (lambda m, seqs: long_answers(m, seqs))
     top = lengths[-1]
-    models = {s.key: compile_program(s.spec(top).program) for s in settings}
-    certificates = {s.key: certified_horizon(models[s.key], HOPS, max_n=max(top, 3)) for s in settings}
+    given = dict(compiled or {})
+    models, certificates = {}, {}
+    for s in settings:
+        if s.key in given:
+            models[s.key], certificates[s.key] = given[s.key]
+            check_searched_as(certificates[s.key], models[s.key], HOPS, max(top, 3))
+        else:
+            models[s.key] = compile_program(s.spec(top).program)
+            certificates[s.key] = certified_horizon(models[s.key], HOPS, max_n=max(top, 3))
     steps = (
-        {s.key: certificate_steps(models[s.key], HOPS, max_n=max(top, 3)) for s in settings}
+        {
+            s.key: certificate_steps(models[s.key], HOPS, max_n=max(top, 3), known=(certificates[s.key],))
+            for s in settings
+        }
         if with_steps
         else {}
     )
@@ -403,18 +424,32 @@ def length_study(
     return LengthStudy(rows, certificates, failures, steps, {s.key: s.label for s in settings})
 
 
-def standard_study(quick: bool = False) -> LengthStudy:
+def standard_study(quick: bool = False, store: ResultStore | None = None) -> LengthStudy:
     """The study the claims and the figures report: every setting; the ``distractors`` build (quick) or
-    all three builds; :func:`default_lengths` and :func:`default_count`."""
+    all three builds; :func:`default_lengths` and :func:`default_count`. With a ``store``, a setting
+    whose program is the default checkpoint's (the ``best`` solver when the longest length is the default
+    design length) takes its compiled model and certificate from it
+    (:data:`~ropeproof.verify.studies.beyond.checkpoint_solvers.DEFAULT_CHECKPOINTS` and
+    ``DEFAULT_CERTIFICATES``, GPT-J), which other claims share."""
     builds = ("distractors",) if quick else BUILDS
-    return length_study(length_settings(), default_lengths(quick), builds, lambda n: default_count(n, quick))
+    lengths = default_lengths(quick)
+    compiled = {}
+    if store is not None and max(lengths) == DEFAULT_MAX_LENGTH:
+        for s in length_settings():
+            if s.solver == "best":
+                args = {"task": s.task, "max_length": DEFAULT_MAX_LENGTH, "hops": HOPS, "layers": LAYERS}
+                _spec, model = store.get(DEFAULT_CHECKPOINTS, **args)["gptj"]
+                compiled[s.key] = (model, store.get(DEFAULT_CERTIFICATES, **args)["gptj"])
+    return length_study(
+        length_settings(), lengths, builds, lambda n: default_count(n, quick), compiled=compiled
+    )
 
 
 @data_product("multihop.standard-length-study")
 def STANDARD_STUDY(store: ResultStore, quick: bool) -> dict[str, Any]:
     """:func:`standard_study` as :meth:`LengthStudy.to_json` data (the claim ``multihop.length`` and the
     figures ``multihop_length`` and ``training_length`` read it from the run's store)."""
-    return standard_study(quick).to_json()
+    return standard_study(quick, store).to_json()
 
 
 def log_ticks(lengths: Sequence[int]) -> list[int]:

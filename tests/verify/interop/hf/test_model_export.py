@@ -222,3 +222,20 @@ def test_horizon_record_never_exceeds_the_position_table(models) -> None:
     assert record["certified_horizon"] == 44 and record["limited_by"] == "certificate"
     assert "at most 44 tokens" in record["statement"]
     assert export_model(models["number"], "gptj", certify=False).certified_horizon is None
+
+
+def test_a_certificate_computed_already_is_recorded_as_certifying_would(models) -> None:
+    from ropeproof.verify.measure.exact.multihop_certified import certified_horizon
+
+    model = models["number"]
+    cert = certified_horizon(model, model.hop_layers, max_n=64)
+    given = export_model(model, "gptj", max_positions=64, certificate=cert)
+    assert given.certificate is cert
+    assert (
+        given.info.metadata["certificate"]
+        == export_model(model, "gptj", max_positions=64).info.metadata["certificate"]
+    )
+    with pytest.raises(ExportError, match=r"certificate: .*rows ending at n = 64"):
+        export_model(model, "gptj", max_positions=30, certificate=cert)  # a search to 30 stops at 30
+    with pytest.raises(ExportError, match=r"certificate: .*model"):
+        export_model(models["letter"], "gptj", max_positions=64, certificate=cert)

@@ -17,7 +17,9 @@ from ropeproof.verify.measure.exact.multihop_certified import (
     certificate_steps,
     certified_horizon,
     certify_model,
+    check_searched_as,
     horizon_witness,
+    search_sizes,
 )
 from ropeproof.verify.measure.tasks import letter_task, number_task
 
@@ -191,3 +193,45 @@ def test_certificates_leave_the_model_unchanged(number_model) -> None:
     horizon_witness(number_model, cert)
     certificate_steps(number_model, 4, 60)
     assert attributes() == before
+
+
+def test_steps_read_certificates_already_computed(number_model, letter_model) -> None:
+    cert = certified_horizon(number_model, 4, max_n=200)
+    basic = certified_horizon(number_model, 4, max_n=200, **BASIC)
+    assert certificate_steps(number_model, 4, 200, known=(cert, basic)) == certificate_steps(
+        number_model, 4, 200
+    )
+    assert search_sizes(10_000) == [64, 256, 1024, 4096, 10_000] and search_sizes(50) == [50]
+    # a certificate of another search is refused, naming what differs
+    with pytest.raises(InputError, match=r"hops 4 \(expected 3\)"):
+        check_searched_as(cert, number_model, 3, 200)
+    with pytest.raises(InputError, match="model"):
+        check_searched_as(cert, letter_model, 4, 200)
+    with pytest.raises(InputError, match="steps"):
+        check_searched_as(basic, number_model, 4, 200)
+    with pytest.raises(InputError, match="rows ending at n = 64"):
+        check_searched_as(cert, number_model, 4, 60)  # a search to 60 certifies 2..60 only
+    complete = certified_horizon(number_model, 4, max_n=20)
+    assert complete.complete
+    check_searched_as(complete, number_model, 4, 20)
+    with pytest.raises(InputError, match="rows ending at n = 20"):
+        check_searched_as(complete, number_model, 4, 30)
+
+
+def test_kept_layer_leaks_are_each_steps_own(number_model, letter_model) -> None:
+    """Certificates of several steps and sizes share the per-process layer leaks; each certificate still
+    holds its own steps' margins and leaks, as computed directly."""
+    from ropeproof.verify.measure.exact import multihop_certified as mc
+    from ropeproof.verify.measure.exact.multihop_margins import layer_margin_enclosure
+
+    for model in (number_model, letter_model):
+        for max_n in (40, 90, 40):
+            for steps in ({}, BASIC, {"readout": "margin"}, {"leak": "max"}):
+                cert = certify_model(model, 4, max_n, **steps)
+                n = np.arange(2, max_n + 1)
+                for j, layer in enumerate(cert.layers):
+                    info = model.layer_info[layer]
+                    mu = layer_margin_enclosure(info, max_n, 80, model.vocab_size)[0]
+                    _lo, hi = mc._leaks(info, mu, model.logit_scale, n, steps.get("leak", "sum"), 80)
+                    assert np.array_equal(cert.margin_lo[j], mu) and np.array_equal(cert.eps_hi[j], hi)
+    assert mc._layer_leaks.cache_info().hits > 0

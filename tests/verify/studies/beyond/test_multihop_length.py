@@ -160,3 +160,30 @@ def test_witnesses_are_in_the_checkpoint_vocabulary() -> None:
     tok = build_tokenizer(tokens)
     ids = tok(prompt_text(fail["tokens"]))["input_ids"]
     assert len(ids) == fail["n"] and tok.convert_tokens_to_ids(UNK) not in ids
+
+
+def test_the_best_settings_are_the_default_checkpoints_and_take_them_from_the_store() -> None:
+    """standard_study shares the store's default checkpoints with the best settings: at any design length
+    the two specs compile to the same weights; a study given a compiled model and its certificate uses
+    them (and reports what it would have computed), and refuses a certificate of another search."""
+    import numpy as np
+
+    from ropeproof.theory.result_store import ResultStore
+    from ropeproof.verify.measure.exact.multihop_certified import certified_horizon
+    from ropeproof.verify.studies.beyond.checkpoint_solvers import DEFAULT_CHECKPOINTS
+
+    store = ResultStore()
+    (setting,) = _settings("number-best")
+    spec, model = store.get(DEFAULT_CHECKPOINTS, task="number", max_length=64, hops=4, layers=12)["gptj"]
+    mine = compile_program(setting.spec(64).program)
+    assert spec.summary() == setting.spec(64).summary() and mine.tokens == model.tokens
+    assert np.array_equal(mine.W_E, model.W_E) and np.array_equal(mine.W_U, model.W_U)
+    for a, b in zip(mine.layers, model.layers, strict=True):
+        assert a.spec == b.spec and all(np.array_equal(getattr(a, w), getattr(b, w)) for w in ("W_Q", "W_K"))
+    cert = certified_horizon(model, 4, max_n=64)
+    args = ([setting], [17, 64], ("distractors",), lambda n: 4)
+    shared = length_study(*args, compiled={"number-best": (model, cert)})
+    assert shared.certificates["number-best"] is cert
+    assert shared.to_json() == length_study(*args).to_json()
+    with pytest.raises(InputError, match="not this search's"):
+        length_study(*args, compiled={"number-best": (model, certified_horizon(model, 3, max_n=64))})
