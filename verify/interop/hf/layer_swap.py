@@ -9,7 +9,10 @@ one-call scorer (the generic procedure is :mod:`ropeproof.verify.measure.ps.laye
   does for the attention alone. GPT-J's block is parallel (one LayerNorm feeding attention and MLP),
   LLaMA's sequential (RMSNorm, attention, residual, RMSNorm, MLP); either way the attention weights
   are read with a forward hook on the block's attention module, so the norms run exactly as in the
-  model. The MLP runs too (it is part of the block) though it cannot change the weights.
+  model. The MLP runs too (it is part of the block) though it cannot change the weights. For GPT-J
+  (sin/cos passed in by the model, no hooks on the block) only what the weights depend on runs (the
+  LayerNorm, the q and k projections, HF's rotary embedding and eager attention weights), the same
+  operations on the same operands.
 - The model must use eager attention (``attn_implementation="eager"``): SDPA and flash kernels do
   not return weights. HF's eager softmax runs in float32 (then casts to the model's dtype), which sets
   the tolerance of the probability check.
@@ -110,6 +113,9 @@ class HFLayerSwap:
         def record(module: Any, args: Any, output: Any) -> None:
             seen.append(output[1] if isinstance(output, tuple) and len(output) > 1 else None)
 
+        if self.arch == "gptj" and not self.converter.rotary_inside_attention(attn) and self._plain(block):
+            with torch.no_grad():
+                return self._gptj_rows(block, hidden, mask, pos)
         handle = attn.register_forward_hook(record)
         try:
             with torch.no_grad():
@@ -131,6 +137,36 @@ class HFLayerSwap:
                 "the attention module returned no weights; load the model with attn_implementation='eager'"
             )
         return seen[-1][:, :, -1, :]
+
+    @staticmethod
+    def _plain(block: Any) -> bool:
+        """Whether no hook sits on ``block`` or its modules (hooks would see only the full block run)."""
+        return not any(m._forward_hooks or m._forward_pre_hooks for m in block.modules())
+
+    def _gptj_rows(self, block: Any, hidden: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor) -> Any:
+        """GPT-J block ``block``'s attention weights' last row on ``hidden`` ``[batch, H, n]``, computed
+        with only what they depend on: the block's LayerNorm, the q and k projections, HF's rotary
+        embedding (``apply_rotary_pos_emb`` on the first ``rotary_dim`` features) and HF's eager
+        attention weights (float32 ``q k^T`` times the scaling, the additive mask, softmax, cast to the
+        model's dtype); the same operations on the same operands as the whole block's run, whose v, out
+        projection and MLP cannot change the weights."""
+        from transformers.models.gptj.modeling_gptj import apply_rotary_pos_emb
+
+        attn = block.attn
+        x = block.ln_1(hidden)
+        shape = (*x.shape[:-1], -1, attn.head_dim)
+        query, key = attn.q_proj(x).view(shape), attn.k_proj(x).view(shape)
+        sin, cos = self.converter.rotary_embeddings(self.model, x, pos)
+        r = attn.rotary_dim
+        if r is not None:
+            key = torch.cat([apply_rotary_pos_emb(key[..., :r], sin, cos), key[..., r:]], dim=-1)
+            query = torch.cat([apply_rotary_pos_emb(query[..., :r], sin, cos), query[..., r:]], dim=-1)
+        else:
+            key, query = apply_rotary_pos_emb(key, sin, cos), apply_rotary_pos_emb(query, sin, cos)
+        query, key = query.transpose(1, 2), key.transpose(1, 2)
+        weights = torch.matmul(query.to(torch.float32), key.to(torch.float32).transpose(2, 3)) * attn.scaling
+        weights = torch.nn.functional.softmax(weights + mask, dim=-1).to(x.dtype)
+        return weights[:, :, -1, :]
 
     def bytes_per_sequence(self, n: int, layer: int) -> int:
         """Block ``layer`` on one sequence of ``n`` tokens: about ten ``[n, hidden]`` activations (norm,

@@ -26,7 +26,9 @@ of one
 - :data:`PROMPT_SCORES` (data): per-prompt layer-swap scores of one layer on one chunk of scoring prompts,
   and :data:`ABLATED_ACCURACY` (data): accuracy per hop count with some layers' attention zeroed, decided
   against a threshold (on :data:`VALIDATION_CHUNK`, each drawn once per run): what the readings of the head
-  observations read (:mod:`~ropeproof.verify.studies.training.readings`).
+  observations read (:mod:`~ropeproof.verify.studies.training.readings`); :data:`VALIDATION_STATES`
+  (object): the hidden states entering every block on one validation chunk, from which the ablations
+  start at their lowest zeroed block.
 """
 
 from __future__ import annotations
@@ -164,9 +166,34 @@ def ABLATED_ACCURACY(
 
     shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
     chunks = validation_chunks(store, task, shipped.record.seed)
+
+    def states(chunk: int, layer: int) -> torch.Tensor:
+        return store.get(VALIDATION_STATES, task=task, config=config, seed=seed, chunk=chunk)[layer]
+
     return decided_accuracy_per_hop(
-        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), chunks=chunks
-    )
+        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), chunks=chunks,
+        states=states,
+    )  # fmt: skip
+
+
+@object_product("training.validation-states", shared=False)
+def VALIDATION_STATES(
+    store: ResultStore, task: str, config: str, seed: int, chunk: int
+) -> list[torch.Tensor]:
+    """The hidden states entering every block of a shipped model (no block ablated) on
+    :data:`VALIDATION_CHUNK` ``chunk`` of its run seed's held-out prompts, ``[states entering block 0,
+    .., entering block n_layer - 1]``
+    (:meth:`~ropeproof.verify.studies.training.last_token.LastToken.states`): every ablation of
+    :data:`ABLATED_ACCURACY` on those prompts starts from them at its lowest zeroed block (read-only)."""
+    from ropeproof.verify.studies.training.last_token import LastToken
+
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    batch = store.get(VALIDATION_CHUNK, task=task, seed=shipped.record.seed, chunk=chunk)
+    forward = LastToken(shipped.model)
+    out = [forward.states(batch.input_ids, 0)]
+    for layer in range(1, forward.layers):
+        out.append(forward.states_after(out[-1], layer - 1))
+    return out
 
 
 @object_product("training.validation-chunk")
