@@ -143,7 +143,8 @@ def decided_accuracy_per_hop(
     attention outputs are zeroed (what :func:`ablated_accuracy_per_hop`'s hook does, here without hooks:
     :func:`last_answers`); ``states(chunk, layer)``, if given, is the unablated model's hidden states
     entering block ``layer`` on chunk ``chunk``'s prompts, from which an ablation starts at its lowest
-    zeroed block (the blocks below it are unchanged).
+    zeroed block when that is not block 0 (the blocks below it are unchanged; the embeddings are not
+    worth keeping).
 
     Each chunk is balanced over hop counts, targets and answers by cycling; the interval treats each hop
     count's prompts as i.i.d. draws, as a fixed-sample interval on them did.
@@ -163,7 +164,7 @@ def decided_accuracy_per_hop(
     if model.training:
         raise InputError("the model is in training mode; decided accuracies are of the eval-mode model")
     seqs = {h: SequentialProportion() for h in (1, 2, 3, 4)}
-    low = min(layers) if layers and states is not None else None
+    low = min(layers) if layers and states is not None and min(layers) > 0 else None  # 0: no block to skip
 
     def measure(done: int, count: int) -> None:
         first, last = done // VALIDATION_CHUNK, (count - 1) // VALIDATION_CHUNK
