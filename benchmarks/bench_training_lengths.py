@@ -4,17 +4,20 @@ Run ``python3 benchmarks/bench_training_lengths.py [--task letter] [--config pap
 [--inputs 16] [--rounds 3]``. For each length, the same ``--inputs`` inputs of the study
 (:func:`ropeproof.verify.studies.training.lengths.encoded`, the ``distractors`` build) are answered by
 
-- **study**: :func:`~ropeproof.verify.studies.training.evaluation.last_predictions` on the model the study
+- **study**: :func:`~ropeproof.verify.studies.training.evaluation.last_answers` on the model the study
   loads (:func:`~ropeproof.verify.studies.training.lengths.length_model`: HF ``GPTJForCausalLM`` with
-  SDPA attention, inference mode, last position's logits only, forward batches of about 4,096 tokens);
+  SDPA attention, run by :class:`~ropeproof.verify.studies.training.last_token.LastToken`, forward
+  batches of about 4,096 tokens);
+- **HF**: :func:`~ropeproof.verify.studies.training.evaluation.last_predictions`, HF's own forward of the
+  same model (inference mode, last position's logits only, the same batches);
 - **plain torch, batch 1**: a hand-written GPT-J forward (embedding; per block layer norm, q/k/v, GPT-J's
   interleaved rotary embedding from the same sin/cos table, ``scaled_dot_product_attention`` with a
   causal mask, out projection, parallel MLP with the model's activation; final layer norm and the
   last position's logits) from the same weights, one input per call, under ``torch.inference_mode``;
 
-round robin, and the script prints the median seconds of each and the ratio study / plain (the issue's
-target: <= 1.1), of the medians and of the fastest runs (less sensitive to a loaded machine), after
-checking both give the same answers. ``--sweep`` also times the study's model at
+round robin, and the script prints the median seconds of each and the ratios study / plain and study / HF,
+of the medians and of the fastest runs (less sensitive to a loaded machine), after checking all give the
+same answers. ``--sweep`` also times the study's model at
 forward batches of 1, 2, 4, 8 and 16 inputs (what :data:`~ropeproof.verify.studies.training.evaluation.
 TOKENS_PER_FORWARD` was chosen from).
 """
@@ -29,7 +32,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ropeproof.verify.studies.training.evaluation import last_predictions
+from ropeproof.verify.studies.training.evaluation import last_answers, last_predictions
 from ropeproof.verify.studies.training.lengths import encoded, length_model
 from ropeproof.verify.studies.training.shipped import shipped_path
 
@@ -104,12 +107,16 @@ def main() -> None:
         ids = batch.input_ids
         with torch.inference_mode():
             want = torch.cat([plain(ids[i : i + 1]) for i in range(ids.shape[0])])
-        assert torch.equal(last_predictions(model, ids), want), "the study and plain torch disagree"
-        times: dict[str, list[float]] = {"study": [], "plain torch, batch 1": []}
+        assert torch.equal(last_answers(model, ids), want), "the study and plain torch disagree"
+        assert torch.equal(last_predictions(model, ids), want), "HF and plain torch disagree"
+        times: dict[str, list[float]] = {"study": [], "HF": [], "plain torch, batch 1": []}
         for _ in range(args.rounds):
             start = time.perf_counter()
-            last_predictions(model, ids)
+            last_answers(model, ids)
             times["study"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            last_predictions(model, ids)
+            times["HF"].append(time.perf_counter() - start)
             start = time.perf_counter()
             with torch.inference_mode():
                 for i in range(ids.shape[0]):
@@ -125,6 +132,10 @@ def main() -> None:
             best["study"] / best["plain torch, batch 1"],
         )
         print(f"  study / plain torch batch 1: {ratio:.3f}x (medians), {ratio_min:.3f}x (fastest runs)")
+        print(
+            f"  study / HF: {med['study'] / med['HF']:.3f}x (medians), "
+            f"{best['study'] / best['HF']:.3f}x (fastest runs)"
+        )
         if args.sweep:
             for b in (1, 2, 4, 8, 16):
                 runs = []

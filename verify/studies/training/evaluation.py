@@ -38,6 +38,35 @@ def last_predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
     return torch.cat(out)
 
 
+def last_answers(
+    model: Any,
+    input_ids: torch.Tensor | None = None,
+    zero: Sequence[int] = (),
+    states: torch.Tensor | None = None,
+    start: int = 0,
+) -> torch.Tensor:
+    """The greedy last-token answers ``[batch]`` of an HF GPT-J model in eval mode, as
+    :func:`last_predictions` computes them (the same logits bit for bit, :data:`TOKENS_PER_FORWARD` tokens
+    per forward), by :class:`~ropeproof.verify.studies.training.last_token.LastToken`: the last block's
+    output and the logits at the last position only; the attention outputs of the blocks in ``zero``
+    zeroed (their attention skipped); from ``input_ids``, or from ``states`` entering block ``start``
+    (:meth:`~ropeproof.verify.studies.training.last_token.LastToken.states`)."""
+    from ropeproof.verify.studies.training.last_token import LastToken
+
+    forward = LastToken(model)
+    rows = input_ids if states is None else states
+    assert rows is not None
+    step = forward_batch(rows.shape[1])
+    out = []
+    for s in range(0, rows.shape[0], step):
+        if states is None:
+            logits = forward.logits(rows[s : s + step], zero)
+        else:
+            logits = forward.logits(zero=zero, states=rows[s : s + step], start=start)
+        out.append(logits.argmax(-1).cpu())
+    return torch.cat(out)
+
+
 def predictions(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
     """Greedy last-token predictions ``[batch]`` (the model put in eval mode for the call;
     :func:`last_predictions`: inference mode, last position's logits only, forward batches of about 4,096
@@ -103,6 +132,7 @@ def decided_accuracy_per_hop(
     cap: int = 2400,
     ablate: int | Sequence[int] | None = None,
     chunks: Callable[[int], Batch] | None = None,
+    states: Callable[[int, int], torch.Tensor] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per hop count, the accuracy on held-out prompts sampled until its anytime-valid 95% interval
     (:class:`~ropeproof.verify.measure.statistics.SequentialProportion`) decides ``threshold`` for every
@@ -110,7 +140,11 @@ def decided_accuracy_per_hop(
     :func:`~ropeproof.verify.measure.statistics.look_sizes`, up to ``cap``. The prompts are the chunks of
     :func:`validation_chunk` in order (``chunks``: a function giving chunk ``k``, such as the run's store
     keeps; only the chunks used are drawn). With ``ablate`` (a layer, or a list of layers), those blocks'
-    attention outputs are zeroed (:func:`ablated_accuracy_per_hop`'s hook).
+    attention outputs are zeroed (what :func:`ablated_accuracy_per_hop`'s hook does, here without hooks:
+    :func:`last_answers`); ``states(chunk, layer)``, if given, is the unablated model's hidden states
+    entering block ``layer`` on chunk ``chunk``'s prompts, from which an ablation starts at its lowest
+    zeroed block when that is not block 0 (the blocks below it are unchanged; the embeddings are not
+    worth keeping).
 
     Each chunk is balanced over hop counts, targets and answers by cycling; the interval treats each hop
     count's prompts as i.i.d. draws, as a fixed-sample interval on them did.
@@ -127,25 +161,28 @@ def decided_accuracy_per_hop(
     for layer in layers:
         if not 0 <= layer < len(blocks):
             raise InputError(f"ablate={layer} is out of range; the model has layers 0..{len(blocks) - 1}")
-    handles = [blocks[layer].attn.register_forward_hook(_zero_output) for layer in layers]
+    if model.training:
+        raise InputError("the model is in training mode; decided accuracies are of the eval-mode model")
     seqs = {h: SequentialProportion() for h in (1, 2, 3, 4)}
+    low = min(layers) if layers and states is not None and min(layers) > 0 else None  # 0: no block to skip
 
     def measure(done: int, count: int) -> None:
         first, last = done // VALIDATION_CHUNK, (count - 1) // VALIDATION_CHUNK
         batch = concatenate([chunk_of(k) for k in range(first, last + 1)])
         sel = slice(done - first * VALIDATION_CHUNK, count - first * VALIDATION_CHUNK)
-        right = predictions(model, batch.input_ids[sel]) == batch.answers[sel]
+        if low is None or states is None:
+            got = last_answers(model, batch.input_ids[sel], layers)
+        else:
+            entering = torch.cat([states(k, low) for k in range(first, last + 1)])
+            got = last_answers(model, zero=layers, states=entering[sel], start=low)
+        right = got == batch.answers[sel]
         hops = batch.hops[sel]
         for h, seq in seqs.items():
             seq.add(right[hops == h].numpy())
 
-    try:
-        sample_until_decided(
-            start, cap, measure, lambda: all(s.decide(threshold) != "undecided" for s in seqs.values())
-        )
-    finally:
-        for handle in handles:
-            handle.remove()
+    sample_until_decided(
+        start, cap, measure, lambda: all(s.decide(threshold) != "undecided" for s in seqs.values())
+    )
     rows: dict[str, dict[str, Any]] = {}
     for h, seq in seqs.items():
         est = seq.estimate()

@@ -12,9 +12,11 @@ in its vocabulary: it knows the integers 1..16), "below 0.5 at every n >= 64".
 
 **Forwards.** Models are loaded for this study with PyTorch's scaled-dot-product attention (the study
 needs only the argmax of the last position's logits; a test checks the answers equal eager attention's),
-run under :func:`torch.inference_mode` with only the last position's logits computed, in forward batches
-of about :data:`~ropeproof.verify.studies.training.evaluation.TOKENS_PER_FORWARD` tokens (measured,
-``benchmarks/bench_training_lengths.py``).
+run under :func:`torch.inference_mode` with only the last position's logits computed
+(:func:`~ropeproof.verify.studies.training.evaluation.last_answers`: the model's own weights and attention
+kernel, op for op as HF's GPT-J, the last block's output and the logits at the last position only), in
+forward batches of about :data:`~ropeproof.verify.studies.training.evaluation.TOKENS_PER_FORWARD` tokens
+(measured, ``benchmarks/bench_training_lengths.py``).
 
 **Position table.** GPT-J's sin/cos table is a buffer of ``n_positions`` rows, not a weight (RoPE
 learns no positions). :func:`length_model` loads a checkpoint with the table rebuilt to
@@ -37,7 +39,7 @@ from ropeproof.theory.validate import integer, real
 from ropeproof.verify.measure.statistics import SequentialProportion, Side, sample_until_decided
 from ropeproof.verify.measure.task_lengths import VECTOR_BUILDS, long_inputs, required_max_int
 from ropeproof.verify.studies.training.data import Batch, TaskEncoder
-from ropeproof.verify.studies.training.evaluation import last_predictions
+from ropeproof.verify.studies.training.evaluation import last_answers
 
 TABLE_ROWS = 2048
 """Rows of the sin/cos table a length-study model is loaded with (at least; module docstring)."""
@@ -215,7 +217,7 @@ def decided_length_row(
 
     def measure(done: int, count: int) -> None:
         batch = encoded(task, n, done, count, build, seed, hops)
-        right = last_predictions(model, batch.input_ids) == batch.answers
+        right = last_answers(model, batch.input_ids) == batch.answers
         seq.add(right.numpy())
         for h, r in zip(batch.hops.tolist(), right.tolist(), strict=True):
             counts = per_hop.setdefault(str(h), [0, 0])

@@ -144,8 +144,9 @@ def single_layer_ablations(store: ResultStore, config: str, seed: int, n_layer: 
     findings = []
     for layer in range(n_layer):
         rows = store.get(
-            ABLATED_ACCURACY, task="letter", config=config, seed=seed, layers=[layer], threshold=0.5
-        )
+            ABLATED_ACCURACY, task="letter", config=config, seed=seed, layers=[layer], threshold=0.5,
+            start=SINGLE_LAYER_START,
+        )  # fmt: skip
         out[str(layer)] = rows
         sides = [r["side"] for r in rows.values()]
         if all(s == "below" for s in sides):

@@ -26,7 +26,9 @@ of one
 - :data:`PROMPT_SCORES` (data): per-prompt layer-swap scores of one layer on one chunk of scoring prompts,
   and :data:`ABLATED_ACCURACY` (data): accuracy per hop count with some layers' attention zeroed, decided
   against a threshold (on :data:`VALIDATION_CHUNK`, each drawn once per run): what the readings of the head
-  observations read (:mod:`~ropeproof.verify.studies.training.readings`).
+  observations read (:mod:`~ropeproof.verify.studies.training.readings`); :data:`VALIDATION_STATES`
+  (object): the hidden states entering every block on one validation chunk, from which the ablations
+  start at their lowest zeroed block.
 """
 
 from __future__ import annotations
@@ -135,14 +137,16 @@ def PROMPT_SCORES(
     "hops"}`` (``resolved`` false, no scores, when the float32 model's rows underflow)."""
     from ropeproof.theory.errors import UnderflowError
     from ropeproof.verify.interop.hf.layer_swap import hf_layer_swap_scores
-    from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
 
     shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
-    batch = TaskEncoder(task).draw(PROMPT_CHUNK, shipped.record.seed, SCORING, chunk)
+    scoring = store.get(SCORING_STATES, task=task, config=config, seed=seed, chunk=chunk)
+    batch = scoring["batch"]
     hops = batch.hops.tolist()
     try:
         with torch.no_grad():
-            scores = hf_layer_swap_scores(shipped.model, batch.input_ids, layer)
+            scores = hf_layer_swap_scores(
+                shipped.model, batch.input_ids, layer, inputs=scoring["states"][layer]
+            )
     except UnderflowError:
         return {"resolved": False, "s_pos": [], "s_sym": [], "hops": hops}
     return {
@@ -151,6 +155,30 @@ def PROMPT_SCORES(
         "s_sym": scores.s_sym[0].double().tolist(),
         "hops": hops,
     }
+
+
+@object_product("training.scoring-states", shared=False)
+def SCORING_STATES(store: ResultStore, task: str, config: str, seed: int, chunk: int) -> dict[str, Any]:
+    """Chunk ``chunk`` of a shipped model's scoring prompts (``TaskEncoder(task).draw(50, run seed,
+    SCORING, chunk)``, :data:`PROMPT_CHUNK`) and the hidden states entering each of its blocks on them:
+    ``{"batch", "states": [entering block 0, .., entering block n_layer - 1]}``
+    (:meth:`~ropeproof.verify.studies.training.last_token.LastToken.states`, HF's forward bit for bit),
+    what :data:`PROMPT_SCORES` swaps at every layer (read-only)."""
+    from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
+
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    batch = TaskEncoder(task).draw(PROMPT_CHUNK, shipped.record.seed, SCORING, chunk)
+    return {"batch": batch, "states": _states(shipped.model, batch.input_ids)}
+
+
+def _states(model: Any, input_ids: torch.Tensor) -> list[torch.Tensor]:
+    from ropeproof.verify.studies.training.last_token import LastToken
+
+    forward = LastToken(model)
+    out = [forward.states(input_ids, 0)]
+    for layer in range(1, forward.layers):
+        out.append(forward.states_after(out[-1], layer - 1))
+    return out
 
 
 @data_product("training.ablated-accuracy")
@@ -164,9 +192,28 @@ def ABLATED_ACCURACY(
 
     shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
     chunks = validation_chunks(store, task, shipped.record.seed)
+
+    def states(chunk: int, layer: int) -> torch.Tensor:
+        return store.get(VALIDATION_STATES, task=task, config=config, seed=seed, chunk=chunk)[layer]
+
     return decided_accuracy_per_hop(
-        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), chunks=chunks
-    )
+        shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), chunks=chunks,
+        states=states,
+    )  # fmt: skip
+
+
+@object_product("training.validation-states", shared=False)
+def VALIDATION_STATES(
+    store: ResultStore, task: str, config: str, seed: int, chunk: int
+) -> list[torch.Tensor]:
+    """The hidden states entering every block of a shipped model (no block ablated) on
+    :data:`VALIDATION_CHUNK` ``chunk`` of its run seed's held-out prompts, ``[states entering block 0,
+    .., entering block n_layer - 1]``
+    (:meth:`~ropeproof.verify.studies.training.last_token.LastToken.states`): every ablation of
+    :data:`ABLATED_ACCURACY` on those prompts starts from them at its lowest zeroed block (read-only)."""
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    batch = store.get(VALIDATION_CHUNK, task=task, seed=shipped.record.seed, chunk=chunk)
+    return _states(shipped.model, batch.input_ids)
 
 
 @object_product("training.validation-chunk")

@@ -78,6 +78,9 @@ def test_single_layer_ablations_and_the_last_layer_per_hop() -> None:
     for layer in found["necessary"]:
         assert all(r["side"] == "below" for r in found["layers"][str(layer)].values())
     assert (found["finding"] == SHOWS) == bool(found["necessary"])
+    # every ablation looks first at SINGLE_LAYER_START prompts; those decided there stop at it
+    used = [sum(r["count"] for r in rows.values()) for rows in found["layers"].values()]
+    assert min(used) == readings.SINGLE_LAYER_START
     last = readings.last_layer_symbolic_per_hop(store, "small", 0, 6)
     assert sum(v["prompts"] for v in last["per_hop"].values()) == 2 * PROMPT_CHUNK
     for v in last["per_hop"].values():
