@@ -54,6 +54,9 @@ class Task:
 
     kind: str
     name: str
+    source: str = ""
+    """A claim's check as ``module.qualname``: the second process runs the claim only when its own
+    registry's claim of that id has this check (else it sends the claim back to the first)."""
 
     @property
     def key(self) -> str:
@@ -140,20 +143,30 @@ def _worker_context() -> CheckContext:
     return _WORKER["check_context"]
 
 
-def _worker_claim(claim_id: str) -> Claim:
+def check_source(claim: Claim) -> str:
+    """``module.qualname`` of ``claim``'s check (how the two processes tell that they hold the same claim)."""
+    check = claim.check
+    return f"{getattr(check, '__module__', '')}.{getattr(check, '__qualname__', '')}"
+
+
+def _worker_claim(task: Task) -> Claim | None:
+    """The second process's own built-in claim of ``task``, or ``None`` when it has none with that id and
+    check (a claim made or replaced in the first process only)."""
     if "claims" not in _WORKER:
         from ropeproof.claims import builtin_claim_sets
 
         _WORKER["claims"] = {c.id: c for claim_set in builtin_claim_sets() for c in claim_set}
-    return _WORKER["claims"][claim_id]
+    claim = _WORKER["claims"].get(task.name)
+    return claim if claim is not None and check_source(claim) == task.source else None
 
 
 def _run_in_worker(task: Task, defer: bool) -> tuple[bool, Any, float]:
     """Run ``task`` in the second process: ``(busy, result, seconds)``, where a figure's result is its paths
     as text or a traceback (:func:`draw_or_fail`) and a claim's is its pickled
     :class:`~ropeproof.verify.measure.outcome.Outcome` (``None`` when the outcome does not pickle: the
-    first process then runs the claim itself). With ``defer``, a task that needs a value the first
-    process is computing stops and sends ``busy`` true (and no result) instead of waiting."""
+    first process then runs the claim itself, as it does when this process has no such claim). With
+    ``defer``, a task that needs a value the first process is computing stops and sends ``busy`` true (and
+    no result) instead of waiting."""
     from ropeproof.theory.result_store import ValueBusy
     from ropeproof.verify.kernel.threads import thread_policy
 
@@ -168,7 +181,10 @@ def _run_in_worker(task: Task, defer: bool) -> tuple[bool, Any, float]:
                 return False, sent_paths, time.perf_counter() - start
             from ropeproof.claims.registry import run_claim
 
-            ran = run_claim(_worker_claim(task.name), _worker_context())
+            claim = _worker_claim(task)
+            if claim is None:
+                return False, None, 0.0
+            ran = run_claim(claim, _worker_context())
         except ValueBusy:
             return True, None, time.perf_counter() - start
     try:
@@ -218,7 +234,7 @@ class CheckPool:
         """Seconds each task took, by :attr:`Task.key`, whichever process ran it."""
         self.failed: dict[str, str] = {}
         """The figures whose drawing raised, in either process, with the traceback (:func:`draw_or_fail`)."""
-        tasks = [Task("claim", c.id) for c in claims] + [Task("figure", n) for n in figures]
+        tasks = [Task("claim", c.id, check_source(c)) for c in claims] + [Task("figure", n) for n in figures]
         known = dict(seconds or {})
         self.order = sorted(tasks, key=lambda t: -known.get(t.key, default_seconds))  # stable: report order
         self._here_only = {c.id for c in claims if not shareable(c)}

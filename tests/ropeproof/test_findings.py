@@ -42,8 +42,10 @@ def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(sweep, "index_bound", inflated)
     chosen = [thm32.CLAIMS["thm3.2.index.pi2-over-2n2.margin_inf"]]
     monkeypatch.setattr(check, "registered_claims", lambda: chosen)
-    # each run computes its tables anew in its own store: nothing memoised survives from another run
-    args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--out", str(tmp_path)]
+    # each run computes its tables anew in its own store: nothing memoised survives from another run;
+    # --jobs 1: the patched bound exists in this process only
+    args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--jobs", "1"]
+    args += ["--out", str(tmp_path)]
     assert main(args) == 1
     entry = json.loads((tmp_path / "report.json").read_text())["claims"][0]
     assert entry["regression"] == "expected violated, got holds"

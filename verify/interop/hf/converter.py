@@ -98,6 +98,10 @@ class HFConverter:
     """The norm module computes in float32 whatever the model's dtype."""
     position_table: ClassVar[bool] = False
     """The model allocates a ``max_positions x rotary_dim`` sin/cos table."""
+    last_rows_shortcut: ClassVar[bool] = False
+    """The layer-swap rows of a block may be computed from its LayerNorm, q and k alone
+    (:class:`~ropeproof.verify.interop.hf.layer_swap.LayerSwap`'s shortcut: GPT-J's block layout, interleaved
+    rotary on the first ``rotary_dim`` features, eager float32 weights); else the whole block runs."""
 
     @property
     def name(self) -> str:

@@ -35,6 +35,7 @@ class GPTJConverter(HFConverter):
     input_norm_attribute = "ln_1"
     embedding_attribute = "wte"
     final_norm_attribute = "ln_f"
+    last_rows_shortcut = True
     projections: ClassVar[Mapping[str, str]] = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "out_proj"}
     width_keys = ("n_embd", "hidden_size")
     heads_keys = ("n_head", "num_attention_heads")

@@ -125,7 +125,8 @@ class HFLayerSwap:
         def record(module: Any, args: Any, output: Any) -> None:
             seen.append(output[1] if isinstance(output, tuple) and len(output) > 1 else None)
 
-        if self.arch == "gptj" and not self.converter.rotary_inside_attention(attn) and self._plain(block):
+        shortcut = self.converter.last_rows_shortcut and not self.converter.rotary_inside_attention(attn)
+        if shortcut and self._plain(block):
             with torch.no_grad():
                 return self._gptj_rows(block, hidden, mask, pos)
         handle = attn.register_forward_hook(record)
