@@ -404,13 +404,18 @@ def length_figure(
     return FigureResult("training_length", fig, rows, caption)
 
 
+FIGURE_PROMPTS = {False: 100, True: 20}
+"""Scoring prompts per frequency profile in the frequency and theory figures (full, quick): one profile
+per layer serves both figures."""
+
+
 def _shipped_configs() -> list[str]:
     return sorted({config for config, _ in _records()}, key=CONFIGS.index)
 
 
 def frequency_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
     """Per-frequency profile rows of every layer of both tasks' seed-0 models, every shipped configuration
-    (only the first configuration under ``quick``), from ``store`` (default a fresh one)."""
+    (only the last, the smallest, under ``quick``), from ``store`` (default a fresh one)."""
     return (ResultStore() if store is None else store).get(FREQUENCIES_DATA, quick=quick)
 
 
@@ -420,11 +425,11 @@ def FREQUENCIES_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
     from ropeproof.verify.studies.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
 
     rows = []
-    for config in _shipped_configs()[:1] if quick else _shipped_configs():
+    for config in _shipped_configs()[-1:] if quick else _shipped_configs():
         for task in TASKS:
             for layer in range(store.get(SHIPPED_MODEL, task=task, config=config).model.config.n_layer):
                 profile = store.get(
-                    FREQUENCY_PROFILE, task=task, prompts=20 if quick else 100, layer=layer, config=config
+                    FREQUENCY_PROFILE, task=task, prompts=FIGURE_PROMPTS[quick], layer=layer, config=config
                 )
                 rows += [{"config": config, "task": task, **r} for r in profile]
     return rows
@@ -491,7 +496,9 @@ def THEORY_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
         model = store.get(SHIPPED_MODEL, task=task, config=config).model
         layers = [0] if quick else range(model.config.n_layer)
         for layer in layers:
-            profile = store.get(FREQUENCY_PROFILE, task=task, prompts=20, layer=layer, config=config)
+            profile = store.get(
+                FREQUENCY_PROFILE, task=task, prompts=FIGURE_PROMPTS[quick], layer=layer, config=config
+            )
             theta = dominant_plane(profile)["theta"]
             rows += [{"config": config, **r} for r in construction_comparison(model, task, layer, theta)]
     return rows
