@@ -116,6 +116,25 @@ def min_top_gap(v: np.ndarray, p: np.ndarray, g: np.ndarray, lows: np.ndarray, g
     return best
 
 
+def _better(
+    best: tuple[float, tuple[int, ...], int],
+    value: float,
+    low_code: np.ndarray,
+    where: tuple[int, int, int, int, int],
+    d_t: int,
+) -> tuple[float, tuple[int, ...], int]:
+    """``best`` or, when ``value`` is smaller, ``(value, codes, d_t)``: the codes ``low_code`` with
+    position ``pa`` given code ``ga + 1``, ``pb`` code ``gb + 1`` and the target ``pt`` marked ``-1``
+    (``where = (pa, ga, pb, gb, pt)``)."""
+    if not value < best[0]:
+        return best
+    pa, ga, pb, gb, pt = where
+    chosen = [int(c) for c in low_code]
+    chosen[pa], chosen[pb] = ga + 1, gb + 1
+    chosen[pt] = -1
+    return (float(value), tuple(chosen), d_t)
+
+
 def gap_inf_enumerated(alphabet_size: int, theta: float, n: int) -> tuple[float, tuple[int, ...], int]:
     """``gap_inf(n)`` over every target distance: ``(value, codes, target distance)``, where
     ``codes[p]`` is the left-letter code chosen at position ``p`` (``-1`` at the target), exactly as
@@ -147,11 +166,7 @@ def gap_inf_enumerated(alphabet_size: int, theta: float, n: int) -> tuple[float,
             value, pa, ga, pb, gb = sorted_entries.target_on_top(
                 pt, t[d_t - 1], int(ranks[1]), lows[ranks[1]], l3
             )
-            if value < best[0]:
-                chosen = [int(c) for c in low_code]
-                chosen[pa], chosen[pb] = ga + 1, gb + 1
-                chosen[pt] = -1
-                best = (float(value), tuple(chosen), d_t)
+            best = _better(best, value, low_code, (pa, ga, pb, gb, pt), d_t)
             continue
         width = abs(float(r_d[d_t - 1])) * a / (2 * math.pi)
         span = math.ceil(2 * width) + 7
@@ -167,11 +182,7 @@ def gap_inf_enumerated(alphabet_size: int, theta: float, n: int) -> tuple[float,
             if every is None:  # the same expression per position and code whatever d_t is
                 every = code_values(angles, r, np.broadcast_to(np.arange(1, a), (n, a - 1)).T).T
             value, pa, ga, pb, gb = _every_code(every, lows, pt, float(t[d_t - 1]))
-            if value < best[0]:
-                chosen = [int(c) for c in low_code]
-                chosen[pa], chosen[pb] = ga + 1, gb + 1
-                chosen[pt] = -1
-                best = (float(value), tuple(chosen), d_t)
+            best = _better(best, value, low_code, (pa, ga, pb, gb, pt), d_t)
             continue
         pos = np.broadcast_to(others[:, None], codes.shape)
         keep = codes != 0
