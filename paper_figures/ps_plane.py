@@ -141,11 +141,15 @@ def per_frequency_rows(n_inputs: int = 100, n_samples: int = 200) -> list[dict]:
     return rows
 
 
+PER_FREQUENCY_QUICK = {"n_inputs": 32, "n_samples": 64}
+"""The quick preview's inputs and permutations (:func:`per_frequency_rows`'s arguments)."""
+
+
 @data_product("figure.per-frequency")
 def PER_FREQUENCY_DATA(store: ResultStore, quick: bool = False) -> list[dict]:
-    """:func:`per_frequency_rows` as a product of the run's store (32 inputs and 64 permutations under
+    """:func:`per_frequency_rows` as a product of the run's store (:data:`PER_FREQUENCY_QUICK` under
     ``quick``, else the defaults)."""
-    return per_frequency_rows(32, 64) if quick else per_frequency_rows()
+    return per_frequency_rows(**PER_FREQUENCY_QUICK) if quick else per_frequency_rows()
 
 
 @styled

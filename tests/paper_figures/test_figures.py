@@ -114,3 +114,16 @@ def test_quick_figures_default_to_png_and_formats_are_checked(tmp_path: Path) ->
         with pytest.raises(InputError, match="formats="):
             save_figure(geometry_figure(), tmp_path / "bad", formats=bad)
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
+
+
+def test_the_per_frequency_preview_scores_and_states_its_own_counts() -> None:
+    """The quick preview scores fewer inputs and permutations than the full figure, and its caption gives
+    the counts its rows were computed with."""
+    from ropeproof.paper_figures.ps_plane import PER_FREQUENCY_QUICK, per_frequency_figure
+    from ropeproof.theory.result_store import ResultStore
+
+    result = per_frequency_figure(quick=True, store=ResultStore())
+    assert {(r["n_inputs"], r["n_samples"]) for r in result.rows} == {(32, 64)}
+    assert PER_FREQUENCY_QUICK == {"n_inputs": 32, "n_samples": 64}
+    assert "on 32 inputs of 17 tokens" in result.caption and "over 64 random key" in result.caption
+    assert len(result.rows) == 2 * 32  # two input distributions, one row per plane of head_dim 64

@@ -68,6 +68,16 @@ def test_task_errors() -> None:
         letter_task(3, alphabet_size=30)
 
 
+def _cycle(rng, items, k):
+    """The first ``k`` of ``items`` shuffled by ``rng`` again and again (the references' balanced draws)."""
+    out = []
+    while len(out) < k:
+        order = list(items)
+        rng.shuffle(order)
+        out.extend(order)
+    return out[:k]
+
+
 def _number_task_token_by_token(count, n_letters, n_ints, hops, vocab_letters, max_int, seed):
     """The number task as first written, one draw per call (the reference for the batched draws)."""
     import itertools
@@ -79,18 +89,10 @@ def _number_task_token_by_token(count, n_letters, n_ints, hops, vocab_letters, m
     letters = [f"L{i}" if i >= 26 else chr(65 + i) for i in range(vocab_letters)]
     rng = np.random.default_rng(seed)
 
-    def cycle(items, k):
-        out = []
-        while len(out) < k:
-            order = list(items)
-            rng.shuffle(order)
-            out.extend(order)
-        return out[:k]
-
     hop_seq, answers, target_seq = (
-        cycle(hop_list, count),
-        cycle(letters, count),
-        cycle(range(n_letters), count),
+        _cycle(rng, hop_list, count),
+        _cycle(rng, letters, count),
+        _cycle(rng, range(n_letters), count),
     )
     out = []
     for i in range(count):
@@ -118,15 +120,7 @@ def _letter_task_token_by_token(count, n_targets, n_pairs, hops, alphabet_size, 
     letters = [chr(65 + i) for i in range(alphabet_size)]
     rng = np.random.default_rng(seed)
 
-    def cycle(items, k):
-        out = []
-        while len(out) < k:
-            order = list(items)
-            rng.shuffle(order)
-            out.extend(order)
-        return out[:k]
-
-    hop_seq, target_seq = cycle(hop_list, count), cycle(range(n_targets), count)
+    hop_seq, target_seq = _cycle(rng, hop_list, count), _cycle(rng, range(n_targets), count)
     out = []
     for i in range(count):
         h, target = hop_seq[i], target_seq[i]
