@@ -413,9 +413,19 @@ def _shipped_configs() -> list[str]:
     return sorted({config for config, _ in _records()}, key=CONFIGS.index)
 
 
+def _profiled_layers(task: str, n_layer: int, quick: bool) -> list[int]:
+    """The layers whose frequency profiles the frequency and theory figures show: every layer, or under
+    ``quick`` only the layer the claim ``training.frequencies`` judges (the number model's first, the
+    letter model's last), so the figures' previews and the claim share their profiles."""
+    from ropeproof.verify.studies.training.judging import FREQUENCY_LAYER
+
+    return [FREQUENCY_LAYER[task](n_layer)] if quick else list(range(n_layer))
+
+
 def frequency_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
     """Per-frequency profile rows of every layer of both tasks' seed-0 models, every shipped configuration
-    (only the last, the smallest, under ``quick``), from ``store`` (default a fresh one)."""
+    (under ``quick`` only the last, the smallest, and per task only the layer the claim
+    ``training.frequencies`` judges), from ``store`` (default a fresh one)."""
     return (ResultStore() if store is None else store).get(FREQUENCIES_DATA, quick=quick)
 
 
@@ -427,7 +437,8 @@ def FREQUENCIES_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
     rows = []
     for config in _shipped_configs()[-1:] if quick else _shipped_configs():
         for task in TASKS:
-            for layer in range(store.get(SHIPPED_MODEL, task=task, config=config).model.config.n_layer):
+            n_layer = store.get(SHIPPED_MODEL, task=task, config=config).model.config.n_layer
+            for layer in _profiled_layers(task, n_layer, quick):
                 profile = store.get(
                     FREQUENCY_PROFILE, task=task, prompts=FIGURE_PROMPTS[quick], layer=layer, config=config
                 )
@@ -474,13 +485,19 @@ def frequencies_figure(quick: bool = False, store: ResultStore | None = None) ->
         "(ropeproof.verify.studies.training.head_theory). Dotted: the frequencies [A] reports for Index "
         "(0.8660) and Retrieval (0.0027) heads."
     )
+    if quick:
+        caption += (
+            f" Quick preview: the {configs[0]} configuration only, and per task only the layer the claim "
+            "training.frequencies judges (the number model's first, the letter model's last)."
+        )
     return FigureResult("training_frequencies", fig, rows, caption)
 
 
 def theory_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
     """:func:`ropeproof.verify.studies.training.head_theory.construction_comparison` of each trained layer
-    of the first shipped configuration's seed-0 models (layer 0 only when ``quick``) at the frequency of its
-    largest logit share, from ``store`` (default a fresh one)."""
+    of the first shipped configuration's seed-0 models at the frequency of its largest logit share (under
+    ``quick`` the last configuration's, the smallest, and the layers of :func:`frequency_rows`' preview),
+    from ``store`` (default a fresh one)."""
     return (ResultStore() if store is None else store).get(THEORY_DATA, quick=quick)
 
 
@@ -490,12 +507,11 @@ def THEORY_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
     from ropeproof.verify.studies.training.head_theory import construction_comparison, dominant_plane
     from ropeproof.verify.studies.training.shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
 
-    config = _shipped_configs()[0]
+    config = _shipped_configs()[-1 if quick else 0]
     rows = []
     for task in TASKS:
         model = store.get(SHIPPED_MODEL, task=task, config=config).model
-        layers = [0] if quick else range(model.config.n_layer)
-        for layer in layers:
+        for layer in _profiled_layers(task, model.config.n_layer, quick):
             profile = store.get(
                 FREQUENCY_PROFILE, task=task, prompts=FIGURE_PROMPTS[quick], layer=layer, config=config
             )
@@ -550,4 +566,9 @@ def theory_figure(quick: bool = False, store: ResultStore | None = None) -> Figu
         "bound at that frequency. No normalisation of Delta is stated, so trained values are in their own "
         "units; a negative margin means some input of the family is answered wrongly by that head alone."
     )
+    if quick:
+        caption += (
+            " Quick preview: per task only the layer the claim training.frequencies judges (the number "
+            "model's first, the letter model's last)."
+        )
     return FigureResult("training_theory", fig, rows, caption)

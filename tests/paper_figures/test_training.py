@@ -70,23 +70,39 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
     assert {r["config"] for r in freqs.rows} == {configs[-1]}  # quick: the last (smallest) configuration only
     for task in ("number", "letter"):
         layers = {r["layer"] for r in freqs.rows if r["task"] == task}
-        assert layers == set(range(load_record(shipped_path(task, configs[-1])).config.n_layer))
+        n_layer = load_record(shipped_path(task, configs[-1])).config.n_layer
+        # quick: the layer the claim training.frequencies judges (the number model's first, the letter's last)
+        assert layers == {0 if task == "number" else n_layer - 1}
         hf_config = json.loads((Path(shipped_path(task, configs[-1])) / "config.json").read_text())
         for layer in layers:
             shares = [r["share"] for r in freqs.rows if r["task"] == task and r["layer"] == layer]
             assert len(shares) == hf_config["rotary_dim"] // 2  # one share per rotary plane
             assert abs(sum(shares) - 1.0) < 1e-12  # shares of a float64 sum
+    assert f"Quick preview: the {configs[-1]} configuration only" in freqs.caption
     for result in (lengths, freqs):
         assert all(f.stat().st_size > 0 for f in save_figure(result, tmp_path))
 
 
 def test_theory_figure_quick() -> None:
-    from ropeproof.paper_figures.training import theory_figure
+    from itertools import pairwise
+
+    from ropeproof.paper_figures.training import _shipped_configs, theory_figure
 
     result = theory_figure(quick=True)
-    assert {(r["task"], r["layer"]) for r in result.rows} == {("number", 0), ("letter", 0)}
+    smallest = _shipped_configs()[-1]  # quick: the smallest configuration, the frequency claim's layers
+    last = load_record(shipped_path("letter", smallest)).config.n_layer - 1
+    assert {(r["task"], r["layer"]) for r in result.rows} == {("number", 0), ("letter", last)}
+    assert {r["config"] for r in result.rows} == {smallest} and "Quick preview" in result.caption
     assert {r["n"] for r in result.rows} == set(range(2, 18))
-    assert all(r["construction_margin_inf"] > 0 for r in result.rows)  # the constructions solve their family
+    index = [r for r in result.rows if r["task"] == "number"]
+    assert all(r["construction_margin_inf"] > 0 for r in index)  # T_Index solves its family at that theta
+    # T_Retrieval at a fixed angle loses margin as the family grows (Theorem 3.1 needs theta < omega/(2 n0))
+    retrieval = [
+        r["construction_margin_inf"]
+        for r in sorted(result.rows, key=lambda r: r["n"])
+        if r["task"] == "letter"
+    ]
+    assert retrieval[0] > 0 and all(b < a for a, b in pairwise(retrieval))
 
 
 def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:

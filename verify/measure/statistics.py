@@ -228,15 +228,13 @@ class SequentialProportion:
 
 
 def look_sizes(first: int, cap: int) -> list[int]:
-    """The sample sizes at which :func:`sample_until_decided` looks: ``first``, then each look adds
-    ``max(first, half the sample so far)`` (a geometric schedule: ``O(log(cap / first))`` looks, each
-    batch large enough to run efficiently), ending at ``cap``."""
+    """The sample sizes at which :func:`sample_until_decided` looks: ``first``, ``2 first``, ``3 first``,
+    ... ending at ``cap``: a look after every batch of ``first``. The running interval is valid at every
+    size, so looking often costs no coverage, and a row that decides draws at most one batch of ``first``
+    it did not need (a schedule whose batches grow with the sample draws up to half of it)."""
     first = integer(first, "first", low=1)
     cap = integer(cap, "cap", low=first)
-    sizes = [first]
-    while sizes[-1] < cap:
-        sizes.append(min(cap, sizes[-1] + max(first, sizes[-1] // 2)))
-    return sizes
+    return [*range(first, cap, first), cap]
 
 
 def sample_until_decided(
