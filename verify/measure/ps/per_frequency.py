@@ -29,7 +29,9 @@ from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.theory.validate import integer
 from ropeproof.verify.kernel.attention import RopeAttention
 from ropeproof.verify.measure.ps.exact import as_inputs, sampled_exclusion
-from ropeproof.verify.measure.ps.scores import ps_scores
+from ropeproof.verify.measure.ps.scores import source_scores
+from ropeproof.verify.measure.ps.swap_sources import PlaneTableSource
+from ropeproof.verify.measure.ps.swap_stream import BlockPairs, check_block_size
 
 
 @dataclass(frozen=True)
@@ -143,11 +145,14 @@ def per_frequency_scores(
     x = as_inputs(inputs, "inputs", min_n=3)
     n_samples = integer(n_samples, "n_samples", low=0)
     planes = split_planes(head, gain)
+    if x.shape[2] != head.d_model:
+        raise InputError(f"inputs have d_model={x.shape[2]}; this head expects d_model={head.d_model}")
+    # every plane's scores in one stream of swaps (PlaneTableSource: the plane heads' rows, all at once)
+    plan = BlockPairs(int(x.shape[1]), check_block_size(block_size))
+    scores = source_scores(PlaneTableSource(head, x, _check_gain(gain)), plan, tau, per_swap=False)
     s_pos, s_sym, rel_pos, rel_sym = [], [], [], []
-    first = None
-    for plane in planes:
-        sc = ps_scores(plane.head, x, tau=tau, block_size=block_size)
-        first = first or sc
+    first = scores[0]
+    for plane, sc in zip(planes, scores, strict=True):
         s_pos.append(sc.s_pos)
         s_sym.append(sc.s_sym)
         if n_samples:
@@ -159,7 +164,6 @@ def per_frequency_scores(
             rel_pos.append(math.nan)
             rel_sym.append(math.nan)
     sp, ss = torch.stack(s_pos), torch.stack(s_sym)
-    assert first is not None
     return FrequencyProfile(
         freqs=torch.tensor([p.freq for p in planes], dtype=torch.float64),
         dims=[p.dims for p in planes],

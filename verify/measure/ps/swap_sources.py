@@ -13,6 +13,10 @@ attention row comes from.
   costs ``O(n + b h)`` and no copy of the input. Computed in the head's dtype on its device. It
   holds ``k`` and ``u`` for every input (``2 x batch x n x head_dim`` numbers, the size of the
   inputs when ``head_dim = d_model``) beside the streaming budget.
+- :class:`PlaneTableSource`: every rotary plane of a :class:`RopeAttention` as a head of its own
+  (:func:`~ropeproof.verify.measure.ps.per_frequency.split_planes`' plane heads, all at once): RoPE
+  rotates each plane on its own, so plane ``k``'s logit is the dot product of ``k_c`` and ``u_p``
+  restricted to the plane's two dims, and one swap gives the ``K`` planes' rows in one step.
 """
 
 from __future__ import annotations
@@ -121,3 +125,62 @@ class TableSource:
     def bytes_per_sequence(self) -> int:
         """The swapped logit row, its softmax and the float64 copy."""
         return 6 * self.n * FLOAT64
+
+
+class PlaneTableSource:
+    """Rows of every plane of a :class:`RopeAttention` (``K = head_dim / 2`` heads, plane order), as
+    :class:`TableSource` computes one head's: plane ``k`` with dims ``(a, b)`` (:attr:`RopeSpec.plane_dims`)
+    has logits ``gain * scale * (k_c[a] u_p[a] + k_c[b] u_p[b])``, the logits of
+    :func:`~ropeproof.verify.measure.ps.per_frequency.split_planes`' plane head with that ``gain``.
+
+    Shapes: x [batch, n, d_model]
+    """
+
+    def __init__(self, head: RopeAttention, x: torch.Tensor, gain: float = 1.0) -> None:
+        self.head = head
+        self.row_dtype = head.dtype
+        self.batch, self.n = int(x.shape[0]), int(x.shape[1])
+        dims = torch.tensor(head.spec.plane_dims, dtype=torch.int64, device=head.device)  # [K, 2]
+        self.n_heads = int(dims.shape[0])
+        x = x.to(device=head.device, dtype=head.dtype)
+        m = self.n - 1
+        q = x[:, -1, :] @ head.W_Q  # [batch, h]
+        offsets = (self.n - 1) - torch.arange(m, device=head.device, dtype=torch.int64)
+        u = apply_rope(q[:, None, :].expand(-1, m, -1), head.spec, offsets)  # u[b, p] = R_{n-1-p} q
+        self.k = (x @ head.W_K)[..., dims]  # [batch, n, K, 2], unrotated, by plane
+        self.u = u[..., dims]  # [batch, m, K, 2]
+        self.scale = gain * head.scale
+        # the unswapped logits [batch, K, m] and the query's own [batch, K]
+        self.diag = (self.scale * (self.k[:, :m] * self.u).sum(-1)).transpose(1, 2).contiguous()
+        self.self_logit = self.scale * (q[:, dims] * self.k[:, -1]).sum(-1)
+
+    def last_logits(self) -> torch.Tensor:
+        """Every plane's last-token logit row, the query's own logit last: ``[batch, K, n]``."""
+        return torch.cat([self.diag, self.self_logit[..., None]], -1)
+
+    def _softmax(self, logits: torch.Tensor, b_idx: torch.Tensor) -> torch.Tensor:
+        full = torch.cat([logits, self.self_logit[b_idx][..., None]], -1)  # [C, K, n]
+        return torch.softmax(full, -1)[..., : self.n - 1].to(torch.float64)
+
+    def base_rows(self, chunk: int) -> torch.Tensor:
+        return self._softmax(self.diag, torch.arange(self.batch, device=self.head.device))
+
+    def swapped_rows(self, b_idx: torch.Tensor, pa: torch.Tensor, pb: torch.Tensor) -> torch.Tensor:
+        """See :meth:`~ropeproof.verify.measure.ps.swap_stream.SwapRowSource.swapped_rows`.
+
+        Shapes: b_idx [C]; pa [C, b]; pb [C, b]; return [C, K, n - 1]
+        """
+        dev = self.head.device
+        b_idx, pa, pb = b_idx.to(dev), pa.to(dev), pb.to(dev)
+        src = b_idx[:, None]
+        logits = self.diag[b_idx]  # a copy: [C, K, m]
+        at_a = self.scale * (self.k[src, pb] * self.u[src, pa]).sum(-1)  # [C, b, K]
+        at_b = self.scale * (self.k[src, pa] * self.u[src, pb]).sum(-1)
+        shape = (-1, self.n_heads, -1)
+        logits.scatter_(2, pa[:, None, :].expand(shape), at_a.transpose(1, 2))
+        logits.scatter_(2, pb[:, None, :].expand(shape), at_b.transpose(1, 2))
+        return self._softmax(logits, b_idx)
+
+    def bytes_per_sequence(self) -> int:
+        """The swapped logit rows, their softmax and the float64 copy, for every plane."""
+        return 6 * self.n * self.n_heads * FLOAT64

@@ -38,6 +38,32 @@ def test_plane_logits_sum_to_head_logits(spec: RopeSpec, n: int, seed: int) -> N
         assert p.freq == freq and p.head.spec.head_dim == 2 and p.head.scale == head.scale
 
 
+@settings(deadline=None, max_examples=30)
+@given(
+    spec=rope_specs(max_head_dim=12),
+    n=st.integers(5, 9),
+    block=st.integers(1, 2),
+    gain=st.sampled_from([1.0, 2.5]),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_all_planes_at_once_equal_each_plane_alone(
+    spec: RopeSpec, n: int, block: int, gain: float, seed: int
+) -> None:
+    """per_frequency_scores scores every plane in one stream (PlaneTableSource); each plane's scores and
+    last logit row equal those of its own plane head (split_planes) scored alone by ps_scores."""
+    from ropeproof.verify.measure.ps.swap_sources import PlaneTableSource
+
+    head = _head(spec, 5, seed, scale=0.3)
+    x = torch.randn(3, n, 5, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
+    prof = per_frequency_scores(head, x, tau=0.01, block_size=block, gain=gain)
+    rows = PlaneTableSource(head, x, gain).last_logits()
+    for k, plane in enumerate(split_planes(head, gain)):
+        alone = ps_scores(plane.head, x, tau=0.01, block_size=block)
+        assert torch.allclose(prof.s_pos[k], alone.s_pos, rtol=0, atol=1e-12)
+        assert torch.allclose(prof.s_sym[k], alone.s_sym, rtol=0, atol=1e-12)
+        assert torch.allclose(rows[:, k], plane.head(x).logits[:, -1, :], rtol=1e-13, atol=1e-13)
+
+
 def test_half_layout_planes_by_hand() -> None:
     """head_dim 8, half layout: plane k is dims (k, k + 4); rebuilt here without split_planes."""
     spec = RopeSpec(8, freqs=[1.0, 0.3, 0.05, 0.0], layout="half")
