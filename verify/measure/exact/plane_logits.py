@@ -27,6 +27,8 @@ few ulps of itself. Distances must satisfy ``d < 2^26``
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ropeproof.theory.errors import InputError
@@ -48,6 +50,19 @@ def plane_angles(distances: np.ndarray, theta: float) -> tuple[np.ndarray, np.nd
     if not np.array_equal(exact, d):
         raise InputError("distances must be integers (int64 range)")
     return offset_angles_with_error(exact, float(theta))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plane_terms(distances: bytes, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(cos r, sin r, err)`` of :func:`plane_angles` for the float64 distances packed in ``distances``
+    (read-only arrays, kept: a sweep asks for the same distances at the same frequencies for every query
+    and key, and a trained head's spectrum is every layer's)."""
+    dist = np.frombuffer(distances, dtype=np.float64)
+    r, e_r = plane_angles(dist, theta)
+    out = (np.cos(r), np.sin(r), np.asarray(e_r))
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def plane_coefficients(q: np.ndarray, keys: np.ndarray, spec: RopeSpec) -> tuple[np.ndarray, ...]:
@@ -83,9 +98,9 @@ def distance_logits_exact(
     out = np.zeros((keys.shape[0], dist.size))
     err = np.zeros(out.shape)
     u = UNIT_ROUNDOFF
+    key = dist.tobytes()
     for k in active:
-        r, e_r = plane_angles(dist, float(freqs[k]))
-        c, s = np.cos(r), np.sin(r)
+        c, s, e_r = _plane_terms(key, float(freqs[k]))
         out += a[:, k : k + 1] * c[None, :] - b[:, k : k + 1] * s[None, :]
         err += p[:, k : k + 1] * (2 * (e_r + 2 * SIN_ULPS * u) + 8 * u)[None, :]
     total_p = p[:, active].sum(1, keepdims=True) if active else np.zeros((keys.shape[0], 1))
