@@ -36,8 +36,8 @@ Chain rows by layer kind:
   a repeated token ties).
 
 The enclosures follow :mod:`ropeproof.verify.measure.exact.certified` (``flint.arb`` balls for every
-transcendental value, outward-rounded float64 after that; :func:`enclose_gaps` is a cached equivalent for
-``g`` built on mpmath's ``mpf_sin``) and are at scale 1: multiply by the logit scale.
+transcendental value, outward-rounded float64 after that; :func:`enclose_gaps` keeps ``g``'s enclosures
+per spectrum) and are at scale 1: multiply by the logit scale.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from flint import arb
-from mpmath import libmp
 
 from ropeproof.constructions.multihop_compile import CompiledModel, LayerInfo
 from ropeproof.theory.errors import InputError
@@ -55,6 +54,7 @@ from ropeproof.theory.validate import integer
 from ropeproof.verify.measure.exact.certified import (
     arb_ends,
     arb_precision,
+    enclose_index_gaps,
     enclose_retrieval_terms,
     prefix_min_interval,
     retrieval_margin_interval,
@@ -129,53 +129,22 @@ def layer_sweep(model: CompiledModel, layer: int, max_n: int) -> SweepResult:
     return exact_sweep(build_tables(head, layer_family(model, layer), max_n), max_n, gap_inf_limit=0)
 
 
-SINE_BITS = 80
-"""Working precision (bits) of the multiprecision sines in :func:`enclose_gaps`."""
 _GAP_CACHE: dict[tuple[tuple[float, ...], tuple[float, ...]], tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _float_ends(lo: tuple, hi: tuple) -> tuple[float, float]:
-    """Float64 ``(lo, hi)`` enclosing the mpf interval ``[lo, hi]`` (outward; see ``interval_ends``)."""
-    a, b = libmp.to_float(lo, rnd="f"), libmp.to_float(hi, rnd="c")
-    if libmp.mpf_gt(libmp.from_float(a), lo):
-        a = float(np.nextafter(a, -np.inf))
-    if libmp.mpf_lt(libmp.from_float(b), hi):
-        b = float(np.nextafter(b, np.inf))
-    return a, b
-
-
 def enclose_gaps(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> Enclosure:
-    """Enclosures of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = 1 .. max_m`` (cached, extended on
-    demand).
-
-    The same result as :func:`ropeproof.verify.measure.exact.certified.enclose_index_gaps`, about ten times
-    faster, under the same trust: ``m theta_k / 2`` is formed exactly from the float64 parameters, each sine
-    comes from mpmath's multiprecision ``mpf_sin`` at :data:`SINE_BITS` bits, which (as ``mpmath.iv``
-    does for its own sines) is trusted to relative error ``2^-(SINE_BITS - 10)``; squares, products with
-    the exact ``2 a_k`` and the sum of the non-negative terms are rounded to nearest at ``SINE_BITS``
-    bits, which adds at most ``(K + 3) 2^-SINE_BITS`` relative, so widening the sum by relative
-    ``2^-(SINE_BITS - 20)`` (for ``K < 2^8`` planes) encloses ``g(m)``.
-    """
+    """Enclosures of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = 1 .. max_m``:
+    :func:`~ropeproof.verify.measure.exact.certified.enclose_index_gaps` (Arb balls, rounded outward),
+    kept per ``(freqs, amps)`` for the process and extended on demand (``first_m``: each ``g(m)`` is
+    enclosed on its own, so an extension encloses it as one call would)."""
     f = tuple(float(x) for x in freqs)
     a = tuple(float(x) for x in amps)
-    if not f or len(f) != len(a) or len(f) >= 2**8 or any(x < 0 for x in a) or not np.all(np.isfinite(f + a)):
-        raise InputError("freqs and amps must be equal-length (< 256), finite, non-empty; amps >= 0")
+    if not f or len(f) != len(a) or any(x < 0 for x in a) or not np.all(np.isfinite(f + a)):
+        raise InputError("freqs and amps must be equal-length, finite, non-empty; amps >= 0")
     key = (f, a)
     lo, hi = _GAP_CACHE.get(key, (np.empty(0), np.empty(0)))
     if lo.size < max_m:
-        wp = SINE_BITS
-        halves = [libmp.mpf_shift(libmp.from_float(t), -1) for t in f]
-        weights = [libmp.mpf_shift(libmp.from_float(w), 1) for w in a]
-        down = libmp.from_man_exp((1 << wp) - (1 << 20), -wp)
-        up = libmp.from_man_exp((1 << wp) + (1 << 20), -wp)
-        new_lo, new_hi = np.empty(max_m - lo.size), np.empty(max_m - lo.size)
-        for i, m in enumerate(range(lo.size + 1, max_m + 1)):
-            total = libmp.fzero
-            big = libmp.from_int(m)
-            for h, w in zip(halves, weights, strict=True):
-                s = libmp.mpf_sin(libmp.mpf_mul(big, h), wp, "n")
-                total = libmp.mpf_add(total, libmp.mpf_mul(w, libmp.mpf_mul(s, s, wp, "n"), wp, "n"), wp, "n")
-            new_lo[i], new_hi[i] = _float_ends(libmp.mpf_mul(total, down), libmp.mpf_mul(total, up))
+        new_lo, new_hi = enclose_index_gaps(f, a, max_m, first_m=lo.size + 1)
         lo, hi = np.concatenate([lo, new_lo]), np.concatenate([hi, new_hi])
         _GAP_CACHE[key] = (lo, hi)
     return lo[:max_m].copy(), hi[:max_m].copy()
