@@ -155,7 +155,9 @@ def test_a_correction_whose_values_change_fails_check_strict(
     monkeypatch.setattr(errata_index, "index_best_theta", shrunk)  # what the run's store computes with
     chosen = [c for c in registered_claims() if c.id == "thm3.2.index.pi2-over-2n2.best-theta"]
     monkeypatch.setattr(check, "registered_claims", lambda: chosen)
-    args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--out", str(tmp_path)]
+    # --jobs 1: the patched correction data exist in this process only
+    args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--jobs", "1"]
+    args += ["--out", str(tmp_path)]
     assert main(args) == 1
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["claims"][0]["regression"] is None

@@ -90,7 +90,8 @@ def test_findings_refuses_to_rewrite_from_a_partial_report(tmp_path: Path) -> No
     readme.write_text(original)
     for selection, message in ((["--skip", "*"], "--skip"), (["--only", "rope.*"], "--only rope")):
         out = tmp_path / f"rep{len(message)}"
-        args = ["check", "--quick", "--no-progress", "--no-figures", *selection, "--out", str(out)]
+        args = ["check", "--quick", "--no-progress", "--no-figures", "--jobs", "1", *selection]
+        args += ["--out", str(out)]
         assert main(args) == 0
         assert main(["findings", str(out), "--update-readme", str(readme)]) == 2
         assert readme.read_text() == original, message

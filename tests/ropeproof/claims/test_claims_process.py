@@ -270,6 +270,7 @@ def test_check_with_a_leaky_claims_file_leaves_the_builtin_claims_alone(
     out = tmp_path / "rep"
     builtin = ["many-plane.index-exact", "thm3.2.index.pi2-over-2n2.best-theta"]
     argv = ["check", "--quick", "--claims", str(claims_file), "--strict", "--no-figures", "--no-progress"]
+    argv += ["--jobs", "1"]  # the built-in claims run in this process, beside the leaky file's process
     argv += [x for i in [*builtin, "mine.decorated", "mine.after"] for x in ("--only", i)]
     assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
     report = json.loads((out / "report.json").read_text())
@@ -294,6 +295,7 @@ def test_check_ends_when_a_claim_sleeps_or_leaves_a_thread(
     out = tmp_path / "rep"
     argv = ["check", "--claims", str(claims_file), "--only", "mine.sleeps", "--only", "mine.thread"]
     argv += ["--claim-timeout", "2", "--strict", "--no-figures", "--no-progress", "--out", str(out)]
+    argv += ["--jobs", "1"]  # one process besides the claims process (test_check_pool.py runs two)
     assert main(argv) == 1  # the stopped claim is an error: --strict fails, as for any claim of yours
     err = capsys.readouterr().err
     assert "REGRESSION" not in err
