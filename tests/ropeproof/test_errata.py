@@ -91,7 +91,40 @@ def test_errata_json_lists_every_correction_with_its_fields(capsys: pytest.Captu
     )
 
 
-def test_errata_out_writes_an_erratum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+_COMPUTED: dict[tuple[str, bool], CorrectionData] = {}
+"""What the registered corrections computed, by ``(id, quick)``, shared by the tests below that run
+``errata`` several times: each run recomputes the same tables (test_errata_json_lists_every_correction
+and test_a_correction_whose_values_change_fails_check_strict compute them afresh)."""
+
+
+def _computed_once(c: Correction) -> Correction:
+    """``c`` with its computation done once per test process: what these tests vary is the declared
+    status, the pins and the output directory, which are judged on every run."""
+
+    def compute(ctx):  # type: ignore[no-untyped-def]
+        key = (c.id, ctx.quick)
+        if key not in _COMPUTED:
+            _COMPUTED[key] = c.compute(ctx)
+        return _COMPUTED[key]
+
+    return dataclasses.replace(c, compute=compute)
+
+
+def _perturbed(correction_id: str = "", **changes) -> list[Correction]:
+    """The registered corrections, each computed once per test process (:func:`_computed_once`); the one
+    whose id is ``correction_id`` (none by default) has ``changes``."""
+    return [
+        _computed_once(dataclasses.replace(c, **changes) if c.id == correction_id else c)
+        for c in registered_corrections()
+    ]
+
+
+def test_errata_out_writes_an_erratum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ropeproof.commands import errata
+
+    monkeypatch.setattr(errata, "registered_corrections", _perturbed)  # computed once
     out = tmp_path / "errata"
     assert main(["errata", "--quick", "--out", str(out)]) == 0
     text = capsys.readouterr().out
@@ -107,12 +140,6 @@ def test_errata_out_writes_an_erratum(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["errata", "--quick", "--out", str(out)]) == 2  # not empty: refused, kept
     assert (out / "errata.md").read_text() == md
     assert main(["errata", "--quick", "--out", str(out), "--force"]) == 0
-
-
-def _perturbed(correction_id: str, **changes) -> list[Correction]:
-    return [
-        dataclasses.replace(c, **changes) if c.id == correction_id else c for c in registered_corrections()
-    ]
 
 
 def test_a_changed_status_or_pin_fails_strict(
