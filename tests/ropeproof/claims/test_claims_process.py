@@ -91,7 +91,10 @@ LIMIT = 3.0
 """Seconds a claim of the test file may run (the sleeping one is stopped after this)."""
 
 
-@pytest.fixture(scope="module")
+pytestmark = pytest.mark.xdist_group("claims-process")  # one pytest worker: one shared claims process
+
+
+@pytest.fixture(scope="session")  # session: pytest-xdist may run other modules' tests between these
 def claims_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("yours")
     (root / "sibling_helper.py").write_text(
@@ -103,7 +106,7 @@ def claims_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # started once (seconds: torch's import), like the file above
 def process(claims_file: Path):
     with ClaimsProcess([claims_file], timeout=LIMIT) as p:
         yield p
