@@ -36,6 +36,7 @@ def test_console_script_runs() -> None:
     assert "usage: ropeproof" in out
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -> None:
     code, out = quick_report
     assert code == 0  # --strict: no regression in the quick run

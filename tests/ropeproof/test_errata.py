@@ -193,6 +193,7 @@ def test_a_correction_whose_values_change_fails_check_strict(
     assert entry["established"] == "contradicted" and "equality holds at every row" in entry["status_basis"]
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 def test_check_reports_the_corrections_under_the_findings(quick_report: tuple[int, Path]) -> None:
     code, out = quick_report
     assert code == 0
