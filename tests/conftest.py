@@ -127,7 +127,22 @@ def _runs_e2e(config: pytest.Config) -> bool:
     return "e2e" in (config.getoption("markexpr", default="") or "")
 
 
+def _keep_xdist_groups(items: list[pytest.Item]) -> None:
+    """Make ``xdist_group`` marks group again under pytest 9.2: pytest-xdist (3.8) names a grouped item's
+    group by appending ``@GROUP`` to ``item._nodeid``, which pytest 9.2 no longer reads (its node ids are
+    ``item._id``), so ``--dist loadgroup`` spread every group over the workers. The node id is set from
+    the string xdist wrote; with an older pytest the two agree already and nothing changes."""
+    for item in items:
+        written = getattr(item, "_nodeid", None)
+        if isinstance(written, str) and "@" in written and item.nodeid != written and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(written)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's own, which names the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _keep_xdist_groups(items)
     if not _runs_slow(config):
         later = pytest.mark.skip(reason="slow: run with -m slow or --hypothesis-profile=thorough")
         for item in items:

@@ -42,7 +42,13 @@ def test_readme_python_blocks_run() -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
-def test_page_python_blocks_run(page: Path) -> None:
+def test_page_python_blocks_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ropeproof.commands import check
+
+    # a page's `check` runs in one process: under the test workers every core already runs one, and a
+    # second process costs seconds to start (tests/ropeproof/test_check_pool.py shows that two processes
+    # write the report one writes)
+    monkeypatch.setattr(check, "DEFAULT_JOBS", 1)
     before = {c.id for c in claims.USER_CLAIMS}
     namespace: dict = {"__name__": "docs_block"}
     try:

@@ -158,7 +158,8 @@ def check_report(path: str, pattern: str, tmp_path: Path) -> dict[str, dict]:
     out = tmp_path / "report"
     argv = ["check", "--claims", str(EXAMPLES / path), "--only", pattern, "--no-figures", "--no-progress"]
     with contextlib.redirect_stdout(io.StringIO()):
-        code = main([*argv, "--strict", "--out", str(out)])
+        # --jobs 1: one process (tests/ropeproof/test_check_pool.py runs two)
+        code = main([*argv, "--strict", "--jobs", "1", "--out", str(out)])
     assert code == 0
     report = json.loads((out / "report.json").read_text())
     assert report["unexpected"] == [] and report["regressions"] == []

@@ -5,6 +5,7 @@ folders by their bare names, and the bottom two layers load without torch."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import tomllib
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 
 import ropeproof.verify as verify_package
+
+pytestmark = pytest.mark.xdist_group("layering")  # one pytest worker parses the files once for every test
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER_ORDER = [
@@ -51,19 +54,27 @@ def layer_of(module: str) -> int | None:
     return None if best is None else best[1]
 
 
+@functools.cache
+def _import_statements(path: Path, stamp: tuple[int, int]) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Every import statement of the file, nested ones included, parsed once per version of the file
+    (``stamp``: its modification time and size) however many tests walk it."""
+    tree = ast.parse(path.read_text(), str(path))
+    return tuple(node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
 def imported_names(path: Path, module: str, mods: Mapping[str, Path]) -> list[tuple[str, int]]:
     """``(imported module, line)`` for every import statement in the file, nested ones included.
 
     ``from A import B`` counts as importing ``A.B`` when that is a module of the package, else ``A``;
     relative imports are resolved against ``module``.
     """
-    tree = ast.parse(path.read_text(), str(path))
+    stat = path.stat()
     is_package = path.name == "__init__.py"
     out = []
-    for node in ast.walk(tree):
+    for node in _import_statements(path, (stat.st_mtime_ns, stat.st_size)):
         if isinstance(node, ast.Import):
             out += [(alias.name, node.lineno) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 parts = module.split(".")

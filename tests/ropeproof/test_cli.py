@@ -36,6 +36,7 @@ def test_console_script_runs() -> None:
     assert "usage: ropeproof" in out
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -> None:
     code, out = quick_report
     assert code == 0  # --strict: no regression in the quick run
@@ -87,7 +88,9 @@ def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pyte
     from ropeproof.commands import check
 
     monkeypatch.setattr(check, "registered_claims", lambda: [c])
-    args = ["check", "--out", str(tmp_path), "--no-progress", "--no-figures"]
+    # --jobs 1: the patched registry exists in this process only (tests/ropeproof/test_check_pool.py
+    # runs the two-process path)
+    args = ["check", "--out", str(tmp_path), "--no-progress", "--no-figures", "--jobs", "1"]
     assert main(args) == 0
     assert main([*args, "--strict"]) == 2  # the first report is there: a rerun needs --force
     assert main([*args, "--strict", "--force"]) == 1
@@ -106,7 +109,7 @@ def test_certified_mode_agrees_with_floating_point(tmp_path: Path, monkeypatch: 
         if c.id.startswith("thm3.2.index.") and c.id.split(".")[-1] in ("gap_sup", "margin_inf")
     ]
     monkeypatch.setattr(check, "registered_claims", lambda: chosen)
-    base = ["check", "--no-progress", "--no-figures"]
+    base = ["check", "--no-progress", "--no-figures", "--jobs", "1"]  # one process: the patched registry
     assert main([*base, "--out", str(tmp_path / "f")]) == 0
     assert main([*base, "--certified", "--out", str(tmp_path / "c")]) == 0
     fp = {c["id"]: c for c in json.loads((tmp_path / "f" / "report.json").read_text())["claims"]}

@@ -91,7 +91,40 @@ def test_errata_json_lists_every_correction_with_its_fields(capsys: pytest.Captu
     )
 
 
-def test_errata_out_writes_an_erratum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+_COMPUTED: dict[tuple[str, bool], CorrectionData] = {}
+"""What the registered corrections computed, by ``(id, quick)``, shared by the tests below that run
+``errata`` several times: each run recomputes the same tables (test_errata_json_lists_every_correction
+and test_a_correction_whose_values_change_fails_check_strict compute them afresh)."""
+
+
+def _computed_once(c: Correction) -> Correction:
+    """``c`` with its computation done once per test process: what these tests vary is the declared
+    status, the pins and the output directory, which are judged on every run."""
+
+    def compute(ctx):  # type: ignore[no-untyped-def]
+        key = (c.id, ctx.quick)
+        if key not in _COMPUTED:
+            _COMPUTED[key] = c.compute(ctx)
+        return _COMPUTED[key]
+
+    return dataclasses.replace(c, compute=compute)
+
+
+def _perturbed(correction_id: str = "", **changes) -> list[Correction]:
+    """The registered corrections, each computed once per test process (:func:`_computed_once`); the one
+    whose id is ``correction_id`` (none by default) has ``changes``."""
+    return [
+        _computed_once(dataclasses.replace(c, **changes) if c.id == correction_id else c)
+        for c in registered_corrections()
+    ]
+
+
+def test_errata_out_writes_an_erratum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ropeproof.commands import errata
+
+    monkeypatch.setattr(errata, "registered_corrections", _perturbed)  # computed once
     out = tmp_path / "errata"
     assert main(["errata", "--quick", "--out", str(out)]) == 0
     text = capsys.readouterr().out
@@ -107,12 +140,6 @@ def test_errata_out_writes_an_erratum(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["errata", "--quick", "--out", str(out)]) == 2  # not empty: refused, kept
     assert (out / "errata.md").read_text() == md
     assert main(["errata", "--quick", "--out", str(out), "--force"]) == 0
-
-
-def _perturbed(correction_id: str, **changes) -> list[Correction]:
-    return [
-        dataclasses.replace(c, **changes) if c.id == correction_id else c for c in registered_corrections()
-    ]
 
 
 def test_a_changed_status_or_pin_fails_strict(
@@ -155,7 +182,9 @@ def test_a_correction_whose_values_change_fails_check_strict(
     monkeypatch.setattr(errata_index, "index_best_theta", shrunk)  # what the run's store computes with
     chosen = [c for c in registered_claims() if c.id == "thm3.2.index.pi2-over-2n2.best-theta"]
     monkeypatch.setattr(check, "registered_claims", lambda: chosen)
-    args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--out", str(tmp_path)]
+    # --jobs 1: the patched correction data exist in this process only
+    args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--jobs", "1"]
+    args += ["--out", str(tmp_path)]
     assert main(args) == 1
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["claims"][0]["regression"] is None
@@ -164,6 +193,7 @@ def test_a_correction_whose_values_change_fails_check_strict(
     assert entry["established"] == "contradicted" and "equality holds at every row" in entry["status_basis"]
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 def test_check_reports_the_corrections_under_the_findings(quick_report: tuple[int, Path]) -> None:
     code, out = quick_report
     assert code == 0

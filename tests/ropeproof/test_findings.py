@@ -15,6 +15,7 @@ from ropeproof.report import readme_findings, render_readme_findings, without_ti
 FINDINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 def test_findings_page_matches_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
     _code, out = quick_report
     report = json.loads((out / "report.json").read_text())
@@ -51,6 +52,7 @@ def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytes
     assert entry["regression"] == "expected violated, got holds"
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 def test_a_run_computes_every_value_once(quick_report: tuple[int, Path]) -> None:
     """Every result the claims and figures of ``check --quick`` ask for is computed once (the store's
     computation log; loaded checkpoints, computed once per process, are not in it)."""
@@ -59,6 +61,7 @@ def test_a_run_computes_every_value_once(quick_report: tuple[int, Path]) -> None
     assert computations["computed_more_than_once"] == {} and computations["values"] > 50
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 @pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path: Path) -> None:
     _code, first = quick_report
@@ -69,6 +72,7 @@ def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path:
     assert a["run"]["git_commit"] == b["run"]["git_commit"] and a["run"]["versions"] == b["run"]["versions"]
 
 
+@pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
 def test_findings_command_rewrites_only_the_marked_section(
     quick_report: tuple[int, Path], tmp_path: Path
 ) -> None:
@@ -90,7 +94,8 @@ def test_findings_refuses_to_rewrite_from_a_partial_report(tmp_path: Path) -> No
     readme.write_text(original)
     for selection, message in ((["--skip", "*"], "--skip"), (["--only", "rope.*"], "--only rope")):
         out = tmp_path / f"rep{len(message)}"
-        args = ["check", "--quick", "--no-progress", "--no-figures", *selection, "--out", str(out)]
+        args = ["check", "--quick", "--no-progress", "--no-figures", "--jobs", "1", *selection]
+        args += ["--out", str(out)]
         assert main(args) == 0
         assert main(["findings", str(out), "--update-readme", str(readme)]) == 2
         assert readme.read_text() == original, message

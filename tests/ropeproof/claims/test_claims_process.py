@@ -91,7 +91,10 @@ LIMIT = 3.0
 """Seconds a claim of the test file may run (the sleeping one is stopped after this)."""
 
 
-@pytest.fixture(scope="module")
+pytestmark = pytest.mark.xdist_group("claims-process")  # one pytest worker: one shared claims process
+
+
+@pytest.fixture(scope="session")  # session: pytest-xdist may run other modules' tests between these
 def claims_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("yours")
     (root / "sibling_helper.py").write_text(
@@ -103,7 +106,7 @@ def claims_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # started once (seconds: torch's import), like the file above
 def process(claims_file: Path):
     with ClaimsProcess([claims_file], timeout=LIMIT) as p:
         yield p
@@ -270,6 +273,7 @@ def test_check_with_a_leaky_claims_file_leaves_the_builtin_claims_alone(
     out = tmp_path / "rep"
     builtin = ["many-plane.index-exact", "thm3.2.index.pi2-over-2n2.best-theta"]
     argv = ["check", "--quick", "--claims", str(claims_file), "--strict", "--no-figures", "--no-progress"]
+    argv += ["--jobs", "1"]  # the built-in claims run in this process, beside the leaky file's process
     argv += [x for i in [*builtin, "mine.decorated", "mine.after"] for x in ("--only", i)]
     assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
     report = json.loads((out / "report.json").read_text())
@@ -294,6 +298,7 @@ def test_check_ends_when_a_claim_sleeps_or_leaves_a_thread(
     out = tmp_path / "rep"
     argv = ["check", "--claims", str(claims_file), "--only", "mine.sleeps", "--only", "mine.thread"]
     argv += ["--claim-timeout", "2", "--strict", "--no-figures", "--no-progress", "--out", str(out)]
+    argv += ["--jobs", "1"]  # one process besides the claims process (test_check_pool.py runs two)
     assert main(argv) == 1  # the stopped claim is an error: --strict fails, as for any claim of yours
     err = capsys.readouterr().err
     assert "REGRESSION" not in err

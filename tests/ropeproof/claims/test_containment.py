@@ -58,6 +58,8 @@ def test_escaping_claims_are_errors_and_the_report_lands_in_out(
         "--strict",
         "--no-figures",
         "--no-progress",
+        "--jobs",
+        "1",  # the claims process is what contains them (test_check_pool.py runs two)
     ]
     assert main([*argv, "--out", "rep"]) == 1  # never 0: every claim is an error
     assert Path.cwd() == tmp_path

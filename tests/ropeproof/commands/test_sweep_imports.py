@@ -3,43 +3,63 @@ no figure or stated-bound module; a measured dtype or ``--head`` imports what it
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 
+HEAVY = (
+    "torch",
+    "matplotlib",
+    "ropeproof.paper_figures",
+    "ropeproof.verify.measure.exact.stated_bound",
+    "ropeproof.verify.measure.exact.head_sweep",
+)
 CODE = (
-    "import sys\n"
+    "import json, sys\n"
     "from ropeproof.cli import main\n"
-    "code = main(sys.argv[1:])\n"
-    "names = ('torch', 'matplotlib', 'ropeproof.paper_figures',"
-    " 'ropeproof.verify.measure.exact.stated_bound', 'ropeproof.verify.measure.exact.head_sweep')\n"
-    "print(code, ','.join(m for m in names if m in sys.modules) or 'none', file=sys.stderr)\n"
+    "for argv in json.loads(sys.argv[1]):\n"
+    "    code = main(argv)\n"
+    f"    names = {HEAVY!r}\n"
+    "    print(code, ','.join(m for m in names if m in sys.modules) or 'none', file=sys.stderr)\n"
 )
+EXACT = [
+    ["sweep", "index", "--theta", "0.866", "--lengths", "2:300"],
+    ["sweep", "index", "--theta", "0.866", "--lengths", "2:300", "--jsonl", "--device", "cpu"],
+    ["sweep", "retrieval", "--alphabet-size", "1000", "--theta", "0.866", "--lengths", "2:300", "--json"],
+    ["sweep", "certified-index", "--theta", "0.866", "--lengths", "2:300"],
+]
+
+pytestmark = pytest.mark.xdist_group("sweep-imports")  # the exact sweeps share one interpreter
 
 
-def loaded(argv: list[str]) -> tuple[str, str]:
-    """The exit code and the heavy modules in ``sys.modules`` after ``ropeproof ARGV`` in a fresh
-    interpreter."""
-    out = subprocess.run([sys.executable, "-c", CODE, *argv], capture_output=True, text=True, cwd="/")
-    code, names = out.stderr.strip().splitlines()[-1].split(" ")
-    return code, names
+def loaded(*argvs: list[str]) -> list[tuple[str, str]]:
+    """For each of ``argvs`` run in turn in one fresh interpreter: the exit code of ``ropeproof ARGV``
+    and the heavy modules in ``sys.modules`` after it (what it and the runs before it loaded)."""
+    out = subprocess.run(
+        [sys.executable, "-c", CODE, json.dumps(argvs)], capture_output=True, text=True, cwd="/"
+    )
+    lines = out.stderr.strip().splitlines()[-len(argvs) :]
+    return [(code, names) for code, names in (line.split(" ") for line in lines)]
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["sweep", "index", "--theta", "0.866", "--lengths", "2:300"],
-        ["sweep", "index", "--theta", "0.866", "--lengths", "2:300", "--jsonl", "--device", "cpu"],
-        ["sweep", "retrieval", "--alphabet-size", "1000", "--theta", "0.866", "--lengths", "2:300", "--json"],
-        ["sweep", "certified-index", "--theta", "0.866", "--lengths", "2:300"],
-    ],
-)
-def test_exact_sweeps_import_no_torch(argv: list[str]) -> None:
-    assert loaded(argv) == ("0", "none")
+@pytest.fixture(scope="module")
+def exact_runs() -> list[tuple[str, str]]:
+    """:func:`loaded` of the exact sweeps, one after another in one interpreter: each must leave the
+    heavy modules unloaded, so sharing the interpreter hides nothing (a module one run loaded would
+    show at that run and every later one)."""
+    return loaded(*EXACT)
+
+
+@pytest.mark.parametrize("case", range(len(EXACT)), ids=[f"argv{i}" for i in range(len(EXACT))])
+def test_exact_sweeps_import_no_torch(case: int, exact_runs: list[tuple[str, str]]) -> None:
+    assert exact_runs[case] == ("0", "none"), EXACT[case]
 
 
 def test_a_measured_dtype_imports_torch() -> None:
     """The check above can see torch: the float32 sweep measures logits with it."""
-    code, names = loaded(["sweep", "index", "--theta", "0.866", "--lengths", "2:50", "--dtype", "float32"])
+    ((code, names),) = loaded(
+        ["sweep", "index", "--theta", "0.866", "--lengths", "2:50", "--dtype", "float32"]
+    )
     assert code == "0" and names.split(",")[0] == "torch"

@@ -2,7 +2,8 @@
 
 One cluster serves the module: the one ``--executor dask --workers 2`` starts (two worker processes,
 one thread each, loopback only, no dashboard), made by the same code; the command line reaches it with
-``--scheduler``.
+``--scheduler``. It lives for the test session (under pytest-xdist the worker running this module may
+run other modules' tests between these, which closed and restarted a module-scoped cluster).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ropeproof.verify.measure.exact.shard_runner import (  # noqa: E402
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def client() -> Iterator[distributed.Client]:
     with shard_runner._client("dask", 2, None) as c:
         assert len(c.scheduler_info()["workers"]) == 2
@@ -70,7 +71,9 @@ def test_row_sweeps_on_the_command_line(dtype: str | None, client, tmp_path: Pat
     """``sweep index ... --jsonl --executor dask`` stopped with "dtype='float64' is not supported"
     (issue 32, case 10): the command line's dtype name reached a function that took torch dtypes."""
     monkeypatch.chdir(tmp_path)
-    argv = ["sweep", "index", "--theta", "0.866", "--lengths", "2:3000:3", "--jsonl"]
+    # 200 rows in 3 shards: the dtype name crosses to the shards whatever their size (float32 measures
+    # the compiled head's logits, seconds per thousand rows)
+    argv = ["sweep", "index", "--theta", "0.866", "--lengths", "2:600:3", "--jsonl"]
     argv += ["--dtype", dtype] if dtype else []
     assert main([*argv, "--out", "one.jsonl"]) == 0
     dask = ["--executor", "dask", "--scheduler", client.scheduler.address, "--shards", "3"]
