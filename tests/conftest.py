@@ -20,6 +20,7 @@ torch thread unless ``ROPEPROOF_THREADS`` says otherwise), like ``ropeproof chec
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,14 @@ import torch
 from hypothesis import HealthCheck, settings
 
 from ropeproof.verify.kernel.threads import thread_policy
+
+# Bytecode: the suite's own processes keep the bytecode they compile (``__pycache__``, git-ignored) even
+# where the environment says not to (``PYTHONDONTWRITEBYTECODE``, set on the project's machines): without
+# it every pytest worker rewrites and compiles every test module again, and every command-line test's
+# fresh interpreter compiles the toolkit's modules again. Set before any test module is imported, and
+# in the environment the workers and the commands under test inherit.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_FOLDERS = {
