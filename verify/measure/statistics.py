@@ -25,7 +25,7 @@ Levels are 95% unless stated.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -232,9 +232,15 @@ def look_sizes(first: int, cap: int) -> list[int]:
     ... ending at ``cap``: a look after every batch of ``first``. The running interval is valid at every
     size, so looking often costs no coverage, and a row that decides draws at most one batch of ``first``
     it did not need (a schedule whose batches grow with the sample draws up to half of it)."""
+    return list(_looks(first, cap))
+
+
+def _looks(first: int, cap: int) -> Iterator[int]:
+    """:func:`look_sizes` one at a time (a row that decides early never lists the rest)."""
     first = integer(first, "first", low=1)
     cap = integer(cap, "cap", low=first)
-    return [*range(first, cap, first), cap]
+    yield from range(first, cap, first)
+    yield cap
 
 
 def sample_until_decided(
@@ -245,7 +251,7 @@ def sample_until_decided(
     ``cap``. Returns the final size. Pair it with :class:`SequentialProportion`, whose interval stays valid
     under this optional stopping (a fixed-sample interval does not)."""
     done = 0
-    for count in look_sizes(first, cap):
+    for count in _looks(first, cap):
         measure(done, count)
         done = count
         if decided():

@@ -197,6 +197,8 @@ def test_far_rows_decide_in_one_small_batch_and_near_rows_grow() -> None:
 
     assert look_sizes(16, 200) == [16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 200]
     assert look_sizes(16, 16) == [16] and look_sizes(5, 15) == [5, 10, 15]
+    # the looks are made one at a time: a row that decides at once never lists a cap's worth of sizes
+    assert sample_until_decided(1, 10**12, lambda done, count: None, lambda: True) == 1
     with pytest.raises(InputError, match="cap=5 is out of range"):
         look_sizes(10, 5)
     for rate, threshold, want_n, want_side in ((0.28, 0.9, 16, "below"), (0.9, 0.9, 200, "undecided")):
