@@ -52,14 +52,23 @@ def plane_angles(distances: np.ndarray, theta: float) -> tuple[np.ndarray, np.nd
     return offset_angles_with_error(exact, float(theta))
 
 
-@functools.lru_cache(maxsize=4096)
-def _plane_terms(distances: bytes, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(cos r, sin r, err)`` of :func:`plane_angles` for the float64 distances packed in ``distances``
-    (read-only arrays, kept: a sweep asks for the same distances at the same frequencies for every query
-    and key, and a trained head's spectrum is every layer's)."""
-    dist = np.frombuffer(distances, dtype=np.float64)
-    r, e_r = plane_angles(dist, theta)
-    out = (np.cos(r), np.sin(r), np.asarray(e_r))
+KEPT_DISTANCES = 4096
+"""Distance arrays up to this size have their angle terms kept (:func:`_kept_terms`, at most 256 of them:
+about 25 MB at most); longer ones are computed each time."""
+
+
+def _plane_terms(distances: np.ndarray, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(cos r, sin r, err)`` of :func:`plane_angles`."""
+    r, e_r = plane_angles(distances, theta)
+    return np.cos(r), np.sin(r), np.asarray(e_r)
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_terms(distances: bytes, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_plane_terms` of the float64 distances packed in ``distances``, kept for the process as
+    read-only arrays: a sweep asks for the same distances at the same frequencies for every query and
+    key, and a trained model's spectrum is every layer's."""
+    out = _plane_terms(np.frombuffer(distances, dtype=np.float64), theta)
     for a in out:
         a.setflags(write=False)
     return out
@@ -98,9 +107,10 @@ def distance_logits_exact(
     out = np.zeros((keys.shape[0], dist.size))
     err = np.zeros(out.shape)
     u = UNIT_ROUNDOFF
-    key = dist.tobytes()
+    key = dist.tobytes() if dist.size <= KEPT_DISTANCES else None
     for k in active:
-        c, s, e_r = _plane_terms(key, float(freqs[k]))
+        theta = float(freqs[k])
+        c, s, e_r = _plane_terms(dist, theta) if key is None else _kept_terms(key, theta)
         out += a[:, k : k + 1] * c[None, :] - b[:, k : k + 1] * s[None, :]
         err += p[:, k : k + 1] * (2 * (e_r + 2 * SIN_ULPS * u) + 8 * u)[None, :]
     total_p = p[:, active].sum(1, keepdims=True) if active else np.zeros((keys.shape[0], 1))

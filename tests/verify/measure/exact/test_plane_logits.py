@@ -68,3 +68,23 @@ def test_huge_angles_differ_from_rounded_products() -> None:
         exact = mpmath.cos(7 * mpmath.mpf(1e300))
     assert abs(vals[0, 0] - float(exact)) <= errs[0, 0]
     assert float(exact) == pytest.approx(-0.9127396123617924, abs=1e-15)
+
+
+def test_kept_angle_terms_give_the_floats_computed_afresh() -> None:
+    """Short distance arrays reuse their kept angle terms; a call past KEPT_DISTANCES computes them each
+    time: both give the same floats (values and bounds), and a kept term cannot be written to."""
+    from ropeproof.verify.measure.exact.plane_logits import KEPT_DISTANCES, _kept_terms
+
+    rng = np.random.default_rng(4)
+    spec = RopeSpec(8)
+    q, keys = rng.standard_normal(8), rng.standard_normal((3, 8))
+    short, long = np.arange(1, 11), np.arange(1, KEPT_DISTANCES + 2)
+    first = distance_logits_exact(q, keys, spec, short)
+    again = distance_logits_exact(q, keys, spec, short)  # from the kept terms
+    fresh = distance_logits_exact(q, keys, spec, long)  # too long to keep: computed
+    for kept, other in ((first, again), (first, tuple(a[:, :10] for a in fresh))):
+        np.testing.assert_array_equal(kept[0], other[0])
+        np.testing.assert_array_equal(kept[1], other[1])
+    cos, _, _ = _kept_terms(short.astype(np.float64).tobytes(), float(spec.plane_freqs[0]))
+    with pytest.raises(ValueError, match="read-only"):
+        cos[0] = 0.0
