@@ -53,8 +53,8 @@ def plane_angles(distances: np.ndarray, theta: float) -> tuple[np.ndarray, np.nd
 
 
 KEPT_DISTANCES = 4096
-"""Distance arrays up to this size have their angle terms kept (:func:`_kept_terms`, at most 256 of them:
-about 25 MB at most); longer ones are computed each time."""
+"""Distance arrays up to this size have their angle terms kept (:func:`_kept_terms`, a least-recently-used
+cache of bounded size, so bounded memory); longer ones are computed each time."""
 
 
 def _plane_terms(distances: np.ndarray, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
