@@ -81,85 +81,40 @@ class CallableSource:
         return own + (int(self.declared(self.n)) if self.declared is not None else 0)
 
 
-class TableSource:
-    """Rows of a :class:`RopeAttention` from its per-token key and rotated-query vectors.
+class _GroupTableSource:
+    """Rows of a :class:`RopeAttention` whose logits are split over groups of head dims: group ``g``
+    (row ``g`` of ``groups``, ``[G, w]``) has logits ``scale * (k_c . u_p)`` restricted to its dims, and is a
+    head of its own (``n_heads = G``). The key of the content at ``p`` is ``k_c = x[c] W_K`` (unrotated) and
+    ``u_p = R_{n-1-p} q`` the query rotated back to ``p`` (``q = x[n-1] W_Q``; rotations compose), so a
+    swap changes only the logits at the swapped positions: ``k_{pb} . u_{pa}`` at ``pa`` and ``k_{pa} .
+    u_{pb}`` at ``pb``, ``O(n + b h)`` per swapped row and no copy of the input.
 
-    Shapes: x [batch, n, d_model]
+    Shapes: x [batch, n, d_model]; groups [G, w]
     """
 
-    def __init__(self, head: RopeAttention, x: torch.Tensor) -> None:
+    def __init__(self, head: RopeAttention, x: torch.Tensor, groups: torch.Tensor, scale: float) -> None:
         self.head = head
         self.row_dtype = head.dtype  # its rows are computed in the head's dtype
         self.batch, self.n = int(x.shape[0]), int(x.shape[1])
-        self.n_heads = 1
+        self.n_heads = int(groups.shape[0])
         x = x.to(device=head.device, dtype=head.dtype)
         m = self.n - 1
         q = x[:, -1, :] @ head.W_Q
-        self.k = x @ head.W_K  # [batch, n, h], unrotated
-        offsets = (self.n - 1) - torch.arange(m, device=head.device, dtype=torch.int64)
-        self.u = apply_rope(q[:, None, :].expand(-1, m, -1), head.spec, offsets)  # u[b, p] = R_{n-1-p} q
-        self.diag = head.scale * (self.k[:, :m, :] * self.u).sum(-1)  # [batch, m]: the unswapped logits
-        self.self_logit = head.scale * (q * self.k[:, -1, :]).sum(-1)  # [batch]
-
-    def _softmax(self, logits: torch.Tensor, b_idx: torch.Tensor) -> torch.Tensor:
-        full = torch.cat([logits, self.self_logit[b_idx][:, None]], -1)
-        return torch.softmax(full, -1)[:, None, : self.n - 1].to(torch.float64)
-
-    def base_rows(self, chunk: int) -> torch.Tensor:
-        return self._softmax(self.diag, torch.arange(self.batch, device=self.head.device))
-
-    def swapped_rows(self, b_idx: torch.Tensor, pa: torch.Tensor, pb: torch.Tensor) -> torch.Tensor:
-        """See :meth:`~ropeproof.verify.measure.ps.swap_stream.SwapRowSource.swapped_rows`.
-
-        Shapes: b_idx [C]; pa [C, b]; pb [C, b]; return [C, 1, n - 1]
-        """
-        dev = self.head.device
-        b_idx, pa, pb = b_idx.to(dev), pa.to(dev), pb.to(dev)
-        src = b_idx[:, None]
-        logits = self.diag[b_idx]  # a copy: [C, m]
-        s = self.head.scale
-        logits.scatter_(1, pa, s * (self.k[src, pb] * self.u[src, pa]).sum(-1))
-        logits.scatter_(1, pb, s * (self.k[src, pa] * self.u[src, pb]).sum(-1))
-        return self._softmax(logits, b_idx)
-
-    def bytes_per_sequence(self) -> int:
-        """The swapped logit row, its softmax and the float64 copy."""
-        return 6 * self.n * FLOAT64
-
-
-class PlaneTableSource:
-    """Rows of every plane of a :class:`RopeAttention` (``K = head_dim / 2`` heads, plane order), as
-    :class:`TableSource` computes one head's: plane ``k`` with dims ``(a, b)`` (:attr:`RopeSpec.plane_dims`)
-    has logits ``gain * scale * (k_c[a] u_p[a] + k_c[b] u_p[b])``, the logits of
-    :func:`~ropeproof.verify.measure.ps.per_frequency.split_planes`' plane head with that ``gain``.
-
-    Shapes: x [batch, n, d_model]
-    """
-
-    def __init__(self, head: RopeAttention, x: torch.Tensor, gain: float = 1.0) -> None:
-        self.head = head
-        self.row_dtype = head.dtype
-        self.batch, self.n = int(x.shape[0]), int(x.shape[1])
-        dims = torch.tensor(head.spec.plane_dims, dtype=torch.int64, device=head.device)  # [K, 2]
-        self.n_heads = int(dims.shape[0])
-        x = x.to(device=head.device, dtype=head.dtype)
-        m = self.n - 1
-        q = x[:, -1, :] @ head.W_Q  # [batch, h]
         offsets = (self.n - 1) - torch.arange(m, device=head.device, dtype=torch.int64)
         u = apply_rope(q[:, None, :].expand(-1, m, -1), head.spec, offsets)  # u[b, p] = R_{n-1-p} q
-        self.k = (x @ head.W_K)[..., dims]  # [batch, n, K, 2], unrotated, by plane
-        self.u = u[..., dims]  # [batch, m, K, 2]
-        self.scale = gain * head.scale
-        # the unswapped logits [batch, K, m] and the query's own [batch, K]
-        self.diag = (self.scale * (self.k[:, :m] * self.u).sum(-1)).transpose(1, 2).contiguous()
-        self.self_logit = self.scale * (q[:, dims] * self.k[:, -1]).sum(-1)
+        self.k = (x @ head.W_K)[..., groups]  # [batch, n, G, w], unrotated, by group
+        self.u = u[..., groups]  # [batch, m, G, w]
+        self.scale = scale
+        # the unswapped logits [batch, G, m] and the query's own [batch, G]
+        self.diag = (scale * (self.k[:, :m] * self.u).sum(-1)).transpose(1, 2).contiguous()
+        self.self_logit = scale * (q[:, groups] * self.k[:, -1]).sum(-1)
 
     def last_logits(self) -> torch.Tensor:
-        """Every plane's last-token logit row, the query's own logit last: ``[batch, K, n]``."""
+        """Every group's last-token logit row, the query's own logit last: ``[batch, G, n]``."""
         return torch.cat([self.diag, self.self_logit[..., None]], -1)
 
     def _softmax(self, logits: torch.Tensor, b_idx: torch.Tensor) -> torch.Tensor:
-        full = torch.cat([logits, self.self_logit[b_idx][..., None]], -1)  # [C, K, n]
+        full = torch.cat([logits, self.self_logit[b_idx][..., None]], -1)  # [C, G, n]
         return torch.softmax(full, -1)[..., : self.n - 1].to(torch.float64)
 
     def base_rows(self, chunk: int) -> torch.Tensor:
@@ -168,13 +123,13 @@ class PlaneTableSource:
     def swapped_rows(self, b_idx: torch.Tensor, pa: torch.Tensor, pb: torch.Tensor) -> torch.Tensor:
         """See :meth:`~ropeproof.verify.measure.ps.swap_stream.SwapRowSource.swapped_rows`.
 
-        Shapes: b_idx [C]; pa [C, b]; pb [C, b]; return [C, K, n - 1]
+        Shapes: b_idx [C]; pa [C, b]; pb [C, b]; return [C, G, n - 1]
         """
         dev = self.head.device
         b_idx, pa, pb = b_idx.to(dev), pa.to(dev), pb.to(dev)
         src = b_idx[:, None]
-        logits = self.diag[b_idx]  # a copy: [C, K, m]
-        at_a = self.scale * (self.k[src, pb] * self.u[src, pa]).sum(-1)  # [C, b, K]
+        logits = self.diag[b_idx]  # a copy: [C, G, m]
+        at_a = self.scale * (self.k[src, pb] * self.u[src, pa]).sum(-1)  # [C, b, G]
         at_b = self.scale * (self.k[src, pa] * self.u[src, pb]).sum(-1)
         shape = (-1, self.n_heads, -1)
         logits.scatter_(2, pa[:, None, :].expand(shape), at_a.transpose(1, 2))
@@ -182,5 +137,31 @@ class PlaneTableSource:
         return self._softmax(logits, b_idx)
 
     def bytes_per_sequence(self) -> int:
-        """The swapped logit rows, their softmax and the float64 copy, for every plane."""
+        """The swapped logit rows, their softmax and the float64 copy, for every group."""
         return 6 * self.n * self.n_heads * FLOAT64
+
+
+class TableSource(_GroupTableSource):
+    """Rows of a :class:`RopeAttention` from its per-token key and rotated-query vectors (one group: every
+    head dim).
+
+    Shapes: x [batch, n, d_model]
+    """
+
+    def __init__(self, head: RopeAttention, x: torch.Tensor) -> None:
+        every = torch.arange(head.spec.head_dim, device=head.device)[None, :]
+        super().__init__(head, x, every, head.scale)
+
+
+class PlaneTableSource(_GroupTableSource):
+    """Rows of every plane of a :class:`RopeAttention` (``K = head_dim / 2`` heads, plane order): plane
+    ``k`` with dims ``(a, b)`` (:attr:`RopeSpec.plane_dims`) has logits ``gain * scale * (k_c[a] u_p[a] +
+    k_c[b] u_p[b])``, the logits of :func:`~ropeproof.verify.measure.ps.per_frequency.split_planes`' plane
+    head with that ``gain``.
+
+    Shapes: x [batch, n, d_model]
+    """
+
+    def __init__(self, head: RopeAttention, x: torch.Tensor, gain: float = 1.0) -> None:
+        planes = torch.tensor(head.spec.plane_dims, dtype=torch.int64, device=head.device)  # [K, 2]
+        super().__init__(head, x, planes, gain * head.scale)
