@@ -1,5 +1,5 @@
 import sys
 
-from ropeproof.cli import main
+from ropeproof.cli import run
 
-sys.exit(main())
+sys.exit(run())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from ropeproof import __version__
 from ropeproof.cli import main
 from ropeproof.paper_figures import available_figure_names
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -34,6 +37,30 @@ def test_console_script_runs() -> None:
         [sys.executable, "-m", "ropeproof", "--help"], capture_output=True, text=True, check=True
     ).stdout
     assert "usage: ropeproof" in out
+
+
+def test_the_command_freezes_what_is_left_before_the_interpreter_ends(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command (``run``, the console script's entry point) returns main's exit code with every object
+    left alive frozen, so the interpreter's teardown does not collect torch's objects; ``main`` alone
+    freezes nothing (a program calling it keeps its garbage collected)."""
+    import gc
+
+    from ropeproof import cli
+
+    entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["ropeproof"]
+    assert entry == "ropeproof.cli:run"
+    assert "from ropeproof.cli import run" in (ROOT / "ropeproof" / "__main__.py").read_text()
+    gc.unfreeze()
+    try:
+        with pytest.raises(SystemExit):
+            main(["--version"])
+        assert __version__ in capsys.readouterr().out and gc.get_freeze_count() == 0
+        monkeypatch.setattr(cli, "main", lambda: 7)
+        assert cli.run() == 7 and gc.get_freeze_count() > 0  # main's exit code, unchanged
+    finally:
+        gc.unfreeze()
 
 
 @pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
