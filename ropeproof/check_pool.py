@@ -245,6 +245,7 @@ class CheckPool:
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._idle = threading.Event()
+        self._sent: set[Task] = set()  # tasks sent to the second process whose results have not come back
         ctx = multiprocessing.get_context("spawn")
         cache = None if store.cache is None else (str(store.cache.directory), store.cache.version)
         init = (str(store.directory), str(out_dir), quick, formats, threads, cache, context)
@@ -265,9 +266,12 @@ class CheckPool:
 
     def _send_next(self) -> None:
         task = self._take(here=False)
-        if task is None:
-            self._idle.set()
-            return
+        with self._lock:
+            if task is None:
+                if not self._sent:  # the second process holds no task: it has finished its share
+                    self._idle.set()
+                return
+            self._sent.add(task)
         self._pool.apply_async(
             _run_in_worker,
             (task, task not in self._deferred),
@@ -298,6 +302,8 @@ class CheckPool:
             self._todo.append(task)
 
     def _returned(self, task: Task, busy: bool, result: Any, seconds: float) -> None:
+        with self._lock:
+            self._sent.discard(task)
         if busy:
             self._defer(task)
             self._send_next()
@@ -343,7 +349,10 @@ class CheckPool:
         """Run here the tasks left, from the front of the list, until none is; wait for the second
         process (running any claim it could not send back); return the claims' results (in the order of
         ``claims``) and ``{name: [paths]}`` of the figures drawn (in the order of ``figures``; those whose
-        drawing raised are in :attr:`failed`). A failure of the pool itself is re-raised here."""
+        drawing raised are in :attr:`failed`). A failure of the pool itself is re-raised here. The second
+        process is then stopped, not left to tear its interpreter down: its results and the values it
+        stored are all in by then, and the teardown's garbage collection over torch's and transformers'
+        objects would only be waited for."""
         while True:
             while (task := self._take(here=True)) is not None:
                 self._run(task)
@@ -352,7 +361,7 @@ class CheckPool:
                 left = bool(self._todo) and self._error is None
             if not left:
                 break
-        self._pool.close()
+        self._pool.terminate()  # every task has come back: nothing of the second process is left to finish
         self._pool.join()
         if self._error is not None:
             raise self._error
