@@ -131,7 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int_in(1, 2),
         default=DEFAULT_JOBS,
         help="2: share the claims and figures with a second process, longest first by this machine's last "
-        "run (both share the run's store, so nothing is computed twice); 1: one process",
+        "run (both share the run's store, so nothing is computed twice; none is started when only claims "
+        "of yours and no figures are run, as those run in the first process); 1: one process",
     )
     p.set_defaults(run=run)
 
@@ -271,7 +272,7 @@ def _run(args: argparse.Namespace, yours: list) -> int:
             formats = default_formats(args.quick) if args.formats is None else check_formats(args.formats)
         history = args.cache_dir if args.cache_dir is not None else default_cache_dir()
         task_seconds: dict[str, float] = {}
-        if args.jobs > 1:
+        if args.jobs > 1 and (names or any(c.builtin for c in selected)):  # else nothing it could take
             results, figures, failed, task_seconds = _two_processes(
                 args, selected, names, formats, ctx, staging / "figures", history
             )

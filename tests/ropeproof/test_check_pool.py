@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from ropeproof import check_pool
 from ropeproof.check_pool import CheckPool, Task, draw_figures
 from ropeproof.cli import main
 from ropeproof.paper_figures import make_all
@@ -103,9 +104,10 @@ def test_cancel_stops_the_second_process(tmp_path: Path) -> None:
         _pool([], NAMES, tmp_path / "f", ResultStore(), ("png",))
 
 
-def test_a_selection_draws_only_its_claims_figures(tmp_path: Path) -> None:
+def test_a_selection_draws_only_its_claims_figures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """check --claims FILE --only 'mine.*' used to draw every paper figure (146 s for two 1-second
-    claims); a selection draws the figures its claims name, and every built-in topic names real figures."""
+    claims); a selection draws the figures its claims name, and every built-in topic names real figures.
+    Claims of yours alone, with no figure, start no second process (it could take none of them)."""
     from ropeproof.claims import registered_claims
     from ropeproof.commands.check import figures_of
     from ropeproof.paper_figures import figure_names
@@ -133,6 +135,17 @@ def test_a_selection_draws_only_its_claims_figures(tmp_path: Path) -> None:
     args = ["check", "--claims", str(claims_file), "--only", "mine.*", "--no-progress", "--out", str(out)]
     assert main([*args, "--jobs", "1"]) == 0
     assert not (out / "figures").exists() or list((out / "figures").iterdir()) == []
+
+    started = []
+
+    def no_second_process(*args: object, **kwargs: object) -> None:
+        started.append(args)
+        raise RuntimeError("no second process in this test")
+
+    monkeypatch.setattr(check_pool, "CheckPool", no_second_process)
+    assert main([*args, "--jobs", "2", "--force"]) == 0 and started == []
+    builtin = ["check", "--only", "rope.relative-position", "--no-figures", "--no-progress", "--jobs", "2"]
+    assert main([*builtin, "--out", str(tmp_path / "b")]) == 3 and len(started) == 1  # shared: it starts
 
 
 @pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
