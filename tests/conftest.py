@@ -52,7 +52,8 @@ map is written)."""
 
 @pytest.fixture(scope="session")
 def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
-    """``ropeproof check --quick --strict`` run once per test run: ``(exit code, output dir)``.
+    """``ropeproof check --quick --strict`` run once per test run: ``(exit code, output dir)``. The
+    suite's costliest fixture, so its tests are ``e2e`` (CI's second pass, ``pytest -m e2e``).
 
     Under pytest-xdist every worker asks for it; the first computes it under a file lock in the
     directory the workers share (the parent of each worker's base temporary directory) and the others

@@ -41,7 +41,16 @@ def test_readme_python_blocks_run() -> None:
         exec(compile(block, str(README), "exec"), {"__name__": "readme_block"})
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+E2E_PAGES = {"guides/your-claims.md"}
+"""Pages whose blocks run whole checks with claims processes of their own: run in CI's second pass
+(``-m e2e``), like the other slowest end-to-end runs."""
+
+
+@pytest.mark.parametrize(
+    "page",
+    [pytest.param(p, marks=pytest.mark.e2e) if str(p.relative_to(DOCS)) in E2E_PAGES else p for p in PAGES],
+    ids=[str(p.relative_to(DOCS)) for p in PAGES],
+)
 def test_page_python_blocks_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ropeproof.commands import check
 

@@ -64,6 +64,7 @@ def test_the_command_freezes_what_is_left_before_the_interpreter_ends(
 
 
 @pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
+@pytest.mark.e2e  # uses the whole `check --quick` (the suite's slowest fixture): CI's second pass
 def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -> None:
     code, out = quick_report
     assert code == 0  # --strict: no regression in the quick run

@@ -194,6 +194,7 @@ def test_a_correction_whose_values_change_fails_check_strict(
 
 
 @pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
+@pytest.mark.e2e  # uses the whole `check --quick` (the suite's slowest fixture): CI's second pass
 def test_check_reports_the_corrections_under_the_findings(quick_report: tuple[int, Path]) -> None:
     code, out = quick_report
     assert code == 0

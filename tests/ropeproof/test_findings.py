@@ -16,6 +16,7 @@ FINDINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 
 
 @pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
+@pytest.mark.e2e  # uses the whole `check --quick` (the suite's slowest fixture): CI's second pass
 def test_findings_page_matches_a_fresh_quick_report(quick_report: tuple[int, Path]) -> None:
     _code, out = quick_report
     report = json.loads((out / "report.json").read_text())
@@ -53,6 +54,7 @@ def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
+@pytest.mark.e2e  # uses the whole `check --quick` (the suite's slowest fixture): CI's second pass
 def test_a_run_computes_every_value_once(quick_report: tuple[int, Path]) -> None:
     """Every result the claims and figures of ``check --quick`` ask for is computed once (the store's
     computation log; loaded checkpoints, computed once per process, are not in it)."""
@@ -73,6 +75,7 @@ def test_two_runs_give_the_same_report(quick_report: tuple[int, Path], tmp_path:
 
 
 @pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
+@pytest.mark.e2e  # uses the whole `check --quick` (the suite's slowest fixture): CI's second pass
 def test_findings_command_rewrites_only_the_marked_section(
     quick_report: tuple[int, Path], tmp_path: Path
 ) -> None:

@@ -183,6 +183,7 @@ def _gone(pid: int) -> bool:
         return True
 
 
+@pytest.mark.e2e  # a third interpreter killed from outside: CI's second pass (-m e2e)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 def test_a_check_killed_from_outside_takes_the_claims_process_with_it(claims_file: Path) -> None:
     """A check stopped by a signal it does not handle (a ``timeout`` command's SIGTERM) runs no cleanup;
@@ -265,6 +266,7 @@ def test_portable_keeps_data_and_turns_other_objects_into_text() -> None:
                                "m": "mine", 1: "mine"}  # fmt: skip
 
 
+@pytest.mark.e2e  # a whole check with a claims process of its own: CI's second pass (-m e2e)
 def test_check_with_a_leaky_claims_file_leaves_the_builtin_claims_alone(
     claims_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -292,6 +294,7 @@ def test_check_with_a_leaky_claims_file_leaves_the_builtin_claims_alone(
     assert "mine.decorated" in yours and "finding about the paper" not in yours
 
 
+@pytest.mark.e2e  # a whole check with a claims process of its own: CI's second pass (-m e2e)
 def test_check_ends_when_a_claim_sleeps_or_leaves_a_thread(
     claims_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
