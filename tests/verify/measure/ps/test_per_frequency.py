@@ -11,9 +11,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.paper_figures.ps_plane import per_frequency_figure, ps_plane_figure
+from ropeproof.paper_figures.ps_plane import (
+    PER_FREQUENCY_QUICK,
+    per_frequency_figure,
+    per_frequency_rows,
+    ps_plane_figure,
+)
 from ropeproof.paper_figures.style import save_figure
 from ropeproof.theory.errors import InputError
+from ropeproof.theory.result_store import ResultStore
 from ropeproof.theory.rope_spec import RopeSpec
 from ropeproof.verify.kernel.attention import RopeAttention
 from ropeproof.verify.kernel.random_heads import random_head as _head
@@ -127,9 +133,11 @@ def test_figures(tmp_path: Path) -> None:
     assert float(by_label["T_Retrieval(theta=0)"]["S_sym"]) == pytest.approx(1.0, abs=1e-9)
     assert sum(r["kind"] == "random" for r in rows) >= 20
     assert "Positional-symbolic plane" in (tmp_path / "a" / "ps_plane.caption.txt").read_text()
-    first = save_figure(per_frequency_figure(), tmp_path / "b")
-    second = save_figure(per_frequency_figure(), tmp_path / "c")
+    store = ResultStore()  # the rows computed once, the figure drawn and saved twice from them
+    first = save_figure(per_frequency_figure(store=store), tmp_path / "b")
+    second = save_figure(per_frequency_figure(store=store), tmp_path / "c")
     for p, q in zip(first, second, strict=True):
-        assert p.read_bytes() == q.read_bytes(), p.name  # deterministic, PDF and PNG included
+        assert p.read_bytes() == q.read_bytes(), p.name  # deterministic drawing, PDF and PNG included
+    assert per_frequency_rows(**PER_FREQUENCY_QUICK) == per_frequency_rows(**PER_FREQUENCY_QUICK)  # seeded
     rows = _rows(tmp_path / "b" / "per_frequency.csv")
     assert len(rows) == 64 and float(rows[0]["theta"]) == 1.0
