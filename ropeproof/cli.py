@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ropeproof import __version__
+from ropeproof.commands import SUMMARIES
 from ropeproof.theory.errors import InputError, RopeproofError
 from ropeproof.verify.kernel.threads import THREADS_ENV, parse_threads, thread_policy  # no torch
 
@@ -87,12 +88,12 @@ def requested_subcommand(argv: Sequence[str]) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of the whole command line. Given the ``argv`` it will parse, it imports only the module
-    of the subcommand ``argv`` runs (the others are registered by name alone, so the command starts
-    without the libraries they need); with ``argv=None``, or for ``ropeproof --help``, every subcommand
-    is registered in full."""
+    of the subcommand ``argv`` runs (the others are registered by name and one-line help alone,
+    :data:`~ropeproof.commands.SUMMARIES`, so the command, ``ropeproof --help`` included, starts without
+    the libraries they need); with ``argv=None`` every subcommand is registered in full."""
     only = requested_subcommand(argv) if argv is not None else None
-    if argv is not None and only is None and not {"-h", "--help"} & set(argv):
-        only = ""  # --version, or an error the parser reports: no subcommand module is needed
+    if argv is not None and only is None:
+        only = ""  # --help, --version, or an error the parser reports: no subcommand module is needed
     parser = ArgumentParser(
         prog="ropeproof",
         description="Turn theory about RoPE attention heads into explicit weights and check it.",
@@ -115,8 +116,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for name in SUBCOMMANDS:
-        if only is not None and name != only:
-            sub.add_parser(name)  # a name the parser accepts; never parsed in this run
+        if only is not None and name != only:  # a name the parser accepts and lists; never parsed in this run
+            sub.add_parser(name, help=SUMMARIES[name])
             continue
         module = MODULE_NAMES.get(name, name.replace("-", "_"))
         importlib.import_module(f"ropeproof.commands.{module}").register(sub)

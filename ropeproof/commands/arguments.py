@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ropeproof.commands import SUMMARIES
 from ropeproof.theory.errors import RopeproofError
 from ropeproof.theory.validate import integer_problem, real_problem
 from ropeproof.verify.kernel.devices import DTYPE_NAMES, resolve_device
@@ -43,9 +44,11 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 def add_command(
-    sub: argparse._SubParsersAction, name: str, help: str, example: str, description: str | None = None
+    sub: argparse._SubParsersAction, name: str, example: str, description: str | None = None
 ) -> argparse.ArgumentParser:
-    """A subcommand parser with :class:`HelpFormatter`, ``example`` in its help, and ``--debug``."""
+    """A subcommand parser with its one-line help (:data:`~ropeproof.commands.SUMMARIES`),
+    :class:`HelpFormatter`, ``example`` in its help, and ``--debug``."""
+    help = SUMMARIES[name]
     p = sub.add_parser(
         name,
         help=help,

@@ -49,7 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "check",
-        help="verify every registered claim; write report.md/json and figures",
         example="ropeproof check --quick --out ropeproof-report --force",
         description=(
             "Verify every registered claim and write DIR/report.md, DIR/report.json and DIR/figures/;\n"

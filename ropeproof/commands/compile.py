@@ -78,7 +78,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "compile",
-        help="compile a construction to explicit weights (head.json + weights.safetensors)",
         example="ropeproof compile index --letters 8 --max-int 16 --out heads/index",
     )
     add_construction_params(p)

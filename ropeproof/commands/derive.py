@@ -21,7 +21,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "derive",
-        help="print a construction's closed-form logits, discrepancy and bounds",
         example="ropeproof derive retrieval --latex",
     )
     p.add_argument("construction", choices=sorted(CONSTRUCTIONS), help=CONSTRUCTION_HELP)

@@ -30,7 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "errata",
-        help="the corrected statements of the refuted paper statements (errata.md, errata.json)",
         example="ropeproof errata --out errata",
         description=(
             "Compute the corrected statement of every statement of [A] or [B] that a pinned claim\n"

@@ -36,8 +36,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "export",
-        help="export a construction as a one-layer HF GPT-J / LLaMA model (hf extra) or a TransformerLens "
-        "HookedTransformer (tl extra)",
         example="ropeproof export gptj index --theta 0.8659643233600653 --logit-scale 100 --out models/index",
         description=(
             "Write a directory that GPTJForCausalLM / LlamaForCausalLM.from_pretrained (or TransformerLens)\n"

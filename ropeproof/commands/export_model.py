@@ -30,7 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "export-model",
-        help="export a compiled multi-hop model as a GPT-J / LLaMA checkpoint with a tokenizer (hf extra)",
         example="ropeproof export-model gptj number --hops 4 --layers 12 --out models/number",
         description=(
             "Write a directory that AutoModelForCausalLM and AutoTokenizer.from_pretrained load; greedy\n"

@@ -21,7 +21,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "figures",
-        help="regenerate the paper figures (PNG, PDF, CSV data, caption)",
         example="ropeproof figures --quick --only a_theory_bounds e_geometry --out figures",
     )
     add_output(p, Path("ropeproof-report/figures"), "output directory")

@@ -32,7 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "findings",
-        help="render the findings page (docs/findings.md) from a report.json",
         example="ropeproof findings ropeproof-report --update docs/findings.md",
         description="Render the documentation's findings from a report.json (after e.g.\n"
         "ropeproof check --quick --out rep); with --update FILE, rewrite that file's marked section.",

@@ -48,7 +48,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "import",
-        help="write one head of a local HF (GPT-J/LLaMA) or TransformerLens checkpoint as a head directory",
         example="ropeproof import hf models/index --layer 0 --head 0 --out heads/imported",
     )
     p.add_argument(

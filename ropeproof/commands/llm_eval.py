@@ -95,7 +95,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "llm-eval",
-        help="run [A]'s frontier-LLM 1-hop protocol on a model (endpoint, Anthropic, HF directory, callable)",
         example="ropeproof llm-eval --provider openai --model gpt-4o-mini --out runs/gpt-4o-mini",
         description=(
             "Ask a model [A]'s 1-hop number and letter prompts at several lengths, zero-shot, temperature\n"

@@ -41,7 +41,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "ps-score",
-        help="positional/symbolic scores of a construction or a random head, and the exclusion principle",
         example="ropeproof ps-score index --n-inputs 20 --length 8 --per-frequency --json",
     )
     p.add_argument(

@@ -80,7 +80,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "sweep",
-        help="exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound and a verdict per row",
         example="ropeproof sweep index --theta 0.000001 --lengths 2:600 --json",
     )
     p.epilog = EXAMPLE

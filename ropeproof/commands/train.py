@@ -18,7 +18,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub,
         "train",
-        help="train [A]'s GPT-J model on the number or letter task, with checkpoints and resume (hf extra)",
         example="ropeproof train number --config small --out runs/number-small",
         description=(
             "Train a GPTJForCausalLM on balanced 17-token task inputs (loss on the last token only, AdamW,\n"

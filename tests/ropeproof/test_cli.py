@@ -106,6 +106,7 @@ def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -
 
 def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ropeproof import claims as registry
+    from ropeproof.commands import check  # imported before the registry is patched: it binds the real one
 
     def broken(ctx):
         return registry.Outcome.judge(False, {"x": 1.0}, "x", counterexample={"n": 2})
@@ -113,8 +114,6 @@ def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pyte
     broken.__module__ = "ropeproof.claims.rope"  # stands for a built-in claim (yours read neutrally)
     c = registry.Claim("test.broken", "A claim that fails.", "test", {}, broken)
     monkeypatch.setattr(registry, "registered_claims", lambda: [c])
-    from ropeproof.commands import check
-
     monkeypatch.setattr(check, "registered_claims", lambda: [c])
     # --jobs 1: the patched registry exists in this process only (tests/ropeproof/test_check_pool.py
     # runs the two-process path)
@@ -177,9 +176,21 @@ def test_a_terminated_check_leaves_no_staging_directory(tmp_path: Path) -> None:
     assert [p.name for p in (tmp_path / "rep").iterdir()] == ["report.md"]
 
 
+def test_the_list_of_subcommands_is_the_one_their_modules_give() -> None:
+    """``ropeproof --help`` lists every subcommand with its one-line help without importing them: the
+    same text as the parser with every subcommand registered in full."""
+    from ropeproof.cli import SUBCOMMANDS, build_parser
+    from ropeproof.commands import SUMMARIES
+
+    assert list(SUMMARIES) == list(SUBCOMMANDS)
+    assert build_parser(["--help"]).format_help() == build_parser(None).format_help()
+    full = build_parser(None)._subparsers._group_actions[0]  # type: ignore[union-attr]
+    assert {a.dest: a.help for a in full._choices_actions} == SUMMARIES
+
+
 def test_a_subcommand_starts_without_the_others() -> None:
-    """``ropeproof --version`` imports no subcommand and no torch; a subcommand imports no other
-    subcommand's module (``findings`` does not load ``check`` or ``sweep``)."""
+    """``ropeproof --version`` and ``ropeproof --help`` import no subcommand and no torch; a subcommand
+    imports no other subcommand's module (``findings`` does not load ``check`` or ``sweep``)."""
     import subprocess
     import sys
 
@@ -198,6 +209,10 @@ def test_a_subcommand_starts_without_the_others() -> None:
         " 'ropeproof.commands.train')\n"
         "print(','.join(m for m in names if m in sys.modules) or 'none', file=sys.stderr)\n"
     )
-    for argv, loaded in ((["--version"], {"none"}), (["findings", "--help"], {"none", "torch"})):
+    for argv, loaded in (
+        (["--version"], {"none"}),
+        (["--help"], {"none"}),
+        (["findings", "--help"], {"none", "torch"}),
+    ):
         out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd="/")
         assert out.stderr.strip().splitlines()[-1] in loaded, (argv, out.stderr)
