@@ -194,16 +194,17 @@ def run() -> int:
     then the interpreter's teardown without a garbage collection over everything the run imported.
 
     :func:`gc.freeze` moves every object alive at the end into the collector's permanent generation, so
-    the collections the interpreter runs while it shuts down skip them: torch, transformers and sympy
-    leave millions of objects, and collecting them dominated the command's exit. Nothing is skipped but
+    the collections the interpreter runs while it shuts down skip them: the objects torch,
+    transformers and sympy leave, whose collection dominated the command's exit. Nothing is skipped but
     that collection: the exit code, stdout, stderr and every file are as :func:`main` left them (every
     output is written and closed, atomically, before it returns). ``main`` itself freezes nothing, so a
     program or a test that calls it many times keeps its garbage collected."""
     import gc
 
-    code = main()
-    gc.freeze()
-    return code
+    try:
+        return main()
+    finally:  # a parser's SystemExit (``--help``, a bad argument) and a ``--debug`` traceback too
+        gc.freeze()
 
 
 if __name__ == "__main__":

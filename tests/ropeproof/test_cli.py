@@ -59,6 +59,11 @@ def test_the_command_freezes_what_is_left_before_the_interpreter_ends(
         assert __version__ in capsys.readouterr().out and gc.get_freeze_count() == 0
         monkeypatch.setattr(cli, "main", lambda: 7)
         assert cli.run() == 7 and gc.get_freeze_count() > 0  # main's exit code, unchanged
+        gc.unfreeze()
+        monkeypatch.setattr(cli, "main", lambda: sys.exit(2))  # the parser's way out
+        with pytest.raises(SystemExit):
+            cli.run()
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
 
