@@ -174,7 +174,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Iterator[object]:
     """Collect without the cyclic garbage collector, then freeze what collection left alive
-    (:func:`gc.freeze`): importing torch, sympy and transformers creates millions of long-lived objects
+    (:func:`gc.freeze`): importing torch, sympy and transformers creates many long-lived objects
     that every full collection of every test would otherwise traverse again. Garbage that tests make is
     collected as usual."""
     import gc
