@@ -10,6 +10,7 @@ rounding of a ``d_head``-term dot product after a rotation, scaled by the row's 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import math
 import warnings
@@ -18,7 +19,11 @@ import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("transformer_lens")
+# transformer_lens is imported by the first test that uses it (``tl`` below), not at collection: its
+# import takes seconds, and every pytest worker collects this module
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("transformer_lens") is None, reason="needs transformer_lens (the tl extra)"
+)
 transformers = pytest.importorskip("transformers")
 
 from ropeproof.constructions.compile import compile_construction  # noqa: E402
@@ -44,7 +49,18 @@ from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores  # no
 from ropeproof.verify.measure.ps.scores import ps_scores  # noqa: E402
 from ropeproof.verify.measure.tasks import letter_task, number_task  # noqa: E402
 
-tl = require_transformer_lens()
+
+class _TransformerLens:
+    """``transformer_lens``, imported on first use of a public name (:func:`require_transformer_lens`;
+    pytest's collection looks up private names such as ``_mock_name`` on every module attribute)."""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(require_transformer_lens(), name)
+
+
+tl = _TransformerLens()
 K1_OF_128 = 10000 ** (-2 / 128)  # k = 1 of a 128-dim rotary head at base 10000
 
 

@@ -8,17 +8,22 @@ run other modules' tests between these, which closed and restarted a module-scop
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-distributed = pytest.importorskip("distributed")
-pytestmark = pytest.mark.xdist_group("dask-cluster")  # one pytest worker, so one cluster for the module
+# distributed is imported by the cluster fixture, not at collection (every pytest worker collects this)
+pytestmark = [
+    pytest.mark.xdist_group("dask-cluster"),  # one pytest worker, so one cluster for the module
+    pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason="needs distributed (dask)"),
+]
 
 from ropeproof.cli import main  # noqa: E402
 from ropeproof.verify.measure.exact import shard_runner  # noqa: E402
@@ -33,7 +38,7 @@ from ropeproof.verify.measure.exact.shard_runner import (  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def client() -> Iterator[distributed.Client]:
+def client() -> Iterator[Any]:  # a distributed.Client
     with shard_runner._client("dask", 2, None) as c:
         assert len(c.scheduler_info()["workers"]) == 2
         http = c.cluster.scheduler.http_server  # health routes only: no dashboard, loopback, a free port

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Iterator
 from types import ModuleType
@@ -10,11 +11,14 @@ import pytest
 
 from ropeproof.verify.studies.llm_eval.capped_http import REFUSED_HEADER, cap_body, capped_hooks
 
-openai = pytest.importorskip("openai")
+# openai is imported by the tests that use it, not at collection (every pytest worker collects this)
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="needs openai (llm extra)")
 
 
 def _http() -> ModuleType:
     """The HTTP library the official client is built on (httpx or its fork)."""
+    import openai
+
     base = next(c for c in openai.DefaultHttpxClient.__mro__[1:] if c.__name__ == "Client")
     return sys.modules[base.__module__.partition(".")[0]]
 

@@ -3,6 +3,7 @@ what the run's settings record (never the key)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -12,8 +13,11 @@ from ropeproof.verify.studies.llm_eval.choose_provider import PROVIDERS, make_pr
 from ropeproof.verify.studies.llm_eval.providers import REDACTED, Redactor, Reply
 from ropeproof.verify.studies.llm_eval.remote import LOCAL_KEY, check_base_url
 
-pytest.importorskip("openai")
-pytest.importorskip("anthropic")
+# the clients are imported by the tests that make them, not at collection (every pytest worker collects this)
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("openai") is None or importlib.util.find_spec("anthropic") is None,
+    reason="needs openai and anthropic (the llm extra)",
+)
 
 KEY = "sk-unit-" + "0123456789" * 3
 
