@@ -52,6 +52,7 @@ def test_the_command_freezes_what_is_left_before_the_interpreter_ends(
     entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["ropeproof"]
     assert entry == "ropeproof.cli:run"
     assert "from ropeproof.cli import run" in (ROOT / "ropeproof" / "__main__.py").read_text()
+    frozen_before = gc.get_freeze_count() > 0  # the suite freezes what collection imported (conftest)
     gc.unfreeze()
     try:
         with pytest.raises(SystemExit):
@@ -66,6 +67,8 @@ def test_the_command_freezes_what_is_left_before_the_interpreter_ends(
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+        if frozen_before:
+            gc.freeze()
 
 
 @pytest.mark.xdist_group("quick-report")  # its users on one worker: another would wait on its lock
