@@ -89,9 +89,11 @@ class FrequencyProfile:
     deviations relative to the logit row's variance, ``mean_inputs(msd_pos) / mean_inputs(Var)`` and
     likewise for ``sym`` (sampled over ``n_samples`` permutations). The exclusion principle says
     ``rel_pos + rel_sym >= 1``; a NoPE plane has ``rel_sym = 0``. They are NaN when not computed or
-    when the plane's logit rows are constant.
+    when the plane's logit rows are constant. ``row_spread`` (``[K, batch]``): the standard deviation of
+    each plane's last-token logit row over its ``n`` positions (the query's own logit included).
 
-    Shapes: freqs [K]; S_pos [K]; S_sym [K]; s_pos [K, batch]; s_sym [K, batch]; rel_pos [K]; rel_sym [K]
+    Shapes: freqs [K]; S_pos [K]; S_sym [K]; s_pos [K, batch]; s_sym [K, batch]; rel_pos [K]; rel_sym [K];
+    row_spread [K, batch]
     """
 
     freqs: torch.Tensor
@@ -102,6 +104,7 @@ class FrequencyProfile:
     s_sym: torch.Tensor
     rel_pos: torch.Tensor
     rel_sym: torch.Tensor
+    row_spread: torch.Tensor
     tau: float
     block_size: int
     gain: float
@@ -149,7 +152,10 @@ def per_frequency_scores(
         raise InputError(f"inputs have d_model={x.shape[2]}; this head expects d_model={head.d_model}")
     # every plane's scores in one stream of swaps (PlaneTableSource: the plane heads' rows, all at once)
     plan = BlockPairs(int(x.shape[1]), check_block_size(block_size))
-    scores = source_scores(PlaneTableSource(head, x, _check_gain(gain)), plan, tau, per_swap=False)
+    source = PlaneTableSource(head, x, _check_gain(gain))
+    scores = source_scores(source, plan, tau, per_swap=False)
+    with torch.no_grad():  # the same rows' spreads: [batch, K, n] -> [K, batch]
+        row_spread = source.last_logits().std(dim=-1).T.to("cpu", torch.float64)
     s_pos, s_sym, rel_pos, rel_sym = [], [], [], []
     first = scores[0]
     for plane, sc in zip(planes, scores, strict=True):
@@ -173,6 +179,7 @@ def per_frequency_scores(
         s_sym=ss,
         rel_pos=torch.tensor(rel_pos, dtype=torch.float64),
         rel_sym=torch.tensor(rel_sym, dtype=torch.float64),
+        row_spread=row_spread,
         tau=first.tau,
         block_size=first.block_size,
         gain=_check_gain(gain),

@@ -28,7 +28,6 @@ import torch
 from ropeproof.verify.interop.hf.head_import import import_model_head
 from ropeproof.verify.interop.hf.layer_swap import HFLayerSwap
 from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores
-from ropeproof.verify.measure.ps.swap_sources import PlaneTableSource
 
 
 def layer_head_inputs(model: Any, input_ids: torch.Tensor, layer: int) -> torch.Tensor:
@@ -47,9 +46,7 @@ def frequency_profile(
     head = import_model_head(model, layer=layer, device="cpu", dtype=torch.float64)
     x = layer_head_inputs(model, input_ids, layer)
     profile = per_frequency_scores(head, x, tau=tau)
-    with torch.no_grad():  # every plane's last-token logit row (split_planes' plane heads), at once
-        rows = PlaneTableSource(head, x).last_logits()  # [prompts, planes, n]
-    spread_table = rows.std(dim=-1).numpy()  # [prompts, planes]
+    spread_table = profile.row_spread.T.numpy()  # [prompts, planes]: each plane's last-token row's spread
     spreads = [float(v) for v in spread_table.mean(0)]
     stability = dominant_stability(spread_table)
     total = sum(spreads)

@@ -67,7 +67,9 @@ def test_all_planes_at_once_equal_each_plane_alone(
         alone = ps_scores(plane.head, x, tau=0.01, block_size=block)
         assert torch.allclose(prof.s_pos[k], alone.s_pos, rtol=0, atol=1e-12)
         assert torch.allclose(prof.s_sym[k], alone.s_sym, rtol=0, atol=1e-12)
-        assert torch.allclose(rows[:, k], plane.head(x).logits[:, -1, :], rtol=1e-13, atol=1e-13)
+        alone_row = plane.head(x).logits[:, -1, :]
+        assert torch.allclose(rows[:, k], alone_row, rtol=1e-13, atol=1e-13)
+        assert torch.allclose(prof.row_spread[k], alone_row.std(dim=-1), rtol=1e-12, atol=1e-13)
 
 
 def test_half_layout_planes_by_hand() -> None:
