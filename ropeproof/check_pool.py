@@ -7,7 +7,13 @@ registry and run by :func:`~ropeproof.claims.registry.run_claim` in a :class:`Ch
 first process's device, dtype and flags) and the figures. Both take the next task from the front of one
 list, sorted longest first by the seconds each task took in earlier runs
 (:mod:`ropeproof.work_order`), so the two finish close together; a claim of yours (``--claims``, a
-plugin) runs in the first process only. Both open the same
+plugin) and a job of the first process's own (``here_jobs``: ``check``'s corrections) run in the first
+process only, taken in the same order, so they overlap the second process's work instead of following it.
+
+The second process can be started before the work is known (:func:`start_second_process`, which
+``check`` calls first thing when every claim is built in): it imports the built-in claims (and the
+figures' modules) while the first is still importing its own, and :class:`CheckPool` then hands it the
+run's settings before its first task. Both open the same
 :class:`~ropeproof.theory.result_store.ResultStore` directory, so a result that two tasks need (the
 multi-hop length study, the trained models' profiles, ...) is computed by whichever process asks first
 and read by the other: no task has to run in a particular process.
@@ -41,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 from ropeproof.theory.result_store import ResultStore
 
 if TYPE_CHECKING:
+    import multiprocessing.pool
+
     from ropeproof.claims.registry import CheckContext, Claim, ClaimResult
 
 _WORKER: dict[str, Any] = {}
@@ -53,6 +61,8 @@ class Task:
     """One piece of a check's work: a claim (``kind == "claim"``, ``name`` its id) or a figure."""
 
     kind: str
+    """``"claim"``, ``"figure"``, or another kind for one of :class:`CheckPool`'s ``here_jobs``
+    (``"correction"``)."""
     name: str
     source: str = ""
     """A claim's check as ``module.qualname``: the second process runs the claim only when its own
@@ -60,8 +70,31 @@ class Task:
 
     @property
     def key(self) -> str:
-        """``"claim:ID"`` or ``"figure:NAME"``: how :mod:`ropeproof.work_order` records its seconds."""
+        """``"KIND:NAME"`` (``"claim:ID"``, ``"figure:NAME"``, ...): how :mod:`ropeproof.work_order`
+        records its seconds."""
         return f"{self.kind}:{self.name}"
+
+
+def _warm_up(figures: bool) -> None:
+    """The second process's first step when it is started early (:func:`start_second_process`): import
+    the built-in claims (and, with ``figures``, the figures' modules), which its tasks import anyway."""
+    try:
+        from ropeproof.claims import builtin_claim_sets
+
+        _WORKER["claims"] = {c.id: c for claim_set in builtin_claim_sets() for c in claim_set}
+        if figures:
+            import ropeproof.paper_figures  # noqa: F401
+    except Exception:  # an initializer that raises is restarted for ever: the first task reports it
+        _WORKER.pop("claims", None)
+
+
+def start_second_process(figures: bool) -> multiprocessing.pool.Pool:
+    """A second process for a :class:`CheckPool` (its ``process``), started now: a fresh interpreter
+    (``spawn``: nothing is inherited) that imports the built-in claims, and with ``figures`` the figures'
+    modules, while the caller goes on; it takes no task before the pool hands it the run's settings.
+    Whoever starts it stops it (:meth:`CheckPool.cancel`, or ``terminate`` when no pool takes it)."""
+    ctx = multiprocessing.get_context("spawn")
+    return ctx.Pool(1, initializer=_warm_up, initargs=(figures,))
 
 
 def _start_worker(
@@ -202,7 +235,11 @@ class CheckPool:
     to seconds, :attr:`Task.key`) orders the work, longest first; a task it does not name counts as
     ``default_seconds``. ``context`` is the first process's ``(device, dtype, certified)`` as text, for
     the claims the second one runs. ``on_claim`` is called with each claim's result as it arrives (in
-    this process, from any thread: a progress bar)."""
+    this process, from any thread: a progress bar). ``here_jobs`` are this process's own jobs (a task
+    key ``"KIND:NAME"`` of a kind other than ``claim`` and ``figure``, to a function of no arguments),
+    ordered with the rest by ``seconds`` and run here only; they wait for a value the other process is
+    computing instead of deferring. ``process`` is a second
+    process from :func:`start_second_process` (default: one started now)."""
 
     def __init__(
         self,
@@ -220,6 +257,8 @@ class CheckPool:
         default_seconds: float = 1.0,
         shareable: Callable[[Claim], bool] = lambda c: c.builtin,
         on_claim: Callable[[ClaimResult], None] | None = None,
+        here_jobs: Mapping[str, Callable[[], None]] | None = None,
+        process: multiprocessing.pool.Pool | None = None,
     ) -> None:
         if store.directory is None:
             raise ValueError("the check pool shares the store through its directory; this store has none")
@@ -234,7 +273,11 @@ class CheckPool:
         """Seconds each task took, by :attr:`Task.key`, whichever process ran it."""
         self.failed: dict[str, str] = {}
         """The figures whose drawing raised, in either process, with the traceback (:func:`draw_or_fail`)."""
+        self.here_jobs = dict(here_jobs or {})
+        if any(key.split(":", 1)[0] in ("claim", "figure") or ":" not in key for key in self.here_jobs):
+            raise ValueError(f"here_jobs keys are 'KIND:NAME' of another kind; got {list(self.here_jobs)}")
         tasks = [Task("claim", c.id, check_source(c)) for c in claims] + [Task("figure", n) for n in figures]
+        tasks += [Task(*key.split(":", 1)) for key in self.here_jobs]
         known = dict(seconds or {})
         self.order = sorted(tasks, key=lambda t: -known.get(t.key, default_seconds))  # stable: report order
         self._here_only = {c.id for c in claims if not shareable(c)}
@@ -249,8 +292,16 @@ class CheckPool:
         ctx = multiprocessing.get_context("spawn")
         cache = None if store.cache is None else (str(store.cache.directory), store.cache.version)
         init = (str(store.directory), str(out_dir), quick, formats, threads, cache, context)
-        self._pool = ctx.Pool(1, initializer=_start_worker, initargs=init)
+        if process is None:
+            self._pool = ctx.Pool(1, initializer=_start_worker, initargs=init)
+        else:  # one process takes its jobs in order: the settings arrive before the first task
+            self._pool = process
+            process.apply_async(_start_worker, init, error_callback=self._failed)
         self._send_next()
+
+    def _theirs(self, task: Task) -> bool:
+        """Whether the second process may run ``task`` (a figure, or a claim it shares)."""
+        return task.kind == "figure" or (task.kind == "claim" and task.name not in self._here_only)
 
     def _take(self, here: bool) -> Task | None:
         """The next task for this process (``here``) or the second: the first of the list that it may
@@ -259,7 +310,7 @@ class CheckPool:
             if self._error is not None:
                 return None
             for task in self._todo:
-                if here or not (task.kind == "claim" and task.name in self._here_only):
+                if here or self._theirs(task):
                     self._todo.remove(task)
                     return task
             return None
@@ -334,6 +385,11 @@ class CheckPool:
         from ropeproof.theory.result_store import ValueBusy
 
         start = time.perf_counter()
+        if task.key in self.here_jobs:  # never deferred: it waits for what the other process computes
+            self.here_jobs[task.key]()
+            with self._lock:
+                self.seconds[task.key] = time.perf_counter() - start
+            return
         try:
             with self.store.deferring() if task not in self._deferred else contextlib.nullcontext():
                 if task.kind == "claim":
@@ -365,7 +421,11 @@ class CheckPool:
         self._pool.join()
         if self._error is not None:
             raise self._error
-        missing = [t.key for t in self.order if t.name not in self._results and t.name not in self._made]
+        missing = [
+            t.key
+            for t in self.order
+            if t.key not in self.here_jobs and t.name not in self._results and t.name not in self._made
+        ]
         missing = [k for k in missing if k.removeprefix("figure:") not in self.failed]
         if missing:  # pragma: no cover - every task is taken by one side or the other
             raise RuntimeError(f"tasks {missing} were run by neither process")

@@ -1,28 +1,20 @@
-"""``ropeproof check``: verify every registered claim and write the report."""
+"""``ropeproof check``: verify every registered claim and write the report.
+
+This module imports the claims (torch, sympy, ...) only when a run starts, after its second process
+(:func:`~ropeproof.check_pool.start_second_process`) is on its way, so the two processes' start-ups
+overlap."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ropeproof.claims import (
-    CheckContext,
-    Claim,
-    ClaimResult,
-    registered_claims,
-    registered_corrections,
-    registered_no_corrections,
-    run_claim,
-    run_claims,
-)
-from ropeproof.claims.claims_process import DEFAULT_TIMEOUT, ClaimsProcess
-from ropeproof.claims.corrections import corrections_for, run_correction
-from ropeproof.claims.loading import claim_source, declared_entry_points, merge_claims, select_claims
 from ropeproof.commands.arguments import (
     add_command,
     add_device,
@@ -33,13 +25,12 @@ from ropeproof.commands.arguments import (
     int_in,
     positive_float,
 )
-from ropeproof.report import STORE_DIR, write_report
-from ropeproof.theory.atomic_output import atomic_directory
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_cache import ResultCache, default_cache_dir
-from ropeproof.theory.result_store import FROM_CACHE, ResultStore
-from ropeproof.verify.kernel.devices import resolve_dtype
-from ropeproof.work_order import expected_seconds, record_seconds
+
+if TYPE_CHECKING:
+    import multiprocessing.pool
+
+    from ropeproof.claims import CheckContext, Claim, ClaimResult
+    from ropeproof.claims.corrections import Correction, CorrectionResult
 
 DEFAULT_JOBS = 2 if (os.cpu_count() or 1) >= 2 else 1
 """``--jobs`` default: a second process shares the work when the machine has a second core."""
@@ -90,10 +81,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--claim-timeout",
         type=positive_float,
-        default=DEFAULT_TIMEOUT,
+        default=None,
         metavar="SECONDS",
         help="stop a claim of yours (--claims, plugins) that runs longer than this, and report it as an "
-        "error; loading them has the same limit",
+        "error; loading them has the same limit (default: the claims process's own, DEFAULT_TIMEOUT in "
+        "ropeproof.claims.claims_process)",
     )
     p.add_argument(
         "--only", action="append", default=[], metavar="PATTERN", help="run only ids matching a glob"
@@ -150,6 +142,8 @@ def _plain(value: Any) -> Any:
 
 
 def _list(claims: list, args: argparse.Namespace) -> int:
+    from ropeproof.claims.loading import claim_source
+
     if args.json:
         rows = [
             {
@@ -188,17 +182,39 @@ def figures_of(claims: list, whole: bool) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the claims of ``--claims`` and the plugins in their own process (when there are any), run
-    everything, close that process whatever happens."""
+    """Start the second process first (:func:`_early_second_process`); load the claims of ``--claims``
+    and the plugins in their own process (when there are any); run everything; stop both processes
+    whatever happens."""
+    second = _early_second_process(args)
     process = None
-    plugins = [] if args.no_plugins else declared_entry_points()
-    if args.claims or plugins:
-        process = ClaimsProcess(args.claims, entry_points=plugins, timeout=args.claim_timeout)
     try:
-        return _run(args, [] if process is None else process.claims)
+        from ropeproof.claims.loading import declared_entry_points
+
+        plugins = [] if args.no_plugins else declared_entry_points()
+        if args.claims or plugins:
+            from ropeproof.claims.claims_process import ClaimsProcess
+
+            limit = {} if args.claim_timeout is None else {"timeout": args.claim_timeout}
+            process = ClaimsProcess(args.claims, entry_points=plugins, **limit)
+        return _run(args, [] if process is None else process.claims, second)
     finally:
+        if second is not None:
+            second.terminate()  # the run's pool stopped it already, or it had nothing to take
+            second.join()
         if process is not None:
             process.close()
+
+
+def _early_second_process(args: argparse.Namespace) -> multiprocessing.pool.Pool | None:
+    """The second process of a run that shares its work (``--jobs 2``), started before the claims are
+    imported: it imports them (and the figures' modules) meanwhile. ``None`` for ``--list`` and for a run
+    with ``--claims``, whose second process starts (if at all) once the selection shows that it could
+    take something; a run whose selection leaves it nothing stops it unused."""
+    if args.jobs < 2 or args.list or args.claims:
+        return None
+    from ropeproof.check_pool import start_second_process
+
+    return start_second_process(figures=not args.no_figures)
 
 
 def _two_processes(
@@ -209,14 +225,24 @@ def _two_processes(
     ctx: CheckContext,
     out_dir: Path,
     history: Path,
-) -> tuple[list[ClaimResult], dict[str, list[Path]], dict[str, str], dict[str, float]]:
+    corrections: list[Correction],
+    second: multiprocessing.pool.Pool | None,
+) -> tuple[
+    list[ClaimResult], dict[str, list[Path]], dict[str, str], dict[str, float], list[CorrectionResult]
+]:
     """``claims`` and the figures ``names`` (drawn into ``out_dir``) run by this process and a second
-    one (:class:`~ropeproof.check_pool.CheckPool`), longest first by the seconds of earlier runs
-    (:func:`~ropeproof.work_order.expected_seconds` in ``history``): ``(results, figures drawn, figures
-    failed, seconds per task)``. The second process is stopped whatever happens."""
+    one (``second`` when it was started early, else a new one: :class:`~ropeproof.check_pool.CheckPool`),
+    longest first by the seconds of earlier runs (:func:`~ropeproof.work_order.expected_seconds` in
+    ``history``), with ``corrections`` computed in this process among them: ``(results, figures drawn,
+    figures failed, seconds per task, corrections' results in the order of corrections)``. The second
+    process is stopped whatever happens."""
     from tqdm import tqdm
 
     from ropeproof.check_pool import CheckPool
+    from ropeproof.claims import run_claim
+    from ropeproof.work_order import expected_seconds
+
+    fixed: dict[str, CorrectionResult] = {}
 
     bar = tqdm(total=len(claims), desc="ropeproof check", unit="claim", disable=args.no_progress)
 
@@ -236,16 +262,42 @@ def _two_processes(
         context=(str(ctx.device), str(ctx.dtype).removeprefix("torch."), ctx.certified),
         seconds=expected_seconds(history, args.quick),
         on_claim=arrived,
+        here_jobs={f"correction:{c.id}": functools.partial(_correct, c, ctx, fixed) for c in corrections},
+        process=second,
     )
     try:
         results, figures = pool.finish()
     finally:
         pool.cancel()
         bar.close()
-    return results, figures, pool.failed, pool.seconds
+    return results, figures, pool.failed, pool.seconds, [fixed[c.id] for c in corrections]
 
 
-def _run(args: argparse.Namespace, yours: list) -> int:
+def _correct(correction: Correction, ctx: CheckContext, into: dict[str, CorrectionResult]) -> None:
+    """``correction`` computed (:func:`~ropeproof.claims.corrections.run_correction`) into ``into``."""
+    from ropeproof.claims.corrections import run_correction
+
+    into[correction.id] = run_correction(correction, ctx)
+
+
+def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Pool | None) -> int:
+    from ropeproof.claims import (
+        CheckContext,
+        registered_claims,
+        registered_corrections,
+        registered_no_corrections,
+        run_claims,
+    )
+    from ropeproof.claims.corrections import corrections_for, run_correction
+    from ropeproof.claims.loading import merge_claims, select_claims
+    from ropeproof.report import STORE_DIR, write_report
+    from ropeproof.theory.atomic_output import atomic_directory
+    from ropeproof.theory.errors import InputError
+    from ropeproof.theory.result_cache import ResultCache, default_cache_dir
+    from ropeproof.theory.result_store import FROM_CACHE, ResultStore
+    from ropeproof.verify.kernel.devices import resolve_dtype
+    from ropeproof.work_order import record_seconds
+
     claims = merge_claims([*registered_claims(), *yours])
     claims = select_claims(claims, args.only, args.skip)
     if args.list:
@@ -271,9 +323,11 @@ def _run(args: argparse.Namespace, yours: list) -> int:
             formats = default_formats(args.quick) if args.formats is None else check_formats(args.formats)
         history = args.cache_dir if args.cache_dir is not None else default_cache_dir()
         task_seconds: dict[str, float] = {}
+        ids = {c.id for c in selected}
+        fixing = corrections_for(registered_corrections(), ids)
         if args.jobs > 1 and (names or any(c.builtin for c in selected)):  # else nothing it could take
-            results, figures, failed, task_seconds = _two_processes(
-                args, selected, names, formats, ctx, staging / "figures", history
+            results, figures, failed, task_seconds, corrections = _two_processes(
+                args, selected, names, formats, ctx, staging / "figures", history, fixing, second
             )
         else:
             results = list(run_claims(selected, ctx, progress=not args.no_progress))
@@ -284,8 +338,8 @@ def _run(args: argparse.Namespace, yours: list) -> int:
                     names, staging / "figures", store, args.quick, formats, seconds=task_seconds
                 )
             task_seconds.update({f"claim:{r.claim.id}": r.seconds for r in results})
-        ids = {c.id for c in selected}
-        corrections = [run_correction(c, ctx) for c in corrections_for(registered_corrections(), ids)]
+            corrections = [run_correction(c, ctx) for c in fixing]
+            task_seconds.update({f"correction:{r.correction.id}": r.seconds for r in corrections})
         missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
         record_seconds(history, args.quick, task_seconds)
         computations = store.computation_counts()

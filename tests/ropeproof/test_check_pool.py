@@ -251,7 +251,7 @@ def test_check_with_two_processes_writes_the_report_of_one(tmp_path: Path) -> No
         assert main(["check", *select, "--jobs", jobs, "--out", str(out), "--cache-dir", str(history)]) == 0
         reports[jobs] = json.loads((out / "report.json").read_text())
         tasks = reports[jobs]["run"]["task_seconds"]
-        assert {k.split(":")[0] for k in tasks} == {"claim", "figure"}
+        assert {k.split(":")[0] for k in tasks} == {"claim", "figure"}  # these claims have no correction
         assert expected_seconds(history, quick=True) | tasks == expected_seconds(history, quick=True)
     one, two = (without_timings(reports[j]) for j in ("1", "2"))
     for report in (one, two):
@@ -303,3 +303,53 @@ def test_a_task_that_meets_a_value_being_computed_elsewhere_goes_last_then_waits
     assert asked == ["needs", "free", "needs"]  # deferred once, the other claim first, then it waited
     assert [r.outcome.figures["v"] for r in results] == [3.5, 1.0]
     assert store.get(slow_value) == 3.5
+
+
+def test_corrections_run_here_among_the_tasks_and_the_second_process_starts_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose claims are all built in starts its second process before it imports the claims, and
+    its pool takes that process; the corrections are jobs of the first process, ordered with the other
+    tasks (their seconds recorded as ``correction:ID``), and the report is the one process's report."""
+    import os
+
+    from ropeproof.report import without_timings
+
+    started, taken = [], []
+    real_start, real_pool = check_pool.start_second_process, check_pool.CheckPool
+
+    def start(figures: bool):
+        started.append(figures)
+        return real_start(figures)
+
+    class Pool(real_pool):
+        def __init__(self, *args, process=None, **kwargs):
+            taken.append(process)
+            super().__init__(*args, process=process, **kwargs)
+
+    monkeypatch.setattr(check_pool, "start_second_process", start)
+    monkeypatch.setattr(check_pool, "CheckPool", Pool)
+    select = ["--quick", "--only", "remark3.1.positional-cannot-retrieve.*", "--no-figures", "--no-progress"]
+    reports = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        cache = ["--cache-dir", str(tmp_path / f"cache{jobs}")]
+        assert main(["check", *select, "--jobs", jobs, "--out", str(out), *cache]) == 0
+        reports[jobs] = json.loads((out / "report.json").read_text())
+        assert "correction:remark3.1.positional-readout" in reports[jobs]["run"]["task_seconds"]
+    assert started == [False] and len(taken) == 1 and taken[0] is not None  # --jobs 1 starts none
+    one, two = (without_timings(reports[j]) for j in ("1", "2"))
+    for report in (one, two):
+        report["run"].pop("command")
+    assert one == two and [c["id"] for c in one["corrections"]] == ["remark3.1.positional-readout"]
+
+    ran_in: list[int] = []
+    with pytest.raises(ValueError, match="KIND:NAME"):
+        _pool([], [], tmp_path / "f", ResultStore(tmp_path / "s"), ("png",), here_jobs={"figure:x": print})
+    pool = _pool(
+        [], [], tmp_path / "f", ResultStore(tmp_path / "s"), ("png",),
+        here_jobs={"correction:x": lambda: ran_in.append(os.getpid())},
+        seconds={"correction:x": 5.0},
+    )  # fmt: skip
+    assert pool.order == [Task("correction", "x")] and pool.finish() == ([], {})
+    assert ran_in == [os.getpid()] and set(pool.seconds) == {"correction:x"}

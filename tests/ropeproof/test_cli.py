@@ -114,15 +114,13 @@ def test_check_quick_writes_report_and_figures(quick_report: tuple[int, Path]) -
 
 def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ropeproof import claims as registry
-    from ropeproof.commands import check  # imported before the registry is patched: it binds the real one
 
     def broken(ctx):
         return registry.Outcome.judge(False, {"x": 1.0}, "x", counterexample={"n": 2})
 
     broken.__module__ = "ropeproof.claims.rope"  # stands for a built-in claim (yours read neutrally)
     c = registry.Claim("test.broken", "A claim that fails.", "test", {}, broken)
-    monkeypatch.setattr(registry, "registered_claims", lambda: [c])
-    monkeypatch.setattr(check, "registered_claims", lambda: [c])
+    monkeypatch.setattr(registry, "registered_claims", lambda: [c])  # check reads it when a run starts
     # --jobs 1: the patched registry exists in this process only (tests/ropeproof/test_check_pool.py
     # runs the two-process path)
     args = ["check", "--out", str(tmp_path), "--no-progress", "--no-figures", "--jobs", "1"]
@@ -136,14 +134,13 @@ def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pyte
 
 def test_certified_mode_agrees_with_floating_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ropeproof import claims as registry
-    from ropeproof.commands import check
 
     chosen = [
         c
         for c in registry.registered_claims()
         if c.id.startswith("thm3.2.index.") and c.id.split(".")[-1] in ("gap_sup", "margin_inf")
     ]
-    monkeypatch.setattr(check, "registered_claims", lambda: chosen)
+    monkeypatch.setattr(registry, "registered_claims", lambda: chosen)
     base = ["check", "--no-progress", "--no-figures", "--jobs", "1"]  # one process: the patched registry
     assert main([*base, "--out", str(tmp_path / "f")]) == 0
     assert main([*base, "--certified", "--out", str(tmp_path / "c")]) == 0

@@ -124,10 +124,10 @@ def test_bad_input_is_one_line(
 )
 def test_out_is_an_existing_file(argv: list[str], a_file: Path, capsys, monkeypatch) -> None:
     """Refused before any claim, figure or compilation runs (the patched functions would fail)."""
-    from ropeproof.commands import check
+    from ropeproof import claims as registry  # check reads it when a run starts
 
     monkeypatch.setattr(
-        check, "run_claims", lambda *a, **k: pytest.fail("claims ran before --out was checked")
+        registry, "run_claims", lambda *a, **k: pytest.fail("claims ran before --out was checked")
     )
     argv = [a.replace("{file}", str(a_file)) for a in argv]
     code, _, err = run_cli(argv, capsys)
@@ -140,10 +140,10 @@ def test_out_is_an_existing_file(argv: list[str], a_file: Path, capsys, monkeypa
     "command", [["check", "--quick"], ["figures"], ["compile", "index"], ["export", "llama", "index"]]
 )
 def test_out_in_an_unwritable_place(command: list[str], capsys, monkeypatch) -> None:
-    from ropeproof.commands import check
+    from ropeproof import claims as registry  # check reads it when a run starts
 
     monkeypatch.setattr(
-        check, "run_claims", lambda *a, **k: pytest.fail("claims ran before --out was checked")
+        registry, "run_claims", lambda *a, **k: pytest.fail("claims ran before --out was checked")
     )
     code, _, err = run_cli([*command, "--out", "/proc/ropeproof-nowhere/out"], capsys)
     assert_one_line_error(code, err, command[0], "cannot create a directory in /proc/ropeproof-nowhere")
@@ -183,7 +183,6 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
     complete-looking report.md. Now the old run stays exactly as it was."""
     from ropeproof import check_pool
     from ropeproof import claims as registry
-    from ropeproof.commands import check
 
     trivial = registry.Claim(
         "test.trivial",
@@ -192,7 +191,7 @@ def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys,
         {},
         lambda ctx: registry.Outcome.judge(True, {"x": 1.0}, "x"),
     )
-    monkeypatch.setattr(check, "registered_claims", lambda: [trivial])
+    monkeypatch.setattr(registry, "registered_claims", lambda: [trivial])
     out = tmp_path / "rep"
 
     def draw_one_then(stop: BaseException):

@@ -30,7 +30,7 @@ from ropeproof import claims as registry
 from ropeproof import paper_figures
 from ropeproof.claims.corrections import Correction
 from ropeproof.cli import build_parser, main
-from ropeproof.commands import check, errata
+from ropeproof.commands import errata
 from ropeproof.commands.arguments import device, device_text, finite_float, nonnegative_float, positive_float
 from ropeproof.constructions.compile import compile_construction
 from ropeproof.constructions.paper import index_construction
@@ -221,7 +221,7 @@ def run_main(argv: list[str]) -> tuple[int, str, str]:
 @pytest.mark.parametrize("name", list(subparsers()))
 def test_random_argument_vectors(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     claim = registry.Claim("fuzz.trivial", "A claim that holds.", "test", {}, _trivial_claim)
-    monkeypatch.setattr(check, "registered_claims", lambda: [claim])
+    monkeypatch.setattr(registry, "registered_claims", lambda: [claim])
     monkeypatch.setattr(errata, "registered_corrections", lambda: [_trivial_correction()])
     monkeypatch.setattr(paper_figures, "figures", lambda: {"tiny": _tiny_figure})
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ropeproof import claims as claims_registry
 from ropeproof.claims import (
     Approx,
     Claim,
@@ -22,7 +23,6 @@ from ropeproof.claims import (
 )
 from ropeproof.claims.corrections import STATUSES, Correction, is_paper_finding, uncorrected_findings
 from ropeproof.cli import main
-from ropeproof.commands import check
 from ropeproof.errata_report import ERRATA_FORMAT, render_errata_markdown
 from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
 from ropeproof.verify.studies.errata.proofs import PROOFS
@@ -181,7 +181,7 @@ def test_a_correction_whose_values_change_fails_check_strict(
 
     monkeypatch.setattr(errata_index, "index_best_theta", shrunk)  # what the run's store computes with
     chosen = [c for c in registered_claims() if c.id == "thm3.2.index.pi2-over-2n2.best-theta"]
-    monkeypatch.setattr(check, "registered_claims", lambda: chosen)
+    monkeypatch.setattr(claims_registry, "registered_claims", lambda: chosen)
     # --jobs 1: the patched correction data exist in this process only
     args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--jobs", "1"]
     args += ["--out", str(tmp_path)]

@@ -28,8 +28,8 @@ def test_findings_page_matches_a_fresh_quick_report(quick_report: tuple[int, Pat
 
 def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the pi^2/(2 n^2) term four times larger: the pinned finding 'violated from n = 4' flips."""
+    from ropeproof import claims as registry  # check reads it when a run starts
     from ropeproof.claims import thm32
-    from ropeproof.commands import check
     from ropeproof.theory import bounds
     from ropeproof.verify.measure.exact import sweep
 
@@ -43,7 +43,7 @@ def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr(sweep, "index_bound", inflated)
     chosen = [thm32.CLAIMS["thm3.2.index.pi2-over-2n2.margin_inf"]]
-    monkeypatch.setattr(check, "registered_claims", lambda: chosen)
+    monkeypatch.setattr(registry, "registered_claims", lambda: chosen)
     # each run computes its tables anew in its own store: nothing memoised survives from another run;
     # --jobs 1: the patched bound exists in this process only
     args = ["check", "--quick", "--strict", "--no-progress", "--no-figures", "--jobs", "1"]
