@@ -24,6 +24,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -117,12 +118,33 @@ def measure_speed(task: str, config: TrainConfig, device: torch.device) -> Speed
     return Speed(min(times[1:]), draw_s, forward_s, parameters)
 
 
+_MEASURED: dict[tuple[Any, ...], Speed] = {}
+"""The speeds :func:`process_speed` measured in this process, by :func:`speed_key`."""
+
+
+def speed_key(task: str, config: TrainConfig, device: torch.device) -> tuple[Any, ...]:
+    """What a step's, a draw's and a forward's time depend on: the task, the model's shape and dropout,
+    the batch size, mixed precision and the device (not the steps, checkpoints, prompt counts, seed or
+    the optimiser's settings)."""
+    shape = (config.n_layer, config.n_embd, config.n_inner, config.n_positions, config.activation)
+    return (task, *shape, config.dropout, config.batch_size, config.mixed_precision, str(device))
+
+
+def process_speed(task: str, config: TrainConfig, device: torch.device) -> Speed:
+    """:func:`measure_speed`, once per process for each :func:`speed_key` (a second run of the same shape
+    in one process, as from a notebook, is estimated with the first's measurement)."""
+    key = speed_key(task, config, device)
+    if key not in _MEASURED:
+        _MEASURED[key] = measure_speed(task, config, device)
+    return _MEASURED[key]
+
+
 def estimate_run(
     task: str, config: TrainConfig, device: torch.device, done_steps: int = 0, speed: Speed | None = None
 ) -> RunEstimate:
     """The cost of running ``config`` from step ``done_steps`` to its end (module docstring); ``speed``
-    defaults to :func:`measure_speed`."""
-    speed = measure_speed(task, config, device) if speed is None else speed
+    defaults to :func:`process_speed`."""
+    speed = process_speed(task, config, device) if speed is None else speed
     steps = max(config.steps - done_steps, 0)
     evaluations = steps // config.checkpoint_every + 2
     drawn = steps * config.batch_size

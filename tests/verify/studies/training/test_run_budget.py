@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tracemalloc
 from pathlib import Path
@@ -65,6 +66,23 @@ def test_the_probe_leaves_torch_generator_alone() -> None:
     assert speed.parameters == sum(p.numel() for p in model.parameters())
 
 
+def test_a_process_measures_each_shape_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    measured: list[tuple[str, int]] = []
+
+    def measure(task: str, config, device) -> Speed:
+        measured.append((task, config.batch_size))
+        return Speed(step_s=0.5, draw_s=0.01, forward_s=0.02, parameters=1000)
+
+    monkeypatch.setattr(run_budget, "_MEASURED", {})
+    monkeypatch.setattr(run_budget, "measure_speed", measure)
+    for config in (SMALL, SMALL.with_overrides(steps=7, checkpoint_every=7, eval_prompts=5)):
+        estimate_run("number", config, CPU)
+    assert measured == [("number", SMALL.batch_size)]  # steps, checkpoints, prompts: not the speed
+    estimate_run("number", dataclasses.replace(SMALL, batch_size=8), CPU)
+    estimate_run("letter", SMALL, CPU)
+    assert measured[1:] == [("number", 8), ("letter", SMALL.batch_size)]
+
+
 def test_the_estimate_adds_up() -> None:
     speed = Speed(step_s=0.5, draw_s=0.01, forward_s=0.02, parameters=1000)
     config = SMALL.with_overrides(steps=100, checkpoint_every=10, eval_prompts=50)
@@ -86,7 +104,7 @@ def test_runs_that_cannot_fit_are_refused_with_the_limit(
     with pytest.raises(MemoryBudgetError, match=r"--eval-prompts 100000000 .* memory limit"):
         check_run_budget("number", SMALL.with_overrides(eval_prompts=10**8), CPU, tmp_path)
     fast = Speed(step_s=1e-3, draw_s=1e-5, forward_s=1e-5, parameters=1000)
-    monkeypatch.setattr(run_budget, "measure_speed", lambda *a: fast)
+    monkeypatch.setattr(run_budget, "process_speed", lambda *a: fast)
     monkeypatch.setenv(MEMORY_ENV, "100TiB")
     slow = r"--steps 10000000000\).* about 190 days .*time limit of 30 days"
     with pytest.raises(TimeBudgetError, match=slow):
