@@ -218,6 +218,26 @@ def test_a_subcommand_starts_without_the_others() -> None:
         (["--version"], {"none"}),
         (["--help"], {"none"}),
         (["findings", "--help"], {"none", "torch"}),
+        (["check", "--help"], {"ropeproof.commands.check"}),  # its claims (and torch) wait for a run
     ):
         out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd="/")
         assert out.stderr.strip().splitlines()[-1] in loaded, (argv, out.stderr)
+
+
+def test_check_starts_its_second_process_early_only_when_the_claims_are_all_built_in() -> None:
+    """``--jobs 1``, ``--list`` and ``--claims`` start no second process before the claims are known."""
+    import argparse
+
+    from ropeproof.commands import check
+
+    def args(**kw: object) -> argparse.Namespace:
+        return argparse.Namespace(**{"jobs": 2, "list": False, "claims": [], "no_figures": True, **kw})
+
+    for refused in (args(jobs=1), args(list=True), args(claims=["mine.py"])):
+        assert check._early_second_process(refused) is None
+    second = check._early_second_process(args())
+    try:
+        assert second is not None and second.apply(sorted, ([2, 1],)) == [1, 2]  # a live process
+    finally:
+        second.terminate()
+        second.join()
