@@ -44,11 +44,25 @@ def test_readme_python_blocks_run() -> None:
 E2E_PAGES = {"guides/your-claims.md"}
 """Pages whose blocks run whole checks with claims processes of their own: run in CI's second pass
 (``-m e2e``), like the other slowest end-to-end runs."""
+TL_PAGES = {"guides/exports.md", "guides/interop.md"}
+"""Pages whose blocks use TransformerLens: run by the pytest worker that runs the other TransformerLens
+tests (its import takes seconds)."""
+
+
+def test_the_marked_pages_exist() -> None:
+    assert {str(p.relative_to(DOCS)) for p in PAGES} >= E2E_PAGES | TL_PAGES
+    for name in TL_PAGES:  # they still use TransformerLens
+        assert any(word in (DOCS / name).read_text() for word in ("transformer_lens", "HookedTransformer"))
+
+
+def _page_marks(page: Path) -> list[pytest.MarkDecorator]:
+    name = str(page.relative_to(DOCS))
+    return [pytest.mark.e2e] * (name in E2E_PAGES) + [pytest.mark.xdist_group("tl")] * (name in TL_PAGES)
 
 
 @pytest.mark.parametrize(
     "page",
-    [pytest.param(p, marks=pytest.mark.e2e) if str(p.relative_to(DOCS)) in E2E_PAGES else p for p in PAGES],
+    [pytest.param(p, marks=_page_marks(p)) for p in PAGES],
     ids=[str(p.relative_to(DOCS)) for p in PAGES],
 )
 def test_page_python_blocks_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -203,6 +203,7 @@ def run_property_tests(module: ModuleType) -> list[str]:
 # ------------------------------------------------------------------------------------ previous token
 
 
+@pytest.mark.e2e  # a whole command run from outside: CI's second pass (-m e2e)
 def test_previous_token_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("transformers")
     walk = example_module("previous_token", "previous_token_walkthrough", monkeypatch)
@@ -242,6 +243,7 @@ def test_previous_token_example_runs_end_to_end(tmp_path: Path, monkeypatch: pyt
     assert transcripts()["previous_token_walkthrough"] == results["lines"]
 
 
+@pytest.mark.e2e  # a whole command run from outside: CI's second pass (-m e2e)
 def test_previous_token_claims_file(tmp_path: Path) -> None:
     found = check_report("previous_token/previous_token_claims.py", "examples.previous-token.*", tmp_path)
     assert set(found) == {

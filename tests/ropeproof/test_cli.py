@@ -155,6 +155,7 @@ def test_certified_mode_agrees_with_floating_point(tmp_path: Path, monkeypatch: 
     assert "(certified)" in (tmp_path / "c" / "report.md").read_text()
 
 
+@pytest.mark.e2e  # a whole command run from outside: CI's second pass (-m e2e)
 def test_a_terminated_check_leaves_no_staging_directory(tmp_path: Path) -> None:
     # `timeout 60 ropeproof check` (SIGTERM) used to leave a 9 MB .ropeproof-report.partial-* behind
     import signal

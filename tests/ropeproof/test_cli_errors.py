@@ -244,6 +244,7 @@ def test_an_internal_error_is_one_line_with_exit_3(capsys, monkeypatch) -> None:
     )
 
 
+@pytest.mark.e2e  # a whole command run from outside: CI's second pass (-m e2e)
 def test_list_into_a_closed_pipe_ends_quietly() -> None:
     """``ropeproof check --list | head -1``: no BrokenPipeError traceback, exit 141 (128 + SIGPIPE).
 

@@ -205,6 +205,7 @@ def test_import_hf_writes_a_head_directory(tmp_path: Path, capsys) -> None:
     assert "distinct ids in 0..11" in capsys.readouterr().err
 
 
+@pytest.mark.xdist_group("tl")  # transformer_lens imported by one pytest worker, not both
 def test_export_and_import_tl(tmp_path: Path, capsys) -> None:
     pytest.importorskip("transformer_lens")
     from ropeproof.verify.interop.tl.checkpoint import load_hooked_transformer

@@ -74,6 +74,7 @@ def test_option_checks_name_the_parameter(kwargs: dict, match: str) -> None:
     assert check_export_options(head, 2, "float64", 8, "n_ctx") == (2.0, torch.float64)
 
 
+@pytest.mark.xdist_group("tl")  # transformer_lens imported by one pytest worker, not both
 def test_one_reader_for_every_record(tmp_path) -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("transformer_lens")

@@ -79,6 +79,7 @@ def test_the_required_scale_makes_every_length_right(tmp_path) -> None:
     assert replay.first_wrong_n is None and replay.summary()["scale_for_every_length"] == pytest.approx(scale)
 
 
+@pytest.mark.xdist_group("tl")  # transformer_lens imported by one pytest worker, not both
 def test_transformer_lens_exports_and_sdpa(tmp_path) -> None:
     pytest.importorskip("transformer_lens")
     from ropeproof.verify.interop.tl.export import export_hooked_transformer

@@ -21,6 +21,7 @@ def test_the_layout_map_runs_both_ways() -> None:
         assert tl_names.layout_of(Back()) == layout
 
 
+@pytest.mark.xdist_group("tl")  # transformer_lens imported by one pytest worker, not both
 def test_keys_are_the_models_own() -> None:
     pytest.importorskip("transformer_lens")
     from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens

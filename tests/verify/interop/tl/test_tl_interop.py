@@ -21,9 +21,12 @@ import torch
 
 # transformer_lens is imported by the first test that uses it (``tl`` below), not at collection: its
 # import takes seconds, and every pytest worker collects this module
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("transformer_lens") is None, reason="needs transformer_lens (the tl extra)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        importlib.util.find_spec("transformer_lens") is None, reason="needs transformer_lens (the tl extra)"
+    ),
+    pytest.mark.xdist_group("tl"),  # its seconds-long import paid by one pytest worker, not both
+]
 transformers = pytest.importorskip("transformers")
 
 from ropeproof.constructions.compile import compile_construction  # noqa: E402

@@ -151,6 +151,7 @@ def test_ctrl_c_keeps_every_reply_and_the_rerun_asks_nothing_twice(
     assert server.total == 30 and set(server.requests.values()) == {1}
 
 
+@pytest.mark.e2e  # a whole command run from outside: CI's second pass (-m e2e)
 def test_kill_9_loses_at_most_the_requests_in_flight(
     chat_server, tmp_path: Path, capsys, monkeypatch
 ) -> None:
