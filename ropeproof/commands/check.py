@@ -341,9 +341,10 @@ def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Poo
             corrections = [run_correction(c, ctx) for c in fixing]
             task_seconds.update({f"correction:{r.correction.id}": r.seconds for r in corrections})
         missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
-        record_seconds(history, args.quick, task_seconds)
         computations = store.computation_counts()
         reused = sum(store.computation_counts(FROM_CACHE).values())
+        if not reused:  # a run that read earlier results did not do the work the seconds order
+            record_seconds(history, args.quick, task_seconds)
         store.finish_run()
         if store.cache is not None:
             store.cache.close()
