@@ -122,8 +122,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int_in(1, 2),
         default=DEFAULT_JOBS,
         help="2: share the claims and figures with a second process, longest first by this machine's last "
-        "run (both share the run's store, so nothing is computed twice; none is started when only claims "
-        "of yours and no figures are run, as those run in the first process); 1: one process",
+        "computing run (both share the run's store, so nothing is computed twice); it starts first thing, "
+        "unless --claims is given: then none is started when only claims of yours and no figures are run, "
+        "as those run in the first process; 1: one process",
     )
     p.set_defaults(run=run)
 
