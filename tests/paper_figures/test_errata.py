@@ -17,7 +17,18 @@ def test_one_figure_per_correction_is_registered() -> None:
 
 
 def test_the_figures_plot_what_the_corrections_compute() -> None:
-    best = index_best_theta_figure(quick=True)
+    import torch
+
+    from ropeproof.claims import CheckContext, registered_corrections
+    from ropeproof.claims.corrections import run_correction
+    from ropeproof.theory.result_store import ResultStore
+
+    store = ResultStore()  # the best-angle figure and its correction: one computation between them
+    best = index_best_theta_figure(quick=True, store=store)
+    correction = next(c for c in registered_corrections() if c.id == "thm3.2.index.best-theta")
+    run_correction(correction, CheckContext(torch.device("cpu"), torch.float64, quick=True, store=store))
+    computed = store.computation_counts()
+    assert [computed[k] for k in computed if k.startswith("errata.index-best-theta")] == [1], computed
     assert isinstance(best.figure, Figure) and len(best.figure.axes) == 2
     assert best.name == "errata_index_best_theta" and "docs/theory.md section 9" in best.caption
     assert {"series", "n", "exact", "reported", "reported_offset", "corrected"} == set(best.rows[0])
