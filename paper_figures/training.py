@@ -249,9 +249,13 @@ COMPILED_SETTINGS = {"smallest": ("compiled width 6/8", "s--"), "best": ("compil
 """The compiled checkpoints of the length study that the figure draws, with legend and line style."""
 
 
-def trained_length_dirs() -> list[Path]:
-    """Seed 0 of each shipped configuration (paper, then small), then :data:`TRAINED_LENGTH_MODELS`."""
-    shipped = [shipped_path(t, c) for c in CONFIGS for t in TASKS if 0 in shipped_seeds(t, c)]
+def trained_length_dirs(quick: bool = False) -> list[Path]:
+    """Seed 0 of each shipped configuration (paper, then small), then :data:`TRAINED_LENGTH_MODELS`; with
+    ``quick`` only the smallest shipped configuration's (the preview the frequency figures show too)."""
+    configs = [c for c in CONFIGS if any(0 in shipped_seeds(t, c) for t in TASKS)]
+    if quick:
+        return [shipped_path(t, c) for c in configs[-1:] for t in TASKS if 0 in shipped_seeds(t, c)]
+    shipped = [shipped_path(t, c) for c in configs for t in TASKS if 0 in shipped_seeds(t, c)]
     return shipped + [Path(d) for d in TRAINED_LENGTH_MODELS]
 
 
@@ -322,11 +326,12 @@ def length_figure_rows(
 @data_product("figure.training-length")
 def LENGTH_DATA(store: ResultStore, quick: bool, trained: list[str] | None = None) -> list[dict[str, Any]]:
     """The rows of :func:`length_figure_rows` for the run directories ``trained`` (``None``:
-    :func:`trained_length_dirs`, so a saved run names no directory of the machine that made it)."""
+    :func:`trained_length_dirs` of ``quick``, so a saved run names no directory of the machine that made
+    it)."""
     from ropeproof.verify.studies.beyond.multihop_length import STANDARD_STUDY
 
     rows = []
-    for path in trained_length_dirs() if trained is None else [Path(p) for p in trained]:
+    for path in trained_length_dirs(quick) if trained is None else [Path(p) for p in trained]:
         rows += _trained_rows(store, Path(path), quick)
     study = store.get(STANDARD_STUDY, quick=quick)
     summary = study["summary"]
@@ -357,8 +362,9 @@ def length_figure(
     quick: bool = False, store: ResultStore | None = None, trained: list[Path] | None = None
 ) -> FigureResult:
     """Accuracy against length (log axis to 10^4): trained models (``trained``: run directories, default
-    :func:`trained_length_dirs`), the width-6/8 and the best compiled checkpoints, each compiled one with
-    its certified horizon (dotted) and exact first failure (triangle); bars are 95% Wilson intervals."""
+    :func:`trained_length_dirs` of ``quick``), the width-6/8 and the best compiled checkpoints, each
+    compiled one with its certified horizon (dotted) and exact first failure (triangle); bars are 95%
+    anytime-valid intervals (the rows' own, :func:`length_figure_rows`)."""
     rows = length_figure_rows(quick, trained, store)
     fig, axes = subplots(1, 2, figsize=(7.6, 3.0), sharey=True, layout="constrained")
     models = list(dict.fromkeys(r["model"] for r in rows))
@@ -401,6 +407,15 @@ def length_figure(
         "exact first failure (every length probed between grid points). [A] reports its letter model above "
         "90% up to 850 tokens."
     )
+    if quick:
+        from ropeproof.verify.studies.training.lengths import study_plan
+
+        configs = sorted({r["model"].removeprefix("trained ") for r in rows if r["kind"] == "trained"})
+        lengths = ", ".join(str(n) for n in study_plan(quick)["lengths"])
+        caption += (
+            f" Quick preview: the trained models of the {', '.join(configs) or 'no'} configuration only, on "
+            f"the 'distractors' build, at {lengths} tokens."
+        )
     return FigureResult("training_length", fig, rows, caption)
 
 

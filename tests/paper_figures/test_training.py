@@ -56,8 +56,11 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
     lengths = length_figure(quick=True, store=store)
     configs = [c for c in ("paper", "small") if 0 in shipped_seeds("number", c)]
     models = {r["model"] for r in lengths.rows}
-    # quick: the claim's quick plan, letter and number on the distractors build (full: every reading)
-    assert models == {"compiled width 6/8", "compiled best (width 128)"} | {f"trained {c}" for c in configs}
+    # quick: the claim's quick plan, letter and number on the distractors build (full: every reading), of
+    # the smallest configuration only
+    assert models == {"compiled width 6/8", "compiled best (width 128)", f"trained {configs[-1]}"}
+    assert f"Quick preview: the trained models of the {configs[-1]} configuration only" in lengths.caption
+    assert "at 17, 64, 850 tokens" in lengths.caption
     trained = [r for r in lengths.rows if r["kind"] == "trained"]
     assert {r["n"] for r in trained} == {17, 64, 850}
     assert {r["reading"] for r in trained} == {"letter-distractors", "number-distractors"}
@@ -81,6 +84,21 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
     assert f"Quick preview: the {configs[-1]} configuration only" in freqs.caption
     for result in (lengths, freqs):
         assert all(f.stat().st_size > 0 for f in save_figure(result, tmp_path))
+
+
+def test_the_quick_length_preview_measures_the_smallest_configuration() -> None:
+    """The full length figure measures seed 0 of every shipped configuration (paper first); its quick
+    preview only the smallest one's, both tasks."""
+    from ropeproof.paper_figures.training import _shipped_configs, trained_length_dirs
+
+    def configs(dirs: list[Path]) -> list[tuple[str, str]]:
+        return [(load_record(d).task, load_record(d).config.name) for d in dirs]
+
+    assert _shipped_configs() == ["paper", "small"]
+    assert configs(trained_length_dirs()) == [
+        (t, c) for c in ("paper", "small") for t in ("number", "letter")
+    ]
+    assert configs(trained_length_dirs(quick=True)) == [("number", "small"), ("letter", "small")]
 
 
 def test_theory_figure_quick() -> None:
