@@ -19,6 +19,7 @@ from typing import Any, ParamSpec
 import matplotlib
 from matplotlib.figure import Figure
 
+from ropeproof.paper_figures.tick_labels import plain_log_labels
 from ropeproof.theory.atomic_output import atomic_path
 from ropeproof.theory.errors import InputError
 
@@ -74,12 +75,15 @@ class FigureResult:
 
 
 def styled(draw: Callable[P, FigureResult]) -> Callable[P, FigureResult]:
-    """Run a figure function inside the project's ``rc_context`` (rcParams are restored after)."""
+    """Run a figure function inside the project's ``rc_context`` (rcParams are restored after); its log
+    axes' tick labels are then plain text (:func:`~ropeproof.paper_figures.tick_labels.plain_log_labels`)."""
 
     @functools.wraps(draw)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> FigureResult:
         with matplotlib.rc_context(fname=str(STYLE)):
-            return draw(*args, **kwargs)
+            result = draw(*args, **kwargs)
+            plain_log_labels(result.figure)
+            return result
 
     return wrapper
 
