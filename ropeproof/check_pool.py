@@ -39,7 +39,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -239,7 +239,11 @@ class CheckPool:
     key ``"KIND:NAME"`` of a kind other than ``claim`` and ``figure``, to a function of no arguments),
     ordered with the rest by ``seconds`` and run here only; they wait for a value the other process is
     computing instead of deferring. ``process`` is a second
-    process from :func:`start_second_process` (default: one started now)."""
+    process from :func:`start_second_process` (default: one started now). ``second_first`` are task keys
+    that share a costly first use (importing ``transformers`` for the trained models): while their
+    expected seconds add up to at most half of all the tasks', the second process takes them before any
+    other and this one only when nothing else is left, so one process pays that cost instead of both
+    (:attr:`kept_apart` says whether it applies)."""
 
     def __init__(
         self,
@@ -259,6 +263,7 @@ class CheckPool:
         on_claim: Callable[[ClaimResult], None] | None = None,
         here_jobs: Mapping[str, Callable[[], None]] | None = None,
         process: multiprocessing.pool.Pool | None = None,
+        second_first: Collection[str] = (),
     ) -> None:
         if store.directory is None:
             raise ValueError("the check pool shares the store through its directory; this store has none")
@@ -280,6 +285,12 @@ class CheckPool:
         tasks += [Task(*key.split(":", 1)) for key in self.here_jobs]
         known = dict(seconds or {})
         self.order = sorted(tasks, key=lambda t: -known.get(t.key, default_seconds))  # stable: report order
+        grouped = {t.key for t in tasks if t.key in set(second_first)}
+        expected = {t.key: known.get(t.key, default_seconds) for t in tasks}
+        self.kept_apart = bool(grouped) and 2 * sum(expected[k] for k in grouped) <= sum(expected.values())
+        """Whether the second process takes the ``second_first`` tasks first (they are at most half the
+        expected work)."""
+        self._second_first = grouped if self.kept_apart else set()
         self._here_only = {c.id for c in claims if not shareable(c)}
         self._deferred: set[Task] = set()  # tasks that met a busy value once: the next time, they wait
         self._todo = deque(self.order)
@@ -305,15 +316,17 @@ class CheckPool:
 
     def _take(self, here: bool) -> Task | None:
         """The next task for this process (``here``) or the second: the first of the list that it may
-        run, or ``None``."""
+        run, or ``None``; of those, the second process takes a ``second_first`` task before any other,
+        and this process any other before one of them (when :attr:`kept_apart`)."""
         with self._lock:
             if self._error is not None:
                 return None
-            for task in self._todo:
-                if here or self._theirs(task):
-                    self._todo.remove(task)
-                    return task
-            return None
+            allowed = [t for t in self._todo if here or self._theirs(t)]
+            preferred = [t for t in allowed if (t.key in self._second_first) != here]
+            task = next(iter(preferred or allowed), None)
+            if task is not None:
+                self._todo.remove(task)
+            return task
 
     def _send_next(self) -> None:
         task = self._take(here=False)

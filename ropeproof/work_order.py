@@ -14,9 +14,10 @@ then the shipped one).
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ropeproof.theory.atomic_output import atomic_path
@@ -70,3 +71,20 @@ def record_seconds(cache_dir: Path, quick: bool, seconds: Mapping[str, float]) -
             tmp.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     except OSError:
         return
+
+
+TRANSFORMERS_CLAIMS = ("training.*", "multihop.hf-*", "llm-eval.*")
+"""The built-in claims (id globs) that run models through ``transformers`` (the shipped trained
+checkpoints, the exported ones, local language models)."""
+
+
+def transformers_tasks(claim_ids: Iterable[str], figure_names: Iterable[str]) -> frozenset[str]:
+    """The task keys among ``claim_ids`` and ``figure_names`` whose work imports ``transformers``: the
+    claims of :data:`TRANSFORMERS_CLAIMS` and the figures of
+    :data:`~ropeproof.paper_figures.NEEDS_HF`. ``check`` keeps them in one process where that keeps the
+    balance (:class:`~ropeproof.check_pool.CheckPool`'s ``second_first``), since importing
+    ``transformers`` costs each process that does it seconds."""
+    from ropeproof.paper_figures import NEEDS_HF
+
+    claims = {f"claim:{i}" for i in claim_ids if any(fnmatch.fnmatchcase(i, g) for g in TRANSFORMERS_CLAIMS)}
+    return frozenset(claims | {f"figure:{n}" for n in figure_names if n in NEEDS_HF})

@@ -234,14 +234,16 @@ def _two_processes(
     """``claims`` and the figures ``names`` (drawn into ``out_dir``) run by this process and a second
     one (``second`` when it was started early, else a new one: :class:`~ropeproof.check_pool.CheckPool`),
     longest first by the seconds of earlier runs (:func:`~ropeproof.work_order.expected_seconds` in
-    ``history``), with ``corrections`` computed in this process among them: ``(results, figures drawn,
+    ``history``), the second taking those that run ``transformers`` first where they are at most half the
+    work (:func:`~ropeproof.work_order.transformers_tasks`), with ``corrections`` computed in this
+    process among them: ``(results, figures drawn,
     figures failed, seconds per task, corrections' results in the order of corrections)``. The second
     process is stopped whatever happens."""
     from tqdm import tqdm
 
     from ropeproof.check_pool import CheckPool
     from ropeproof.claims import run_claim
-    from ropeproof.work_order import expected_seconds
+    from ropeproof.work_order import expected_seconds, transformers_tasks
 
     fixed: dict[str, CorrectionResult] = {}
 
@@ -265,6 +267,7 @@ def _two_processes(
         on_claim=arrived,
         here_jobs={f"correction:{c.id}": functools.partial(_correct, c, ctx, fixed) for c in corrections},
         process=second,
+        second_first=transformers_tasks((c.id for c in claims if c.builtin), names),
     )
     try:
         results, figures = pool.finish()

@@ -353,3 +353,62 @@ def test_corrections_run_here_among_the_tasks_and_the_second_process_starts_firs
     )  # fmt: skip
     assert pool.order == [Task("correction", "x")] and pool.finish() == ([], {})
     assert ran_in == [os.getpid()] and set(pool.seconds) == {"correction:x"}
+
+
+class _Recorder:
+    """Stands in for the second process: records what it is sent and runs nothing."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, tuple]] = []
+
+    def apply_async(self, fn, args=(), callback=None, error_callback=None) -> None:
+        self.sent.append((fn.__name__, args))
+
+    def terminate(self) -> None:
+        pass
+
+    def join(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("grouped", "apart", "second_takes", "first_takes"),
+    [
+        ({"f3", "f4"}, True, "f3", ["f1", "f2", "f4"]),  # 15 s of 34: the second process takes them first
+        ({"f1", "f2", "f3"}, False, "f1", ["f2", "f3", "f4"]),  # 27 s of 34: longest first, as without
+    ],
+)
+def test_the_second_process_takes_the_grouped_tasks_first_while_they_are_at_most_half(
+    tmp_path: Path, grouped: set[str], apart: bool, second_takes: str, first_takes: list[str]
+) -> None:
+    """``second_first`` tasks (those that import ``transformers``) go to the second process before any
+    other, and to the first only when nothing else is left, while their expected seconds are at most
+    half of the run's; otherwise the order is longest first for both."""
+    seconds = {"figure:f1": 10.0, "figure:f2": 9.0, "figure:f3": 8.0, "figure:f4": 7.0}
+    second = _Recorder()
+    pool = _pool(
+        [], ["f1", "f2", "f3", "f4"], tmp_path / "f", ResultStore(tmp_path / "s"), ("png",),
+        seconds=seconds, process=second, second_first={f"figure:{n}" for n in grouped} | {"claim:absent"},
+    )  # fmt: skip
+    assert pool.kept_apart is apart
+    assert [name for name, _ in second.sent] == ["_start_worker", "_run_in_worker"]
+    assert second.sent[1][1][0] == Task("figure", second_takes)
+    taken = []
+    while (task := pool._take(here=True)) is not None:
+        taken.append(task.name)
+    assert taken == first_takes
+    pool.cancel()
+
+
+def test_the_transformers_tasks_are_the_claims_and_figures_that_run_models() -> None:
+    from ropeproof.claims import registered_claims
+    from ropeproof.paper_figures import NEEDS_HF, figure_names
+    from ropeproof.work_order import TRANSFORMERS_CLAIMS, transformers_tasks
+
+    ids = [c.id for c in registered_claims() if c.builtin]
+    keys = transformers_tasks(ids, figure_names())
+    assert {"claim:training.length", "claim:multihop.hf-lengths", "claim:llm-eval.local-ordering"} <= keys
+    assert {f"figure:{n}" for n in NEEDS_HF} <= keys and "figure:training_length" in keys
+    assert not keys & {"claim:thm3.1.index", "claim:multihop.length", "figure:c_accuracy"}
+    for glob in TRANSFORMERS_CLAIMS:  # no stale pattern
+        assert transformers_tasks([i for i in ids if i.startswith(glob.rstrip("*"))], []), glob
