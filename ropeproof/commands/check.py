@@ -122,7 +122,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int_in(1, 2),
         default=DEFAULT_JOBS,
         help="2: share the claims and figures with a second process, longest first by this machine's last "
-        "computing run (both share the run's store, so nothing is computed twice); it starts first thing, "
+        "computing run (both share the run's store, so nothing is computed twice; the tasks that run "
+        "transformers go to the second first while they are at most half the work); it starts first thing, "
         "unless --claims is given: then none is started when only claims of yours and no figures are run, "
         "as those run in the first process; 1: one process",
     )
