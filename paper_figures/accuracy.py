@@ -11,15 +11,23 @@ from ropeproof.paper_figures.style import FigureResult, styled, subplots
 from ropeproof.theory.result_store import ResultStore, data_product
 from ropeproof.verify.kernel.compiled import answer
 from ropeproof.verify.measure.exact.families import family_for, sample_family_inputs
+from ropeproof.verify.measure.statistics import proportion_interval
 
 DTYPES = ("float64", "float32", "bfloat16")
 SCALES = (1.0, 10.0, 100.0, None)  # None: hard attention (argmax of the logits)
 
 
+LENGTHS = {False: (2, 4, 8, 16, 32, 64, 128, 256), True: (2, 8, 32, 128)}
+"""The lengths of the figure (full, ``quick``)."""
+INPUTS = {False: 48, True: 16}
+"""Random family inputs per (head, length) (full, ``quick``), the same ones for every dtype and readout."""
+
+
 def accuracy_rows(quick: bool = False) -> list[dict]:
-    """Accuracy on random family inputs (every input of the family at each length is equally likely)."""
-    lengths = [2, 4, 8, 16, 32, 64, 128, 256] if not quick else [2, 8, 32, 128]
-    count = 48 if not quick else 16
+    """Accuracy on :data:`INPUTS` random family inputs per length (every input of the family at each
+    length is equally likely), per head, dtype and readout: ``correct`` of ``inputs``, ``accuracy`` and
+    its 95% Wilson interval ``ci_low``, ``ci_high``."""
+    lengths, count = LENGTHS[quick], INPUTS[quick]
     subjects = {
         "T_Index theta=0.866": index_construction(0.8660, max_int=max(lengths) - 1, letters=8),
         "T_Retrieval theta=0.0027": retrieval_construction(8, 0.0027, max_int=2),
@@ -40,15 +48,19 @@ def accuracy_rows(quick: bool = False) -> list[dict]:
                         got = answer(
                             head, seqs, mode="softmax", softmax_scale=scale, dtype=dtype, device="cpu"
                         )
-                    acc = float(np.mean([a == b for a, b in zip(got, correct, strict=True)]))
+                    right = sum(a == b for a, b in zip(got, correct, strict=True))
+                    estimate = proportion_interval(right, count)
                     rows.append(
                         {
                             "construction": name,
                             "n": n,
                             "dtype": dtype,
                             "readout": "argmax" if scale is None else f"softmax x{scale:g}",
-                            "accuracy": acc,
+                            "accuracy": estimate.value,
+                            "correct": right,
                             "inputs": count,
+                            "ci_low": estimate.low,
+                            "ci_high": estimate.high,
                         }
                     )
     return rows
@@ -80,16 +92,12 @@ def accuracy_figure(quick: bool = False, store: ResultStore | None = None) -> Fi
                 ]
                 n = np.array([r["n"] for r in sel])
                 acc = np.array([r["accuracy"] for r in sel])
-                line = ax.semilogx(
-                    n,
-                    acc,
-                    "o-",
-                    ms=3,
-                    color=matplotlib.colormaps["viridis"](k / max(1, len(readouts) - 1)),
-                    label=readout,
-                )[0]
+                color = matplotlib.colormaps["viridis"](k / max(1, len(readouts) - 1))
+                line = ax.semilogx(n, acc, "o-", ms=3, color=color, label=readout)[0]
+                low, high = ([r[key] for r in sel] for key in ("ci_low", "ci_high"))
+                ax.fill_between(n, low, high, color=color, alpha=0.12, lw=0)
                 failing = n[acc < 1.0]
-                if failing.size:  # mark where this readout stops working
+                if failing.size:  # the first grid length where a sampled input was answered wrongly
                     ax.axvline(failing[0], color=line.get_color(), ls=":", lw=0.8)
             ax.set_title(f"{name}, {dtype}", fontsize=8)
             ax.set_ylim(-0.05, 1.05)
@@ -98,10 +106,14 @@ def accuracy_figure(quick: bool = False, store: ResultStore | None = None) -> Fi
             if j == 0:
                 ax.set_ylabel("accuracy (fraction correct)")
     axes[0, 0].legend(loc="lower left")
+    lengths = ", ".join(str(n) for n in LENGTHS[quick])
     caption = (
-        "Accuracy of the compiled heads on random inputs of their exact input families (48 per length), for "
-        "hard attention (argmax of the logits) and softmax attention at logit scales 1, 10, 100, in float64, "
-        "float32 and bfloat16. Dotted verticals mark the first length where a readout is no longer 100% "
-        "correct. T_Index uses selective values (letters weight 2, integers 0); T_Retrieval copies the pair."
+        f"Accuracy of the compiled heads on random inputs of their exact input families ({INPUTS[quick]} per "
+        f"head and length, the same ones for every dtype and readout; lengths {lengths}), for hard attention "
+        "(argmax of the logits) and softmax attention at logit scales 1, 10, 100, in float64, float32 and "
+        "bfloat16; bands: 95% Wilson intervals over the sampled inputs. Dotted verticals mark the first "
+        "length of this grid at which a sampled input was answered wrongly: a sampled grid point, not an "
+        "exact first failure (the sweeps search every length for those). T_Index uses selective values "
+        "(letters weight 2, integers 0); T_Retrieval copies the pair."
     )
     return FigureResult("c_accuracy", fig, rows, caption)

@@ -3,6 +3,7 @@ separate, deterministic step."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from ropeproof.paper_figures import default_formats, figure_names, figures, make_all
-from ropeproof.paper_figures.accuracy import accuracy_rows
+from ropeproof.paper_figures.accuracy import accuracy_figure
 from ropeproof.paper_figures.discrepancy import fitted_slope, theory_figure
 from ropeproof.paper_figures.geometry import geometry_figure
 from ropeproof.paper_figures.many_plane import letter_code_rows
@@ -77,9 +78,18 @@ def test_plotted_data_helpers() -> None:
 
     n = np.array([10.0, 100.0, 1000.0])
     assert fitted_slope(n, 3.0 / n**2) == pytest.approx(-2.0, abs=1e-12)
-    rows = accuracy_rows(quick=True)
+    accuracy = accuracy_figure(quick=True)
+    rows = accuracy.rows
     assert {r["dtype"] for r in rows} == {"float64", "float32", "bfloat16"}
     assert all(r["accuracy"] == 1.0 for r in rows if r["dtype"] == "float64" and r["n"] == 2)
+    z = 1.959963984540054  # the 97.5% normal quantile: Wilson's 95% interval written out
+    for r in rows:  # every sampled accuracy carries its count and interval
+        k, m = r["correct"], r["inputs"]
+        assert m == 16 and r["accuracy"] == k / m
+        centre, half = (k + z * z / 2) / (m + z * z), z * math.sqrt(k * (m - k) / m + z * z / 4) / (m + z * z)
+        assert (r["ci_low"], r["ci_high"]) == pytest.approx((centre - half, centre + half), abs=1e-12)
+    assert "16 per head and length" in accuracy.caption and "lengths 2, 8, 32, 128" in accuracy.caption
+    assert any(r["accuracy"] < 1 for r in rows)  # the bands and the dotted verticals have something to show
     alphabet = [r for r in letter_code_rows() if r["panel"] == "alphabet"]
     for r in alphabet:  # one-plane code at theta = 0: margin 2 sin(pi/|ALPH|)^2 exactly
         assert r["one_plane"] == pytest.approx(r["closed_form"], rel=1e-12)
