@@ -43,6 +43,7 @@ per spectrum) and are at scale 1: multiply by the logit scale.
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -129,14 +130,20 @@ def layer_sweep(model: CompiledModel, layer: int, max_n: int) -> SweepResult:
     return exact_sweep(build_tables(head, layer_family(model, layer), max_n), max_n, gap_inf_limit=0)
 
 
-_GAP_CACHE: dict[tuple[tuple[float, ...], tuple[float, ...]], tuple[np.ndarray, np.ndarray]] = {}
+GAP_CACHE_BYTES = 256 * 2**20
+"""How many bytes of enclosures :func:`enclose_gaps` keeps, over the most recently used ``(freqs, amps)``
+spectra (the one just used is kept whatever its size)."""
+_GAP_CACHE: OrderedDict[tuple[tuple[float, ...], tuple[float, ...]], tuple[np.ndarray, np.ndarray]] = (
+    OrderedDict()
+)
 
 
 def enclose_gaps(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> Enclosure:
     """Enclosures of ``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` for ``m = 1 .. max_m``:
     :func:`~ropeproof.verify.measure.exact.certified.enclose_index_gaps` (Arb balls, rounded outward),
-    kept per ``(freqs, amps)`` for the process and extended on demand (``first_m``: each ``g(m)`` is
-    enclosed on its own, so an extension encloses it as one call would)."""
+    kept for the most recently used ``(freqs, amps)`` of the process (:data:`GAP_CACHE_BYTES`) and
+    extended on demand (``first_m``: each ``g(m)`` is enclosed on its own, so an extension encloses it
+    as one call would)."""
     f = tuple(float(x) for x in freqs)
     a = tuple(float(x) for x in amps)
     if not f or len(f) != len(a) or any(x < 0 for x in a) or not np.all(np.isfinite(f + a)):
@@ -146,7 +153,12 @@ def enclose_gaps(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> E
     if lo.size < max_m:
         new_lo, new_hi = enclose_index_gaps(f, a, max_m, first_m=lo.size + 1)
         lo, hi = np.concatenate([lo, new_lo]), np.concatenate([hi, new_hi])
-        _GAP_CACHE[key] = (lo, hi)
+    _GAP_CACHE[key] = (lo, hi)
+    _GAP_CACHE.move_to_end(key)
+    while (
+        len(_GAP_CACHE) > 1 and sum(lo.nbytes + hi.nbytes for lo, hi in _GAP_CACHE.values()) > GAP_CACHE_BYTES
+    ):
+        _GAP_CACHE.popitem(last=False)
     return lo[:max_m].copy(), hi[:max_m].copy()
 
 

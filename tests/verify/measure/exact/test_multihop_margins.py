@@ -80,6 +80,30 @@ def test_gap_enclosure_contains_50_digit_values() -> None:
         enclose_gaps([1.0], [-1.0], 3)
 
 
+def test_gap_enclosures_are_kept_for_the_most_recent_spectra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process keeps GAP_CACHE_BYTES of enclosures, of the most recently used spectra: a spectrum
+    used again stays, the least recent goes, and an evicted one is enclosed again to the same values."""
+    import ropeproof.verify.measure.exact.multihop_margins as margins
+
+    monkeypatch.setattr(margins, "_GAP_CACHE", type(margins._GAP_CACHE)())
+    monkeypatch.setattr(margins, "GAP_CACHE_BYTES", 3 * 2 * 20 * 8)  # three spectra of 20 float64 pairs
+    spectra = [([0.5 + k / 10], [1.0]) for k in range(5)]
+    first = enclose_gaps(*spectra[0], 20)
+    for f, a in spectra[1:3]:
+        enclose_gaps(f, a, 20)
+    enclose_gaps(*spectra[0], 10)  # used again: now the most recent
+    enclose_gaps(*spectra[3], 20)  # evicts spectra[1], the least recent
+    assert [k[0] for k in margins._GAP_CACHE] == [(0.7,), (0.5,), (0.8,)]
+    enclose_gaps(*spectra[4], 20)  # evicts spectra[2]
+    enclose_gaps(*spectra[1], 20)  # evicts spectra[0]
+    assert [k[0] for k in margins._GAP_CACHE] == [(0.8,), (0.9,), (0.6,)]
+    enclose_gaps(*spectra[2], 100)  # larger than the budget alone: kept, every other one goes
+    assert [k[0] for k in margins._GAP_CACHE] == [(0.7,)]
+    again = enclose_gaps(*spectra[0], 20)
+    np.testing.assert_array_equal(again[0], first[0])
+    np.testing.assert_array_equal(again[1], first[1])
+
+
 def test_retrieval_closed_form_values(models) -> None:
     m = models["letter-one-plane"]
     lo, hi = layer_margin_enclosure(m.layer_info[0], 20)
