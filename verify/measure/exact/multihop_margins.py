@@ -155,10 +155,9 @@ def enclose_gaps(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> E
         lo, hi = np.concatenate([lo, new_lo]), np.concatenate([hi, new_hi])
     _GAP_CACHE[key] = (lo, hi)
     _GAP_CACHE.move_to_end(key)
-    while (
-        len(_GAP_CACHE) > 1 and sum(lo.nbytes + hi.nbytes for lo, hi in _GAP_CACHE.values()) > GAP_CACHE_BYTES
-    ):
-        _GAP_CACHE.popitem(last=False)
+    kept = sum(x.nbytes for pair in _GAP_CACHE.values() for x in pair)
+    while len(_GAP_CACHE) > 1 and kept > GAP_CACHE_BYTES:
+        kept -= sum(x.nbytes for x in _GAP_CACHE.popitem(last=False)[1])
     return lo[:max_m].copy(), hi[:max_m].copy()
 
 
