@@ -9,6 +9,9 @@ list, sorted longest first by the seconds each task took in earlier runs
 (:mod:`ropeproof.work_order`), so the two finish close together; a claim of yours (``--claims``, a
 plugin) and a job of the first process's own (``here_jobs``: ``check``'s corrections) run in the first
 process only, taken in the same order, so they overlap the second process's work instead of following it.
+Tasks that share a costly first use (``second_first``: those that import ``transformers``) are taken by
+the second process before any other, and by the first only when nothing else is left, while they are at
+most half the expected work: then one process pays for that import instead of both.
 
 The second process can be started before the work is known (:func:`start_second_process`, which
 ``check`` calls first thing when every claim is built in): it imports the built-in claims (and the
