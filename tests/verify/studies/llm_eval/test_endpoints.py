@@ -9,9 +9,11 @@ import _thread
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,6 +131,17 @@ def test_malformed_bodies_are_logged_and_asked_again_on_a_rerun(
     assert all(server.requests[p] == (2 if broken[p] else 1) for p in server.requests)
 
 
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """Python's own Ctrl-C handler for the test, the one ``_thread.interrupt_main`` needs: a process
+    started in the background (``cmd &``, ``nohup``) starts with SIGINT ignored, and ``interrupt_main``
+    then does nothing. The previous handler is put back after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_keeps_every_reply_and_the_rerun_asks_nothing_twice(
     chat_server, tmp_path: Path, capsys, monkeypatch
 ) -> None:
