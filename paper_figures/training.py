@@ -253,10 +253,9 @@ def trained_length_dirs(quick: bool = False) -> list[Path]:
     """Seed 0 of each shipped configuration (paper, then small), then :data:`TRAINED_LENGTH_MODELS`; with
     ``quick`` only the smallest shipped configuration's (the preview the frequency figures show too)."""
     configs = [c for c in CONFIGS if any(0 in shipped_seeds(t, c) for t in TASKS)]
-    if quick:
-        return [shipped_path(t, c) for c in configs[-1:] for t in TASKS if 0 in shipped_seeds(t, c)]
-    shipped = [shipped_path(t, c) for c in configs for t in TASKS if 0 in shipped_seeds(t, c)]
-    return shipped + [Path(d) for d in TRAINED_LENGTH_MODELS]
+    chosen = configs[-1:] if quick else configs
+    shipped = [shipped_path(t, c) for c in chosen for t in TASKS if 0 in shipped_seeds(t, c)]
+    return shipped if quick else shipped + [Path(d) for d in TRAINED_LENGTH_MODELS]
 
 
 def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str, Any]]:
