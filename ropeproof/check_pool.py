@@ -288,7 +288,7 @@ class CheckPool:
         tasks += [Task(*key.split(":", 1)) for key in self.here_jobs]
         known = dict(seconds or {})
         self.order = sorted(tasks, key=lambda t: -known.get(t.key, default_seconds))  # stable: report order
-        grouped = {t.key for t in tasks if t.key in set(second_first)}
+        grouped = {t.key for t in tasks} & set(second_first)
         expected = {t.key: known.get(t.key, default_seconds) for t in tasks}
         self.kept_apart = bool(grouped) and 2 * sum(expected[k] for k in grouped) <= sum(expected.values())
         """Whether the second process takes the ``second_first`` tasks first (they are at most half the
