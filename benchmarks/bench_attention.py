@@ -38,10 +38,10 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.devices import resolve_device
-from ropeproof.verify.kernel.threads import thread_policy
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._devices import resolve_device
+from ropeproof.verify.kernel._threads import thread_policy
 
 BATCH, D_MODEL, HEAD_DIM, BASE = 8, 128, 128, 10000.0
 TARGET_FAST, TARGET_FULL = 1.2, 1.3

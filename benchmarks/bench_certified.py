@@ -5,7 +5,7 @@
 Prints medians over ``--repeats`` rounds (round robin: one run of each path per round) and the ratio
 old / new measured in the same run, for
 
-1. :func:`ropeproof.verify.measure.exact.certified.enclose_index_gaps` over ``K = 8`` planes (the standard
+1. :func:`ropeproof.verify.measure.exact._certified.enclose_index_gaps` over ``K = 8`` planes (the standard
    spectrum of head_dim 16, ``theta_k = 10000^(-k/8)``, unit amplitudes) for ``m = 1 .. 1500`` and
    ``m = 1 .. 10^4``, and over one plane at ``theta = 0.866`` for ``10^4`` offsets from ``m = 10^6`` (one
    shard of the sharded certified Index check, ``ropeproof sweep certified-index``);
@@ -46,9 +46,9 @@ import torch
 from mpmath import iv
 
 from ropeproof.claims import CheckContext, run_claim
-from ropeproof.claims.many_plane import CLAIMS
-from ropeproof.theory.dirichlet import dirichlet_q
-from ropeproof.verify.measure.exact.certified import (
+from ropeproof.claims._many_plane import CLAIMS
+from ropeproof.theory._dirichlet import dirichlet_q
+from ropeproof.verify.measure.exact._certified import (
     CertifiedCheck,
     arb_ends,
     arb_precision,
@@ -259,10 +259,10 @@ def bench_claim(repeats: int) -> dict[str, Any]:
     def old() -> Any:
         with (
             mock.patch(
-                "ropeproof.verify.studies.beyond.many_plane_judging.certified_dirichlet",
+                "ropeproof.verify.studies.beyond._many_plane_judging.certified_dirichlet",
                 iv_certified_dirichlet,
             ),
-            mock.patch("ropeproof.verify.studies.beyond.dirichlet_steps._certify", iv_certify),
+            mock.patch("ropeproof.verify.studies.beyond._dirichlet_steps._certify", iv_certify),
         ):
             return run_claim(claim, ctx)
 

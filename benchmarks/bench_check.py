@@ -11,7 +11,7 @@ so drift in the machine's load hits both alike. Prints each side's wall times, m
 checkout's runs (median ``seconds`` per claim in ``report.json``).
 
 It then compares the first run of each side: ``report.json`` without its timings and run metadata
-(``ropeproof.report.without_timings``; the command line, git commit and package versions name the
+(``ropeproof._report.without_timings``; the command line, git commit and package versions name the
 checkout), ``report.md`` without its header line (time, command, commit) and every file under
 ``figures/``, byte for byte; any difference is printed and the script exits 1.
 
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ropeproof.report import without_timings
+from ropeproof._report import without_timings
 
 
 def torch_version() -> str:
@@ -81,9 +81,9 @@ def differences(before: Path, after: Path) -> list[str]:
 
 def figure_costs(quick: bool) -> list[tuple[str, float]]:
     """Seconds to compute and draw each figure from a fresh store, in this process."""
+    from ropeproof.machinery._result_store import ResultStore
     from ropeproof.paper_figures import available_figure_names, draw_figure
-    from ropeproof.theory.result_store import ResultStore
-    from ropeproof.verify.kernel.threads import thread_policy
+    from ropeproof.verify.kernel._threads import thread_policy
 
     costs = []
     with thread_policy():

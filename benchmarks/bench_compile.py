@@ -4,7 +4,7 @@ Run ``python3 benchmarks/bench_compile.py [--max-length 2000] [--repeats 3]``. C
 ``ropeproof export-model gptj number --max-length N`` writes (the best solver at width 128: its Index
 planes, 120 letters and the integers 1..N-1), round robin, with
 
-- the ball path (:mod:`ropeproof.constructions.multihop_compile`'s default: sympy's mpmath code run on
+- the ball path (:mod:`ropeproof.constructions._multihop_compile`'s default: sympy's mpmath code run on
   python-flint ``arb`` balls);
 - the 30-digit mpmath path (the baseline, the evaluation compile_program used before), measured in the
   same run by marking every (feature, rule) as mpmath-only;
@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from ropeproof.constructions import multihop_compile
-from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec
+from ropeproof.constructions import _multihop_compile as multihop_compile
+from ropeproof.verify.studies.beyond._checkpoint_solvers import checkpoint_spec
 
 
 def embedding(program, mpmath_only: bool) -> np.ndarray:

@@ -23,7 +23,7 @@ import sys
 SNIPPET = """
 import json, sys, time, torch
 from ropeproof.claims import CheckContext, registered_claims, registered_corrections, run_claim
-from ropeproof.claims.corrections import corrections_for, run_correction
+from ropeproof.claims._corrections import corrections_for, run_correction
 quick = sys.argv[1] == "quick"
 ctx = CheckContext(torch.device("cpu"), torch.float64, quick=quick)
 corrected = {cid for c in registered_corrections() for cid in c.corrects}

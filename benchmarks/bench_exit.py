@@ -6,7 +6,7 @@ Each round starts three fresh interpreters that import torch, sympy, matplotlib,
 model and ropeproof's claims, write the time of their last statement to a file and then end:
 
 - ``teardown``: the interpreter's ordinary end (its collector runs over everything imported);
-- ``frozen``: :func:`gc.freeze` first, as ``ropeproof`` (``ropeproof.cli.run``) does;
+- ``frozen``: :func:`gc.freeze` first, as ``ropeproof`` (``ropeproof._cli.run``) does;
 - ``os._exit``: no teardown at all (the floor).
 
 The time to end is measured from that last statement to the moment the parent sees the process end;

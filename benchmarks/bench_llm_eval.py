@@ -18,15 +18,32 @@ under the toolkit's thread policy (one intra-op thread unless ``--threads``), as
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from ropeproof.verify.kernel.threads import thread_policy
-from ropeproof.verify.studies.llm_eval.choose_provider import make_provider
-from ropeproof.verify.studies.llm_eval.harness import evaluate
-from ropeproof.verify.studies.llm_eval.protocol import answer
-from ropeproof.verify.testing.chat_server import ChatServer
+from ropeproof.verify.kernel._threads import thread_policy
+from ropeproof.verify.studies.llm_eval._choose_provider import make_provider
+from ropeproof.verify.studies.llm_eval._harness import evaluate
+from ropeproof.verify.studies.llm_eval._protocol import answer
+
+
+def _chat_server_class() -> type:
+    """The test suite's loopback chat server (a test fixture, not part of the package), loaded by path."""
+    tests = Path(__file__).resolve().parents[1] / "tests"
+    path = tests / "verify" / "studies" / "llm_eval" / "chat_server.py"
+    spec = importlib.util.spec_from_file_location("ropeproof_tests_chat_server", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.ChatServer
+
+
+ChatServer = _chat_server_class()
 
 
 def solve(prompt: str) -> str:
@@ -56,8 +73,8 @@ def remote(rounds: int, latency: float, prompts: int) -> None:
 
 
 def local(rounds: int) -> None:
-    from ropeproof.verify.studies.llm_eval.local import HFCausalLM
-    from ropeproof.verify.studies.training.shipped import load_shipped
+    from ropeproof.verify.studies.llm_eval._local import HFCausalLM
+    from ropeproof.verify.studies.training._shipped import load_shipped
 
     shipped = load_shipped("number")
     batched = HFCausalLM(shipped.model, shipped.tokenizer, "task")

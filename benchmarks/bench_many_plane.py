@@ -5,14 +5,14 @@ Prints, for head_dim 64 and 128 (base 10000, equal amplitudes):
 
 - the normalised ``margin_inf`` at ``10^3 .. max_n`` and the decay onset (none means the margin
   equals its ``n = 2`` value ``g(1)`` throughout);
-- the time of :func:`ropeproof.verify.studies.beyond.many_plane.margin_records` (streaming with exact
+- the time of :func:`ropeproof.verify.studies.beyond._many_plane.margin_records` (streaming with exact
 pruning), the
   fraction of
   plane terms it evaluated, and the time of the plain chunked
-  :func:`ropeproof.verify.measure.exact.index_sweep.index_sweep`
+  :func:`ropeproof.verify.measure.exact._index_sweep.index_sweep`
   on the same lengths (skipped above ``--full-sweep-limit``);
 
-and the wall time of the certified Theorem 3.2 checks (:mod:`ropeproof.verify.measure.exact.certified`) for
+and the wall time of the certified Theorem 3.2 checks (:mod:`ropeproof.verify.measure.exact._certified`) for
 every
 ``n <= certified_n``: T_Index at ``theta = 0.866`` (two readings) and T_Retrieval (``|ALPH| = 8``,
 ``theta = 0`` and ``0.0027``), with their row counts.
@@ -27,9 +27,9 @@ import time
 
 import numpy as np
 
-from ropeproof.verify.measure.exact.certified import certified_index, certified_retrieval
-from ropeproof.verify.measure.exact.index_sweep import index_sweep
-from ropeproof.verify.studies.beyond.many_plane import (
+from ropeproof.verify.measure.exact._certified import certified_index, certified_retrieval
+from ropeproof.verify.measure.exact._index_sweep import index_sweep
+from ropeproof.verify.studies.beyond._many_plane import (
     dirichlet_decay_guarantee,
     margin_records,
     standard_frequencies,

@@ -4,12 +4,12 @@ Run ``python3 benchmarks/bench_multihop.py [--repeats 5] [--device auto] [--dtyp
 number and letter checkpoints (12 layers, widths 6 and 8) and a batch of 64 inputs of 17 and of 850 tokens
 ([A]'s training length and the length [A] reports for the letter task), prints the median time of
 
-- :class:`ropeproof.verify.kernel.multilayer.MultiLayerRopeModel` (every layer's logits, pattern and
+- :class:`ropeproof.verify.kernel._multilayer.MultiLayerRopeModel` (every layer's logits, pattern and
   residual kept);
 - the exported ``GPTJForCausalLM`` on the same token ids (eager attention, ``use_cache=False``; the
   baseline, measured in the same run);
 - the last-position readout by the backward recursion
-  (:func:`ropeproof.verify.kernel.chain_readout.last_readout`, float64);
+  (:func:`ropeproof.verify.kernel._chain_readout.last_readout`, float64);
 
 with the ratio of each to HF's time and whether the answers agree. Uses CUDA when available.
 """
@@ -25,13 +25,13 @@ from typing import Any
 
 import torch
 
-from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import checkpoint_program
-from ropeproof.verify.interop.hf.model_export import export_model
-from ropeproof.verify.kernel.chain_readout import last_readout
-from ropeproof.verify.kernel.devices import resolve_device, resolve_dtype
-from ropeproof.verify.kernel.multilayer import MultiLayerRopeModel, model_module
-from ropeproof.verify.measure.task_lengths import long_task
+from ropeproof.constructions._multihop_compile import CompiledModel, compile_program
+from ropeproof.constructions._multihop_programs import checkpoint_program
+from ropeproof.verify.interop.hf._model_export import export_model
+from ropeproof.verify.kernel._chain_readout import last_readout
+from ropeproof.verify.kernel._devices import resolve_device, resolve_dtype
+from ropeproof.verify.kernel._multilayer import MultiLayerRopeModel, model_module
+from ropeproof.verify.measure._task_lengths import long_task
 
 BATCH = 64
 LENGTHS = (17, 850)

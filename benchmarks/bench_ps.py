@@ -42,11 +42,11 @@ from typing import Any
 
 import torch
 
-from ropeproof.verify.kernel.devices import resolve_device
-from ropeproof.verify.measure.ps.row_functions import RowFunction
-from ropeproof.verify.measure.ps.scores import attention_row_fn, last_row_fn, ps_scores, scores_from_rows
-from ropeproof.verify.measure.ps.swap_stream import DEFAULT_MEMORY_BUDGET, BlockPairs
-from ropeproof.verify.measure.subjects import random_subject
+from ropeproof.verify.kernel._devices import resolve_device
+from ropeproof.verify.measure._subjects import random_subject
+from ropeproof.verify.measure.ps._row_functions import RowFunction
+from ropeproof.verify.measure.ps._scores import attention_row_fn, last_row_fn, ps_scores, scores_from_rows
+from ropeproof.verify.measure.ps._swap_stream import DEFAULT_MEMORY_BUDGET, BlockPairs
 
 N_INPUTS, HEAD_DIM, D_MODEL = 100, 64, 64
 BUDGET_SWEEP_MIB = (8, 16, 256)

@@ -37,25 +37,25 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ropeproof.cli import main as cli_main
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import retrieval_construction
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.compiled import encode, head_module
-from ropeproof.verify.kernel.devices import resolve_device
-from ropeproof.verify.kernel.rope import rope_logits
-from ropeproof.verify.measure.exact.certified_shards import (
+from ropeproof._cli import main as cli_main
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import retrieval_construction
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._compiled import encode, head_module
+from ropeproof.verify.kernel._devices import resolve_device
+from ropeproof.verify.kernel._rope import rope_logits
+from ropeproof.verify.measure.exact._certified_shards import (
     enclose_gap_records,
     judge_records,
     merge_gap_records,
 )
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.measure.exact.families import family_for
-from ropeproof.verify.measure.exact.index_sweep import index_sweep
-from ropeproof.verify.measure.exact.retrieval_sweep import retrieval_sweep
-from ropeproof.verify.measure.exact.sweep import iter_index_sweep
-from ropeproof.verify.measure.exact.sweep_files import SweepSummary
+from ropeproof.verify.measure.exact._discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact._families import family_for
+from ropeproof.verify.measure.exact._index_sweep import index_sweep
+from ropeproof.verify.measure.exact._retrieval_sweep import retrieval_sweep
+from ropeproof.verify.measure.exact._sweep import iter_index_sweep
+from ropeproof.verify.measure.exact._sweep_files import SweepSummary
 
 
 def median_seconds(fn: Callable[[], object], repeats: int) -> float:
@@ -83,7 +83,7 @@ def naive_baseline(sweep, head, big: int, device: torch.device) -> np.ndarray:
         w = sweep.witness(n, "margin_inf")
         x = encode(head, list(w.tokens)).to(device)
         q, k, _ = module.project(x[None])
-        from ropeproof.verify.kernel.rope import apply_rope
+        from ropeproof.verify.kernel._rope import apply_rope
 
         rq = apply_rope(q[:, -1:], module.spec, torch.tensor([n - 1], device=device))
         rk = apply_rope(k, module.spec)

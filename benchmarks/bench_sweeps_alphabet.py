@@ -29,14 +29,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ropeproof.cli import main as cli_main
-from ropeproof.verify.measure.exact import retrieval_sweep as rs
-from ropeproof.verify.measure.exact import sweep as sw
-from ropeproof.verify.measure.exact.angles import reduced_angles_with_error
-from ropeproof.verify.measure.exact.discrepancy import _gap_inf_config
-from ropeproof.verify.measure.exact.retrieval_codes import code_angles
-from ropeproof.verify.measure.exact.retrieval_gap_inf import gap_inf_enumerated
-from ropeproof.verify.measure.exact.sweep_files import SweepHeader, write_rows
+from ropeproof._cli import main as cli_main
+from ropeproof.verify.measure.exact import _retrieval_sweep as rs
+from ropeproof.verify.measure.exact import _sweep as sw
+from ropeproof.verify.measure.exact._angles import reduced_angles_with_error
+from ropeproof.verify.measure.exact._discrepancy import _gap_inf_config
+from ropeproof.verify.measure.exact._retrieval_codes import code_angles
+from ropeproof.verify.measure.exact._retrieval_gap_inf import gap_inf_enumerated
+from ropeproof.verify.measure.exact._sweep_files import SweepHeader, write_rows
 
 # ------------------------------------------------------------------ the former implementation (private)
 

@@ -74,7 +74,7 @@ def cases(lengths: int) -> list[dict[str, Any]]:
 
 
 def _iter(kind: str, top: int) -> int:
-    from ropeproof.verify.measure.exact.sweep import iter_index_sweep, iter_retrieval_sweep
+    from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep
 
     blocks = iter_index_sweep(0.866, 2, top) if kind == "index" else iter_retrieval_sweep(1000, 0.866, 2, top)
     return sum(int(b.columns["n"].size) for b in blocks)

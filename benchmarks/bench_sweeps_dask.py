@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ropeproof.cli import main as cli_main
-from ropeproof.verify.measure.exact import shard_runner
+from ropeproof._cli import main as cli_main
+from ropeproof.verify.measure.exact import _shard_runner as shard_runner
 
 
 def main() -> None:

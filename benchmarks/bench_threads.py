@@ -7,7 +7,7 @@ each per round, so drift in the machine's load hits all three alike), and prints
 median wall time and the ratios:
 
 - ``policy``: the toolkit's thread policy (``ROPEPROOF_THREADS`` unset; see
-  ``verify/kernel/threads.py``), no thread variables in the environment;
+  ``verify/kernel/_threads.py``), no thread variables in the environment;
 - ``torch default``: ``ROPEPROOF_THREADS=0``, so torch keeps its default (one thread per core);
 - ``one thread``: ``OMP_NUM_THREADS=MKL_NUM_THREADS=OPENBLAS_NUM_THREADS=1`` (every thread pool,
   numpy's BLAS included, at one thread) and ``ROPEPROOF_THREADS=0``.

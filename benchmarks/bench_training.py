@@ -4,7 +4,7 @@ model and data, measured in the same invocation.
 Run ``python3 benchmarks/bench_training.py [--config small] [--steps 50] [--rounds 3] [--device auto]
 [--whole-job]``. Each round trains ``--steps`` steps with
 
-- **ours**: :mod:`ropeproof.verify.studies.training.trainer` (the loop ``ropeproof train`` runs, without its
+- **ours**: :mod:`ropeproof.verify.studies.training._trainer` (the loop ``ropeproof train`` runs, without its
   checkpoint evaluations);
 - **HF Trainer**: ``transformers.Trainer`` on the same freshly initialised ``GPTJForCausalLM`` (same
   seed), the same batches (an ``IterableDataset`` over the same seeded stream), AdamW with the same
@@ -28,11 +28,11 @@ from typing import Any
 
 import torch
 
-from ropeproof.verify.kernel.devices import resolve_device
-from ropeproof.verify.studies.training.config import get_config
-from ropeproof.verify.studies.training.data import TRAIN, TaskEncoder
-from ropeproof.verify.studies.training.model import build_model, last_token_logits
-from ropeproof.verify.studies.training.trainer import new_run, train, train_step
+from ropeproof.verify.kernel._devices import resolve_device
+from ropeproof.verify.studies.training._config import get_config
+from ropeproof.verify.studies.training._data import TRAIN, TaskEncoder
+from ropeproof.verify.studies.training._model import build_model, last_token_logits
+from ropeproof.verify.studies.training._trainer import new_run, train, train_step
 
 
 def ours(task: str, config: Any, steps: int, device: torch.device) -> tuple[float, float]:

@@ -2,13 +2,13 @@
 
 Run ``python3 benchmarks/bench_training_lengths.py [--task letter] [--config paper] [--lengths 128,850]
 [--inputs 16] [--rounds 3]``. For each length, the same ``--inputs`` inputs of the study
-(:func:`ropeproof.verify.studies.training.lengths.encoded`, the ``distractors`` build) are answered by
+(:func:`ropeproof.verify.studies.training._lengths.encoded`, the ``distractors`` build) are answered by
 
-- **study**: :func:`~ropeproof.verify.studies.training.evaluation.last_answers` on the model the study
-  loads (:func:`~ropeproof.verify.studies.training.lengths.length_model`: HF ``GPTJForCausalLM`` with
-  SDPA attention, run by :class:`~ropeproof.verify.studies.training.last_token.LastToken`, forward
+- **study**: :func:`~ropeproof.verify.studies.training._evaluation.last_answers` on the model the study
+  loads (:func:`~ropeproof.verify.studies.training._lengths.length_model`: HF ``GPTJForCausalLM`` with
+  SDPA attention, run by :class:`~ropeproof.verify.studies.training._last_token.LastToken`, forward
   batches of about 4,096 tokens);
-- **HF**: :func:`~ropeproof.verify.studies.training.evaluation.last_predictions`, HF's own forward of the
+- **HF**: :func:`~ropeproof.verify.studies.training._evaluation.last_predictions`, HF's own forward of the
   same model (inference mode, last position's logits only, the same batches);
 - **plain torch, batch 1**: a hand-written GPT-J forward (embedding; per block layer norm, q/k/v, GPT-J's
   interleaved rotary embedding from the same sin/cos table, ``scaled_dot_product_attention`` with a
@@ -18,7 +18,7 @@ Run ``python3 benchmarks/bench_training_lengths.py [--task letter] [--config pap
 round robin, and the script prints the median seconds of each and the ratios study / plain and study / HF,
 of the medians and of the fastest runs (less sensitive to a loaded machine), after checking all give the
 same answers. ``--sweep`` also times the study's model at
-forward batches of 1, 2, 4, 8 and 16 inputs (what :data:`~ropeproof.verify.studies.training.evaluation.
+forward batches of 1, 2, 4, 8 and 16 inputs (what :data:`~ropeproof.verify.studies.training._evaluation.
 TOKENS_PER_FORWARD` was chosen from).
 """
 
@@ -32,9 +32,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ropeproof.verify.studies.training.evaluation import last_answers, last_predictions
-from ropeproof.verify.studies.training.lengths import encoded, length_model
-from ropeproof.verify.studies.training.shipped import shipped_path
+from ropeproof.verify.studies.training._evaluation import last_answers, last_predictions
+from ropeproof.verify.studies.training._lengths import encoded, length_model
+from ropeproof.verify.studies.training._shipped import shipped_path
 
 
 def plain_forward(model: Any) -> Any:
@@ -94,7 +94,7 @@ def main() -> None:
           f"activation {model.config.activation_function}; one intra-op thread")  # fmt: skip
     for n in (int(x) for x in args.lengths.split(",")):
         if args.generation:
-            from ropeproof.verify.measure.task_lengths import long_inputs, long_task
+            from ropeproof.verify.measure._task_lengths import long_inputs, long_task
 
             start = time.perf_counter()
             long_task(args.task, args.inputs, n)

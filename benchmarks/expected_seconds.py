@@ -5,7 +5,7 @@
 Each report (``REPORT_DIR/report.json``) fills the table of its kind, ``quick`` or ``full`` (its
 ``run.flags.quick``); a later report of the same kind overrides an earlier one task by task. The file
 orders the work of ``check``'s two processes on a machine that has no timings of its own yet
-(:mod:`ropeproof.work_order`): it changes the order of the work, never a result. Measure on the project's
+(:mod:`ropeproof._work_order`): it changes the order of the work, never a result. Measure on the project's
 machine, idle, and say so in the commit.
 """
 
@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ropeproof.work_order import SHIPPED
+from ropeproof._work_order import SHIPPED
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ import numpy as np
 
 def index_margins(theta: float, max_n: int) -> np.ndarray:
     """``margin_inf(n)`` of one-plane T_Index for ``n = 2 .. max_n`` (index ``n - 2``)."""
-    from ropeproof.verify.kernel.angles import offset_angles
+    from ropeproof.verify.kernel._angles import offset_angles
 
     m = np.arange(1, max_n, dtype=np.float64)
     g = 2.0 * 1.0 * np.sin(offset_angles(m, theta) / 2) ** 2
@@ -51,8 +51,8 @@ def _restarted(values: np.ndarray, segment: np.ndarray, record: np.ndarray, larg
 
 def retrieval_margins(alphabet: int, theta: float, max_n: int) -> np.ndarray:
     """``margin_inf(n)`` of T_Retrieval for ``n = 2 .. max_n`` (index ``n - 2``)."""
-    from ropeproof.verify.kernel.angles import offset_angles
-    from ropeproof.verify.measure.exact.retrieval_codes import (  # numpy and mpmath only, no torch
+    from ropeproof.verify.kernel._angles import offset_angles
+    from ropeproof.verify.measure.exact._retrieval_codes import (  # numpy and mpmath only, no torch
         code_position,
         code_table,
         code_values,

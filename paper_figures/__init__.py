@@ -2,15 +2,15 @@
 
 Every figure is a function ``NAME_figure(quick=False, store=None) -> FigureResult`` that returns a
 :class:`matplotlib.figure.Figure` with the rows it plots and a caption, touching no global state
-(usable from a notebook as is); :func:`~ropeproof.paper_figures.style.save_figure` writes
+(usable from a notebook as is); :func:`~ropeproof.paper_figures._style.save_figure` writes
 ``NAME.png``, ``NAME.pdf``, ``NAME.csv`` and ``NAME.caption.txt``. :func:`figures` lists them by
 name and :func:`make_all` draws and saves them: PNG and PDF, or only the PNG for ``quick`` figures
 (:func:`default_formats`; the shortened sweeps make previews, the PDFs are for the full figures).
 
-Your own sweeps plot with :func:`~ropeproof.paper_figures.sweeps.plot_sweeps` (any heads or
+Your own sweeps plot with :func:`~ropeproof.paper_figures._sweeps.plot_sweeps` (any heads or
 constructions, a bound, a normalisation), which returns the same :class:`FigureResult`.
 
-What a figure plots is a data product of the run's :class:`~ropeproof.theory.result_store.ResultStore`
+What a figure plots is a data product of the run's :class:`~ropeproof.machinery._result_store.ResultStore`
 (``store``; default a fresh one): the claims of ``ropeproof check`` ask the same store, so what both
 need is computed once, and a store of a saved run (``ResultStore.saved(DIR/store)``, what
 ``ropeproof figures --from-report DIR`` opens) draws every figure again without computing anything.
@@ -22,9 +22,9 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
-from ropeproof.paper_figures.style import FORMATS, FigureResult, check_formats, save_figure
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import ResultStore
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.paper_figures._style import FORMATS, FigureResult, check_formats, save_figure
 
 FigureFunction = Callable[..., FigureResult]
 """``draw(quick, store=None) -> FigureResult``."""
@@ -33,15 +33,31 @@ FigureFunction = Callable[..., FigureResult]
 def figures() -> dict[str, FigureFunction]:
     """Every figure function by name, in report order (``quick`` shortens the longest sweeps)."""
     from ropeproof.paper_figures import (
-        accuracy,
-        discrepancy,
-        errata,
-        geometry,
-        llm_eval,
-        many_plane,
-        multihop,
-        ps_plane,
-        training,
+        _accuracy as accuracy,
+    )
+    from ropeproof.paper_figures import (
+        _discrepancy as discrepancy,
+    )
+    from ropeproof.paper_figures import (
+        _errata as errata,
+    )
+    from ropeproof.paper_figures import (
+        _geometry as geometry,
+    )
+    from ropeproof.paper_figures import (
+        _llm_eval as llm_eval,
+    )
+    from ropeproof.paper_figures import (
+        _many_plane as many_plane,
+    )
+    from ropeproof.paper_figures import (
+        _multihop as multihop,
+    )
+    from ropeproof.paper_figures import (
+        _ps_plane as ps_plane,
+    )
+    from ropeproof.paper_figures import (
+        _training as training,
     )
 
     return {

@@ -1,5 +1,5 @@
 import sys
 
-from ropeproof.cli import run
+from ropeproof._cli import run
 
 sys.exit(run())

@@ -13,7 +13,7 @@ Tests marked ``slow`` (full-size checks, minutes each) are skipped unless ``-m s
 ``deadline=None`` everywhere: first-call latency (sympy, torch kernels, CUDA init) would otherwise
 trip hypothesis' per-example deadline.
 
-The suite runs under the toolkit's thread policy (``ropeproof.verify.kernel.threads``: one intra-op
+The suite runs under the toolkit's thread policy (``ropeproof.verify.kernel._threads``: one intra-op
 torch thread unless ``ROPEPROOF_THREADS`` says otherwise), like ``ropeproof check``.
 """
 
@@ -29,7 +29,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
-from ropeproof.verify.kernel.threads import thread_policy
+from ropeproof.verify.kernel._threads import thread_policy
 
 # Bytecode: the suite's own processes keep the bytecode they compile (``__pycache__``, git-ignored) even
 # where the environment says not to (``PYTHONDONTWRITEBYTECODE``, set on the project's machines): without
@@ -60,7 +60,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     read its exit code (the ``xdist_group`` marks alone did not keep the tests on one worker)."""
     from filelock import FileLock
 
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     root = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.getbasetemp()
@@ -80,7 +80,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
 
 @pytest.fixture(scope="session")
 def package_modules() -> dict[str, Path]:
-    """Every module of the installed package by name (``ropeproof.verify.kernel.rope``), with its file."""
+    """Every module of the installed package by name (``ropeproof.verify.kernel._rope``), with its file."""
     out = {}
     for folder, package in PACKAGE_FOLDERS.items():
         for path in sorted((ROOT / folder).rglob("*.py")):

@@ -66,7 +66,7 @@ def _page_marks(page: Path) -> list[pytest.MarkDecorator]:
     ids=[str(p.relative_to(DOCS)) for p in PAGES],
 )
 def test_page_python_blocks_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ropeproof.commands import check
+    from ropeproof.commands import _check as check
 
     # a page's `check` runs in one process: under the test workers every core already runs one, and a
     # second process costs seconds to start (tests/ropeproof/test_check_pool.py shows that two processes
@@ -104,7 +104,7 @@ def test_the_claims_guide_registers_a_claim_that_holds() -> None:
 
 
 def test_sweeps_guide_lists_every_sweep_status() -> None:
-    from ropeproof.verify.measure.exact.bound_checks import STATUSES
+    from ropeproof.verify.measure.exact._bound_checks import STATUSES
 
     text = (DOCS / "guides" / "sweeps.md").read_text()
     missing = [s for s in STATUSES if f"`{s}`" not in text]

@@ -101,13 +101,13 @@ def test_the_examples_import_only_public_names() -> None:
     "source",
     [
         "from ropeproof.verify.interop.hf import export_head",
-        "import ropeproof.verify.measure.exact.head_sweep",
+        "import ropeproof.verify.measure.exact._head_sweep",
         "from ropeproof import _EXPORTS",
-        "from ropeproof.claims.registry import Claim",
+        "from ropeproof.claims._registry import Claim",
         "from ropeproof.claims import builtin_topics_private",
         "from . import sibling",
         "import ropeproof\nropeproof.verify.kernel.rope",
-        "import importlib\nimportlib.import_module('ropeproof.theory.family')",
+        "import importlib\nimportlib.import_module('ropeproof.theory._family')",
         "import pandas",
     ],
 )
@@ -153,7 +153,7 @@ def transcripts() -> dict[str, list[str]]:
 
 def check_report(path: str, pattern: str, tmp_path: Path) -> dict[str, dict]:
     """``ropeproof check --claims PATH --only PATTERN --strict``: exit 0, and every claim by id."""
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     out = tmp_path / "report"
     argv = ["check", "--claims", str(EXAMPLES / path), "--only", pattern, "--no-figures", "--no-progress"]
@@ -345,7 +345,7 @@ def test_the_saved_heads_sweep_from_the_command_line(tmp_path: Path, monkeypatch
     """The guide's ``ropeproof sweep --head DIR --bound ... --certified`` lines on the heads the examples
     save: the recorded family; the semantic head's first violation and competitor as in Python; the
     0.75-RoPE previous-token head's bound holding at every length."""
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     semantic = example_module("semantic_channel", "semantic_head", monkeypatch)
     previous = example_module("previous_token", "previous_token_head", monkeypatch)

@@ -44,7 +44,7 @@ def test_the_guide_has_every_step() -> None:
 
 @pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_every_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "figures").mkdir()

@@ -27,6 +27,7 @@ def test_package_list_matches_the_folders(package_modules: dict[str, Path]) -> N
     # the user's top-level folders, each installed under the one namespace
     assert {folder: package.split(".")[-1] for package, folder in mapping.items()} == {
         "ropeproof": "ropeproof",
+        "machinery": "machinery",
         "theory": "theory",
         "constructions": "constructions",
         "verify": "verify",
@@ -90,8 +91,8 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     probe = "\n".join(
         [
             "import importlib.util, json, ropeproof",
-            "from ropeproof.verify.studies.beyond.index_search import best_known_table",
-            "from ropeproof.paper_figures.style import STYLE",
+            "from ropeproof.verify.studies.beyond._index_search import best_known_table",
+            "from ropeproof.paper_figures._style import STYLE",
             "bare = [m for m in ('theory', 'verify', 'constructions', 'paper_figures')",
             "        if importlib.util.find_spec(m)]",
             "print(json.dumps({'file': ropeproof.__file__, 'bare': bare,",
@@ -130,8 +131,8 @@ def test_the_lazy_api_lists_agree() -> None:
 
 def test_importing_a_lower_layer_loads_no_application() -> None:
     code = (
-        "import ropeproof.theory, ropeproof.verify.kernel.rope, sys; print(sorted(m for m in sys.modules "
-        "if m.startswith(('ropeproof.cli', 'ropeproof.claims', 'ropeproof.commands', 'ropeproof.report'))))"
+        "import ropeproof.theory, ropeproof.verify.kernel._rope, sys; print(sorted(m for m in sys.modules "
+        "if m.startswith(('ropeproof._cli', 'ropeproof.claims', 'ropeproof.commands', 'ropeproof._report'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     assert out.stdout.strip() == "[]"

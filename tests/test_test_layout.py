@@ -14,93 +14,93 @@ ROOT = Path(__file__).resolve().parents[1]
 COVERED_ELSEWHERE: dict[str, str] = {
     # ---- the application: claims are exercised through the registry and the reports, commands
     # through the command line (their tests read the command's output, not the module's functions)
-    "ropeproof.claims.corrections": "tests/ropeproof/test_errata.py",  # the corrections and `errata`
-    "ropeproof.claims.letter_codes": "tests/ropeproof/claims/test_registry.py",
-    "ropeproof.claims.many_plane": "tests/ropeproof/claims/test_registry.py",
-    "ropeproof.claims.partial_induction": "tests/ropeproof/claims/test_registry.py",
-    "ropeproof.claims.ps": "tests/verify/measure/ps/test_scores.py",  # the PS claims next to the scores
-    "ropeproof.claims.remark31": "tests/ropeproof/claims/test_registry.py",
-    "ropeproof.claims.rope": "tests/ropeproof/claims/test_registry.py",
-    "ropeproof.claims.thm31": "tests/ropeproof/claims/test_registry.py",
-    "ropeproof.commands.check": "tests/ropeproof/test_cli.py",
-    "ropeproof.commands.compile": "tests/ropeproof/test_commands.py",
-    "ropeproof.commands.derive": "tests/ropeproof/test_commands.py",
-    "ropeproof.commands.errata": "tests/ropeproof/test_errata.py",
-    "ropeproof.commands.export_model": "tests/ropeproof/test_commands.py",
-    "ropeproof.commands.figures": "tests/ropeproof/test_commands.py",
-    "ropeproof.commands.findings": "tests/ropeproof/test_findings.py",
-    "ropeproof.commands.head_dir": "tests/ropeproof/commands/test_head_commands.py",  # import-head and
-    "ropeproof.commands.import_head": "tests/ropeproof/commands/test_head_commands.py",  # --head DIR
-    "ropeproof.commands.ps_score": "tests/ropeproof/test_commands.py",
-    "ropeproof.commands.sweep": "tests/ropeproof/test_commands.py",
-    "ropeproof.errata_report": "tests/ropeproof/test_errata.py",
-    "ropeproof.json_values": "tests/ropeproof/test_report.py",  # the report's JSON encoding
+    "ropeproof.claims._corrections": "tests/ropeproof/test_errata.py",  # the corrections and `errata`
+    "ropeproof.claims._letter_codes": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims._many_plane": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims._partial_induction": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims._ps": "tests/verify/measure/ps/test_scores.py",  # the PS claims next to the scores
+    "ropeproof.claims._remark31": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims._rope": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.claims._thm31": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.commands._check": "tests/ropeproof/test_cli.py",
+    "ropeproof.commands._compile": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands._derive": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands._errata": "tests/ropeproof/test_errata.py",
+    "ropeproof.commands._export_model": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands._figures": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands._findings": "tests/ropeproof/test_findings.py",
+    "ropeproof.commands._head_dir": "tests/ropeproof/commands/test_head_commands.py",  # import-head and
+    "ropeproof.commands._import_head": "tests/ropeproof/commands/test_head_commands.py",  # --head DIR
+    "ropeproof.commands._ps_score": "tests/ropeproof/test_commands.py",
+    "ropeproof.commands._sweep": "tests/ropeproof/test_commands.py",
+    "ropeproof._errata_report": "tests/ropeproof/test_errata.py",
+    "ropeproof._json_values": "tests/ropeproof/test_report.py",  # the report's JSON encoding
     # ---- theory: facts checked where they are used against independent references
-    "ropeproof.theory.bounds": "tests/verify/measure/exact/test_bounds_and_sweep.py",  # bounds vs the sweep
-    "ropeproof.theory.construction": "tests/constructions/test_construction_api.py",
-    "ropeproof.theory.derive": "tests/constructions/test_construction_api.py",
-    "ropeproof.theory.dirichlet": "tests/verify/studies/beyond/test_many_plane.py",  # Theorems D and R
-    "ropeproof.theory.errors": "tests/theory/test_validate.py",  # the errors the checks raise
+    "ropeproof.theory._bounds": "tests/verify/measure/exact/test_bounds_and_sweep.py",  # bounds vs the sweep
+    "ropeproof.theory._construction": "tests/constructions/test_construction_api.py",
+    "ropeproof.theory._derive": "tests/constructions/test_construction_api.py",
+    "ropeproof.theory._dirichlet": "tests/verify/studies/beyond/test_many_plane.py",  # Theorems D and R
+    "ropeproof.machinery._errors": "tests/machinery/test_validate.py",  # the errors the checks raise
     # ---- constructions
-    "ropeproof.constructions.compile": "tests/constructions/test_construction_api.py",
-    "ropeproof.constructions.counterexamples": "tests/verify/studies/beyond/test_remark31.py",  # Remark 3.1
+    "ropeproof.constructions._compile": "tests/constructions/test_construction_api.py",
+    "ropeproof.constructions._counterexamples": "tests/verify/studies/beyond/test_remark31.py",  # Remark 3.1
     # ---- verify: one test per concern where a concern spans modules; every errata row against mpmath
     **dict.fromkeys(
         (
-            "ropeproof.verify.studies.errata.index",
-            "ropeproof.verify.studies.errata.partial_induction",
-            "ropeproof.verify.studies.errata.readout",
-            "ropeproof.verify.studies.errata.retrieval",
+            "ropeproof.verify.studies.errata._index",
+            "ropeproof.verify.studies.errata._partial_induction",
+            "ropeproof.verify.studies.errata._readout",
+            "ropeproof.verify.studies.errata._retrieval",
         ),
         "tests/verify/studies/errata/test_rows_against_mpmath.py",
     ),
-    "ropeproof.verify.measure.exact.families": "tests/verify/measure/exact/test_discrepancy.py",
-    "ropeproof.verify.measure.exact.mp_reference": "tests/constructions/test_paper.py",  # mpmath reference
-    "ropeproof.verify.measure.exact.retrieval_gap_inf": "tests/verify/measure/exact/test_retrieval_codes.py",
-    "ropeproof.verify.studies.llm_eval.choose_provider": "tests/verify/studies/llm_eval/test_providers.py",
-    "ropeproof.verify.studies.llm_eval.harness": "tests/verify/studies/llm_eval/test_run_log.py",
-    "ropeproof.verify.studies.llm_eval.local_models": "tests/verify/studies/llm_eval/test_local.py",
-    "ropeproof.verify.studies.llm_eval.plan": "tests/verify/studies/llm_eval/test_protocol.py",
-    "ropeproof.verify.studies.llm_eval.remote": "tests/verify/studies/llm_eval/test_providers.py",
-    "ropeproof.verify.studies.llm_eval.results": "tests/verify/studies/llm_eval/test_run_log.py",
-    "ropeproof.verify.studies.llm_eval.runner": "tests/verify/studies/llm_eval/test_run_log.py",
-    "ropeproof.verify.studies.llm_eval.sequences": "tests/verify/studies/llm_eval/test_protocol.py",
+    "ropeproof.verify.measure.exact._families": "tests/verify/measure/exact/test_discrepancy.py",
+    "ropeproof.verify.measure.exact._mp_reference": "tests/constructions/test_paper.py",  # mpmath reference
+    "ropeproof.verify.measure.exact._retrieval_gap_inf": "tests/verify/measure/exact/test_retrieval_codes.py",
+    "ropeproof.verify.studies.llm_eval._choose_provider": "tests/verify/studies/llm_eval/test_providers.py",
+    "ropeproof.verify.studies.llm_eval._harness": "tests/verify/studies/llm_eval/test_run_log.py",
+    "ropeproof.verify.studies.llm_eval._local_models": "tests/verify/studies/llm_eval/test_local.py",
+    "ropeproof.verify.studies.llm_eval._plan": "tests/verify/studies/llm_eval/test_protocol.py",
+    "ropeproof.verify.studies.llm_eval._remote": "tests/verify/studies/llm_eval/test_providers.py",
+    "ropeproof.verify.studies.llm_eval._results": "tests/verify/studies/llm_eval/test_run_log.py",
+    "ropeproof.verify.studies.llm_eval._runner": "tests/verify/studies/llm_eval/test_run_log.py",
+    "ropeproof.verify.studies.llm_eval._sequences": "tests/verify/studies/llm_eval/test_protocol.py",
     "ropeproof.verify.measure.ps._rows": "tests/verify/measure/ps/test_exact.py",  # the key-logit table
-    "ropeproof.verify.kernel.devices": "tests/verify/kernel/test_devices_and_resolution.py",
-    "ropeproof.verify.kernel.random_heads": "tests/verify/kernel/test_attention.py",
-    "ropeproof.verify.kernel.reference": "tests/verify/kernel/test_devices_and_resolution.py",
-    "ropeproof.verify.kernel.resolution": "tests/verify/kernel/test_devices_and_resolution.py",
+    "ropeproof.verify.kernel._devices": "tests/verify/kernel/test_devices_and_resolution.py",
+    "ropeproof.verify.kernel._random_heads": "tests/verify/kernel/test_attention.py",
+    "ropeproof.verify.kernel._reference": "tests/verify/kernel/test_devices_and_resolution.py",
+    "ropeproof.verify.kernel._resolution": "tests/verify/kernel/test_devices_and_resolution.py",
     # the heads the scores are read on
-    "ropeproof.verify.measure.subjects": "tests/verify/measure/ps/test_scores.py",
-    "ropeproof.verify.testing.chat_server": "tests/verify/studies/llm_eval/conftest.py",  # a fixture, served
-    "ropeproof.verify.testing.strategies": "tests/verify/testing/test_properties.py",
-    "ropeproof.verify.studies.training.evaluation": "tests/verify/studies/training/test_trainer.py",
-    "ropeproof.verify.studies.training.model": "tests/verify/studies/training/test_dynamics.py",
+    "ropeproof.verify.measure._subjects": "tests/verify/measure/ps/test_scores.py",
+    "ropeproof.verify.testing._strategies": "tests/verify/testing/test_properties.py",
+    "ropeproof.verify.studies.training._evaluation": "tests/verify/studies/training/test_trainer.py",
+    "ropeproof.verify.studies.training._model": "tests/verify/studies/training/test_dynamics.py",
     # ---- verify/interop: the HF and TransformerLens tests are being split per module (issue 23 item 7)
-    "ropeproof.verify.interop.imported": "tests/verify/interop/tl/test_tl_interop.py",
-    "ropeproof.verify.interop.tl.checkpoint": "tests/verify/interop/tl/test_tl_interop.py",
-    "ropeproof.verify.interop.tl.export": "tests/verify/interop/tl/test_tl_interop.py",
-    "ropeproof.verify.interop.tl.head_import": "tests/verify/interop/tl/test_tl_interop.py",
-    "ropeproof.verify.interop.tl.library": "tests/verify/interop/tl/test_tl_interop.py",
-    "ropeproof.verify.interop.tl.model_head": "tests/verify/interop/tl/test_tl_interop.py",
-    "ropeproof.verify.interop.tl.placement": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop._imported": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl._checkpoint": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl._export": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl._head_import": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl._library": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl._model_head": "tests/verify/interop/tl/test_tl_interop.py",
+    "ropeproof.verify.interop.tl._placement": "tests/verify/interop/tl/test_tl_interop.py",
     # ---- paper figures: the figures drawn together in one test of the report's figure files
-    "ropeproof.paper_figures.accuracy": "tests/paper_figures/test_figures.py",
-    "ropeproof.paper_figures.discrepancy": "tests/paper_figures/test_figures.py",
-    "ropeproof.paper_figures.geometry": "tests/paper_figures/test_figures.py",
-    "ropeproof.paper_figures.many_plane": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures._accuracy": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures._discrepancy": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures._geometry": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures._many_plane": "tests/paper_figures/test_figures.py",
     # drawn from its rows
-    "ropeproof.paper_figures.ps_plane": "tests/verify/measure/ps/test_per_frequency.py",
-    "ropeproof.paper_figures.style": "tests/paper_figures/test_figures.py",
+    "ropeproof.paper_figures._ps_plane": "tests/verify/measure/ps/test_per_frequency.py",
+    "ropeproof.paper_figures._style": "tests/paper_figures/test_figures.py",
 }
 """Module (installed name) -> the test file (from the repository root) that covers it, for modules
 without a test module of their own; the comment says why where the file's name does not."""
 
 
 def mirrored_test(module_path: Path, root: Path = ROOT) -> Path:
-    """``verify/measure/ps/scores.py`` -> ``tests/verify/measure/ps/test_scores.py`` (paths from ``root``)."""
+    """``verify/measure/ps/_scores.py`` -> ``tests/verify/measure/ps/test_scores.py`` (paths from
+    ``root``)."""
     rel = module_path.relative_to(root)
-    return root / "tests" / rel.parent / f"test_{rel.stem}.py"
+    return root / "tests" / rel.parent / f"test_{rel.stem.removeprefix('_')}.py"
 
 
 def imported_modules(path: Path) -> set[str]:

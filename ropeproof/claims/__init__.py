@@ -1,30 +1,31 @@
 """The claim registry and the claims ``ropeproof check`` verifies.
 
-- :mod:`ropeproof.claims.registry`: what a claim is (:class:`Claim`, :class:`CheckContext`; the
-  :class:`Outcome` a check returns comes from :mod:`ropeproof.verify.measure.outcome`), :class:`ClaimSet`, and
+- :mod:`ropeproof.claims._registry`: what a claim is (:class:`Claim`, :class:`CheckContext`; the
+  :class:`Outcome` a check returns comes from :mod:`ropeproof.verify.measure._outcome`), :class:`ClaimSet`,
+  and
   running claims;
-- :mod:`ropeproof.claims.containment`: a check cannot end or move the run around it;
-- :mod:`ropeproof.claims.corrections`: corrected statements of the claims that refute a paper's
+- :mod:`ropeproof.claims._containment`: a check cannot end or move the run around it;
+- :mod:`ropeproof.claims._corrections`: corrected statements of the claims that refute a paper's
   statement, kept next to those claims (:func:`registered_corrections`);
 - one module per topic, each with its own ``CLAIMS`` set, loaded from :data:`BUILTIN_TOPICS` in
   report order: a claim states what is checked and calls the judging functions of
   :mod:`ropeproof.verify` (tolerances, refinements and conventions live there).
 
 Your own claims use the module-level :func:`claim` decorator (they land in
-:data:`~ropeproof.claims.registry.USER_CLAIMS` and run after the built-in ones) or a
+:data:`~ropeproof.claims._registry.USER_CLAIMS` and run after the built-in ones) or a
 :class:`ClaimSet` of your own; either way they are listed under :data:`USER_SECTION` and read as
-expected against got (:attr:`Claim.builtin`). :mod:`ropeproof.claims.loading` loads them from files,
+expected against got (:attr:`Claim.builtin`). :mod:`ropeproof.claims._loading` loads them from files,
 modules and the ``ropeproof.claims`` entry-point group, and selects claims by id;
 ``ropeproof check`` loads and runs them in a process of their own, under a time limit
-(:mod:`ropeproof.claims.claims_process`), and every claim runs with the process-wide settings it
-changes put back afterwards (:mod:`ropeproof.claims.global_state`).
+(:mod:`ropeproof.claims._claims_process`), and every claim runs with the process-wide settings it
+changes put back afterwards (:mod:`ropeproof.claims._global_state`).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from ropeproof.claims.loading import (
+from ropeproof.claims._loading import (
     ENTRY_POINT_GROUP,
     ClaimLoadError,
     claim_source,
@@ -35,7 +36,7 @@ from ropeproof.claims.loading import (
     merge_claims,
     select_claims,
 )
-from ropeproof.claims.registry import (
+from ropeproof.claims._registry import (
     USER_CLAIMS,
     USER_SECTION,
     Approx,
@@ -52,17 +53,17 @@ from ropeproof.claims.registry import (
 )
 
 BUILTIN_TOPICS: tuple[str, ...] = (
-    "ropeproof.claims.rope",
-    "ropeproof.claims.thm31",
-    "ropeproof.claims.thm32",
-    "ropeproof.claims.remark31",
-    "ropeproof.claims.ps",
-    "ropeproof.claims.many_plane",
-    "ropeproof.claims.letter_codes",
-    "ropeproof.claims.partial_induction",
-    "ropeproof.claims.multihop",
-    "ropeproof.claims.training",
-    "ropeproof.claims.llm_eval",
+    "ropeproof.claims._rope",
+    "ropeproof.claims._thm31",
+    "ropeproof.claims._thm32",
+    "ropeproof.claims._remark31",
+    "ropeproof.claims._ps",
+    "ropeproof.claims._many_plane",
+    "ropeproof.claims._letter_codes",
+    "ropeproof.claims._partial_induction",
+    "ropeproof.claims._multihop",
+    "ropeproof.claims._training",
+    "ropeproof.claims._llm_eval",
 )
 """The topic modules of the built-in claims, in report order."""
 
@@ -86,7 +87,7 @@ def registered_claims() -> list[Claim]:
 
 
 def registered_corrections() -> list:
-    """Every correction (:class:`ropeproof.claims.corrections.Correction`) of the built-in topics, then of
+    """Every correction (:class:`ropeproof.claims._corrections.Correction`) of the built-in topics, then of
     :data:`USER_CLAIMS`, in order. Ids are unique."""
     out = []
     seen: set[str] = set()

@@ -10,13 +10,13 @@ import sympy as sp
 import torch
 
 from ropeproof import constructions
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.head import load_head
-from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.theory.construction import Construction, Plane, Rotated, Token, letter_tokens
-from ropeproof.theory.derive import OFFSET, derive
-from ropeproof.theory.errors import ConstructionError, InputError
-from ropeproof.verify.kernel.compiled import encode, head_module
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._head import load_head
+from ropeproof.constructions._paper import index_construction, retrieval_construction
+from ropeproof.machinery._errors import ConstructionError, InputError
+from ropeproof.theory._construction import Construction, Plane, Rotated, Token, letter_tokens
+from ropeproof.theory._derive import OFFSET, derive
+from ropeproof.verify.kernel._compiled import encode, head_module
 
 
 def two_plane_toy() -> Construction:

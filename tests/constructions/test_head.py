@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.head import (
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._head import (
     MATRICES,
     WEIGHTS_FILE,
     CompiledHead,
@@ -19,8 +19,8 @@ from ropeproof.constructions.head import (
     load_head,
     save_head,
 )
-from ropeproof.constructions.paper import index_construction
-from ropeproof.theory.errors import InputError, WeightError
+from ropeproof.constructions._paper import index_construction
+from ropeproof.machinery._errors import InputError, WeightError
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.constructions.multihop_compile import ZERO_BELOW, CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import letter_program, number_program
-from ropeproof.theory.errors import ConstructionError, InputError
+from ropeproof.constructions._multihop_compile import ZERO_BELOW, CompiledModel, compile_program
+from ropeproof.constructions._multihop_programs import letter_program, number_program
+from ropeproof.machinery._errors import ConstructionError, InputError
 
 NUMBER = number_program(index_planes=((1.0, 1.0), (0.25, 0.5)), letters=10, max_int=16)
 LETTER = letter_program(alphabet=6, max_int=3, retrieval_theta=0.01)
@@ -147,7 +147,7 @@ def test_model_lookups_and_errors(number_model: CompiledModel) -> None:
 )
 def test_ball_evaluation_equals_30_digit_mpmath(program) -> None:
     """The embedding's entries on Arb balls are the same float64s as the 30-digit mpmath evaluation."""
-    from ropeproof.constructions.multihop_compile import _Evaluator
+    from ropeproof.constructions._multihop_compile import _Evaluator
 
     balls, digits = _Evaluator(program), _Evaluator(program)
     for feature in program.features:
@@ -158,8 +158,8 @@ def test_ball_evaluation_equals_30_digit_mpmath(program) -> None:
 
 
 def test_expressions_the_balls_cannot_run_fall_back_to_mpmath() -> None:
-    from ropeproof.constructions.multihop_compile import _Evaluator
-    from ropeproof.theory.multihop import Feature
+    from ropeproof.constructions._multihop_compile import _Evaluator
+    from ropeproof.theory._multihop import Feature
 
     program = number_program(hops=1, layers=2, letters=2, max_int=3)
     odd = Feature("odd", ("odd",), "content", {"integer": lambda p: [sp.tanh(p["s"] / 7)]})

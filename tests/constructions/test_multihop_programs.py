@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ropeproof.constructions.multihop_programs import (
+from ropeproof.constructions._multihop_programs import (
     LETTER_CODES,
     LOGIT_SCALE,
     letter_program,
     number_program,
 )
-from ropeproof.constructions.paper import (
+from ropeproof.constructions._paper import (
     ALPHABET_SIZE,
     INDEX_THETA,
     LETTER_TASK_MAX_INT,
@@ -48,7 +48,7 @@ def test_symbolic_reflexive_defaults_to_nope_and_reads_self() -> None:
 def test_orthogonal_code_takes_one_frequency_per_plane() -> None:
     import pytest
 
-    from ropeproof.theory.errors import ConstructionError
+    from ropeproof.machinery._errors import ConstructionError
 
     p = letter_program(code="orthogonal", retrieval_theta=(1e-9, 2e-9, 3e-9, 4e-9))
     freqs = [p.numeric(plane.freq) for plane in p.layers[0].planes]

@@ -12,20 +12,20 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import (
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import (
     THETA,
     index_construction,
     reflexive_construction,
     retrieval_construction,
 )
-from ropeproof.theory.construction import Construction, Rotated
-from ropeproof.theory.derive import OFFSET, derive
-from ropeproof.verify.kernel.compiled import answer, encode, head_module
-from ropeproof.verify.measure.exact.families import family_for
-from ropeproof.verify.measure.exact.mp_reference import MpLogits
-from ropeproof.verify.measure.tasks import letter_task, number_task
-from ropeproof.verify.testing.strategies import family_inputs, index_params, retrieval_params
+from ropeproof.theory._construction import Construction, Rotated
+from ropeproof.theory._derive import OFFSET, derive
+from ropeproof.verify.kernel._compiled import answer, encode, head_module
+from ropeproof.verify.measure._tasks import letter_task, number_task
+from ropeproof.verify.measure.exact._families import family_for
+from ropeproof.verify.measure.exact._mp_reference import MpLogits
+from ropeproof.verify.testing._strategies import family_inputs, index_params, retrieval_params
 
 
 def _sym(expr: sp.Expr, name: str) -> sp.Symbol:
@@ -113,7 +113,7 @@ def test_retrieval_answers_one_hop_letter_tasks_up_to_its_horizon() -> None:
 def test_retrieval_first_failure_length_matches_exact_horizon() -> None:
     """Closed form: margin_inf(n) = cos((n-1) theta) - cos(omega - (n-2) theta), first <= 0 at
     (2n - 3) theta >= omega, i.e. n = ceil((omega/theta + 3)/2)."""
-    from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
+    from ropeproof.verify.measure.exact._discrepancy import build_tables, exact_sweep
 
     theta, omega = 0.0027, math.pi / 4
     c = retrieval_construction(8, theta, max_int=1)

@@ -12,8 +12,8 @@ import sympy as sp
 
 from ropeproof import Construction, Plane, Rotated, compile_construction, index_construction
 from ropeproof.claims import CheckContext, Outcome, claim
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.measure.exact.families import index_family
+from ropeproof.verify.measure.exact._discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact._families import index_family
 
 THETA, THETA2, MAX_N = 0.8660, 0.05, 17
 

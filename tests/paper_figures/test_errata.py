@@ -6,7 +6,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ropeproof.paper_figures import figure_names
-from ropeproof.paper_figures.errata import FIGURES, index_best_theta_figure, retrieval_margin_figure
+from ropeproof.paper_figures._errata import FIGURES, index_best_theta_figure, retrieval_margin_figure
 
 
 def test_one_figure_per_correction_is_registered() -> None:
@@ -20,8 +20,8 @@ def test_the_figures_plot_what_the_corrections_compute() -> None:
     import torch
 
     from ropeproof.claims import CheckContext, registered_corrections
-    from ropeproof.claims.corrections import run_correction
-    from ropeproof.theory.result_store import ResultStore
+    from ropeproof.claims._corrections import run_correction
+    from ropeproof.machinery._result_store import ResultStore
 
     store = ResultStore()  # the best-angle figure and its correction: one computation between them
     best = index_best_theta_figure(quick=True, store=store)

@@ -12,13 +12,13 @@ import matplotlib
 import pytest
 from matplotlib.figure import Figure
 
+from ropeproof.machinery._errors import InputError
 from ropeproof.paper_figures import default_formats, figure_names, figures, make_all
-from ropeproof.paper_figures.accuracy import accuracy_figure
-from ropeproof.paper_figures.discrepancy import fitted_slope, theory_figure
-from ropeproof.paper_figures.geometry import geometry_figure
-from ropeproof.paper_figures.many_plane import letter_code_rows
-from ropeproof.paper_figures.style import STYLE, FigureResult, rows_csv, save_figure
-from ropeproof.theory.errors import InputError
+from ropeproof.paper_figures._accuracy import accuracy_figure
+from ropeproof.paper_figures._discrepancy import fitted_slope, theory_figure
+from ropeproof.paper_figures._geometry import geometry_figure
+from ropeproof.paper_figures._many_plane import letter_code_rows
+from ropeproof.paper_figures._style import STYLE, FigureResult, rows_csv, save_figure
 
 
 def test_figure_functions_leave_rcparams_and_backend_alone() -> None:
@@ -37,7 +37,7 @@ def test_a_notebook_session_keeps_its_backend() -> None:
     # in a fresh interpreter nothing selects a backend or imports pyplot behind the user's back
     code = (
         "import matplotlib, sys\n"
-        "from ropeproof.paper_figures.discrepancy import theory_figure\n"
+        "from ropeproof.paper_figures._discrepancy import theory_figure\n"
         "theory_figure()\n"
         "print('matplotlib.pyplot' in sys.modules, matplotlib.rcParams['font.size'])\n"
     )
@@ -129,8 +129,8 @@ def test_quick_figures_default_to_png_and_formats_are_checked(tmp_path: Path) ->
 def test_the_per_frequency_preview_scores_and_states_its_own_counts() -> None:
     """The quick preview scores fewer inputs and permutations than the full figure, and its caption gives
     the counts its rows were computed with."""
-    from ropeproof.paper_figures.ps_plane import PER_FREQUENCY_QUICK, per_frequency_figure
-    from ropeproof.theory.result_store import ResultStore
+    from ropeproof.machinery._result_store import ResultStore
+    from ropeproof.paper_figures._ps_plane import PER_FREQUENCY_QUICK, per_frequency_figure
 
     result = per_frequency_figure(quick=True, store=ResultStore())
     assert {(r["n_inputs"], r["n_samples"]) for r in result.rows} == {(32, 64)}

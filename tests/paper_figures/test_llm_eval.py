@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.paper_figures.llm_eval import figure_rows, llm_eval_figure, readings
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.llm_eval.harness import evaluate
-from ropeproof.verify.studies.llm_eval.local import PythonCallable
-from ropeproof.verify.studies.llm_eval.protocol import answer
-from ropeproof.verify.studies.llm_eval.results import load_run, merge_by_label
+from ropeproof._cli import main
+from ropeproof.machinery._errors import InputError
+from ropeproof.paper_figures._llm_eval import figure_rows, llm_eval_figure, readings
+from ropeproof.verify.studies.llm_eval._harness import evaluate
+from ropeproof.verify.studies.llm_eval._local import PythonCallable
+from ropeproof.verify.studies.llm_eval._protocol import answer
+from ropeproof.verify.studies.llm_eval._results import load_run, merge_by_label
 
 
 def _tokens(text: str) -> list[str]:

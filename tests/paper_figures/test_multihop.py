@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ropeproof.machinery._result_store import ResultStore
 from ropeproof.paper_figures import figure_names
-from ropeproof.paper_figures.multihop import length_figure, length_rows, ps_figure, ps_rows
-from ropeproof.paper_figures.style import save_figure
-from ropeproof.theory.result_store import ResultStore
+from ropeproof.paper_figures._multihop import length_figure, length_rows, ps_figure, ps_rows
+from ropeproof.paper_figures._style import save_figure
 
 
 def test_figures_draw_save_and_carry_their_rows(tmp_path: Path) -> None:

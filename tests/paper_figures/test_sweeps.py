@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction
-from ropeproof.paper_figures.style import FigureResult, save_figure
-from ropeproof.paper_figures.sweeps import plot_sweeps
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.head_sweep import sweep_head
-from ropeproof.verify.measure.exact.stated_bound import check_bound
+from ropeproof._cli import main
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.paper_figures._style import FigureResult, save_figure
+from ropeproof.paper_figures._sweeps import plot_sweeps
+from ropeproof.verify.measure.exact._head_sweep import sweep_head
+from ropeproof.verify.measure.exact._stated_bound import check_bound
 
 
 def two_sweeps():

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.ticker import LogFormatterSciNotation
 
-from ropeproof.paper_figures.style import FigureResult, styled, subplots
-from ropeproof.paper_figures.tick_labels import PlainLogFormatter, plain_text_label
+from ropeproof.paper_figures._style import FigureResult, styled, subplots
+from ropeproof.paper_figures._tick_labels import PlainLogFormatter, plain_text_label
 
 SUPERSCRIPT = dict(zip("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻", strict=True))
 MINUS = "\N{MINUS SIGN}"

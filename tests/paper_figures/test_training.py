@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from ropeproof.machinery._result_store import ResultStore
 from ropeproof.paper_figures import figure_names
-from ropeproof.paper_figures.style import save_figure
-from ropeproof.paper_figures.training import (
+from ropeproof.paper_figures._style import save_figure
+from ropeproof.paper_figures._training import (
     accuracy_figure,
     dynamics_rows,
     ps_final_figure,
     ps_paths_figure,
 )
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.studies.training.shipped import shipped_path, shipped_seeds
-from ropeproof.verify.studies.training.trainer import load_record
+from ropeproof.verify.studies.training._shipped import shipped_path, shipped_seeds
+from ropeproof.verify.studies.training._trainer import load_record
 
 
 def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_training_figures_draw_and_carry_their_rows(tmp_path: Path) -> None:
 
 @pytest.mark.e2e  # the slowest end-to-end runs: CI's second pass (-m e2e)
 def test_length_and_frequency_figures(tmp_path: Path) -> None:
-    from ropeproof.paper_figures.training import frequencies_figure, length_figure
+    from ropeproof.paper_figures._training import frequencies_figure, length_figure
 
     store = ResultStore()
     lengths = length_figure(quick=True, store=store)
@@ -89,7 +89,7 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
 def test_the_quick_length_preview_measures_the_smallest_configuration() -> None:
     """The full length figure measures seed 0 of every shipped configuration (paper first); its quick
     preview only the smallest one's, both tasks."""
-    from ropeproof.paper_figures.training import _shipped_configs, trained_length_dirs
+    from ropeproof.paper_figures._training import _shipped_configs, trained_length_dirs
 
     def configs(dirs: list[Path]) -> list[tuple[str, str]]:
         return [(load_record(d).task, load_record(d).config.name) for d in dirs]
@@ -104,7 +104,7 @@ def test_the_quick_length_preview_measures_the_smallest_configuration() -> None:
 def test_theory_figure_quick() -> None:
     from itertools import pairwise
 
-    from ropeproof.paper_figures.training import _shipped_configs, theory_figure
+    from ropeproof.paper_figures._training import _shipped_configs, theory_figure
 
     result = theory_figure(quick=True)
     smallest = _shipped_configs()[-1]  # quick: the smallest configuration, the frequency claim's layers
@@ -128,7 +128,7 @@ def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:
     the shipped one: the same weights and seeded inputs give the same accuracies."""
     import shutil
 
-    from ropeproof.paper_figures.training import length_figure_rows
+    from ropeproof.paper_figures._training import length_figure_rows
 
     run = tmp_path / "my-run"
     shutil.copytree(shipped_path("letter"), run)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from ropeproof import check_pool
-from ropeproof.check_pool import CheckPool, Task, draw_figures
-from ropeproof.cli import main
+from ropeproof import _check_pool as check_pool
+from ropeproof._check_pool import CheckPool, Task, draw_figures
+from ropeproof._cli import main
+from ropeproof.machinery._result_store import ResultStore
 from ropeproof.paper_figures import make_all
-from ropeproof.theory.result_store import ResultStore
 
 NAMES = ["e_geometry", "ps_plane", "a_theory_bounds"]
 BOTH = ("png", "pdf")
@@ -23,7 +23,7 @@ BOTH = ("png", "pdf")
 
 def _pool(claims: list, names: list[str], out: Path, store: ResultStore, formats: tuple[str, ...], **kw):
     from ropeproof.claims import CheckContext, run_claim
-    from ropeproof.verify.kernel.devices import resolve_dtype
+    from ropeproof.verify.kernel._devices import resolve_dtype
 
     ctx = CheckContext(torch.device("cpu"), resolve_dtype("float64"), quick=True, store=store)
     return CheckPool(claims, names, out, store, True, formats, 1, run_here=lambda c: run_claim(c, ctx), **kw)
@@ -109,7 +109,7 @@ def test_a_selection_draws_only_its_claims_figures(tmp_path: Path, monkeypatch: 
     claims); a selection draws the figures its claims name, and every built-in topic names real figures.
     Claims of yours alone, with no figure, start no second process (it could take none of them)."""
     from ropeproof.claims import registered_claims
-    from ropeproof.commands.check import figures_of
+    from ropeproof.commands._check import figures_of
     from ropeproof.paper_figures import figure_names
 
     claims = registered_claims()
@@ -197,9 +197,9 @@ def test_a_claim_and_a_figure_in_two_processes_compute_a_shared_result_once(tmp_
 
 def _claim_entries(results: list) -> list[dict]:
     """The report's entries of ``results`` without their timings (what two runs of the same claims share)."""
+    from ropeproof._report import report_dict, without_timings
     from ropeproof.claims import CheckContext
-    from ropeproof.report import report_dict, without_timings
-    from ropeproof.verify.kernel.devices import resolve_dtype
+    from ropeproof.verify.kernel._devices import resolve_dtype
 
     ctx = CheckContext(torch.device("cpu"), resolve_dtype("float64"), quick=True)
     return without_timings(report_dict(results, ctx))["claims"]
@@ -210,7 +210,7 @@ def test_both_processes_run_claims_and_give_what_one_process_gives(tmp_path: Pat
     starts), a claim of yours only in the first process, and a claim whose outcome could not be sent back
     is run again in the first; the results are those of running every claim here, in the claims' order."""
     from ropeproof.claims import CheckContext, Claim, Outcome, registered_claims, run_claim
-    from ropeproof.verify.kernel.devices import resolve_dtype
+    from ropeproof.verify.kernel._devices import resolve_dtype
 
     chosen = ["rope.relative-position", "thm3.1.index", "remark3.1.symbolic-cannot-index"]
     builtin = [c for c in registered_claims() if c.id in chosen]
@@ -241,8 +241,8 @@ def test_both_processes_run_claims_and_give_what_one_process_gives(tmp_path: Pat
 def test_check_with_two_processes_writes_the_report_of_one(tmp_path: Path) -> None:
     """``check --jobs 2`` (claims and figures shared) and ``--jobs 1`` write the same report and figures,
     and both record the seconds of every task (``run.task_seconds``), which order the next run."""
-    from ropeproof.report import without_timings
-    from ropeproof.work_order import expected_seconds
+    from ropeproof._report import without_timings
+    from ropeproof._work_order import expected_seconds
 
     select = ["--quick", "--only", "thm3.1.*", "--only", "rope.*", "--no-progress"]
     reports = {}
@@ -268,7 +268,7 @@ def test_a_task_that_meets_a_value_being_computed_elsewhere_goes_last_then_waits
     from filelock import FileLock
 
     from ropeproof.claims import Claim, Outcome
-    from ropeproof.theory.result_store import LOCKS, data_product, result_file
+    from ropeproof.machinery._result_store import LOCKS, data_product, result_file
 
     @data_product("test.slow-value")
     def slow_value(store: ResultStore) -> float:
@@ -313,7 +313,7 @@ def test_corrections_run_here_among_the_tasks_and_the_second_process_starts_firs
     tasks (their seconds recorded as ``correction:ID``), and the report is the one process's report."""
     import os
 
-    from ropeproof.report import without_timings
+    from ropeproof._report import without_timings
 
     started, taken = [], []
     real_start, real_pool = check_pool.start_second_process, check_pool.CheckPool
@@ -401,9 +401,9 @@ def test_the_second_process_takes_the_grouped_tasks_first_while_they_are_at_most
 
 
 def test_the_transformers_tasks_are_the_claims_and_figures_that_run_models() -> None:
+    from ropeproof._work_order import TRANSFORMERS_CLAIMS, transformers_tasks
     from ropeproof.claims import registered_claims
     from ropeproof.paper_figures import NEEDS_HF, figure_names
-    from ropeproof.work_order import TRANSFORMERS_CLAIMS, transformers_tasks
 
     ids = [c.id for c in registered_claims() if c.builtin]
     keys = transformers_tasks(ids, figure_names())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ropeproof import __version__
-from ropeproof.cli import main
+from ropeproof._cli import main
 from ropeproof.paper_figures import available_figure_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,11 +47,11 @@ def test_the_command_freezes_what_is_left_before_the_interpreter_ends(
     freezes nothing (a program calling it keeps its garbage collected)."""
     import gc
 
-    from ropeproof import cli
+    from ropeproof import _cli as cli
 
     entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["ropeproof"]
-    assert entry == "ropeproof.cli:run"
-    assert "from ropeproof.cli import run" in (ROOT / "ropeproof" / "__main__.py").read_text()
+    assert entry == "ropeproof._cli:run"
+    assert "from ropeproof._cli import run" in (ROOT / "ropeproof" / "__main__.py").read_text()
     frozen_before = gc.get_freeze_count() > 0  # the suite freezes what collection imported (conftest)
     gc.unfreeze()
     try:
@@ -118,7 +118,7 @@ def test_strict_fails_on_an_unexpected_verdict(tmp_path: Path, monkeypatch: pyte
     def broken(ctx):
         return registry.Outcome.judge(False, {"x": 1.0}, "x", counterexample={"n": 2})
 
-    broken.__module__ = "ropeproof.claims.rope"  # stands for a built-in claim (yours read neutrally)
+    broken.__module__ = "ropeproof.claims._rope"  # stands for a built-in claim (yours read neutrally)
     c = registry.Claim("test.broken", "A claim that fails.", "test", {}, broken)
     monkeypatch.setattr(registry, "registered_claims", lambda: [c])  # check reads it when a run starts
     # --jobs 1: the patched registry exists in this process only (tests/ropeproof/test_check_pool.py
@@ -185,7 +185,7 @@ def test_a_terminated_check_leaves_no_staging_directory(tmp_path: Path) -> None:
 def test_the_list_of_subcommands_is_the_one_their_modules_give() -> None:
     """``ropeproof --help`` lists every subcommand with its one-line help without importing them: the
     same text as the parser with every subcommand registered in full."""
-    from ropeproof.cli import SUBCOMMANDS, build_parser
+    from ropeproof._cli import SUBCOMMANDS, build_parser
     from ropeproof.commands import SUMMARIES
 
     assert list(SUMMARIES) == list(SUBCOMMANDS)
@@ -200,26 +200,26 @@ def test_a_subcommand_starts_without_the_others() -> None:
     import subprocess
     import sys
 
-    from ropeproof.cli import requested_subcommand
+    from ropeproof._cli import requested_subcommand
 
     assert requested_subcommand(["--threads", "2", "sweep", "index"]) == "sweep"
     assert requested_subcommand(["--debug", "nosuch"]) is None and requested_subcommand(["-h"]) is None
     code = (
         "import sys\n"
-        "from ropeproof.cli import main\n"
+        "from ropeproof._cli import main\n"
         "try:\n"
         "    main(sys.argv[1:])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "names = ('torch', 'ropeproof.commands.check', 'ropeproof.commands.sweep',"
-        " 'ropeproof.commands.train')\n"
+        "names = ('torch', 'ropeproof.commands._check', 'ropeproof.commands._sweep',"
+        " 'ropeproof.commands._train')\n"
         "print(','.join(m for m in names if m in sys.modules) or 'none', file=sys.stderr)\n"
     )
     for argv, loaded in (
         (["--version"], {"none"}),
         (["--help"], {"none"}),
         (["findings", "--help"], {"none", "torch"}),
-        (["check", "--help"], {"ropeproof.commands.check"}),  # its claims (and torch) wait for a run
+        (["check", "--help"], {"ropeproof.commands._check"}),  # its claims (and torch) wait for a run
     ):
         out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd="/")
         assert out.stderr.strip().splitlines()[-1] in loaded, (argv, out.stderr)
@@ -229,7 +229,7 @@ def test_check_starts_its_second_process_early_only_when_the_claims_are_all_buil
     """``--jobs 1``, ``--list`` and ``--claims`` start no second process before the claims are known."""
     import argparse
 
-    from ropeproof.commands import check
+    from ropeproof.commands import _check as check
 
     def args(**kw: object) -> argparse.Namespace:
         return argparse.Namespace(**{"jobs": 2, "list": False, "claims": [], "no_figures": True, **kw})

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, main
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.memory_budget import ENV_VAR
+from ropeproof._cli import EXIT_INTERNAL, EXIT_INTERRUPTED, main
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._memory_budget import ENV_VAR
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -181,7 +181,7 @@ def test_compile_refuses_an_existing_head_unless_forced(tmp_path: Path, capsys) 
 def test_ctrl_c_in_the_figure_phase_keeps_the_old_report(tmp_path: Path, capsys, monkeypatch) -> None:
     """The issue's case: Ctrl-C while figures were drawn left new and old figures mixed next to an old,
     complete-looking report.md. Now the old run stays exactly as it was."""
-    from ropeproof import check_pool
+    from ropeproof import _check_pool as check_pool
     from ropeproof import claims as registry
 
     trivial = registry.Claim(
@@ -230,7 +230,7 @@ def test_debug_shows_the_traceback(capsys) -> None:
 
 
 def test_an_internal_error_is_one_line_with_exit_3(capsys, monkeypatch) -> None:
-    from ropeproof.commands import derive
+    from ropeproof.commands import _derive as derive
 
     def broken(construction: str, latex: bool = False) -> dict:
         raise TypeError("a bug\nover two lines")

@@ -28,16 +28,16 @@ from hypothesis import strategies as st
 
 from ropeproof import claims as registry
 from ropeproof import paper_figures
-from ropeproof.claims.corrections import Correction
-from ropeproof.cli import build_parser, main
-from ropeproof.commands import errata
-from ropeproof.commands.arguments import device, device_text, finite_float, nonnegative_float, positive_float
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction
-from ropeproof.paper_figures.style import FigureResult, subplots
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact import shard_runner
-from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
+from ropeproof._cli import build_parser, main
+from ropeproof.claims._corrections import Correction
+from ropeproof.commands import _errata as errata
+from ropeproof.commands._arguments import device, device_text, finite_float, nonnegative_float, positive_float
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.paper_figures._style import FigureResult, subplots
+from ropeproof.verify.measure.exact import _shard_runner as shard_runner
+from ropeproof.verify.studies.errata._correction_data import CorrectionData, Series
 
 SIZE_CAPS = {
     "n_inputs": 6,
@@ -200,7 +200,7 @@ def _trivial_correction() -> Correction:
 
 @contextlib.contextmanager
 def _no_cluster(*args: object) -> Iterator[None]:
-    """Stands in for :func:`ropeproof.verify.measure.exact.shard_runner._client`: ``--executor dask`` vectors
+    """Stands in for :func:`ropeproof.verify.measure.exact._shard_runner._client`: ``--executor dask`` vectors
     get as far as starting a cluster, then end in a one-line error
     (tests/verify/measure/exact/test_shard_runner.py
     runs real clusters)."""

@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.commands import compile as compile_command
-from ropeproof.commands import derive, export, figures, ps_score, sweep
-from ropeproof.constructions.head import load_head
+from ropeproof._cli import main
+from ropeproof.commands import _compile as compile_command
+from ropeproof.commands import _derive as derive
+from ropeproof.commands import _export as export
+from ropeproof.commands import _figures as figures
+from ropeproof.commands import _ps_score as ps_score
+from ropeproof.commands import _sweep as sweep
+from ropeproof.constructions._head import load_head
 
 
 def test_every_command_module_registers_itself() -> None:
@@ -142,7 +146,7 @@ def test_compile_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_check_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     from ropeproof.claims import registered_claims
-    from ropeproof.claims.loading import claim_source
+    from ropeproof.claims._loading import claim_source
 
     assert main(["check", "--list", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -158,8 +162,8 @@ def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     pytest.importorskip("transformers")
     import argparse
 
-    from ropeproof.commands import export_model
-    from ropeproof.verify.interop.hf.model_export import load_model_info
+    from ropeproof.commands import _export_model as export_model
+    from ropeproof.verify.interop.hf._model_export import load_model_info
 
     sub = argparse.ArgumentParser().add_subparsers()
     export_model.register(sub)
@@ -243,9 +247,9 @@ def test_export_model_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def saved_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A report directory as ``check --quick`` leaves it for one figure: report.json (version 4, the
     fields ``figures --from-report`` reads) and the store the figure was drawn from."""
+    from ropeproof._report import REPORT_FORMAT, STORE_DIR
+    from ropeproof.machinery._result_store import ResultStore
     from ropeproof.paper_figures import make_all
-    from ropeproof.report import REPORT_FORMAT, STORE_DIR
-    from ropeproof.theory.result_store import ResultStore
 
     root = tmp_path_factory.mktemp("report")
     store = ResultStore(root / STORE_DIR)

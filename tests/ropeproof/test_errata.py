@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from ropeproof import claims as claims_registry
+from ropeproof._cli import main
+from ropeproof._errata_report import ERRATA_FORMAT, render_errata_markdown
 from ropeproof.claims import (
     Approx,
     Claim,
@@ -21,11 +23,9 @@ from ropeproof.claims import (
     registered_corrections,
     registered_no_corrections,
 )
-from ropeproof.claims.corrections import STATUSES, Correction, is_paper_finding, uncorrected_findings
-from ropeproof.cli import main
-from ropeproof.errata_report import ERRATA_FORMAT, render_errata_markdown
-from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series
-from ropeproof.verify.studies.errata.proofs import PROOFS
+from ropeproof.claims._corrections import STATUSES, Correction, is_paper_finding, uncorrected_findings
+from ropeproof.verify.studies.errata._correction_data import CorrectionData, Series
+from ropeproof.verify.studies.errata._proofs import PROOFS
 
 INDEX_CORRECTIONS = ("thm3.2.index.fixed-theta", "thm3.2.index.best-theta", "thm3.2.index.largest-gap")
 
@@ -122,7 +122,7 @@ def _perturbed(correction_id: str = "", **changes) -> list[Correction]:
 def test_errata_out_writes_an_erratum(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ropeproof.commands import errata
+    from ropeproof.commands import _errata as errata
 
     monkeypatch.setattr(errata, "registered_corrections", _perturbed)  # computed once
     out = tmp_path / "errata"
@@ -145,7 +145,7 @@ def test_errata_out_writes_an_erratum(
 def test_a_changed_status_or_pin_fails_strict(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ropeproof.commands import errata
+    from ropeproof.commands import _errata as errata
 
     monkeypatch.setattr(
         errata, "registered_corrections", lambda: _perturbed("thm3.2.retrieval.margin", status="certified")
@@ -169,7 +169,7 @@ def test_a_correction_whose_values_change_fails_check_strict(
     """Shrink the best-angle correction's corrected values by 1%: the rows no longer equal the exact
     optimum, the status 'proved' is no longer established, and check --strict fails on the correction
     although its claim still comes out as pinned."""
-    from ropeproof.verify.studies.errata import index as errata_index
+    from ropeproof.verify.studies.errata import _index as errata_index
 
     real = errata_index.index_best_theta
 

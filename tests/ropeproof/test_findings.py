@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.commands import findings
-from ropeproof.report import readme_findings, render_readme_findings, without_timings
+from ropeproof._cli import main
+from ropeproof._report import readme_findings, render_readme_findings, without_timings
+from ropeproof.commands import _findings as findings
 
 FINDINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
 
@@ -29,9 +29,9 @@ def test_findings_page_matches_a_fresh_quick_report(quick_report: tuple[int, Pat
 def test_flipping_a_pinned_bound_fails_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the pi^2/(2 n^2) term four times larger: the pinned finding 'violated from n = 4' flips."""
     from ropeproof import claims as registry  # check reads it when a run starts
-    from ropeproof.claims import thm32
-    from ropeproof.theory import bounds
-    from ropeproof.verify.measure.exact import sweep
+    from ropeproof.claims import _thm32 as thm32
+    from ropeproof.theory import _bounds as bounds
+    from ropeproof.verify.measure.exact import _sweep as sweep
 
     real = bounds.index_bound
 
@@ -86,7 +86,7 @@ def test_findings_command_rewrites_only_the_marked_section(
     text = readme.read_text()
     assert text.startswith("# title\n") and text.endswith("<!-- findings:end -->\n\ntail\n")
     assert "STALE-FINDINGS" not in text and "`thm3.2.index.min.gap_sup`" in text
-    assert findings.run.__module__ == "ropeproof.commands.findings"
+    assert findings.run.__module__ == "ropeproof.commands._findings"
 
 
 def test_findings_refuses_to_rewrite_from_a_partial_report(tmp_path: Path) -> None:
@@ -149,9 +149,9 @@ def test_findings_reads_at_most_its_limits(
 
 
 def test_the_page_lists_what_only_the_full_check_judges_with_its_pins() -> None:
+    from ropeproof._report import full_check_only_lines
     from ropeproof.claims import registered_claims
-    from ropeproof.claims.training import LAST_LAYER_VERDICTS
-    from ropeproof.report import full_check_only_lines
+    from ropeproof.claims._training import LAST_LAYER_VERDICTS
 
     everything = {c.id for c in registered_claims()}
     assert full_check_only_lines(everything) == []  # a full run skips nothing
@@ -179,9 +179,9 @@ def test_findings_refuses_a_report_of_another_version(
 ) -> None:
     """A report.json of a version this ropeproof does not know was rendered as if it were version 4
     (issue 32, case 11, for every reader of report.json)."""
-    from ropeproof.report import REPORT_VERSION
-    from ropeproof.report_view import ReportView
-    from ropeproof.theory.errors import InputError
+    from ropeproof._report import REPORT_VERSION
+    from ropeproof._report_view import ReportView
+    from ropeproof.machinery._errors import InputError
 
     assert REPORT_VERSION == 4
     (tmp_path / "report.json").write_text(json.dumps({"format": "ropeproof-report", "version": 4, **change}))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from ropeproof._report import render_markdown, write_report
+from ropeproof._report_view import ReportView
 from ropeproof.claims import CheckContext, Claim, Outcome, run_claim
-from ropeproof.report import render_markdown, write_report
-from ropeproof.report_view import ReportView
 
 CTX = CheckContext(torch.device("cpu"), torch.float64)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof import work_order
-from ropeproof.work_order import HISTORY, SHIPPED, expected_seconds, record_seconds
+from ropeproof import _work_order as work_order
+from ropeproof._work_order import HISTORY, SHIPPED, expected_seconds, record_seconds
 
 
 def test_this_machines_seconds_override_the_shipped_ones_task_by_task(

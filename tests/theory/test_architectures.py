@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.architectures import (
+from ropeproof.machinery._errors import InputError, RopeproofError
+from ropeproof.theory._architectures import (
     ARCHITECTURES,
     GPTJ,
     GPTJ_BASE,
@@ -19,7 +20,6 @@ from ropeproof.theory.architectures import (
     architecture,
     register_architecture,
 )
-from ropeproof.theory.errors import InputError, RopeproofError
 
 
 def test_the_built_in_facts() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from ropeproof.theory.bound_expression import N, parse_bound
-from ropeproof.theory.errors import InputError
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._bound_expression import N, parse_bound
 
 
 def test_parses_into_exact_sympy() -> None:

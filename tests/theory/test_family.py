@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof import Family, FamilyCase
-from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
-from ropeproof.theory.errors import ConstructionError, InputError
-from ropeproof.theory.family import token_family
-from ropeproof.verify.measure.exact.families import family_for
+from ropeproof.constructions._paper import index_construction, reflexive_construction, retrieval_construction
+from ropeproof.machinery._errors import ConstructionError, InputError
+from ropeproof.theory._family import token_family
+from ropeproof.verify.measure.exact._families import family_for
 
 
 def case(label: str, distance: int | None) -> FamilyCase:

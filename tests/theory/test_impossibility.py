@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ropeproof.theory.impossibility import (
+from ropeproof.theory._impossibility import (
     positional_logits_ignore_key_content,
     symbolic_output_is_permutation_invariant,
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ropeproof.constructions.paper import retrieval_construction
-from ropeproof.theory.derive import derive
-from ropeproof.theory.rope_symbolic import SymbolicRopeSpec, derive_logit, vec2
+from ropeproof.constructions._paper import retrieval_construction
+from ropeproof.theory._derive import derive
+from ropeproof.theory._rope_symbolic import SymbolicRopeSpec, derive_logit, vec2
 
 
 def test_logit_form_latex() -> None:

@@ -10,8 +10,8 @@ import math
 import mpmath
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.letter_code_bounds import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._letter_code_bounds import (
     code_horizon,
     code_partial_induction_margin,
     largest_gap_closed_form,
@@ -21,8 +21,8 @@ from ropeproof.theory.letter_code_bounds import (
     retrieval_corrected_bound,
     retrieval_witness_margin,
 )
-from ropeproof.theory.proof_checks import MACHINE_CHECKED, proof_level
-from ropeproof.theory.retrieval_margin import retrieval_margin_closed_form
+from ropeproof.theory._proof_checks import MACHINE_CHECKED, proof_level
+from ropeproof.theory._retrieval_margin import retrieval_margin_closed_form
 
 ALPHABET = 4
 

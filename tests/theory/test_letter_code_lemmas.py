@@ -1,4 +1,4 @@
-"""The letter-code lemmas (ropeproof.theory.letter_code_lemmas): every check passes, and each lemma's
+"""The letter-code lemmas (ropeproof.theory._letter_code_lemmas): every check passes, and each lemma's
 statement holds on random values in float64 (an independent reference: no sympy, no reduction)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory import letter_code_lemmas as L
+from ropeproof.theory import _letter_code_lemmas as L
 
 LEMMAS = [
     L.cos_decreasing,

@@ -12,10 +12,10 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.constructions.multihop_programs import letter_program, number_program
-from ropeproof.theory.construction import Plane, Token
-from ropeproof.theory.errors import ConstructionError
-from ropeproof.theory.multihop import (
+from ropeproof.constructions._multihop_programs import letter_program, number_program
+from ropeproof.machinery._errors import ConstructionError
+from ropeproof.theory._construction import Plane, Token
+from ropeproof.theory._multihop import (
     Feature,
     MultiHopProgram,
     ProgramLayer,

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mpmath import iv
 
-from ropeproof.theory.multihop import chain_coefficient
-from ropeproof.theory.multihop_bound import (
+from ropeproof.theory._multihop import chain_coefficient
+from ropeproof.theory._multihop_bound import (
     chain_error_bound,
     leak_bound,
     mass_bound,
@@ -156,7 +156,7 @@ def test_code_radius_is_the_largest_safe_error(code: str, size: int) -> None:
     """Brute force: with u_Y = e_Y for answers and 0 for one non-answer, the readout of c e_X + err is X
     for random errors of norm just below c rho, and an error of norm c rho (1 + 1e-9) towards the closest
     competitor flips or ties it."""
-    from ropeproof.theory.multihop import code_radius, cyclic_code, onehot_code
+    from ropeproof.theory._multihop import code_radius, cyclic_code, onehot_code
 
     make = cyclic_code if code == "cyclic" else onehot_code
     codes = np.array([[float(v) for v in make(i, size)] for i in range(size)])

@@ -9,8 +9,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.one_plane_optimum import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._one_plane_optimum import (
     EUCLID_RANGE,
     attaining_angles,
     attaining_angles_proof,
@@ -22,7 +22,7 @@ from ropeproof.theory.one_plane_optimum import (
     readings_steps,
     reported_term,
 )
-from ropeproof.theory.proof_checks import DEFINITION, MACHINE_CHECKED, PROVED, proof_level, steps_table
+from ropeproof.theory._proof_checks import DEFINITION, MACHINE_CHECKED, PROVED, proof_level, steps_table
 
 
 @pytest.mark.parametrize("proof", [readings_steps, optimum_proof])

@@ -1,4 +1,4 @@
-"""Order facts (ropeproof.theory.order_facts): linear implications are decided both ways, the definitions
+"""Order facts (ropeproof.theory._order_facts): linear implications are decided both ways, the definitions
 agree with a direct computation on numbers, and a restatement holds exactly when it holds on every
 ordering."""
 
@@ -11,7 +11,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.order_facts import (
+from ropeproof.theory._order_facts import (
     DEFINITIONS,
     Restatement,
     best,

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.positional_readout import pair_constant, readout_proof
-from ropeproof.theory.proof_checks import MACHINE_CHECKED, proof_level
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._positional_readout import pair_constant, readout_proof
+from ropeproof.theory._proof_checks import MACHINE_CHECKED, proof_level
 
 LETTERS = 3
 RIGHTS = LETTERS + 1  # a pair's right element: a letter, or the integer 1

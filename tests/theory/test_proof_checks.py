@@ -1,4 +1,4 @@
-"""Proof steps and their grading (ropeproof.theory.proof_checks): a step's method decides whether it needs a
+"""Proof steps and their grading (ropeproof.theory._proof_checks): a step's method decides whether it needs a
 check, an argued step's check says what it covers, and a proof is machine-checked, proved or not proved
 exactly as its steps say."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from ropeproof.theory.proof_checks import (
+from ropeproof.theory._proof_checks import (
     MACHINE_CHECKED,
     NOT_PROVED,
     PROVED,

@@ -8,8 +8,8 @@ import mpmath
 import pytest
 import sympy as sp
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.retrieval_margin import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._retrieval_margin import (
     OMEGA,
     THETA,
     difference_identity,

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from ropeproof.theory.errors import RopeSpecError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.testing.strategies import rope_specs
+from ropeproof.machinery._errors import RopeSpecError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.testing._strategies import rope_specs
 
 
 def test_to_dict_golden() -> None:

@@ -10,15 +10,15 @@ import pytest
 import sympy as sp
 import torch
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.theory.rope_symbolic import (
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.theory._rope_symbolic import (
     SymbolicRopeSpec,
     depends_only_on_offset,
     derive_logit,
     rotation,
     vec2,
 )
-from ropeproof.verify.kernel.rope import rope_logits
+from ropeproof.verify.kernel._rope import rope_logits
 
 
 def _general_form(n_planes: int = 2):
@@ -66,7 +66,7 @@ def test_rotated_base_vectors_give_pure_phase() -> None:
 
 def test_non_identity_is_rejected() -> None:
     """The identity prover is not vacuous: a wrong closed form is caught."""
-    from ropeproof.theory.rope_symbolic import LogitForm, logit_identity_holds
+    from ropeproof.theory._rope_symbolic import LogitForm, logit_identity_holds
 
     form, qs, ks, spec = _general_form(1)
     q = [vec2(qs[0], qs[1])]

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof import required_logit_scale
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.softmax_link import top_weight_bound
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._softmax_link import top_weight_bound
 
 margins = st.floats(min_value=1e-9, max_value=10.0)
 lengths = st.integers(min_value=2, max_value=10**7)

@@ -9,7 +9,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.stable import stabilize, stable_cos_difference
+from ropeproof.theory._stable import stabilize, stable_cos_difference
 
 A, B, T = sp.symbols("a b t", real=True)
 

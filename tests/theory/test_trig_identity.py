@@ -6,7 +6,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.trig_identity import (
+from ropeproof.theory._trig_identity import (
     _admissible,
     disproved_by_witness,
     exponential_form_vanishes,

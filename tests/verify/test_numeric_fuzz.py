@@ -2,7 +2,7 @@
 
 Each example feeds extreme values (huge, tiny, subnormal, NaN, inf, negative zero, 2^53 + 1) into one
 entry point. The result must either be refused with one of the project's errors
-(:class:`~ropeproof.theory.errors.RopeproofError`), or agree with an independent mpmath reference
+(:class:`~ropeproof.machinery._errors.RopeproofError`), or agree with an independent mpmath reference
 within the error bound the toolkit states for it. A plausible wrong number fails the test.
 """
 
@@ -16,11 +16,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import RopeproofError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.resolution import logit_error_bound
-from ropeproof.verify.kernel.rope import rope_logits
+from ropeproof.machinery._errors import RopeproofError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._resolution import logit_error_bound
+from ropeproof.verify.kernel._rope import rope_logits
 
 TINY = 2.0**-1074  # the smallest subnormal: results that underflow lose up to this much per operation
 EXTREME = [0.0, -0.0, TINY, 1e-300, 1e-16, 0.5, 1.0, 3.0, 1e16, 1e154, 1e300, math.inf, -math.inf, math.nan]
@@ -96,7 +96,7 @@ def test_rope_spec_frequencies_are_refused_or_right(head_dim: int, base: float) 
 def test_index_sweep_is_refused_or_right(theta: float) -> None:
     """T_Index's worst margin at length n is min over offsets 1 <= m < n of 1 - cos(m theta) (every
     integer query s meets every competitor offset m with 1 <= |m| <= n - 1), here in mpmath."""
-    from ropeproof.verify.measure.exact.sweep import sweep_index
+    from ropeproof.verify.measure.exact._sweep import sweep_index
 
     try:
         table = sweep_index(theta, 9)
@@ -181,7 +181,7 @@ def test_ps_scores_are_refused_or_right(
 ) -> None:
     """Inputs scaled by extreme factors (x * 1e160 overflows every logit; it used to score (0, 0)); tau = 1
     keeps the swap weights well conditioned, so float64 and mpmath agree closely."""
-    from ropeproof.verify.measure.ps.scores import ps_scores
+    from ropeproof.verify.measure.ps._scores import ps_scores
 
     wt = torch.tensor(w, dtype=torch.float64)
     head = RopeAttention(wt, wt, torch.eye(2, dtype=torch.float64), torch.eye(2, dtype=torch.float64),
@@ -292,7 +292,7 @@ def _mp_retrieval(alphabet: int, theta: float, max_n: int) -> tuple[list[mpmath.
 def _status_agrees(status: str, measured: mpmath.mpf, bound: mpmath.mpf) -> bool:
     """A decided status must be the truth (equality within the reference's own precision counts as
     holding); undecided is never wrong, only unhelpful."""
-    from ropeproof.verify.measure.exact.bound_checks import HOLDS, VIOLATED
+    from ropeproof.verify.measure.exact._bound_checks import HOLDS, VIOLATED
 
     tie = abs(bound) * mpmath.mpf(2) ** (-mpmath.mp.prec + 40) + mpmath.mpf(2) ** (-mpmath.mp.prec)
     if status in HOLDS or status == "holds":
@@ -307,9 +307,9 @@ def _status_agrees(status: str, measured: mpmath.mpf, bound: mpmath.mpf) -> bool
 def test_every_direct_index_sweep_is_refused_or_right_at_any_angle(theta: float, max_n: int) -> None:
     """sweep_index, index_sweep and certified_index, theta from 5e-324 to 1e308: values within their
     error of mpmath (enclosures containing it), and every decided status the truth."""
-    from ropeproof.verify.measure.exact.certified import certified_index
-    from ropeproof.verify.measure.exact.index_sweep import index_sweep
-    from ropeproof.verify.measure.exact.sweep import sweep_index
+    from ropeproof.verify.measure.exact._certified import certified_index
+    from ropeproof.verify.measure.exact._index_sweep import index_sweep
+    from ropeproof.verify.measure.exact._sweep import sweep_index
 
     try:
         table = sweep_index(theta, max_n)
@@ -343,10 +343,10 @@ def test_every_direct_retrieval_sweep_is_refused_or_right_at_any_angle(
     """sweep_retrieval, retrieval_sweep, certified_retrieval and the explicit formula, theta from 5e-324 to
     1e308: margin_inf within its stated error of a brute-force mpmath reference (enclosures containing it)
     and every decided status the truth (theta = 1e-20 was 'tight-holds' where the truth is violated)."""
-    from ropeproof.verify.measure.exact.certified import certified_retrieval
-    from ropeproof.verify.measure.exact.retrieval_margin import retrieval_margin_explicit
-    from ropeproof.verify.measure.exact.retrieval_sweep import retrieval_sweep
-    from ropeproof.verify.measure.exact.sweep import sweep_retrieval
+    from ropeproof.verify.measure.exact._certified import certified_retrieval
+    from ropeproof.verify.measure.exact._retrieval_margin import retrieval_margin_explicit
+    from ropeproof.verify.measure.exact._retrieval_sweep import retrieval_sweep
+    from ropeproof.verify.measure.exact._sweep import sweep_retrieval
 
     try:
         table = sweep_retrieval(alphabet, theta, max_n)
@@ -382,7 +382,7 @@ def test_tiny_angles_against_mpmath_at_high_precision(exponent: int, mantissa: f
     """Tiny angles: T_Index's margin 2 sin(theta/2)^2 ~ theta^2 / 2 to a few ulps (0 only where it
     underflows below the smallest subnormal), and T_Retrieval's margin against its bound at n = 2, where
     the truth (2 theta sin(omega) - theta^2/2 above the bound) is decided, not guessed, at any theta."""
-    from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+    from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
 
     theta = mantissa * 10.0**exponent
     if theta == 0.0:

@@ -1,5 +1,4 @@
 """Tools for property-testing heads and constructions: hypothesis strategies (:mod:`.strategies`), the
-standard property battery ``check_construction`` (:mod:`.properties`), and a loopback chat server speaking
-the OpenAI and Anthropic APIs, with faults on purpose (:mod:`.chat_server`). Only tests, benchmarks and the
+standard property battery ``check_construction`` (:mod:`.properties`). Only tests, benchmarks and the
 command line import this package (the random heads that production code scores live in
-:mod:`ropeproof.verify.kernel.random_heads`)."""
+:mod:`ropeproof.verify.kernel._random_heads`)."""

@@ -1,4 +1,4 @@
-"""Your claims load and run in a process of their own (ropeproof.claims.claims_process): nothing they change
+"""Your claims load and run in a process of their own (ropeproof.claims._claims_process): nothing they change
 reaches the built-in claims (issue 32 case 6), a claim that sleeps or leaves a thread running cannot keep
 ``check`` from ending (issue 32, per-claim timeout), a claims file imports the modules next to it and its
 pins keep their types (issue 33 item 5)."""
@@ -19,10 +19,10 @@ import mpmath
 import pytest
 import torch
 
+from ropeproof._cli import main
 from ropeproof.claims import Approx, CheckContext, run_claim
-from ropeproof.claims.claims_process import DEFAULT_TIMEOUT, STOP_GRACE, ClaimsProcess, RemoteClaim, portable
-from ropeproof.claims.loading import ClaimLoadError, claim_source
-from ropeproof.cli import main
+from ropeproof.claims._claims_process import DEFAULT_TIMEOUT, STOP_GRACE, ClaimsProcess, RemoteClaim, portable
+from ropeproof.claims._loading import ClaimLoadError, claim_source
 
 CLAIMS_FILE = textwrap.dedent(
     """
@@ -192,7 +192,7 @@ def test_a_check_killed_from_outside_takes_the_claims_process_with_it(claims_fil
     script = (
         "import sys, torch\n"
         "from ropeproof.claims import CheckContext, run_claim\n"
-        "from ropeproof.claims.claims_process import ClaimsProcess\n"
+        "from ropeproof.claims._claims_process import ClaimsProcess\n"
         f"p = ClaimsProcess([{str(claims_file)!r}], timeout=3600)\n"
         "print(p._proc.pid, flush=True)\n"
         "run_claim(next(c for c in p.claims if c.id == 'mine.sleeps'), "
@@ -247,8 +247,8 @@ def test_loading_that_never_ends_is_stopped_at_the_limit(tmp_path: Path) -> None
 
 def test_the_limits_are_the_documented_ones() -> None:
     """docs/guides/your-claims.md states these numbers."""
-    from ropeproof.cli import build_parser
-    from ropeproof.report import REPORT_VERSION
+    from ropeproof._cli import build_parser
+    from ropeproof._report import REPORT_VERSION
 
     assert DEFAULT_TIMEOUT == 600 and STOP_GRACE == 2 and REPORT_VERSION == 4
     check = build_parser()._subparsers._group_actions[0].choices["check"]  # type: ignore[union-attr]

@@ -1,5 +1,5 @@
 """A claim that exits or moves the working directory cannot make ``check`` report success or write
-elsewhere than ``--out`` (ropeproof.claims.containment)."""
+elsewhere than ``--out`` (ropeproof.claims._containment)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.claims.containment import CheckEscaped, contained
-from ropeproof.cli import main
+from ropeproof._cli import main
+from ropeproof.claims._containment import CheckEscaped, contained
 
 ESCAPING_CLAIMS = textwrap.dedent(
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ropeproof.claims import CheckContext, Claim, Outcome, run_claim
-from ropeproof.claims.display import result_html, result_markdown, verdict_text
+from ropeproof.claims._display import result_html, result_markdown, verdict_text
 
 CTX = CheckContext(torch.device("cpu"), torch.float64)
 

@@ -1,4 +1,4 @@
-"""A check's changes to process-wide settings are put back when it returns (ropeproof.claims.global_state),
+"""A check's changes to process-wide settings are put back when it returns (ropeproof.claims._global_state),
 and run_claim applies that to every claim: issue 32 case 6 (``mpmath.mp.prec = 12`` in a claims file made
 built-in claims and corrections read "contradicted")."""
 
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.claims import CheckContext, Claim, Outcome, run_claim
-from ropeproof.claims.global_state import changed_state, global_state_restored, snapshot
+from ropeproof.claims._global_state import changed_state, global_state_restored, snapshot
 
 ENV = "ROPEPROOF_TEST_GLOBAL_STATE"
 

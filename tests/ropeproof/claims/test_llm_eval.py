@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.claims import llm_eval as claims_llm_eval
-from ropeproof.claims.llm_eval import CLAIMS
-from ropeproof.claims.registry import CheckContext, run_claim
-from ropeproof.verify.studies.llm_eval import local_models
-from ropeproof.verify.studies.llm_eval.results import RunSummary
-from ropeproof.verify.studies.llm_eval.statistics import LengthResult
+from ropeproof.claims import _llm_eval as claims_llm_eval
+from ropeproof.claims._llm_eval import CLAIMS
+from ropeproof.claims._registry import CheckContext, run_claim
+from ropeproof.verify.studies.llm_eval import _local_models as local_models
+from ropeproof.verify.studies.llm_eval._results import RunSummary
+from ropeproof.verify.studies.llm_eval._statistics import LengthResult
 
 
 def _summary(label: str, letter: tuple[float, float], number: tuple[float, float]) -> RunSummary:

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.claims import USER_CLAIMS, CheckContext, ClaimSet, Outcome, loading, registered_claims
-from ropeproof.claims.loading import (
+from ropeproof._cli import main
+from ropeproof.claims import USER_CLAIMS, CheckContext, ClaimSet, Outcome, registered_claims
+from ropeproof.claims import _loading as loading
+from ropeproof.claims._loading import (
     ENTRY_POINT_GROUP,
     ClaimLoadError,
     claim_source,
@@ -21,7 +23,6 @@ from ropeproof.claims.loading import (
     load_claims,
     select_claims,
 )
-from ropeproof.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "example_claims.py"
 EXAMPLE_IDS = ["example.two-plane-index-correct", "example.second-plane-widens-margin"]
@@ -68,7 +69,7 @@ def test_list_names_each_claims_module(capsys) -> None:
     example = [ln for ln in lines if ln.startswith("example.")]
     assert len(example) == 2 and all(str(EXAMPLE) in ln for ln in example)
     builtin = [ln for ln in lines if ln.startswith("thm3.2.")]
-    assert builtin and all("ropeproof.claims.thm32" in ln for ln in builtin)
+    assert builtin and all("ropeproof.claims._thm32" in ln for ln in builtin)
     assert len(lines) == len(example) + len(builtin)  # --only keeps nothing else
 
 

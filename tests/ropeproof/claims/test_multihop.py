@@ -8,8 +8,8 @@ import re
 import pytest
 import torch
 
-from ropeproof.claims.multihop import CLAIMS
-from ropeproof.claims.registry import CheckContext, run_claim
+from ropeproof.claims._multihop import CLAIMS
+from ropeproof.claims._registry import CheckContext, run_claim
 
 CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 
@@ -73,7 +73,7 @@ def test_length_and_ps_claims_hold() -> None:
 
 
 def test_the_recursion_statement_names_the_tolerance_judged() -> None:
-    from ropeproof.verify.studies.beyond.multihop_judging import CHAIN_RELATIVE_TOLERANCE
+    from ropeproof.verify.studies.beyond._multihop_judging import CHAIN_RELATIVE_TOLERANCE
 
     stated = re.search(r"\(to relative ([0-9.e+-]+)\)", CLAIMS["multihop.recursion"].statement)
     assert stated is not None and float(stated.group(1)) == CHAIN_RELATIVE_TOLERANCE

@@ -8,18 +8,18 @@ import numpy as np
 import pytest
 import torch
 
-import ropeproof.claims.letter_codes
-import ropeproof.claims.llm_eval
-import ropeproof.claims.many_plane
-import ropeproof.claims.multihop
-import ropeproof.claims.partial_induction
-import ropeproof.claims.remark31
-import ropeproof.claims.rope
-import ropeproof.claims.thm31
-import ropeproof.claims.thm32
-import ropeproof.claims.training
+import ropeproof.claims._letter_codes
+import ropeproof.claims._llm_eval
+import ropeproof.claims._many_plane
+import ropeproof.claims._multihop
+import ropeproof.claims._partial_induction
+import ropeproof.claims._remark31
+import ropeproof.claims._rope
+import ropeproof.claims._thm31
+import ropeproof.claims._thm32
+import ropeproof.claims._training
 from ropeproof.claims import BUILTIN_TOPICS, USER_CLAIMS, USER_SECTION, registered_claims
-from ropeproof.claims.registry import (
+from ropeproof.claims._registry import (
     Approx,
     CheckContext,
     Claim,
@@ -30,20 +30,20 @@ from ropeproof.claims.registry import (
     claim,
     run_claim,
 )
-from ropeproof.verify.measure.exact.bound_judging import certified_outcome
-from ropeproof.verify.measure.exact.certified import CertifiedComparison
+from ropeproof.verify.measure.exact._bound_judging import certified_outcome
+from ropeproof.verify.measure.exact._certified import CertifiedComparison
 
 TOPIC_PREFIX = {
-    ropeproof.claims.rope: "rope.",
-    ropeproof.claims.thm31: "thm3.1.",
-    ropeproof.claims.thm32: "thm3.2.",
-    ropeproof.claims.remark31: "remark3.1.",
-    ropeproof.claims.many_plane: "many-plane.",
-    ropeproof.claims.letter_codes: "letter-codes.",
-    ropeproof.claims.partial_induction: "partial-induction.",
-    ropeproof.claims.multihop: "multihop.",
-    ropeproof.claims.training: "training.",
-    ropeproof.claims.llm_eval: "llm-eval.",
+    ropeproof.claims._rope: "rope.",
+    ropeproof.claims._thm31: "thm3.1.",
+    ropeproof.claims._thm32: "thm3.2.",
+    ropeproof.claims._remark31: "remark3.1.",
+    ropeproof.claims._many_plane: "many-plane.",
+    ropeproof.claims._letter_codes: "letter-codes.",
+    ropeproof.claims._partial_induction: "partial-induction.",
+    ropeproof.claims._multihop: "multihop.",
+    ropeproof.claims._training: "training.",
+    ropeproof.claims._llm_eval: "llm-eval.",
 }
 
 
@@ -125,7 +125,7 @@ def _result(
         return Outcome(verdict)  # type: ignore[arg-type]
 
     if builtin:  # a check defined in the package: one of the toolkit's own claims
-        check.__module__ = "ropeproof.claims.thm32"
+        check.__module__ = "ropeproof.claims._thm32"
     c = Claim("t.x", "S.", "here", {}, check, expected, pins=pins or {})  # type: ignore[arg-type]
     return ClaimResult(c, Outcome(verdict, figures), 0.0, dtype=dtype)  # type: ignore[arg-type]
 

@@ -6,14 +6,14 @@ import math
 
 import numpy as np
 
-from ropeproof.claims import thm32
-from ropeproof.constructions.paper import RETRIEVAL_THETA
+from ropeproof.claims import _thm32 as thm32
+from ropeproof.constructions._paper import RETRIEVAL_THETA
 
 
 def test_the_convention_claim_lists_what_depends_on_it() -> None:
     import torch
 
-    from ropeproof.claims.registry import CheckContext, run_claim
+    from ropeproof.claims._registry import CheckContext, run_claim
 
     claim = next(c for c in thm32.CLAIMS if c.id == "thm3.2.length-convention")
     result = run_claim(claim, CheckContext(torch.device("cpu"), torch.float64, quick=True))
@@ -35,7 +35,7 @@ def test_certified_verdicts_carry_the_pinned_figures(tmp_path) -> None:  # type:
     """``check --quick --certified --strict`` on Theorem 3.2: the interval-arithmetic outcomes carry
     the same pinned figures (violating_rows, first_violation_n) as the float64 ones, so no pin is
     reported missing."""
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     out = tmp_path / "r"
     argv = ["check", "--quick", "--certified", "--strict", "--no-figures", "--no-progress", "--out", str(out)]

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.claims import training as claims_training
-from ropeproof.claims.registry import CheckContext, run_claim
-from ropeproof.claims.training import CLAIMS
-from ropeproof.verify.studies.training import judging
-from ropeproof.verify.studies.training.config import PAPER
-from ropeproof.verify.studies.training.observations import pure_heads
-from ropeproof.verify.studies.training.trainer import TrainingRecord
+from ropeproof.claims import _training as claims_training
+from ropeproof.claims._registry import CheckContext, run_claim
+from ropeproof.claims._training import CLAIMS
+from ropeproof.verify.studies.training import _judging as judging
+from ropeproof.verify.studies.training._config import PAPER
+from ropeproof.verify.studies.training._observations import pure_heads
+from ropeproof.verify.studies.training._trainer import TrainingRecord
 
 CTX = CheckContext(device=torch.device("cpu"), dtype=torch.float64, quick=True)
 IDS = [
@@ -42,7 +42,7 @@ def test_the_shared_names_stay_importable_from_the_claim_module() -> None:
 
 
 def test_ids_expectations_and_quick() -> None:
-    from ropeproof.claims.training import HAS_HF
+    from ropeproof.claims._training import HAS_HF
 
     assert [c.id for c in CLAIMS] == IDS
     assert [c.id for c in CLAIMS if not c.quick] == READINGS
@@ -194,8 +194,8 @@ def test_verdicts_follow_the_records_and_count_seeds(monkeypatch: pytest.MonkeyP
 
 def test_the_readings_of_the_pinned_claims_are_judged() -> None:
     """The readings the claims pin are the ones the judging produces (full study)."""
-    from ropeproof.claims.training import LAST_LAYER_VERDICTS, LENGTH_VERDICTS, PURE_VERDICTS
-    from ropeproof.verify.studies.training.lengths import study_plan
+    from ropeproof.claims._training import LAST_LAYER_VERDICTS, LENGTH_VERDICTS, PURE_VERDICTS
+    from ropeproof.verify.studies.training._lengths import study_plan
 
     assert list(LENGTH_VERDICTS) == study_plan(False)["readings"]
     assert set(LAST_LAYER_VERDICTS) == {"causal", *judging.LAST_LAYER_STANDS, "descriptive"}

@@ -10,8 +10,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.cli import build_parser
-from ropeproof.commands.arguments import (
+from ropeproof._cli import build_parser
+from ropeproof.commands._arguments import (
     DEVICE_CHOICES,
     DTYPE_CHOICES,
     HelpFormatter,
@@ -21,8 +21,8 @@ from ropeproof.commands.arguments import (
     nonnegative_float,
     positive_float,
 )
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.validate import integer, real_problem
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._validate import integer, real_problem
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -55,7 +55,7 @@ def test_help_shows_defaults_example_choices_and_positionals(name: str) -> None:
 
 
 def test_every_subcommand_is_covered() -> None:
-    from ropeproof.cli import SUBCOMMANDS
+    from ropeproof._cli import SUBCOMMANDS
 
     assert list(subcommands()) == list(SUBCOMMANDS)
 

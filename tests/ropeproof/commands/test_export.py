@@ -12,14 +12,14 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.constructions.compile import compile_construction  # noqa: E402
-from ropeproof.constructions.head import CompiledHead  # noqa: E402
-from ropeproof.constructions.paper import reflexive_construction  # noqa: E402
-from ropeproof.verify.interop.errors import HeadImportError  # noqa: E402
-from ropeproof.verify.interop.head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info  # noqa: E402
-from ropeproof.verify.interop.hf.export import HFExportInfo  # noqa: E402
-from ropeproof.verify.interop.hf.head_import import import_model_head  # noqa: E402
-from ropeproof.verify.measure.tasks import number_task  # noqa: E402
+from ropeproof.constructions._compile import compile_construction  # noqa: E402
+from ropeproof.constructions._head import CompiledHead  # noqa: E402
+from ropeproof.constructions._paper import reflexive_construction  # noqa: E402
+from ropeproof.verify.interop._errors import HeadImportError  # noqa: E402
+from ropeproof.verify.interop._head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info  # noqa: E402
+from ropeproof.verify.interop.hf._export import HFExportInfo  # noqa: E402
+from ropeproof.verify.interop.hf._head_import import import_model_head  # noqa: E402
+from ropeproof.verify.measure._tasks import number_task  # noqa: E402
 
 K1_OF_128 = 10000 ** (-2 / 128)  # 0.8659643233600653: k = 1 of a 128-dim rotary head ([A]'s id 2)
 
@@ -35,7 +35,7 @@ def reflexive_sequences(head: CompiledHead, count: int = 8) -> list[list[str]]:
 
 
 def _cli(argv: list[str]) -> int:
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     return main(argv)
 

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.cli import main
-from ropeproof.commands import head_dir
-from ropeproof.commands.import_head import parse_token_ids
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.head import load_head
-from ropeproof.constructions.paper import index_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.family import Family, FamilyCase
-from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof._cli import main
+from ropeproof.commands import _head_dir as head_dir
+from ropeproof.commands._import_head import parse_token_ids
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._head import load_head
+from ropeproof.constructions._paper import index_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._family import Family, FamilyCase
+from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict:
@@ -179,7 +179,7 @@ def test_parse_token_ids() -> None:
 
 def test_import_hf_writes_a_head_directory(tmp_path: Path, capsys) -> None:
     transformers = pytest.importorskip("transformers")
-    from ropeproof.verify.interop.hf.head_import import import_model_head
+    from ropeproof.verify.interop.hf._head_import import import_model_head
 
     state = torch.random.get_rng_state()
     torch.manual_seed(0)
@@ -208,8 +208,8 @@ def test_import_hf_writes_a_head_directory(tmp_path: Path, capsys) -> None:
 @pytest.mark.xdist_group("tl")  # transformer_lens imported by one pytest worker, not both
 def test_export_and_import_tl(tmp_path: Path, capsys) -> None:
     pytest.importorskip("transformer_lens")
-    from ropeproof.verify.interop.tl.checkpoint import load_hooked_transformer
-    from ropeproof.verify.interop.tl.model_head import compiled_from_hooked_transformer
+    from ropeproof.verify.interop.tl._checkpoint import load_hooked_transformer
+    from ropeproof.verify.interop.tl._model_head import compiled_from_hooked_transformer
 
     argv = ["export", "tl", "index", "--theta", "0.8660", "--layout", "half", "--max-positions", "64"]
     assert main([*argv, "--out", str(tmp_path / "tl")]) == 0

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.cli import build_parser
-from ropeproof.commands.llm_eval import json_object, lengths_list, temperature
-from ropeproof.verify.studies.llm_eval.local_models import FULL_SIZES, QUICK_SIZES
+from ropeproof._cli import build_parser
+from ropeproof.commands._llm_eval import json_object, lengths_list, temperature
+from ropeproof.verify.studies.llm_eval._local_models import FULL_SIZES, QUICK_SIZES
 
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guides" / "llm-eval.md"
 

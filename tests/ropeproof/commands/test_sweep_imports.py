@@ -13,12 +13,12 @@ HEAVY = (
     "torch",
     "matplotlib",
     "ropeproof.paper_figures",
-    "ropeproof.verify.measure.exact.stated_bound",
-    "ropeproof.verify.measure.exact.head_sweep",
+    "ropeproof.verify.measure.exact._stated_bound",
+    "ropeproof.verify.measure.exact._head_sweep",
 )
 CODE = (
     "import json, sys\n"
-    "from ropeproof.cli import main\n"
+    "from ropeproof._cli import main\n"
     "for argv in json.loads(sys.argv[1]):\n"
     "    code = main(argv)\n"
     f"    names = {HEAVY!r}\n"

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.commands import train as train_command
-from ropeproof.verify.studies.training.trainer import load_record
+from ropeproof._cli import main
+from ropeproof.commands import _train as train_command
+from ropeproof.verify.studies.training._trainer import load_record
 
 pytest.importorskip("transformers")
 
@@ -57,8 +57,8 @@ def test_bad_input_with_force_leaves_the_old_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `train --force --seed 18446744073709551616 --out D` used to delete the run in D, then fail (exit 3)
-    from ropeproof.theory.memory_budget import ENV_VAR as MEMORY_ENV
-    from ropeproof.theory.time_budget import ENV_VAR as TIME_ENV
+    from ropeproof.machinery._memory_budget import ENV_VAR as MEMORY_ENV
+    from ropeproof.machinery._time_budget import ENV_VAR as TIME_ENV
 
     monkeypatch.delenv(MEMORY_ENV, raising=False)
     out = tmp_path / "D"

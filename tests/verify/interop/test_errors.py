@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ropeproof.theory.errors import RopeproofError
-from ropeproof.verify.interop.errors import ExportError, HeadImportError
+from ropeproof.machinery._errors import RopeproofError
+from ropeproof.verify.interop._errors import ExportError, HeadImportError
 
 
 def test_errors_are_project_errors() -> None:

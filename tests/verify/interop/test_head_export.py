@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.verify.interop.errors import ExportError, HeadImportError
-from ropeproof.verify.interop.head_export import (
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction, retrieval_construction
+from ropeproof.verify.interop._errors import ExportError, HeadImportError
+from ropeproof.verify.interop._head_export import (
     EXPORT_INFO_FILE,
     ExportInfo,
     check_export_options,
     head_weights,
     load_export_info,
 )
-from ropeproof.verify.interop.hf.placement import place_gptj
-from ropeproof.verify.interop.tl.placement import place_tl
+from ropeproof.verify.interop.hf._placement import place_gptj
+from ropeproof.verify.interop.tl._placement import place_tl
 
 K1_OF_128 = 10000 ** (-2 / 128)
 
@@ -78,8 +78,8 @@ def test_option_checks_name_the_parameter(kwargs: dict, match: str) -> None:
 def test_one_reader_for_every_record(tmp_path) -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("transformer_lens")
-    from ropeproof.verify.interop.hf.export import HFExportInfo, export_head
-    from ropeproof.verify.interop.tl.export import TLExportInfo, export_hooked_transformer
+    from ropeproof.verify.interop.hf._export import HFExportInfo, export_head
+    from ropeproof.verify.interop.tl._export import TLExportInfo, export_hooked_transformer
 
     head = compile_construction(index_construction(theta=K1_OF_128, letters=4, max_int=4))
     hf = export_head(head, "llama", max_positions=16)

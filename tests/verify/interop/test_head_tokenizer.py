@@ -8,8 +8,8 @@ import pytest
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.verify.interop.errors import ExportError  # noqa: E402
-from ropeproof.verify.interop.head_tokenizer import head_tokenizer  # noqa: E402
+from ropeproof.verify.interop._errors import ExportError  # noqa: E402
+from ropeproof.verify.interop._head_tokenizer import head_tokenizer  # noqa: E402
 
 
 def test_word_i_is_id_i_after_from_pretrained(tmp_path) -> None:

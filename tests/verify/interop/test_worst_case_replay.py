@@ -17,18 +17,18 @@ import pytest
 transformers = pytest.importorskip("transformers")
 
 from ropeproof import required_logit_scale  # noqa: E402
-from ropeproof.constructions.compile import compile_construction  # noqa: E402
-from ropeproof.constructions.head import CompiledHead  # noqa: E402
-from ropeproof.constructions.paper import index_construction, retrieval_construction  # noqa: E402
-from ropeproof.verify.interop.errors import ExportError, HeadImportError  # noqa: E402
-from ropeproof.verify.interop.hf.export import export_head  # noqa: E402
-from ropeproof.verify.interop.worst_case_replay import (  # noqa: E402
+from ropeproof.constructions._compile import compile_construction  # noqa: E402
+from ropeproof.constructions._head import CompiledHead  # noqa: E402
+from ropeproof.constructions._paper import index_construction, retrieval_construction  # noqa: E402
+from ropeproof.verify.interop._errors import ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop._worst_case_replay import (  # noqa: E402
     answer_adversary,
     replay_worst_cases,
     worst_case_family,
 )
-from ropeproof.verify.kernel.compiled import answer  # noqa: E402
-from ropeproof.verify.measure.exact.families import family_for  # noqa: E402
+from ropeproof.verify.interop.hf._export import export_head  # noqa: E402
+from ropeproof.verify.kernel._compiled import answer  # noqa: E402
+from ropeproof.verify.measure.exact._families import family_for  # noqa: E402
 
 CONSTRUCTION = retrieval_construction(alphabet_size=8, theta=0.0, max_int=1)
 SCALE, MAX_N = 10.0, 40
@@ -82,7 +82,7 @@ def test_the_required_scale_makes_every_length_right(tmp_path) -> None:
 @pytest.mark.xdist_group("tl")  # transformer_lens imported by one pytest worker, not both
 def test_transformer_lens_exports_and_sdpa(tmp_path) -> None:
     pytest.importorskip("transformer_lens")
-    from ropeproof.verify.interop.tl.export import export_hooked_transformer
+    from ropeproof.verify.interop.tl._export import export_hooked_transformer
 
     export_hooked_transformer(head(), logit_scale=SCALE, dtype="float64", n_ctx=30).save(tmp_path / "tl")
     replay = replay_worst_cases(tmp_path / "tl", head(), construction=CONSTRUCTION)

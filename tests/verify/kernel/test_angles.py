@@ -12,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.angles import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._angles import (
     angle_error_bound,
     offset_angles,
     offset_angles_with_error,

@@ -10,12 +10,12 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.random_heads import random_head
-from ropeproof.verify.kernel.resolution import logit_error_bound, unit_roundoff
-from ropeproof.verify.kernel.rope import rope_logits
-from ropeproof.verify.testing.strategies import rope_heads
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._random_heads import random_head
+from ropeproof.verify.kernel._resolution import logit_error_bound, unit_roundoff
+from ropeproof.verify.kernel._rope import rope_logits
+from ropeproof.verify.testing._strategies import rope_heads
 
 
 @given(
@@ -252,9 +252,9 @@ def test_gradients_reach_weights_that_require_them(need_weights: bool) -> None:
 def test_random_heads_too_large_for_the_machine_are_refused_first(monkeypatch, capsys) -> None:
     """Issue 32: ``ps-score random --head-dim 100000 --d-model 100000`` attempted an 80 GB allocation.
     The size is estimated against the limit before anything is drawn; the message gives the limit."""
-    from ropeproof.cli import main
-    from ropeproof.theory.errors import MemoryBudgetError
-    from ropeproof.verify.measure.subjects import random_inputs
+    from ropeproof._cli import main
+    from ropeproof.machinery._errors import MemoryBudgetError
+    from ropeproof.verify.measure._subjects import random_inputs
 
     monkeypatch.setenv("ROPEPROOF_MEMORY_LIMIT", "1GiB")
     with pytest.raises(MemoryBudgetError, match=r"d_model = 100000 and head_dim = 100000 .*limit of 1 GiB"):

@@ -8,12 +8,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import letter_program, number_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.chain_readout import last_readout, long_answers, readout_weights
-from ropeproof.verify.kernel.multilayer import model_module
-from ropeproof.verify.measure.task_lengths import long_task
+from ropeproof.constructions._multihop_compile import CompiledModel, compile_program
+from ropeproof.constructions._multihop_programs import letter_program, number_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._chain_readout import last_readout, long_answers, readout_weights
+from ropeproof.verify.kernel._multilayer import model_module
+from ropeproof.verify.measure._task_lengths import long_task
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import INDEX_THETA, index_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.compiled import answer
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import INDEX_THETA, index_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._compiled import answer
 
 
 @pytest.fixture(scope="module")

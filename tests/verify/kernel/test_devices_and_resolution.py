@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.devices import DTYPE_NAMES, DTYPES, dtype_name, resolve_device, resolve_dtype
-from ropeproof.verify.kernel.reference import reference_logits
-from ropeproof.verify.kernel.resolution import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._devices import DTYPE_NAMES, DTYPES, dtype_name, resolve_device, resolve_dtype
+from ropeproof.verify.kernel._reference import reference_logits
+from ropeproof.verify.kernel._resolution import (
     UNIT_ROUNDOFFS,
     gap_resolution,
     logit_error_bound,
@@ -64,7 +64,7 @@ def test_dtype_names_are_checked_without_torch() -> None:
 
 def test_error_bounds_golden() -> None:
     # ((head_dim + 6) u + 2 min(8 u64 |angle|, 1e-14)) * magnitude, and twice that for a gap: the angles
-    # are reduced mod 2 pi (verify/kernel/angles.py), so a large angle costs at most 1e-14
+    # are reduced mod 2 pi (verify/kernel/_angles.py), so a large angle costs at most 1e-14
     assert logit_error_bound("float32", 2, 3.0) == 8 * 2.0**-24 * 3.0
     assert logit_error_bound("float64", 4, 1.0, max_angle=1e6) == 10 * 2.0**-53 + 2 * 1e-14
     assert logit_error_bound("float64", 4, 1.0, max_angle=0.5) == 10 * 2.0**-53 + 2 * 8 * 2.0**-53 * 0.5

@@ -8,17 +8,17 @@ import math
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError, NonFiniteError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.finite import (
+from ropeproof.machinery._errors import InputError, NonFiniteError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._finite import (
     all_finite,
     finite_screen,
     non_finite_input,
     overflow_error,
     passes,
 )
-from ropeproof.verify.kernel.rope import apply_rope, rope_logits
+from ropeproof.verify.kernel._rope import apply_rope, rope_logits
 
 
 def ones_head(dtype: str = "float64") -> RopeAttention:

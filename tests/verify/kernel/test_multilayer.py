@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import letter_program, number_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.multilayer import MultiLayerRopeModel, answer_model, model_module
-from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain, letter_task, number_task
+from ropeproof.constructions._multihop_compile import CompiledModel, compile_program
+from ropeproof.constructions._multihop_programs import letter_program, number_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._multilayer import MultiLayerRopeModel, answer_model, model_module
+from ropeproof.verify.measure._tasks import follow_letter_chain, follow_number_chain, letter_task, number_task
 
 
 @pytest.fixture(scope="module")

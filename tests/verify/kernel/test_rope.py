@@ -11,17 +11,17 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.rope import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._rope import (
     apply_rope,
     rope_logits,
     rotate_by_table,
     rotation_cos_sin,
     rotation_table,
 )
-from ropeproof.verify.testing.strategies import rope_specs
+from ropeproof.verify.testing._strategies import rope_specs
 
 
 def block_diag_reference(q: np.ndarray, k: np.ndarray, dims, thetas, scale=1.0) -> np.ndarray:

@@ -10,11 +10,11 @@ from typing import TypeVar
 import pytest
 import torch
 
-from ropeproof import cli
+from ropeproof import _cli as cli
 from ropeproof.claims import CheckContext, Outcome, run_claim
-from ropeproof.claims.registry import Claim
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.threads import (
+from ropeproof.claims._registry import Claim
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._threads import (
     DEFAULT_THREADS,
     THREADS_ENV,
     parse_threads,
@@ -139,7 +139,7 @@ def test_claim_runner_applies_the_policy_and_restores(
 def test_cli_threads_option(
     caller_threads: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import ropeproof.commands.check as check_command
+    import ropeproof.commands._check as check_command
 
     seen: list[int] = []
     monkeypatch.setattr(check_command, "run", lambda args: seen.append(torch.get_num_threads()) or 0)
@@ -187,7 +187,7 @@ def test_without_torch_imported_the_policy_is_the_count_torch_starts_with() -> N
     code = (
         "import os, sys\n"
         "os.environ.pop('OMP_NUM_THREADS', None)\n"
-        "from ropeproof.verify.kernel.threads import thread_policy\n"
+        "from ropeproof.verify.kernel._threads import thread_policy\n"
         "assert 'torch' not in sys.modules\n"
         "with thread_policy(1):\n"
         "    assert os.environ['OMP_NUM_THREADS'] == '1'\n"

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError, RopeSpecError, WeightError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.rope import apply_rope, rope_logits
+from ropeproof.machinery._errors import InputError, RopeSpecError, WeightError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._rope import apply_rope, rope_logits
 
 
 @pytest.mark.parametrize(

@@ -7,14 +7,14 @@ import sys
 import numpy as np
 import pytest
 
-from ropeproof.verify.measure.display import (
+from ropeproof.verify.measure._display import (
     MAX_DISPLAY_ROWS,
     TableDisplay,
     format_cell,
     html_table,
     markdown_table,
 )
-from ropeproof.verify.measure.exact.sweep import sweep_index
+from ropeproof.verify.measure.exact._sweep import sweep_index
 
 
 class _Rows(TableDisplay):

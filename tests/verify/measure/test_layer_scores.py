@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.constructions.multihop_programs import checkpoint_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.multilayer import model_module
-from ropeproof.verify.measure.layer_scores import CLASS_THRESHOLD, LayerScore, layer_ps_scores
-from ropeproof.verify.measure.tasks import letter_task, number_task
+from ropeproof.constructions._multihop_compile import compile_program
+from ropeproof.constructions._multihop_programs import checkpoint_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._multilayer import model_module
+from ropeproof.verify.measure._layer_scores import CLASS_THRESHOLD, LayerScore, layer_ps_scores
+from ropeproof.verify.measure._tasks import letter_task, number_task
 
 
 def _slow_scores(model, insts, layer: int, tau: float = 1e-4) -> tuple[float, float]:

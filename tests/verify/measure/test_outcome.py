@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ropeproof.verify.measure.outcome import VERDICTS, Outcome
+from ropeproof.verify.measure._outcome import VERDICTS, Outcome
 
 
 def test_judge_maps_the_condition_to_a_verdict() -> None:

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.reference import reference_logits
-from ropeproof.verify.kernel.resolution import logit_error_bound
-from ropeproof.verify.kernel.rope import rope_logits
-from ropeproof.verify.measure import rope_identities
-from ropeproof.verify.measure.rope_identities import (
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._reference import reference_logits
+from ropeproof.verify.kernel._resolution import logit_error_bound
+from ropeproof.verify.kernel._rope import rope_logits
+from ropeproof.verify.measure import _rope_identities as rope_identities
+from ropeproof.verify.measure._rope_identities import (
     layout_equivalence_outcome,
     random_qk,
     relative_position_outcome,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.statistics import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._statistics import (
     Estimate,
     accuracy_estimate,
     decide,
@@ -94,7 +94,7 @@ def test_bad_input() -> None:
 
 
 def test_samples_grow_by_doubling_until_decided_or_capped() -> None:
-    from ropeproof.verify.measure.statistics import grow_until_decided
+    from ropeproof.verify.measure._statistics import grow_until_decided
 
     seen: list[tuple[int, int]] = []
     sample: list[bool] = []
@@ -132,7 +132,7 @@ def _mixture_martingale(k: int, n: int, p: float, prior: tuple[float, float] = (
 def test_confidence_sequence_ends_are_where_the_mixture_reaches_one_over_alpha(
     n: int, data: st.DataObject, level: float
 ) -> None:
-    from ropeproof.verify.measure.statistics import confidence_sequence
+    from ropeproof.verify.measure._statistics import confidence_sequence
 
     k = data.draw(st.integers(0, n))
     est = confidence_sequence(k, n, level)
@@ -151,7 +151,7 @@ def test_confidence_sequence_covers_at_every_look_while_peeking_wilson_does_not(
     every 10 draws up to 400. The confidence sequence excludes p at some look in at most 5% of sequences
     (plus three Monte Carlo standard errors); the Wilson interval, looked at the same way, misses far more
     often (optional stopping breaks a fixed-sample interval)."""
-    from ropeproof.verify.measure.statistics import confidence_sequence
+    from ropeproof.verify.measure._statistics import confidence_sequence
 
     rng = np.random.default_rng(0)
     looks = np.arange(10, 401, 10)
@@ -173,7 +173,7 @@ def test_confidence_sequence_covers_at_every_look_while_peeking_wilson_does_not(
 
 
 def test_sequential_proportion_keeps_the_running_intersection() -> None:
-    from ropeproof.verify.measure.statistics import SequentialProportion, confidence_sequence
+    from ropeproof.verify.measure._statistics import SequentialProportion, confidence_sequence
 
     seq = SequentialProportion()
     assert seq.decide(0.5) == "undecided"
@@ -193,7 +193,7 @@ def test_sequential_proportion_keeps_the_running_intersection() -> None:
 def test_far_rows_decide_in_one_small_batch_and_near_rows_grow() -> None:
     """0.28 against 0.9 (the trained letter models at 850 tokens) is decided by the first 16 draws; a
     proportion at the threshold never is, and sampling stops at the cap."""
-    from ropeproof.verify.measure.statistics import SequentialProportion, look_sizes, sample_until_decided
+    from ropeproof.verify.measure._statistics import SequentialProportion, look_sizes, sample_until_decided
 
     assert look_sizes(16, 200) == [16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 200]
     assert look_sizes(16, 16) == [16] and look_sizes(5, 15) == [5, 10, 15]

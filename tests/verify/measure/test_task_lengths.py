@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.task_lengths import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._task_lengths import (
     BUILDS,
     long_letter_task,
     long_number_task,
     long_task,
     required_max_int,
 )
-from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.measure._tasks import follow_letter_chain, follow_number_chain
 
 
 @pytest.mark.parametrize("build", BUILDS)
@@ -61,8 +61,8 @@ def test_vectorised_inputs_have_valid_chains(build: str, n: int) -> None:
     """Every input of every build answers to its own chain (followed by the generator-independent
     followers), with the recorded hop count and target; the near build keeps the chain in the last 17
     tokens; every token is in the task's vocabulary (the number task's distractor builds up to 16)."""
-    from ropeproof.verify.measure.task_lengths import chain_positions, long_inputs
-    from ropeproof.verify.measure.tokenizer import task_vocabulary
+    from ropeproof.verify.measure._task_lengths import chain_positions, long_inputs
+    from ropeproof.verify.measure._tokenizer import task_vocabulary
 
     for task, follow in (("number", follow_number_chain), ("letter", follow_letter_chain)):
         vocab = set(task_vocabulary(task, max_int=max(16, n)) if task == "number" else task_vocabulary(task))
@@ -81,7 +81,7 @@ def test_vectorised_inputs_have_valid_chains(build: str, n: int) -> None:
 
 def test_vectorised_inputs_do_not_depend_on_the_range_asked() -> None:
     """Input i is the same whichever range it is generated in, and only its chunk is generated."""
-    from ropeproof.verify.measure.task_lengths import CHUNK, long_chunk, long_inputs
+    from ropeproof.verify.measure._task_lengths import CHUNK, long_chunk, long_inputs
 
     whole = long_inputs("letter", 64, 0, 3 * CHUNK + 5)
     part = long_inputs("letter", 64, CHUNK + 3, 2 * CHUNK + 1)
@@ -97,7 +97,7 @@ def test_vectorised_inputs_do_not_depend_on_the_range_asked() -> None:
 def test_vectorised_inputs_are_uniform_over_hops_targets_and_answers() -> None:
     """i.i.d. draws: on 4,096 inputs every hop count, target position and answer letter appears with
     frequency within 5 binomial standard deviations of uniform."""
-    from ropeproof.verify.measure.task_lengths import long_inputs
+    from ropeproof.verify.measure._task_lengths import long_inputs
 
     batch = long_inputs("letter", 40, 0, 4096)
     for values, k in ((batch.hops, 4), (batch.targets, 8), (batch.answers, 64)):
@@ -108,7 +108,7 @@ def test_vectorised_inputs_are_uniform_over_hops_targets_and_answers() -> None:
 
 
 def test_vectorised_inputs_refuse_bad_arguments() -> None:
-    from ropeproof.verify.measure.task_lengths import long_inputs
+    from ropeproof.verify.measure._task_lengths import long_inputs
 
     with pytest.raises(InputError, match="build='wide' is unknown"):
         long_inputs("letter", 40, 0, 4, "wide")

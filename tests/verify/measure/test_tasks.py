@@ -6,10 +6,10 @@ import collections
 
 import pytest
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.tasks import (
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction, retrieval_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._tasks import (
     encode_tasks,
     follow_letter_chain,
     follow_number_chain,

@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.constructions.multihop_programs import number_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.tasks import letter_task, number_task
-from ropeproof.verify.measure.tokenizer import (
+from ropeproof.constructions._multihop_compile import compile_program
+from ropeproof.constructions._multihop_programs import number_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._tasks import letter_task, number_task
+from ropeproof.verify.measure._tokenizer import (
     UNK,
     build_tokenizer,
     prompt_text,

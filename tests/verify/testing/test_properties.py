@@ -1,4 +1,4 @@
-"""ropeproof.verify.testing.properties.check_construction on the paper's constructions, a user
+"""ropeproof.verify.testing._properties.check_construction on the paper's constructions, a user
 construction, and a
 broken one (which it must catch)."""
 
@@ -10,13 +10,13 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 
-from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.theory.construction import Construction, Plane, Rotated
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.family import Family, FamilyCase
-from ropeproof.verify.measure.exact.sweep import sweep_retrieval
-from ropeproof.verify.testing.properties import check_construction
-from ropeproof.verify.testing.strategies import index_params
+from ropeproof.constructions._paper import index_construction, retrieval_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._construction import Construction, Plane, Rotated
+from ropeproof.theory._family import Family, FamilyCase
+from ropeproof.verify.measure.exact._sweep import sweep_retrieval
+from ropeproof.verify.testing._properties import check_construction
+from ropeproof.verify.testing._strategies import index_params
 
 
 @settings(max_examples=5)

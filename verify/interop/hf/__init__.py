@@ -3,7 +3,8 @@
 Needs the optional ``hf`` extra (``transformers``). The placement arithmetic below works without it;
 building or reading a model imports ``transformers`` on first use.
 
-**Export** (:func:`export_head`). A :class:`~ropeproof.constructions.compile.CompiledHead` becomes a one-layer
+**Export** (:func:`export_head`). A :class:`~ropeproof.constructions._compile.CompiledHead` becomes a
+one-layer
 ``GPTJForCausalLM`` or ``LlamaForCausalLM`` (built from a config, nothing downloaded) whose layer-0
 attention computes exactly the head's logits, pattern and output:
 
@@ -54,7 +55,7 @@ architecture (:mod:`.gptj`, :mod:`.llama`); the code below asks the registry and
 architecture. :func:`register_converter` adds one.
 
 **Import** (:func:`import_head`): one head of a GPT-J or LLaMA layer (state dict + config, GQA
-aware) as a :class:`~ropeproof.verify.kernel.attention.RopeAttention` with the architecture's layout,
+aware) as a :class:`~ropeproof.verify.kernel._attention.RopeAttention` with the architecture's layout,
 ``rotary_dim``,
 frequencies (computed in float64 from the formula; HF evaluates them in float32) and scale.
 
@@ -63,14 +64,14 @@ its tokenizer (``ropeproof export-model``), :mod:`.model_parity` compares it lay
 ropeproof module.
 """
 
-from ropeproof.theory.architectures import GPTJ_BASE
-from ropeproof.verify.interop.errors import ExportError, HeadImportError
-from ropeproof.verify.interop.head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info
-from ropeproof.verify.interop.hf.converter import HFConverter
-from ropeproof.verify.interop.hf.converters import CONVERTERS, converter, register_converter
-from ropeproof.verify.interop.hf.export import HFExport, HFExportInfo, export_head, place_head
-from ropeproof.verify.interop.hf.head_import import import_head, import_model_head
-from ropeproof.verify.interop.hf.placement import (
+from ropeproof.theory._architectures import GPTJ_BASE
+from ropeproof.verify.interop._errors import ExportError, HeadImportError
+from ropeproof.verify.interop._head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info
+from ropeproof.verify.interop.hf._converter import HFConverter
+from ropeproof.verify.interop.hf._converters import CONVERTERS, converter, register_converter
+from ropeproof.verify.interop.hf._export import HFExport, HFExportInfo, export_head, place_head
+from ropeproof.verify.interop.hf._head_import import import_head, import_model_head
+from ropeproof.verify.interop.hf._placement import (
     FREQ_RTOL,
     Placement,
     place_gptj,
@@ -78,7 +79,7 @@ from ropeproof.verify.interop.hf.placement import (
     same_freq,
     spectrum_freq,
 )
-from ropeproof.verify.interop.hf.run import (
+from ropeproof.verify.interop.hf._run import (
     HFAttentionResult,
     attention_module,
     capture_softmax_inputs,

@@ -2,7 +2,7 @@
 ``HookedTransformer`` 4.0 removed).
 
 **Import** (:func:`from_hooked_transformer`): one head of a rotary ``HookedTransformer`` as a
-:class:`~ropeproof.verify.kernel.attention.RopeAttention`: ``rotary_adjacent_pairs`` decides the
+:class:`~ropeproof.verify.kernel._attention.RopeAttention`: ``rotary_adjacent_pairs`` decides the
 layout (interleaved vs half), ``rotary_dim`` the partial rotary, ``rotary_base`` (and
 ``rotary_scaling_factor``) the frequencies, GQA is resolved by TransformerLens' ``W_K``/``W_V``, and
 ``attn_scale`` is folded into ``W_Q``. With it ``ps_scores``, exact sweeps and per-frequency
@@ -18,17 +18,17 @@ activation patching) see exactly the head's logits and pattern.
 Nothing here imports TransformerLens until a model is built or read.
 """
 
-from ropeproof.verify.interop.head_export import load_export_info
-from ropeproof.verify.interop.tl.checkpoint import (
+from ropeproof.verify.interop._head_export import load_export_info
+from ropeproof.verify.interop.tl._checkpoint import (
     TL_CONFIG_FILE,
     TL_WEIGHTS_FILE,
     load_hooked_transformer,
     save_hooked_transformer,
 )
-from ropeproof.verify.interop.tl.export import TLExport, TLExportInfo, export_hooked_transformer
-from ropeproof.verify.interop.tl.head_import import from_hooked_transformer, tl_rope_spec
-from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
-from ropeproof.verify.interop.tl.placement import TLPlacement, place_tl
+from ropeproof.verify.interop.tl._export import TLExport, TLExportInfo, export_hooked_transformer
+from ropeproof.verify.interop.tl._head_import import from_hooked_transformer, tl_rope_spec
+from ropeproof.verify.interop.tl._library import build_hooked_transformer, require_transformer_lens
+from ropeproof.verify.interop.tl._placement import TLPlacement, place_tl
 
 __all__ = [
     "TL_CONFIG_FILE",

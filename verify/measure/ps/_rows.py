@@ -1,8 +1,8 @@
 """Row plumbing shared by the positional/symbolic checks: inputs, head calls and logit tables.
 
-A *head* is a :class:`~ropeproof.verify.kernel.attention.RopeAttention` or any callable mapping
+A *head* is a :class:`~ropeproof.verify.kernel._attention.RopeAttention` or any callable mapping
 layer inputs ``[batch, n, d_model]`` to the last token's row ``[batch, n]`` (the query's own entry
-last) or ``[batch, n - 1]``; :class:`~ropeproof.verify.measure.ps.row_functions.RowFunction` says which row
+last) or ``[batch, n - 1]``; :class:`~ropeproof.verify.measure.ps._row_functions.RowFunction` says which row
 (attention or logit) a callable returns.
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.validate import integer
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.rope import apply_rope
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._validate import integer
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._rope import apply_rope
 
 RowFn = Callable[[torch.Tensor], torch.Tensor]
 """``f(x: [batch, n, d_model]) -> [batch, n]`` (or ``[batch, n-1]``): the last token's row."""
@@ -59,6 +59,8 @@ def key_logit_table(head: RopeAttention, x: torch.Tensor) -> tuple[torch.Tensor,
     in the head's dtype and on its device. The unpermuted row is ``T.diagonal(dim1=1, dim2=2)``, and
     the row of any content permutation ``sigma`` is ``T[b, sigma(p), p]``: with the query fixed, a
     RoPE logit depends only on the key's content and position.
+
+    Shapes: x [batch, n, d_model]; return.0 [batch, n-1, n-1]; return.1 [batch]
     """
     x = as_inputs(x)
     if x.shape[2] != head.d_model:
@@ -76,6 +78,11 @@ def key_logit_table(head: RopeAttention, x: torch.Tensor) -> tuple[torch.Tensor,
 
 
 def check_row(row: torch.Tensor, batch: int, n: int, what: str) -> torch.Tensor:
+    """A head's returned row, checked to be ``[batch, n]`` or ``[batch, n-1]`` (``InputError`` naming ``what``
+    otherwise), cut to its first ``n - 1`` entries.
+
+    Shapes: row [batch, n]; return [batch, n-1]
+    """
     if not isinstance(row, torch.Tensor):
         row = torch.as_tensor(np.asarray(row))
     if row.ndim != 2 or row.shape[0] != batch or row.shape[1] not in (n, n - 1):
@@ -87,7 +94,10 @@ def check_row(row: torch.Tensor, batch: int, n: int, what: str) -> torch.Tensor:
 
 
 def call_rows(fn: RowFn, x: torch.Tensor, chunk_size: int | None = None, what: str = "a row") -> torch.Tensor:
-    """``fn`` on ``x [batch, n, d_model]`` in chunks of ``chunk_size`` sequences; ``[batch, n-1]``."""
+    """``fn`` on ``x [batch, n, d_model]`` in chunks of ``chunk_size`` sequences; ``[batch, n-1]``.
+
+    Shapes: x [batch, n, d_model]; return [batch, n-1]
+    """
     batch, n = x.shape[0], x.shape[1]
     if chunk_size is None or chunk_size >= batch:
         return check_row(fn(x), batch, n, what)

@@ -12,7 +12,7 @@ protocol for chat models"): 1-hop number and letter tasks, zero-shot, accuracy a
   :mod:`.runner`: sending what has no reply yet, concurrently, Ctrl-C safe;
 - :mod:`.statistics`: accuracy per length, mean ± std over draws, Clopper-Pearson intervals, the
   readings against [A]; :mod:`.results`: a run's summary and its JSON;
-- :mod:`.harness`: :func:`~ropeproof.verify.studies.llm_eval.harness.evaluate`, all of the above in one call;
+- :mod:`.harness`: :func:`~ropeproof.verify.studies.llm_eval._harness.evaluate`, all of the above in one call;
 - :mod:`.local_models`: the models on this machine (shipped trained, compiled checkpoints) under the
   same protocol; :mod:`.local_ordering`: [A]'s ordering judged on them.
 """

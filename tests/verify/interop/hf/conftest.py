@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import torch
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.head import CompiledHead
-from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._head import CompiledHead
+from ropeproof.constructions._paper import index_construction, reflexive_construction, retrieval_construction
 
 K1_OF_128 = 10000 ** (-2 / 128)  # 0.8659643233600653: k = 1 of a 128-dim rotary head ([A]'s id 2)
 K41_OF_128 = 10000 ** (-82 / 128)  # 0.0027390...: k = 41 ([A]'s id 42, "0.0027")
@@ -43,7 +43,7 @@ def compiled_head(key: str) -> CompiledHead:
 @functools.cache
 def exported_head(key: str, arch: str, dtype: str = "float32", logit_scale: float = 1.0) -> Any:
     """:func:`export_head` of :func:`compiled_head` (``POSITIONS`` positions), cached per process."""
-    from ropeproof.verify.interop.hf.export import export_head
+    from ropeproof.verify.interop.hf._export import export_head
 
     return export_head(
         compiled_head(key), arch, dtype=dtype, logit_scale=logit_scale, max_positions=POSITIONS

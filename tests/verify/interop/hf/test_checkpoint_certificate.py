@@ -15,19 +15,19 @@ import pytest
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.constructions.multihop_compile import compile_program  # noqa: E402
-from ropeproof.constructions.multihop_programs import checkpoint_program  # noqa: E402
-from ropeproof.verify.interop.hf.checkpoint_certificate import (  # noqa: E402
+from ropeproof.constructions._multihop_compile import compile_program  # noqa: E402
+from ropeproof.constructions._multihop_programs import checkpoint_program  # noqa: E402
+from ropeproof.verify.interop.hf._checkpoint_certificate import (  # noqa: E402
     certificate_label,
     relabel,
     rope_table_record,
     sample_lengths,
 )
-from ropeproof.verify.interop.hf.converters import converter  # noqa: E402
-from ropeproof.verify.interop.hf.model_export import MODEL_INFO_FILE, export_model  # noqa: E402
-from ropeproof.verify.interop.hf.placement import spectrum_rtol  # noqa: E402
-from ropeproof.verify.measure.exact.multihop_certified import BASIC, certified_horizon  # noqa: E402
-from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec  # noqa: E402
+from ropeproof.verify.interop.hf._converters import converter  # noqa: E402
+from ropeproof.verify.interop.hf._model_export import MODEL_INFO_FILE, export_model  # noqa: E402
+from ropeproof.verify.interop.hf._placement import spectrum_rtol  # noqa: E402
+from ropeproof.verify.measure.exact._multihop_certified import BASIC, certified_horizon  # noqa: E402
+from ropeproof.verify.studies.beyond._checkpoint_solvers import checkpoint_spec  # noqa: E402
 
 WIDTH6 = "certified for the float64 model (exact arithmetic) to 44 tokens; float32 checkpoint"
 

@@ -9,9 +9,9 @@ from typing import ClassVar
 import pytest
 import torch
 
-from ropeproof.theory.architectures import Architecture
-from ropeproof.verify.interop.errors import ExportError, HeadImportError
-from ropeproof.verify.interop.hf.converter import ROLES, HFConverter, config_int, config_value
+from ropeproof.theory._architectures import Architecture
+from ropeproof.verify.interop._errors import ExportError, HeadImportError
+from ropeproof.verify.interop.hf._converter import ROLES, HFConverter, config_int, config_value
 
 TOY = Architecture("toy", "Toy", "interleaved", 500.0, False, False, "layernorm")
 

@@ -16,38 +16,38 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.cli import main  # noqa: E402
-from ropeproof.constructions.multihop_compile import compile_program  # noqa: E402
-from ropeproof.constructions.multihop_programs import checkpoint_program  # noqa: E402
-from ropeproof.theory.architectures import ARCHITECTURES, Architecture, architecture  # noqa: E402
-from ropeproof.theory.errors import InputError  # noqa: E402
-from ropeproof.verify.interop.errors import ExportError, HeadImportError  # noqa: E402
-from ropeproof.verify.interop.hf.converter import ROLES, HFConverter  # noqa: E402
-from ropeproof.verify.interop.hf.converters import (  # noqa: E402
+from ropeproof._cli import main  # noqa: E402
+from ropeproof.constructions._multihop_compile import compile_program  # noqa: E402
+from ropeproof.constructions._multihop_programs import checkpoint_program  # noqa: E402
+from ropeproof.machinery._errors import InputError  # noqa: E402
+from ropeproof.theory._architectures import ARCHITECTURES, Architecture, architecture  # noqa: E402
+from ropeproof.verify.interop._errors import ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop.hf._converter import ROLES, HFConverter  # noqa: E402
+from ropeproof.verify.interop.hf._converters import (  # noqa: E402
     CONVERTERS,
     converter,
     model_converter,
     register_converter,
 )
-from ropeproof.verify.interop.hf.export import export_head  # noqa: E402
-from ropeproof.verify.interop.hf.head_import import import_head  # noqa: E402
-from ropeproof.verify.interop.hf.layer_swap import HFLayerSwap  # noqa: E402
-from ropeproof.verify.interop.hf.llama import LlamaConverter  # noqa: E402
-from ropeproof.verify.interop.hf.model_export import export_model  # noqa: E402
-from ropeproof.verify.interop.hf.model_head import compiled_from_hf_model, load_hf_model  # noqa: E402
-from ropeproof.verify.interop.hf.run import attention_module, hf_attention_forward  # noqa: E402
-from ropeproof.verify.kernel.compiled import head_module  # noqa: E402
-from ropeproof.verify.measure.tasks import number_task  # noqa: E402
-from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec  # noqa: E402
+from ropeproof.verify.interop.hf._export import export_head  # noqa: E402
+from ropeproof.verify.interop.hf._head_import import import_head  # noqa: E402
+from ropeproof.verify.interop.hf._layer_swap import HFLayerSwap  # noqa: E402
+from ropeproof.verify.interop.hf._llama import LlamaConverter  # noqa: E402
+from ropeproof.verify.interop.hf._model_export import export_model  # noqa: E402
+from ropeproof.verify.interop.hf._model_head import compiled_from_hf_model, load_hf_model  # noqa: E402
+from ropeproof.verify.interop.hf._run import attention_module, hf_attention_forward  # noqa: E402
+from ropeproof.verify.kernel._compiled import head_module  # noqa: E402
+from ropeproof.verify.measure._tasks import number_task  # noqa: E402
+from ropeproof.verify.studies.beyond._checkpoint_solvers import checkpoint_spec  # noqa: E402
 
 BUILT_IN_NAMES = ("gptj", "llama")
 CONVERTER_MODULES = frozenset(
     {
-        "ropeproof.theory.architectures",
-        "ropeproof.verify.interop.hf.converter",
-        "ropeproof.verify.interop.hf.converters",
-        "ropeproof.verify.interop.hf.gptj",
-        "ropeproof.verify.interop.hf.llama",
+        "ropeproof.theory._architectures",
+        "ropeproof.verify.interop.hf._converter",
+        "ropeproof.verify.interop.hf._converters",
+        "ropeproof.verify.interop.hf._gptj",
+        "ropeproof.verify.interop.hf._llama",
     }
 )
 """The only modules allowed to branch on an architecture's name."""
@@ -251,7 +251,7 @@ def test_no_architecture_branch_outside_the_converters(package_modules: dict[str
 
 def architecture_loops(source: str, names: frozenset[str]) -> list[int]:
     """Lines of a ``for`` loop or comprehension over a literal tuple, list or set holding an architecture
-    name (instead of the registry, :data:`~ropeproof.verify.interop.hf.converters.CONVERTERS`)."""
+    name (instead of the registry, :data:`~ropeproof.verify.interop.hf._converters.CONVERTERS`)."""
     lines = []
     for node in ast.walk(ast.parse(source)):
         it = node.iter if isinstance(node, ast.For | ast.comprehension) else None

@@ -16,15 +16,15 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.constructions.head import CompiledHead  # noqa: E402
-from ropeproof.theory.rope_spec import RopeSpec  # noqa: E402
-from ropeproof.verify.interop.errors import ExportError  # noqa: E402
-from ropeproof.verify.interop.hf.export import export_head  # noqa: E402
-from ropeproof.verify.interop.hf.head_import import import_head  # noqa: E402
-from ropeproof.verify.interop.hf.placement import same_freq  # noqa: E402
-from ropeproof.verify.interop.hf.run import hf_attention_forward  # noqa: E402
-from ropeproof.verify.kernel.compiled import answer, encode, head_module  # noqa: E402
-from ropeproof.verify.measure.tasks import letter_task, number_task  # noqa: E402
+from ropeproof.constructions._head import CompiledHead  # noqa: E402
+from ropeproof.theory._rope_spec import RopeSpec  # noqa: E402
+from ropeproof.verify.interop._errors import ExportError  # noqa: E402
+from ropeproof.verify.interop.hf._export import export_head  # noqa: E402
+from ropeproof.verify.interop.hf._head_import import import_head  # noqa: E402
+from ropeproof.verify.interop.hf._placement import same_freq  # noqa: E402
+from ropeproof.verify.interop.hf._run import hf_attention_forward  # noqa: E402
+from ropeproof.verify.kernel._compiled import answer, encode, head_module  # noqa: E402
+from ropeproof.verify.measure._tasks import letter_task, number_task  # noqa: E402
 
 POSITIONS = 64  # longest sequence the exported test models support (keeps GPT-J's sin/cos table small)
 

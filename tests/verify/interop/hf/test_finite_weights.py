@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.verify.interop.errors import ExportError
-from ropeproof.verify.interop.hf.finite_weights import finite_weights
+from ropeproof.verify.interop._errors import ExportError
+from ropeproof.verify.interop.hf._finite_weights import finite_weights
 
 
 def test_weights_are_cast_and_checked() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.theory.architectures import GPTJ_BASE
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.interop.errors import HeadImportError
-from ropeproof.verify.interop.hf.converters import converter
-from ropeproof.verify.interop.hf.gptj import GPTJConverter
-from ropeproof.verify.interop.hf.norm_bypass import NORM_EPS
+from ropeproof.theory._architectures import GPTJ_BASE
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.interop._errors import HeadImportError
+from ropeproof.verify.interop.hf._converters import converter
+from ropeproof.verify.interop.hf._gptj import GPTJConverter
+from ropeproof.verify.interop.hf._norm_bypass import NORM_EPS
 
 CONV = converter("gptj")
 

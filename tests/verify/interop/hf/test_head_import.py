@@ -12,12 +12,12 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.theory.errors import RopeproofError  # noqa: E402
-from ropeproof.verify.interop.errors import ExportError, HeadImportError  # noqa: E402
-from ropeproof.verify.interop.hf.head_import import import_head, import_model_head  # noqa: E402
-from ropeproof.verify.interop.hf.run import attention_module, hf_attention_forward  # noqa: E402
-from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores  # noqa: E402
-from ropeproof.verify.measure.ps.scores import ps_scores  # noqa: E402
+from ropeproof.machinery._errors import RopeproofError  # noqa: E402
+from ropeproof.verify.interop._errors import ExportError, HeadImportError  # noqa: E402
+from ropeproof.verify.interop.hf._head_import import import_head, import_model_head  # noqa: E402
+from ropeproof.verify.interop.hf._run import attention_module, hf_attention_forward  # noqa: E402
+from ropeproof.verify.measure.ps._per_frequency import per_frequency_scores  # noqa: E402
+from ropeproof.verify.measure.ps._scores import ps_scores  # noqa: E402
 
 
 @pytest.mark.parametrize("arch", ["gptj", "llama"])
@@ -61,7 +61,7 @@ def _ps_scores_match_hf(model, arch: str, head, h: int, x: torch.Tensor) -> None
     values in [-1, 1]: |dS| <= max_s |d cos_sim| + 2 (exp(4 eps / tau) - 1). tau = 1 keeps this small
     (at tau = 1e-4 the weights would amplify eps 4e4-fold).
     """
-    from ropeproof.verify.measure.ps.scores import attention_row_fn, swap_plan
+    from ropeproof.verify.measure.ps._scores import attention_row_fn, swap_plan
 
     def swapped_rows(fn, x: torch.Tensor, perms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The last-token row of ``x`` and of every swapped input ``x[:, perms[s]]`` without the query's
@@ -99,7 +99,7 @@ def _ps_scores_match_hf(model, arch: str, head, h: int, x: torch.Tensor) -> None
 def _planes_add_up_to_hf(model, arch: str, head, h: int, x: torch.Tensor) -> None:
     """The per-frequency profile covers HF's spectrum, and the plane heads' logits add up to HF's
     scores (RoPE rotates planes independently; HF's float32 scores agree to 1e-5 as above)."""
-    from ropeproof.verify.measure.ps.per_frequency import split_planes
+    from ropeproof.verify.measure.ps._per_frequency import split_planes
 
     config = model.config
     if arch == "gptj":  # rotary_dim rotating dims at base 10000, the rest pass through

@@ -10,12 +10,12 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.theory.errors import InputError  # noqa: E402
-from ropeproof.verify.interop.errors import HeadImportError  # noqa: E402
-from ropeproof.verify.interop.hf.head_import import import_model_head  # noqa: E402
-from ropeproof.verify.interop.hf.layer_swap import HFLayerSwap, hf_layer_swap_scores  # noqa: E402
-from ropeproof.verify.measure.ps.layer_swap import LayerSwapAdapter, layer_swap_scores  # noqa: E402
-from ropeproof.verify.measure.ps.scores import ps_scores  # noqa: E402
+from ropeproof.machinery._errors import InputError  # noqa: E402
+from ropeproof.verify.interop._errors import HeadImportError  # noqa: E402
+from ropeproof.verify.interop.hf._head_import import import_model_head  # noqa: E402
+from ropeproof.verify.interop.hf._layer_swap import HFLayerSwap, hf_layer_swap_scores  # noqa: E402
+from ropeproof.verify.measure.ps._layer_swap import LayerSwapAdapter, layer_swap_scores  # noqa: E402
+from ropeproof.verify.measure.ps._scores import ps_scores  # noqa: E402
 
 LOOP_TOL = 1e-12  # same rows (the same block on the same swapped copies); only summation order differs
 

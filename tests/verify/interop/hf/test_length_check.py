@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.length_check import transformers_length_check
-from ropeproof.verify.interop.hf.model_export import export_model
-from ropeproof.verify.studies.beyond.checkpoint_solvers import checkpoint_spec
+from ropeproof.constructions._multihop_compile import compile_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.interop.hf._length_check import transformers_length_check
+from ropeproof.verify.interop.hf._model_export import export_model
+from ropeproof.verify.studies.beyond._checkpoint_solvers import checkpoint_spec
 
 
 def _export(task: str, arch: str, max_length: int, path: Path):

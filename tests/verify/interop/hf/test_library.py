@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.verify.interop.hf.library import quiet_progress, require_transformers
+from ropeproof.verify.interop.hf._library import quiet_progress, require_transformers
 
 
 def test_progress_bars_come_back_as_they_were() -> None:

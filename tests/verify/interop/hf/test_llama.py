@@ -8,11 +8,11 @@ import math
 import pytest
 import torch
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.interop.errors import HeadImportError
-from ropeproof.verify.interop.hf.converters import converter
-from ropeproof.verify.interop.hf.llama import LlamaConverter
-from ropeproof.verify.interop.hf.norm_bypass import NORM_EPS
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.interop._errors import HeadImportError
+from ropeproof.verify.interop.hf._converters import converter
+from ropeproof.verify.interop.hf._llama import LlamaConverter
+from ropeproof.verify.interop.hf._norm_bypass import NORM_EPS
 
 CONV = converter("llama")
 BASE = {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2}

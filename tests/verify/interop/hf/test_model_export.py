@@ -11,21 +11,21 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import (
+from ropeproof.constructions._multihop_compile import CompiledModel, compile_program
+from ropeproof.constructions._multihop_programs import (
     checkpoint_program,
     gptj_frequency,
     letter_program,
     number_program,
 )
-from ropeproof.verify.interop.errors import ExportError, HeadImportError
-from ropeproof.verify.interop.hf.model_export import (
+from ropeproof.verify.interop._errors import ExportError, HeadImportError
+from ropeproof.verify.interop.hf._model_export import (
     MODEL_INFO_FILE,
     export_model,
     load_model_info,
 )
-from ropeproof.verify.measure.tasks import letter_task, number_task
-from ropeproof.verify.measure.tokenizer import prompt_text
+from ropeproof.verify.measure._tasks import letter_task, number_task
+from ropeproof.verify.measure._tokenizer import prompt_text
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,7 @@ def test_llama_checkpoints(models) -> None:
 
 
 def test_lm_logits_equal_the_readout(models) -> None:
-    from ropeproof.verify.kernel.multilayer import model_module
+    from ropeproof.verify.kernel._multilayer import model_module
 
     model = models["number"]
     ex = export_model(model, "gptj", dtype="float64")
@@ -157,7 +157,7 @@ def test_weights_are_checked_finite_before_anything_is_written(models, tmp_path:
 
     import torch
 
-    from ropeproof.verify.interop.hf.model_export import max_logit_scale
+    from ropeproof.verify.interop.hf._model_export import max_logit_scale
 
     model = models["letter"]
     limit = max_logit_scale(model, 8)
@@ -225,7 +225,7 @@ def test_horizon_record_never_exceeds_the_position_table(models) -> None:
 
 
 def test_a_certificate_computed_already_is_recorded_as_certifying_would(models) -> None:
-    from ropeproof.verify.measure.exact.multihop_certified import certified_horizon
+    from ropeproof.verify.measure.exact._multihop_certified import certified_horizon
 
     model = models["number"]
     cert = certified_horizon(model, model.hop_layers, max_n=64)

@@ -9,8 +9,8 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.verify.interop.hf.head_import import import_model_head  # noqa: E402
-from ropeproof.verify.interop.hf.model_head import compiled_from_hf_model  # noqa: E402
+from ropeproof.verify.interop.hf._head_import import import_model_head  # noqa: E402
+from ropeproof.verify.interop.hf._model_head import compiled_from_hf_model  # noqa: E402
 
 
 def _seeded(build):

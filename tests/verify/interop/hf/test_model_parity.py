@@ -7,12 +7,12 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.constructions.multihop_programs import checkpoint_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.interop.hf.model_export import export_model
-from ropeproof.verify.interop.hf.model_parity import FLOAT32_UNIT, model_parity, parity_table
-from ropeproof.verify.measure.tasks import letter_task, number_task
+from ropeproof.constructions._multihop_compile import compile_program
+from ropeproof.constructions._multihop_programs import checkpoint_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.interop.hf._model_export import export_model
+from ropeproof.verify.interop.hf._model_parity import FLOAT32_UNIT, model_parity, parity_table
+from ropeproof.verify.measure._tasks import letter_task, number_task
 
 
 @pytest.mark.parametrize("arch", ["gptj", "llama"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ropeproof.verify.interop.hf.norm_bypass import NORM_EPS, NORM_GAIN
+from ropeproof.verify.interop.hf._norm_bypass import NORM_EPS, NORM_GAIN
 
 
 def test_gain_undoes_the_normaliser_exactly() -> None:

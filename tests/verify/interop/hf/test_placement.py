@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.head import CompiledHead
-from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
-from ropeproof.verify.interop.errors import ExportError
-from ropeproof.verify.interop.hf.export import export_head, place_head
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._head import CompiledHead
+from ropeproof.constructions._paper import index_construction, reflexive_construction, retrieval_construction
+from ropeproof.verify.interop._errors import ExportError
+from ropeproof.verify.interop.hf._export import export_head, place_head
 
 K1_OF_128 = 10000 ** (-2 / 128)  # 0.8659643233600653: k = 1 of a 128-dim rotary head ([A]'s id 2)
 
@@ -102,7 +102,7 @@ def test_a_frequency_past_every_float_base_is_refused_in_one_line() -> None:
     with pytest.raises(ExportError, match=r"\|theta\|=1e-300.*10\^304, past float32's range") as exc:
         place_head(tiny, "llama")
     assert "\n" not in str(exc.value)
-    from ropeproof.verify.interop.tl.placement import place_tl
+    from ropeproof.verify.interop.tl._placement import place_tl
 
     with pytest.raises(ExportError, match=r"past float64's range"):
         place_tl(compile_construction(reflexive_construction(theta=1e-300)), spectrum_dtype="float64")
@@ -111,7 +111,7 @@ def test_a_frequency_past_every_float_base_is_refused_in_one_line() -> None:
 def test_a_small_frequency_moves_to_a_higher_plane_that_float32_holds() -> None:
     """theta = 1e-15 on plane k = 1 of a 136-dim head needs rope_theta = 10^1020; on plane k = 27 the base
     is 10^37.8, inside float32, and transformers' own float32 spectrum holds theta there."""
-    from ropeproof.verify.interop.hf.placement import library_spectrum, spectrum_rtol
+    from ropeproof.verify.interop.hf._placement import library_spectrum, spectrum_rtol
 
     pl = place_head(compile_construction(index_construction(theta=1e-15)), "llama")
     ((_, k, _),) = pl.planes
@@ -131,7 +131,7 @@ def test_a_given_base_past_float32_is_refused() -> None:
         ExportError, match=r"evaluates that spectrum in float32.*gets 0.*past float32's range"
     ):
         place_head(head, "llama", head_dim=8, rope_theta=1e39)
-    from ropeproof.verify.interop.tl.placement import place_tl
+    from ropeproof.verify.interop.tl._placement import place_tl
 
     pl = place_tl(head, rotary_base=1e39, rotary_dim=8, spectrum_dtype="float64")  # float64: it fits
     assert pl.rope_theta == 1e39
@@ -141,7 +141,7 @@ def test_library_spectrum_is_what_transformers_builds() -> None:
     transformers = pytest.importorskip("transformers")
     import torch
 
-    from ropeproof.verify.interop.hf.placement import library_spectrum
+    from ropeproof.verify.interop.hf._placement import library_spectrum
 
     for base, dim in ((10000.0, 128), (16.0, 8), (5.99e37, 136), (math.inf, 6)):
         config = transformers.LlamaConfig(
@@ -164,7 +164,7 @@ def test_spectrum_rtol_bounds_the_library_error(log_base: float, dim: int, dtype
     import mpmath
     import numpy as np
 
-    from ropeproof.verify.interop.hf.placement import library_spectrum, spectrum_rtol
+    from ropeproof.verify.interop.hf._placement import library_spectrum, spectrum_rtol
 
     base = math.exp(log_base)
     got = library_spectrum(base, dim, dtype)

@@ -8,8 +8,8 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from ropeproof.verify.interop.errors import HeadImportError  # noqa: E402
-from ropeproof.verify.interop.hf.run import (  # noqa: E402
+from ropeproof.verify.interop._errors import HeadImportError  # noqa: E402
+from ropeproof.verify.interop.hf._run import (  # noqa: E402
     attention_module,
     capture_softmax_inputs,
     hf_attention_forward,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.verify.interop.tl import converter as tl_names
+from ropeproof.verify.interop.tl import _converter as tl_names
 
 
 def test_the_layout_map_runs_both_ways() -> None:
@@ -24,7 +24,7 @@ def test_the_layout_map_runs_both_ways() -> None:
 @pytest.mark.xdist_group("tl")  # transformer_lens imported by one pytest worker, not both
 def test_keys_are_the_models_own() -> None:
     pytest.importorskip("transformer_lens")
-    from ropeproof.verify.interop.tl.library import build_hooked_transformer, require_transformer_lens
+    from ropeproof.verify.interop.tl._library import build_hooked_transformer, require_transformer_lens
 
     tl = require_transformer_lens()
     cfg = tl.HookedTransformerConfig(

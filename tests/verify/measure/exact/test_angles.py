@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.angles import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact._angles import (
     P1,
     P2,
     P3,
@@ -20,7 +20,7 @@ from ropeproof.verify.measure.exact.angles import (
     reduced_angles,
     reduced_angles_with_error,
 )
-from ropeproof.verify.measure.exact.index_sweep import SIN_ULPS, index_sweep
+from ropeproof.verify.measure.exact._index_sweep import SIN_ULPS, index_sweep
 
 
 def exact_offset(theta: float, m: int, r: float) -> mpmath.mpf:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from ropeproof.verify.measure.exact.bound_checks import RowIdentity, compare, judge_rows, min_of_terms
+from ropeproof.verify.measure.exact._bound_checks import RowIdentity, compare, judge_rows, min_of_terms
 
 N = np.arange(2, 8)
 

@@ -7,9 +7,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from ropeproof.constructions.paper import ALPHABET_SIZE, INDEX_THETA, RETRIEVAL_THETA
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.bound_judging import (
+from ropeproof.constructions._paper import ALPHABET_SIZE, INDEX_THETA, RETRIEVAL_THETA
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact._bound_judging import (
     best_theta_outcome,
     certified_index_outcome,
     certified_retrieval_outcome,
@@ -17,7 +17,7 @@ from ropeproof.verify.measure.exact.bound_judging import (
     length_ranges,
     offset_convention,
 )
-from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
 
 LENGTHS = 100
 

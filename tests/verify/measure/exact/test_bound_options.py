@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from ropeproof.verify.measure.exact import bound_options, stated_bound
+from ropeproof.verify.measure.exact import _bound_options as bound_options
+from ropeproof.verify.measure.exact import _stated_bound as stated_bound
 
 
 def test_the_options_are_stated_bounds_own() -> None:
@@ -19,7 +20,7 @@ def test_the_options_are_stated_bounds_own() -> None:
 
 def test_importing_the_options_loads_no_numerical_library() -> None:
     code = (
-        "import sys; import ropeproof.verify.measure.exact.bound_options; "
+        "import sys; import ropeproof.verify.measure.exact._bound_options; "
         "print(sorted(m for m in ('numpy', 'sympy', 'torch') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from ropeproof.theory.bounds import THETA, N, index_bound, retrieval_bound, softmax_scale_needed
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.resolution import gap_resolution, logit_error_bound
-from ropeproof.verify.measure.exact.bound_checks import compare
-from ropeproof.verify.measure.exact.sweep import parse_lengths, sweep_index, sweep_retrieval
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._bounds import THETA, N, index_bound, retrieval_bound, softmax_scale_needed
+from ropeproof.verify.kernel._resolution import gap_resolution, logit_error_bound
+from ropeproof.verify.measure.exact._bound_checks import compare
+from ropeproof.verify.measure.exact._sweep import parse_lengths, sweep_index, sweep_retrieval
 
 
 def test_bounds_are_stable_equivalents() -> None:
@@ -80,7 +80,7 @@ def test_low_precision_rows_are_marked_unresolvable() -> None:
 
     - The exact margin_inf(3000) = min_{1 <= m <= 2999} (1 - cos(m theta)) is checked against a brute
       force in mpmath (50 digits). Tolerance: the sweep reduces m theta to ~1e-16 rad absolute
-      (verify/measure/exact/angles.py; bound it by 1e-15), and g = 2 sin^2(x/2) has dg/dx = sin x, so
+      (verify/measure/exact/_angles.py; bound it by 1e-15), and g = 2 sin^2(x/2) has dg/dx = sin x, so
       |dg| <= |x| 1e-15 + 4u g with x = sqrt(2 g) at the minimum.
     - Every measured (bfloat16) margin is within the dtype's gap resolution of the exact one: each
       logit is off by at most (h + 6) u_bf16 + 2 u_64 |n theta| (h = 2), a margin by twice that.
@@ -124,7 +124,7 @@ def test_parse_lengths() -> None:
     ],
 )
 def test_sweep_json_rows_have_the_documented_fields(argv, capsys: pytest.CaptureFixture[str]) -> None:
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     assert main(["sweep", *argv, "--json"]) == 0  # in-process: the console script is tested in test_cli
     doc = json.loads(capsys.readouterr().out)

@@ -16,9 +16,9 @@ from flint import ctx as flint_ctx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.dirichlet import dirichlet_q
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.certified import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._dirichlet import dirichlet_q
+from ropeproof.verify.measure.exact._certified import (
     _floor_to_float,
     arb_ends,
     arb_ends_many,
@@ -34,7 +34,7 @@ from ropeproof.verify.measure.exact.certified import (
     prefix_top2,
     retrieval_margin_interval,
 )
-from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
 
 
 @settings(max_examples=10)

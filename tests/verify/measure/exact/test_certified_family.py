@@ -13,15 +13,15 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.constructions.head import CompiledHead
-from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.family import Family, FamilyCase, token_family
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.measure.exact.certified import arb_ends, arb_precision
-from ropeproof.verify.measure.exact.certified_family import arb_value, enclose_family, witness_value
-from ropeproof.verify.measure.exact.discrepancy import CaseTable, exact_sweep
-from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.constructions._head import CompiledHead
+from ropeproof.constructions._paper import index_construction, retrieval_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._family import Family, FamilyCase, token_family
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.measure.exact._certified import arb_ends, arb_precision
+from ropeproof.verify.measure.exact._certified_family import arb_value, enclose_family, witness_value
+from ropeproof.verify.measure.exact._discrepancy import CaseTable, exact_sweep
+from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
 
 
 def random_head(seed: int, freqs: list[float]) -> CompiledHead:

@@ -10,15 +10,15 @@ import mpmath
 import numpy as np
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.certified import (
+from ropeproof._cli import main
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact._certified import (
     MAX_OFFSET,
     _index_bound_enclosure,
     certified_index,
     enclose_index_gaps,
 )
-from ropeproof.verify.measure.exact.certified_shards import (
+from ropeproof.verify.measure.exact._certified_shards import (
     GapRecords,
     enclose_gap_records,
     judge_records,

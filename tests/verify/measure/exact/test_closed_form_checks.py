@@ -8,9 +8,9 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact import closed_form_checks
-from ropeproof.verify.measure.exact.closed_form_checks import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact import _closed_form_checks as closed_form_checks
+from ropeproof.verify.measure.exact._closed_form_checks import (
     CLOSED_FORM_TOLERANCE,
     retrieval_closed_form_outcome,
 )

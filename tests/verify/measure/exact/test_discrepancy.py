@@ -12,19 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
-from ropeproof.verify.kernel.compiled import encode, head_module
-from ropeproof.verify.measure.exact.angles import reduced_angles
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep, reference_extremes
-from ropeproof.verify.measure.exact.families import family_for
-from ropeproof.verify.measure.exact.index_sweep import (
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction, reflexive_construction, retrieval_construction
+from ropeproof.verify.kernel._compiled import encode, head_module
+from ropeproof.verify.measure.exact._angles import reduced_angles
+from ropeproof.verify.measure.exact._discrepancy import build_tables, exact_sweep, reference_extremes
+from ropeproof.verify.measure.exact._families import family_for
+from ropeproof.verify.measure.exact._index_sweep import (
     index_gap_expression,
     index_sweep,
     planes_of,
     stable_gaps,
 )
-from ropeproof.verify.measure.exact.prefix_topk import prefix_topk
+from ropeproof.verify.measure.exact._prefix_topk import prefix_topk
 
 CASES = [
     index_construction(theta=0.866, max_int=24, letters=3),

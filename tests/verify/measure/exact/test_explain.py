@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.measure.exact.explain import (
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction, retrieval_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.measure.exact._explain import (
     explain_input,
     explain_row,
     index_explanation,
     index_input_tokens,
 )
-from ropeproof.verify.measure.exact.head_sweep import sweep_head
-from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.verify.measure.exact._head_sweep import sweep_head
+from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
 
 
 def module_row(head, tokens) -> np.ndarray:

@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.head import CompiledHead, load_head
-from ropeproof.constructions.paper import index_construction, reflexive_construction, retrieval_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.measure.exact.families import Family, FamilyCase, token_family
-from ropeproof.verify.measure.exact.head_sweep import head_family, resolve_head_family, sweep_head
-from ropeproof.verify.measure.exact.index_sweep import index_sweep
-from ropeproof.verify.measure.exact.sweep import sweep_index, sweep_retrieval
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._head import CompiledHead, load_head
+from ropeproof.constructions._paper import index_construction, reflexive_construction, retrieval_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.measure.exact._families import Family, FamilyCase, token_family
+from ropeproof.verify.measure.exact._head_sweep import head_family, resolve_head_family, sweep_head
+from ropeproof.verify.measure.exact._index_sweep import index_sweep
+from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
 
 
 def random_vocab_head(vocab: int = 3, seed: int = 0) -> CompiledHead:
@@ -167,7 +167,7 @@ def test_the_index_head_at_1e300_in_both_commands(tmp_path) -> None:
     n = 8 where sweep index (and mpmath: min_m 2 sin(m theta / 2)^2 = 0.0358) give 0.0358."""
     import json
 
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     with mpmath.workprec(3000):
         truth = min(2 * mpmath.sin(m * mpmath.mpf(1e300) / 2) ** 2 for m in range(1, 8))

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.constructions.paper import ALPHABET_SIZE, INDEX_THETA, RETRIEVAL_THETA
-from ropeproof.verify.kernel.resolution import gap_resolution
-from ropeproof.verify.measure.exact import horizon_judging
-from ropeproof.verify.measure.exact.horizon_judging import (
+from ropeproof.constructions._paper import ALPHABET_SIZE, INDEX_THETA, RETRIEVAL_THETA
+from ropeproof.verify.kernel._resolution import gap_resolution
+from ropeproof.verify.measure.exact import _horizon_judging as horizon_judging
+from ropeproof.verify.measure.exact._horizon_judging import (
     LONG_INDEX_LENGTH,
     index_horizon_outcome,
     retrieval_horizon_outcome,

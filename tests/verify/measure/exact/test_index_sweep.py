@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.index_sweep import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact._index_sweep import (
     GapPrefix,
     index_sweep,
     iter_index_blocks,
@@ -75,8 +75,8 @@ def test_amplitudes_whose_gap_overflows_are_refused() -> None:
     """Issue 32: index_sweep([0.866], [1e308]) raised IndexError (2 * 1e308 overflowed to inf). The gap
     g(m) <= 2 sum(amps) must be a finite float64: a one-line InputError names amps and the range; the
     largest accepted sum still sweeps, against mpmath."""
-    from ropeproof.theory.errors import InputError
-    from ropeproof.verify.measure.exact.index_sweep import AMPS_SUM_LIMIT
+    from ropeproof.machinery._errors import InputError
+    from ropeproof.verify.measure.exact._index_sweep import AMPS_SUM_LIMIT
 
     for amps in ([1e308], [8e307, 8e307], [float("inf")], ["a"], [[1.0, 2.0], [3.0]], [None]):
         with pytest.raises(InputError, match=r"amps") as err:

@@ -7,12 +7,13 @@ import mpmath
 import numpy as np
 import pytest
 
-from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import letter_program, number_program
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.multihop_bound import chain_error_bound, readout_margin_bound
-from ropeproof.verify.kernel.multilayer import model_module
-from ropeproof.verify.measure.exact.multihop_certified import (
+from ropeproof.constructions._multihop_compile import CompiledModel, compile_program
+from ropeproof.constructions._multihop_programs import letter_program, number_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._multihop_bound import chain_error_bound, readout_margin_bound
+from ropeproof.verify.kernel._multilayer import model_module
+from ropeproof.verify.measure._tasks import letter_task, number_task
+from ropeproof.verify.measure.exact._multihop_certified import (
     BASIC,
     certificate_steps,
     certified_horizon,
@@ -21,7 +22,6 @@ from ropeproof.verify.measure.exact.multihop_certified import (
     horizon_witness,
     search_sizes,
 )
-from ropeproof.verify.measure.tasks import letter_task, number_task
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_the_paper_length_is_certified(number_model, letter_model) -> None:
 def test_width6_programs_are_certified_to_44_tokens() -> None:
     """The width-6/8 programs fail from 45 tokens (offset 44 is within 0.018 of 7 turns of theta = 1), and
     the refined certificate reaches 44; the first version stopped at 19. The README quotes these."""
-    from ropeproof.constructions.multihop_programs import checkpoint_program
+    from ropeproof.constructions._multihop_programs import checkpoint_program
 
     for task in ("number", "letter"):
         model = compile_program(checkpoint_program(task))
@@ -141,7 +141,7 @@ def test_bound_is_below_the_real_readout_margin(hops, number_model, letter_model
 
 
 def test_best_multi_plane_model_is_certified_far(number_model) -> None:
-    from ropeproof.verify.studies.beyond.index_search import best_known_table
+    from ropeproof.verify.studies.beyond._index_search import best_known_table
 
     freqs, amps = best_known_table()[(8, 4096)]
     model = compile_program(number_program(index_planes=list(zip(freqs, amps, strict=True))))
@@ -221,8 +221,8 @@ def test_steps_read_certificates_already_computed(number_model, letter_model) ->
 def test_kept_layer_leaks_are_each_steps_own(number_model, letter_model) -> None:
     """Certificates of several steps and sizes share the per-process layer leaks; each certificate still
     holds its own steps' margins and leaks, as computed directly."""
-    from ropeproof.verify.measure.exact import multihop_certified as mc
-    from ropeproof.verify.measure.exact.multihop_margins import layer_margin_enclosure
+    from ropeproof.verify.measure.exact import _multihop_certified as mc
+    from ropeproof.verify.measure.exact._multihop_margins import layer_margin_enclosure
 
     for model in (number_model, letter_model):
         for max_n in (40, 90, 40):

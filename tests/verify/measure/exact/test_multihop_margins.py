@@ -10,13 +10,13 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.constructions.multihop_compile import CompiledModel, compile_program
-from ropeproof.constructions.multihop_programs import letter_program, number_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.kernel.multilayer import model_module
-from ropeproof.verify.measure.exact.certified import enclose_index_gaps
-from ropeproof.verify.measure.exact.families import family_input
-from ropeproof.verify.measure.exact.multihop_margins import (
+from ropeproof.constructions._multihop_compile import CompiledModel, compile_program
+from ropeproof.constructions._multihop_programs import letter_program, number_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.kernel._multilayer import model_module
+from ropeproof.verify.measure.exact._certified import enclose_index_gaps
+from ropeproof.verify.measure.exact._families import family_input
+from ropeproof.verify.measure.exact._multihop_margins import (
     _orthogonal_terms,
     distinct_layers,
     enclose_gaps,
@@ -83,7 +83,7 @@ def test_gap_enclosure_contains_50_digit_values() -> None:
 def test_gap_enclosures_are_kept_for_the_most_recent_spectra(monkeypatch: pytest.MonkeyPatch) -> None:
     """The process keeps GAP_CACHE_BYTES of enclosures, of the most recently used spectra: a spectrum
     used again stays, the least recent goes, and an evicted one is enclosed again to the same values."""
-    import ropeproof.verify.measure.exact.multihop_margins as margins
+    import ropeproof.verify.measure.exact._multihop_margins as margins
 
     monkeypatch.setattr(margins, "_GAP_CACHE", type(margins._GAP_CACHE)())
     monkeypatch.setattr(margins, "GAP_CACHE_BYTES", 3 * 2 * 20 * 8)  # three spectra of 20 float64 pairs

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.rope import rope_logits
-from ropeproof.verify.measure.exact.offset_logits import distance_logits
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._rope import rope_logits
+from ropeproof.verify.measure.exact._offset_logits import distance_logits
 
 
 def test_distance_logits_equal_rope_logits() -> None:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.measure.exact.offset_logits import distance_logits
-from ropeproof.verify.measure.exact.plane_logits import distance_logits_exact
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.measure.exact._offset_logits import distance_logits
+from ropeproof.verify.measure.exact._plane_logits import distance_logits_exact
 
 
 def mp_logit(q: np.ndarray, k: np.ndarray, spec: RopeSpec, d: int, scale: float) -> mpmath.mpf:
@@ -73,7 +73,7 @@ def test_huge_angles_differ_from_rounded_products() -> None:
 def test_kept_angle_terms_give_the_floats_computed_afresh() -> None:
     """Short distance arrays reuse their kept angle terms; a call past KEPT_DISTANCES computes them each
     time: both give the same floats (values and bounds), and a kept term cannot be written to."""
-    from ropeproof.verify.measure.exact.plane_logits import KEPT_DISTANCES, _kept_terms
+    from ropeproof.verify.measure.exact._plane_logits import KEPT_DISTANCES, _kept_terms
 
     rng = np.random.default_rng(4)
     spec = RopeSpec(8)

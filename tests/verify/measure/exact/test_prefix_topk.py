@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.verify.measure.exact.prefix_topk import RunningTopK
+from ropeproof.verify.measure.exact._prefix_topk import RunningTopK
 
 
 def sorted_prefix(values: list[float], m: int, k: int, largest: bool) -> tuple[list[float], list[int]]:

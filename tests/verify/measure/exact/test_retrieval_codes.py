@@ -11,19 +11,19 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError, MemoryBudgetError
-from ropeproof.theory.memory_budget import ENV_VAR
-from ropeproof.verify.measure.exact.angles import reduced_angles_with_error
-from ropeproof.verify.measure.exact.discrepancy import _gap_inf_config
-from ropeproof.verify.measure.exact.retrieval_codes import (
+from ropeproof.machinery._errors import InputError, MemoryBudgetError
+from ropeproof.machinery._memory_budget import ENV_VAR
+from ropeproof.verify.measure.exact._angles import reduced_angles_with_error
+from ropeproof.verify.measure.exact._discrepancy import _gap_inf_config
+from ropeproof.verify.measure.exact._retrieval_codes import (
     MAX_ALPHABET,
     TABLE_CODES,
     CodeAngles,
     code_table,
     code_values,
 )
-from ropeproof.verify.measure.exact.retrieval_gap_inf import gap_inf_enumerated, gap_inf_values, min_top_gap
-from ropeproof.verify.measure.exact.retrieval_sweep import (
+from ropeproof.verify.measure.exact._retrieval_gap_inf import gap_inf_enumerated, gap_inf_values, min_top_gap
+from ropeproof.verify.measure.exact._retrieval_sweep import (
     query_logits,
     retrieval_distance_logits,
     retrieval_sweep,
@@ -224,7 +224,7 @@ def test_gap_inf_sorted_once_is_the_per_distance_scan(alphabet: int, theta: floa
     """Issue 35: with the target on top, every code is sorted once per length and each target distance
     answered from that order (runs and a sparse table); the result is the per-distance scan's, bit for
     bit, ties and codes included."""
-    import ropeproof.verify.measure.exact.retrieval_gap_inf as module
+    import ropeproof.verify.measure.exact._retrieval_gap_inf as module
 
     fast = gap_inf_enumerated(alphabet, theta, n)
     saved = module.SORTED_ENTRIES
@@ -262,7 +262,7 @@ def test_grown_gap_inf_is_the_per_length_enumeration(
     """Issue 35: the incremental gap_inf (a sorted list grown by one distance per length, scan 1 kept
     per target distance) equals gap_inf_enumerated at each asked length, in any order and with
     repeats, including lengths past SORTED_ENTRIES (enumerated instead)."""
-    import ropeproof.verify.measure.exact.retrieval_gap_inf as module
+    import ropeproof.verify.measure.exact._retrieval_gap_inf as module
 
     saved = module.SORTED_ENTRIES
     try:

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import retrieval_construction
-from ropeproof.theory.retrieval_margin import retrieval_margin_closed_form
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep
-from ropeproof.verify.measure.exact.families import retrieval_family
-from ropeproof.verify.measure.exact.retrieval_margin import retrieval_margin_explicit
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import retrieval_construction
+from ropeproof.theory._retrieval_margin import retrieval_margin_closed_form
+from ropeproof.verify.measure.exact._discrepancy import build_tables, exact_sweep
+from ropeproof.verify.measure.exact._families import retrieval_family
+from ropeproof.verify.measure.exact._retrieval_margin import retrieval_margin_explicit
 
 MAX_N = 300
 

@@ -7,7 +7,7 @@ import mpmath
 import pytest
 from flint import ctx as flint_ctx
 
-from ropeproof.verify.measure.exact.retrieval_refine import MAX_FOLDED, RetrievalRefiner
+from ropeproof.verify.measure.exact._retrieval_refine import MAX_FOLDED, RetrievalRefiner
 
 
 def brute_force(alphabet: int, theta: float, n: int) -> tuple[mpmath.mpf, mpmath.mpf]:

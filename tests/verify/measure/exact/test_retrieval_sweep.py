@@ -8,16 +8,16 @@ import mpmath
 import numpy as np
 import pytest
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import retrieval_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.discrepancy import build_tables, exact_sweep, reference_extremes
-from ropeproof.verify.measure.exact.families import retrieval_family
-from ropeproof.verify.measure.exact.retrieval_sweep import (
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import retrieval_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact._discrepancy import build_tables, exact_sweep, reference_extremes
+from ropeproof.verify.measure.exact._families import retrieval_family
+from ropeproof.verify.measure.exact._retrieval_sweep import (
     iter_retrieval_blocks,
     retrieval_sweep,
 )
-from ropeproof.verify.measure.exact.sweep import sweep_retrieval
+from ropeproof.verify.measure.exact._sweep import sweep_retrieval
 
 U = 2.0**-53
 CASES = [
@@ -53,7 +53,7 @@ def test_equals_the_generic_engine(alphabet: int, theta: float, n: int) -> None:
 @pytest.mark.parametrize(("alphabet", "theta", "n"), [(8, 0.0027, 120), (3, 0.1, 40), (4, 2.9, 40)])
 def test_witnesses_attain_the_values_in_mpmath(alphabet: int, theta: float, n: int) -> None:
     """Each row's attaining input, scored from the construction's sympy closed form at 40 digits
-    (:class:`ropeproof.verify.measure.exact.mp_reference.MpLogits`), gives the row's value within ``err``."""
+    (:class:`ropeproof.verify.measure.exact._mp_reference.MpLogits`), gives the row's value within ``err``."""
     table = sweep_retrieval(alphabet, theta, n)
     ex = retrieval_sweep(alphabet, theta, n)
     for m in range(2, n + 1, 3):
@@ -116,7 +116,7 @@ def test_streamed_gap_inf_is_the_per_length_enumeration(
 ) -> None:
     """Issue 35: the sweep's rows take gap_inf from the grown list (gap_inf_values), the in-memory
     sweep from gap_inf_enumerated per length; the two columns are the same floats, from any start."""
-    from ropeproof.verify.measure.exact.sweep import iter_retrieval_sweep
+    from ropeproof.verify.measure.exact._sweep import iter_retrieval_sweep
 
     ex = retrieval_sweep(alphabet, theta, stop)
     got = np.concatenate(

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import retrieval_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.discrepancy import build_tables, reference_extremes
-from ropeproof.verify.measure.exact.families import family_for, sample_family_inputs
-from ropeproof.verify.measure.exact.sampled import head_rows, sampled_extremes, search_margin
-from ropeproof.verify.testing.strategies import family_inputs
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import retrieval_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact._discrepancy import build_tables, reference_extremes
+from ropeproof.verify.measure.exact._families import family_for, sample_family_inputs
+from ropeproof.verify.measure.exact._sampled import head_rows, sampled_extremes, search_margin
+from ropeproof.verify.testing._strategies import family_inputs
 
 
 def _brute_row(head, tokens: tuple[str, ...]) -> np.ndarray:

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction
-from ropeproof.theory.construction import Construction, Plane, Rotated, Token
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.family import Family, FamilyCase
-from ropeproof.verify.measure.exact.index_sweep import index_sweep
-from ropeproof.verify.measure.exact.stated_bound import check_bound
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._construction import Construction, Plane, Rotated, Token
+from ropeproof.theory._family import Family, FamilyCase
+from ropeproof.verify.measure.exact._index_sweep import index_sweep
+from ropeproof.verify.measure.exact._stated_bound import check_bound
 
 THETA = 0.866
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.compiled import head_module
-from ropeproof.verify.measure.exact.streaming import stream_row_top2
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._compiled import head_module
+from ropeproof.verify.measure.exact._streaming import stream_row_top2
 
 
 def _random_head(device: str = "cpu") -> RopeAttention:

@@ -10,16 +10,16 @@ import mpmath
 import numpy as np
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.verify.measure.exact.bound_checks import CODE
-from ropeproof.verify.measure.exact.sweep import (
+from ropeproof._cli import main
+from ropeproof.verify.measure.exact._bound_checks import CODE
+from ropeproof.verify.measure.exact._sweep import (
     index_term_identity,
     iter_index_sweep,
     retrieval_theta_zero_identity,
     sweep_index,
     sweep_retrieval,
 )
-from ropeproof.verify.measure.exact.sweep_files import SweepSummary
+from ropeproof.verify.measure.exact._sweep_files import SweepSummary
 
 
 def oracle(theta: float, max_n: int) -> dict[str, list[str]]:
@@ -156,7 +156,7 @@ def test_retrieval_at_theta_1e_20_is_violated_whatever_the_global_precision(dps:
 def test_direct_sweeps_ignore_the_global_mpmath_precision(prec: int) -> None:
     """Every column and status of the direct sweeps is the same whatever mpmath.mp was left at (tables
     cached at import are not the point: the refinements and reductions set their own precision)."""
-    from ropeproof.verify.kernel.angles import reduce_frequency
+    from ropeproof.verify.kernel._angles import reduce_frequency
 
     want = [sweep_index(0.866, 200), sweep_retrieval(8, 1e-20, 12), sweep_retrieval(1000, 0.0027, 150)]
     saved = mpmath.mp.prec
@@ -176,7 +176,7 @@ def test_direct_sweeps_ignore_the_global_mpmath_precision(prec: int) -> None:
 
 def test_bad_lengths_are_one_line_input_errors() -> None:
     """Issue 32: sweep_index(0.866, None) raised TypeError from int(None)."""
-    from ropeproof.theory.errors import InputError
+    from ropeproof.machinery._errors import InputError
 
     for call in (
         lambda: sweep_index(0.866, None),

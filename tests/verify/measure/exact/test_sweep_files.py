@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.cli import main
-from ropeproof.theory.errors import InputError, OutputError
-from ropeproof.verify.measure.exact.sweep import iter_index_sweep
-from ropeproof.verify.measure.exact.sweep_files import (
+from ropeproof._cli import main
+from ropeproof.machinery._errors import InputError, OutputError
+from ropeproof.verify.measure.exact._sweep import iter_index_sweep
+from ropeproof.verify.measure.exact._sweep_files import (
     SweepHeader,
     SweepSummary,
     atomic_output,

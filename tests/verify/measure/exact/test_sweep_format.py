@@ -10,9 +10,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.verify.measure.exact.bound_checks import STATUSES
-from ropeproof.verify.measure.exact.sweep import QUANTITIES, SweepBlock
-from ropeproof.verify.measure.exact.sweep_files import (
+from ropeproof.verify.measure.exact._bound_checks import STATUSES
+from ropeproof.verify.measure.exact._sweep import QUANTITIES, SweepBlock
+from ropeproof.verify.measure.exact._sweep_files import (
     json_rows,
     json_rows_text,
     row_columns,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from ropeproof.theory.errors import MemoryBudgetError
-from ropeproof.theory.memory_budget import ENV_VAR
-from ropeproof.verify.measure.exact.sweep import (
+from ropeproof.machinery._errors import MemoryBudgetError
+from ropeproof.machinery._memory_budget import ENV_VAR
+from ropeproof.verify.measure.exact._sweep import (
     ROW_BYTES,
     TABLE_BYTES_PER_LENGTH,
     iter_retrieval_sweep,

@@ -1,6 +1,6 @@
 """Exact positional/symbolic deviations and the exclusion principle ([B] Theorem 1).
 
-References are independent of :mod:`ropeproof.verify.measure.ps.exact`: an explicit Python loop over
+References are independent of :mod:`ropeproof.verify.measure.ps._exact`: an explicit Python loop over
 ``itertools.permutations`` running the head's full forward pass, and hand-computed tiny cases.
 """
 
@@ -15,13 +15,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError, MemoryBudgetError
-from ropeproof.theory.memory_budget import ENV_VAR
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.random_heads import random_head as _head
-from ropeproof.verify.measure.ps._rows import as_inputs, key_logit_table
-from ropeproof.verify.measure.ps.exact import (
+from ropeproof.machinery._errors import InputError, MemoryBudgetError
+from ropeproof.machinery._memory_budget import ENV_VAR
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._random_heads import random_head as _head
+from ropeproof.verify.measure._subjects import index_subject, retrieval_subject
+from ropeproof.verify.measure.ps._exact import (
     DEVIATION_BYTES,
     PERMUTATION_BYTES,
     all_permutations,
@@ -32,8 +32,8 @@ from ropeproof.verify.measure.ps.exact import (
     random_permutations,
     sampled_exclusion,
 )
-from ropeproof.verify.measure.subjects import index_subject, retrieval_subject
-from ropeproof.verify.testing.strategies import rope_specs
+from ropeproof.verify.measure.ps._rows import as_inputs, key_logit_table
+from ropeproof.verify.testing._strategies import rope_specs
 
 # Tolerances. Logits here are O(1..10) sums of a few float64 products, so two routes to the same
 # logit agree to ~1e-14 relative; the statistics are means of ~5040*7 such numbers.

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.ps.head_subject import head_subject
-from ropeproof.verify.measure.ps.scores import ps_scores
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.ps._head_subject import head_subject
+from ropeproof.verify.measure.ps._scores import ps_scores
 
 
 def test_inputs_come_from_the_family_and_index_is_positional() -> None:

@@ -10,12 +10,12 @@ import mpmath
 import pytest
 import torch
 
-from ropeproof.constructions.paper import INDEX_THETA
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.measure.ps import judging
-from ropeproof.verify.measure.ps.exact import ExclusionReport
-from ropeproof.verify.measure.ps.judging import (
+from ropeproof.constructions._paper import INDEX_THETA
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.verify.measure.ps import _judging as judging
+from ropeproof.verify.measure.ps._exact import ExclusionReport
+from ropeproof.verify.measure.ps._judging import (
     construction_class_outcome,
     exclusion_outcome,
     exclusion_summary,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.random_heads import random_head
-from ropeproof.verify.measure.ps.layer_swap import LayerSwapAdapter, LayerSwapScores, layer_swap_scores
-from ropeproof.verify.measure.ps.scores import last_row_fn, ps_scores
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._random_heads import random_head
+from ropeproof.verify.measure.ps._layer_swap import LayerSwapAdapter, LayerSwapScores, layer_swap_scores
+from ropeproof.verify.measure.ps._scores import last_row_fn, ps_scores
 
 TOL = 1e-12  # the same rows by the same arithmetic; only batch composition and summation order differ
 

@@ -11,21 +11,21 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.paper_figures.ps_plane import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.paper_figures._ps_plane import (
     PER_FREQUENCY_QUICK,
     per_frequency_figure,
     per_frequency_rows,
     ps_plane_figure,
 )
-from ropeproof.paper_figures.style import save_figure
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.random_heads import random_head as _head
-from ropeproof.verify.measure.ps.per_frequency import per_frequency_scores, split_planes
-from ropeproof.verify.measure.ps.scores import ps_scores
-from ropeproof.verify.testing.strategies import rope_specs
+from ropeproof.paper_figures._style import save_figure
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._random_heads import random_head as _head
+from ropeproof.verify.measure.ps._per_frequency import per_frequency_scores, split_planes
+from ropeproof.verify.measure.ps._scores import ps_scores
+from ropeproof.verify.testing._strategies import rope_specs
 
 
 @settings(deadline=None)
@@ -57,7 +57,7 @@ def test_all_planes_at_once_equal_each_plane_alone(
 ) -> None:
     """per_frequency_scores scores every plane in one stream (PlaneTableSource); each plane's scores and
     last logit row equal those of its own plane head (split_planes) scored alone by ps_scores."""
-    from ropeproof.verify.measure.ps.swap_sources import PlaneTableSource
+    from ropeproof.verify.measure.ps._swap_sources import PlaneTableSource
 
     head = _head(spec, 5, seed, scale=0.3)
     x = torch.randn(3, n, 5, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)

@@ -8,11 +8,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.random_heads import random_head
-from ropeproof.verify.measure.ps.exact import exact_exclusion, logit_row_fn, sampled_exclusion
-from ropeproof.verify.measure.ps.row_functions import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._random_heads import random_head
+from ropeproof.verify.measure.ps._exact import exact_exclusion, logit_row_fn, sampled_exclusion
+from ropeproof.verify.measure.ps._row_functions import (
     RowFunction,
     attention_rows,
     check_probability_rows,
@@ -20,7 +20,7 @@ from ropeproof.verify.measure.ps.row_functions import (
     row_kind,
     softmax_tolerance,
 )
-from ropeproof.verify.measure.ps.scores import attention_row_fn, last_row_fn
+from ropeproof.verify.measure.ps._scores import attention_row_fn, last_row_fn
 
 FORMATS = [
     (torch.float64, torch.float64),

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.index_sweep import index_sweep
-from ropeproof.verify.measure.ps.scale_sweep import scores_over_scales, working_scale
-from ropeproof.verify.measure.subjects import index_subject
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._subjects import index_subject
+from ropeproof.verify.measure.exact._index_sweep import index_sweep
+from ropeproof.verify.measure.ps._scale_sweep import scores_over_scales, working_scale
 
 
 def test_working_scale_golden() -> None:

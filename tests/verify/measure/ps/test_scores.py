@@ -16,13 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.claims import CheckContext, run_claim
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.attention import RopeAttention
-from ropeproof.verify.kernel.random_heads import random_head as _head
-from ropeproof.verify.measure.ps.exact import logit_row_fn
-from ropeproof.verify.measure.ps.row_functions import RowFunction
-from ropeproof.verify.measure.ps.scores import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._attention import RopeAttention
+from ropeproof.verify.kernel._random_heads import random_head as _head
+from ropeproof.verify.measure._subjects import index_subject, random_subject, retrieval_subject
+from ropeproof.verify.measure.ps._exact import logit_row_fn
+from ropeproof.verify.measure.ps._row_functions import RowFunction
+from ropeproof.verify.measure.ps._scores import (
     attention_row_fn,
     cos_sim,
     last_row_fn,
@@ -31,10 +32,9 @@ from ropeproof.verify.measure.ps.scores import (
     source_scores,
     swap_plan,
 )
-from ropeproof.verify.measure.ps.swap_sources import CallableSource, TableSource
-from ropeproof.verify.measure.ps.swap_stream import BlockPairs, stream_swap_scores
-from ropeproof.verify.measure.subjects import index_subject, random_subject, retrieval_subject
-from ropeproof.verify.testing.strategies import rope_specs
+from ropeproof.verify.measure.ps._swap_sources import CallableSource, TableSource
+from ropeproof.verify.measure.ps._swap_stream import BlockPairs, stream_swap_scores
+from ropeproof.verify.testing._strategies import rope_specs
 
 # Two routes to the same attention row (logit table vs. forward pass) agree to ~1e-15; a score is a
 # weighted mean of cosines of such rows, so 1e-12 leaves three orders of margin.
@@ -426,7 +426,7 @@ def test_cuda_matches_cpu() -> None:
 
 
 def test_ps_claims_hold() -> None:
-    from ropeproof.claims.ps import CLAIMS
+    from ropeproof.claims._ps import CLAIMS
 
     ids = [c.id for c in CLAIMS]
     assert set(ids) == {
@@ -444,7 +444,7 @@ def test_ps_claims_hold() -> None:
 
 
 def _cli(argv: list[str]) -> int:
-    from ropeproof.cli import main
+    from ropeproof._cli import main
 
     try:
         return main(argv)
@@ -475,8 +475,8 @@ def test_cli_text_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
 def test_overflowing_logits_raise_instead_of_scoring_zero() -> None:
     """x * 1e160 makes every logit inf in float64 (|q||k| ~ 1e320); the scores used to come out as
     (0, 0) and the exclusion principle as 'violated' with NaN tightness."""
-    from ropeproof.theory.errors import NonFiniteError, UnderflowError
-    from ropeproof.verify.measure.ps.exact import exact_exclusion, sampled_exclusion
+    from ropeproof.machinery._errors import NonFiniteError, UnderflowError
+    from ropeproof.verify.measure.ps._exact import exact_exclusion, sampled_exclusion
 
     head = _head(RopeSpec(8), 8, seed=0)
     x = torch.randn(2, 6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))

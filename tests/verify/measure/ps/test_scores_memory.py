@@ -7,9 +7,9 @@ import time
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.ps.scores import ps_scores
-from ropeproof.verify.measure.subjects import random_subject
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._subjects import random_subject
+from ropeproof.verify.measure.ps._scores import ps_scores
 
 
 def test_long_inputs_with_per_swap_arrays_are_refused_at_once() -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.random_heads import random_head
-from ropeproof.verify.measure.ps.swap_sources import CallableSource, TableSource
-from ropeproof.verify.measure.ps.swap_stream import BlockPairs
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._random_heads import random_head
+from ropeproof.verify.measure.ps._swap_sources import CallableSource, TableSource
+from ropeproof.verify.measure.ps._swap_stream import BlockPairs
 
 
 def _by_hand(x: torch.Tensor, b: int, pa: list[int], pb: list[int]) -> torch.Tensor:

@@ -9,12 +9,12 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.random_heads import random_head
-from ropeproof.verify.measure.ps.scores import last_row_fn
-from ropeproof.verify.measure.ps.swap_sources import CallableSource, TableSource
-from ropeproof.verify.measure.ps.swap_stream import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._random_heads import random_head
+from ropeproof.verify.measure.ps._scores import last_row_fn
+from ropeproof.verify.measure.ps._swap_sources import CallableSource, TableSource
+from ropeproof.verify.measure.ps._swap_stream import (
     DEFAULT_MEMORY_BUDGET,
     BlockPairs,
     check_max_skipped_weight,

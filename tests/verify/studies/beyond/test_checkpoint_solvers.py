@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.exact.multihop_certified import certified_horizon
-from ropeproof.verify.studies.beyond.checkpoint_solvers import (
+from ropeproof.constructions._multihop_compile import compile_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact._multihop_certified import certified_horizon
+from ropeproof.verify.studies.beyond._checkpoint_solvers import (
     CODE_DRIFT,
     SOLVERS,
     checkpoint_spec,
     number_max_int,
 )
-from ropeproof.verify.studies.beyond.spectrum_search import spectrum_frequencies
+from ropeproof.verify.studies.beyond._spectrum_search import spectrum_frequencies
 
 LENGTH = 64
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.dirichlet import dirichlet_q
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.beyond.dirichlet_steps import dirichlet_witnesses, q_values
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._dirichlet import dirichlet_q
+from ropeproof.verify.studies.beyond._dirichlet_steps import dirichlet_witnesses, q_values
 
 
 def test_q_values_cover_every_length() -> None:

@@ -8,11 +8,11 @@ import functools
 
 import numpy as np
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.paper import index_construction, retrieval_construction
-from ropeproof.verify.kernel.compiled import answer
-from ropeproof.verify.measure.exact.families import family_for
-from ropeproof.verify.studies.beyond.impossibility import find_failure_pair
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._paper import index_construction, retrieval_construction
+from ropeproof.verify.kernel._compiled import answer
+from ropeproof.verify.measure.exact._families import family_for
+from ropeproof.verify.studies.beyond._impossibility import find_failure_pair
 
 
 def _target(tokens, t):

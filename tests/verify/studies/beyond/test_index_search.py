@@ -7,7 +7,7 @@ import json
 import mpmath
 import pytest
 
-from ropeproof.verify.studies.beyond.index_search import (
+from ropeproof.verify.studies.beyond._index_search import (
     BEST_KNOWN_FILE,
     TABLE_LENGTHS,
     TABLE_PLANES,

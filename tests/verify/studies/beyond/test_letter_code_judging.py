@@ -10,9 +10,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.studies.beyond import letter_code_judging as judging
-from ropeproof.verify.studies.beyond.letter_code_judging import (
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.verify.studies.beyond import _letter_code_judging as judging
+from ropeproof.verify.studies.beyond._letter_code_judging import (
     CLOSED_FORM_REL_TOLERANCE,
     alphabet_outcome,
     slow_horizon_outcome,

@@ -13,12 +13,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.rope import rope_logits
-from ropeproof.verify.measure.exact.sweep import sweep_retrieval
-from ropeproof.verify.studies.beyond.letter_codes import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._rope import rope_logits
+from ropeproof.verify.measure.exact._sweep import sweep_retrieval
+from ropeproof.verify.studies.beyond._letter_codes import (
     SLOW_HORIZONS,
     alphabet_comparison,
     code_margins,

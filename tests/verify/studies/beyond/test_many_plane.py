@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.dirichlet import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import to_json_data
+from ropeproof.theory._dirichlet import (
     dirichlet_bound,
     dirichlet_proof,
     integer_root,
@@ -21,17 +23,15 @@ from ropeproof.theory.dirichlet import (
     residue_lemma_holds,
     run_proof,
 )
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import to_json_data
-from ropeproof.verify.measure.exact.index_sweep import direct_index_extremes, index_sweep
-from ropeproof.verify.studies.beyond.index_search import (
+from ropeproof.verify.measure.exact._index_sweep import direct_index_extremes, index_sweep
+from ropeproof.verify.studies.beyond._index_search import (
     batch_margins,
     best_known,
     best_known_table,
     exact_margin,
     search_best_index,
 )
-from ropeproof.verify.studies.beyond.many_plane import (
+from ropeproof.verify.studies.beyond._many_plane import (
     MarginRecords,
     dirichlet_decay_guarantee,
     dirichlet_normalised,
@@ -72,7 +72,7 @@ def test_margin_records_equal_the_full_sweep_exactly(freqs, max_n, chunk, first)
     first = min(first, max_n - 1)
     rec = margin_records(freqs, None, max_n, chunk=chunk, first_offset=first)
     m = np.arange(first, max_n, dtype=np.float64)
-    from ropeproof.verify.measure.exact.index_sweep import stable_gaps
+    from ropeproof.verify.measure.exact._index_sweep import stable_gaps
 
     want = np.minimum.accumulate(stable_gaps(freqs, np.ones(len(freqs)), m))
     got = rec.margin_inf(np.arange(first + 1, max_n + 1))
@@ -230,7 +230,7 @@ def test_fit_slope_recovers_a_power_law() -> None:
 def test_normalised_dirichlet_matches_the_symbolic_form() -> None:
     import sympy as sp
 
-    from ropeproof.theory.dirichlet import A_SYM, Q_SYM
+    from ropeproof.theory._dirichlet import A_SYM, Q_SYM
 
     d = dirichlet_bound(3)
     assert sp.simplify(d.raw - d.stable) == 0

@@ -11,12 +11,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from ropeproof.theory.dirichlet import integer_root
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.measure.exact.index_sweep import direct_index_extremes
-from ropeproof.verify.studies.beyond import many_plane_judging as judging
-from ropeproof.verify.studies.beyond.many_plane import log_lengths, many_plane_sweep, standard_frequencies
-from ropeproof.verify.studies.beyond.many_plane_judging import (
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.theory._dirichlet import integer_root
+from ropeproof.verify.measure.exact._index_sweep import direct_index_extremes
+from ropeproof.verify.studies.beyond import _many_plane_judging as judging
+from ropeproof.verify.studies.beyond._many_plane import log_lengths, many_plane_sweep, standard_frequencies
+from ropeproof.verify.studies.beyond._many_plane_judging import (
     DIRECT_LENGTHS,
     INDEX_EXACT_TOLERANCE,
     PLANE_COUNTS,

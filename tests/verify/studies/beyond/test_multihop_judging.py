@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.interop.hf.converters import CONVERTERS
-from ropeproof.verify.studies.beyond import multihop_judging as judging
-from ropeproof.verify.studies.beyond.multihop_judging import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.verify.interop.hf._converters import CONVERTERS
+from ropeproof.verify.studies.beyond import _multihop_judging as judging
+from ropeproof.verify.studies.beyond._multihop_judging import (
     CHAIN_RELATIVE_TOLERANCE,
     HOPS,
     LAYERS,
@@ -30,7 +30,7 @@ from ropeproof.verify.studies.beyond.multihop_judging import (
     recursion_outcome,
     task_inputs,
 )
-from ropeproof.verify.studies.beyond.multihop_length import STANDARD_STUDY
+from ropeproof.verify.studies.beyond._multihop_length import STANDARD_STUDY
 
 CPU = torch.device("cpu")
 

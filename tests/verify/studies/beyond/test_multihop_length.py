@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.constructions.multihop_compile import compile_program
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import to_json_data
-from ropeproof.verify.kernel.chain_readout import long_answers
-from ropeproof.verify.measure.task_lengths import long_task
-from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
-from ropeproof.verify.studies.beyond.multihop_length import (
+from ropeproof.constructions._multihop_compile import compile_program
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import to_json_data
+from ropeproof.verify.kernel._chain_readout import long_answers
+from ropeproof.verify.measure._task_lengths import long_task
+from ropeproof.verify.measure._tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.studies.beyond._multihop_length import (
     chain_positions,
     default_count,
     default_lengths,
@@ -150,7 +150,7 @@ def test_witnesses_are_in_the_checkpoint_vocabulary() -> None:
     """The 'window' build needs integers up to n - 1: the study's checkpoint is built for its longest
     length, so the witness is in its vocabulary and the exported tokenizer encodes it without [UNK]."""
     pytest.importorskip("transformers")
-    from ropeproof.verify.measure.tokenizer import UNK, build_tokenizer, prompt_text
+    from ropeproof.verify.measure._tokenizer import UNK, build_tokenizer, prompt_text
 
     (setting,) = _settings("number-smallest")
     study = length_study([setting], [17, 64], ("window",), lambda n: 6, with_steps=False)
@@ -168,9 +168,9 @@ def test_the_best_settings_are_the_default_checkpoints_and_take_them_from_the_st
     them (and reports what it would have computed), and refuses a certificate of another search."""
     import numpy as np
 
-    from ropeproof.theory.result_store import ResultStore
-    from ropeproof.verify.measure.exact.multihop_certified import certified_horizon
-    from ropeproof.verify.studies.beyond.checkpoint_solvers import DEFAULT_CHECKPOINTS
+    from ropeproof.machinery._result_store import ResultStore
+    from ropeproof.verify.measure.exact._multihop_certified import certified_horizon
+    from ropeproof.verify.studies.beyond._checkpoint_solvers import DEFAULT_CHECKPOINTS
 
     store = ResultStore()
     (setting,) = _settings("number-best")

@@ -13,11 +13,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.rope_spec import RopeSpec
-from ropeproof.verify.kernel.rope import rope_logits
-from ropeproof.verify.studies.beyond.letter_codes import horizon
-from ropeproof.verify.studies.beyond.partial_induction import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.kernel._rope import rope_logits
+from ropeproof.verify.studies.beyond._letter_codes import horizon
+from ropeproof.verify.studies.beyond._partial_induction import (
     BETA,
     THETA,
     OnePlaneHead,

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.verify.studies.beyond import partial_induction_judging as judging
-from ropeproof.verify.studies.beyond.partial_induction import design_two_plane, two_plane_margins
-from ropeproof.verify.studies.beyond.partial_induction_judging import (
+from ropeproof.verify.studies.beyond import _partial_induction_judging as judging
+from ropeproof.verify.studies.beyond._partial_induction import design_two_plane, two_plane_margins
+from ropeproof.verify.studies.beyond._partial_induction_judging import (
     TWO_PLANE_TOLERANCE,
     largest_n_below,
     one_plane_fixed_length_outcome,

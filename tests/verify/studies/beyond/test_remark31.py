@@ -7,12 +7,12 @@ import math
 
 import pytest
 
-from ropeproof.constructions.compile import compile_construction
-from ropeproof.constructions.counterexamples import positional_retrieval_construction
-from ropeproof.theory.errors import ConstructionError, InputError
-from ropeproof.verify.kernel.compiled import answer
-from ropeproof.verify.measure.exact.families import family_for, sample_family_inputs
-from ropeproof.verify.studies.beyond.impossibility import class_search, content_independent_readout_margin
+from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._counterexamples import positional_retrieval_construction
+from ropeproof.machinery._errors import ConstructionError, InputError
+from ropeproof.verify.kernel._compiled import answer
+from ropeproof.verify.measure.exact._families import family_for, sample_family_inputs
+from ropeproof.verify.studies.beyond._impossibility import class_search, content_independent_readout_margin
 
 
 @pytest.mark.parametrize("kind", ["symbolic", "positional"])
@@ -44,7 +44,7 @@ def test_a_weak_bonus_fails_and_errors_are_named() -> None:
     with pytest.raises(ConstructionError, match="period=4"):
         positional_retrieval_construction(4, 4, 1.0)
     with pytest.raises(InputError, match="identical W_K rows"):
-        from ropeproof.constructions.paper import retrieval_construction
+        from ropeproof.constructions._paper import retrieval_construction
 
         rc = retrieval_construction(4, 0.1, max_int=2)
         content_independent_readout_margin(compile_construction(rc), family_for(rc), 5)

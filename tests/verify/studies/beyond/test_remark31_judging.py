@@ -9,9 +9,9 @@ from fractions import Fraction
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.studies.beyond.remark31_judging import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.verify.studies.beyond._remark31_judging import (
     positional_cannot_attend_outcome,
     positional_readout_outcome,
     symbolic_cannot_index_outcome,

@@ -8,9 +8,9 @@ import itertools
 import numpy as np
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.beyond.index_search import exact_margin
-from ropeproof.verify.studies.beyond.spectrum_search import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.beyond._index_search import exact_margin
+from ropeproof.verify.studies.beyond._spectrum_search import (
     best_on_spectrum,
     nearest_plane,
     spectrum_frequencies,

@@ -1,4 +1,4 @@
-"""The best angle found without the lemma (ropeproof.verify.studies.errata.best_angle_search): the exact
+"""The best angle found without the lemma (ropeproof.verify.studies.errata._best_angle_search): the exact
 candidate search and the interval branch-and-bound agree with each other, with a dense mpmath grid (a
 third, independent reference) and with the lemma's 2 sin(pi/n)^2."""
 
@@ -10,8 +10,8 @@ from fractions import Fraction
 import mpmath
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.errata.best_angle_search import candidate_maximum, certified_maximum
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.errata._best_angle_search import candidate_maximum, certified_maximum
 
 
 def _grid_max(big_m: int, points: int) -> mpmath.mpf:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ropeproof.theory.proof_checks import ProofStep, definition_step, monotone_on, proof_level, sign_on
-from ropeproof.verify.studies.errata.correction_data import CorrectionData, Series, first_failure, tolerance
+from ropeproof.theory._proof_checks import ProofStep, definition_step, monotone_on, proof_level, sign_on
+from ropeproof.verify.studies.errata._correction_data import CorrectionData, Series, first_failure, tolerance
 
 
 def _series(exact: list[float], reported: list[float], corrected: list[float]) -> Series:

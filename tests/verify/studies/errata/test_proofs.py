@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.theory.order_facts import DEFINITIONS, order_only
-from ropeproof.theory.proof_checks import (
+from ropeproof.theory._order_facts import DEFINITIONS, order_only
+from ropeproof.theory._proof_checks import (
     ARGUMENT,
     DEFINITION,
     MACHINE_CHECKED,
@@ -17,7 +17,7 @@ from ropeproof.theory.proof_checks import (
     definition_step,
     proof_level,
 )
-from ropeproof.verify.studies.errata.proofs import PROOFS
+from ropeproof.verify.studies.errata._proofs import PROOFS
 
 SUBSTANTIVE = (
     "competitor-lemma",
@@ -78,7 +78,7 @@ def test_a_lemma_tagged_definition_is_refused() -> None:
     one does not count, and a restatement that is not built from the definitions is refused."""
     import sympy as sp
 
-    from ropeproof.theory.order_facts import Restatement
+    from ropeproof.theory._order_facts import Restatement
 
     with pytest.raises(ValueError, match="accepted"):
         definition_step("competitor-lemma", "cos(c omega - x) <= cos(omega - x)", "competitor-lemma")
@@ -123,7 +123,7 @@ def test_the_status_table_matches_the_registered_corrections() -> None:
 
 def test_the_euclid_range_is_stated_as_checked() -> None:
     from ropeproof.claims import registered_corrections
-    from ropeproof.theory.one_plane_optimum import EUCLID_RANGE
+    from ropeproof.theory._one_plane_optimum import EUCLID_RANGE
 
     best = next(c for c in registered_corrections() if c.id == "thm3.2.index.best-theta")
     assert f"checked exhaustively for n <= {EUCLID_RANGE}" in best.sketch

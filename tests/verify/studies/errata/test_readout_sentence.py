@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.theory.positional_readout import least_key_term
-from ropeproof.verify.studies.errata.readout_sentence import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.theory._positional_readout import least_key_term
+from ropeproof.verify.studies.errata._readout_sentence import (
     AbstractPositionalHead,
     condensed_sentence_bound,
     corrected_bound,

@@ -9,10 +9,15 @@ import math
 import mpmath
 import pytest
 
-from ropeproof.verify.studies.errata.index import index_best_theta, index_fixed_theta, index_largest_gap
-from ropeproof.verify.studies.errata.partial_induction import design_angle, partial_induction_correction
-from ropeproof.verify.studies.errata.readout import PERIOD, positional_head, readout_correction, working_scale
-from ropeproof.verify.studies.errata.retrieval import (
+from ropeproof.verify.studies.errata._index import index_best_theta, index_fixed_theta, index_largest_gap
+from ropeproof.verify.studies.errata._partial_induction import design_angle, partial_induction_correction
+from ropeproof.verify.studies.errata._readout import (
+    PERIOD,
+    positional_head,
+    readout_correction,
+    working_scale,
+)
+from ropeproof.verify.studies.errata._retrieval import (
     retrieval_largest_gap_correction,
     retrieval_margin_correction,
 )

@@ -1,5 +1,6 @@
-"""The llm-eval tests' server: :class:`ropeproof.verify.testing.chat_server.ChatServer` (a real HTTP
-server on 127.0.0.1 speaking the OpenAI and Anthropic APIs, with faults on purpose) answering with a
+"""The llm-eval tests' server: ``ChatServer`` (``chat_server.py`` beside this file: (a real HTTP
+server on 127.0.0.1 speaking the OpenAI and Anthropic APIs, with faults on purpose; a test fixture, so it
+ships in no wheel) answering with a
 scripted policy that solves the tasks with its own reading of the sequence (written here, independent
 of the library's answer rules), so the tests compare the harness's accuracies with what the server
 answered.
@@ -14,7 +15,24 @@ from types import ModuleType
 
 import pytest
 
-from ropeproof.verify.testing.chat_server import ChatServer
+
+def _load_chat_server() -> ModuleType:
+    """``chat_server.py`` beside this file, loaded by path (the suite imports test files by path, not as
+    a package), once per process."""
+    import importlib.util
+    from pathlib import Path
+
+    name = "ropeproof_tests_chat_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("chat_server.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+ChatServer = _load_chat_server().ChatServer
 
 
 def prompt_hash(prompt: str) -> int:

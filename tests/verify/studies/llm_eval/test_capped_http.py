@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from ropeproof.verify.studies.llm_eval.capped_http import REFUSED_HEADER, cap_body, capped_hooks
+from ropeproof.verify.studies.llm_eval._capped_http import REFUSED_HEADER, cap_body, capped_hooks
 
 # openai is imported by the tests that use it, not at collection (every pytest worker collects this)
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="needs openai (llm extra)")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.cli import main
-from ropeproof.verify.studies.llm_eval.run_log import LOG_FILE, RESULTS_FILE, SETTINGS_FILE
-from ropeproof.verify.studies.llm_eval.statistics import clopper_pearson
+from ropeproof._cli import main
+from ropeproof.verify.studies.llm_eval._run_log import LOG_FILE, RESULTS_FILE, SETTINGS_FILE
+from ropeproof.verify.studies.llm_eval._statistics import clopper_pearson
 
 KEY = "sk-test-" + "5eCr3t" * 6
 FIELDS = {"task", "length", "accuracy_mean", "accuracy_std", "n_prompts", "ci_low", "ci_high"}
@@ -247,7 +247,7 @@ def test_anthropic_replies_are_scored(chat_server, helpers, tmp_path: Path, caps
 
 def test_a_huge_reply_is_not_read_nor_logged(chat_server, tmp_path: Path, capsys, monkeypatch) -> None:
     # a 20 MB reply was read and logged in full despite --max-tokens 16
-    from ropeproof.verify.studies.llm_eval.remote import reply_bytes
+    from ropeproof.verify.studies.llm_eval._remote import reply_bytes
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     huge = "x" * 20_000_000
@@ -269,7 +269,7 @@ def test_a_huge_reply_is_not_read_nor_logged(chat_server, tmp_path: Path, capsys
 
 
 def test_a_client_error_never_shows_the_key(tmp_path: Path, capsys, monkeypatch) -> None:
-    from ropeproof.verify.studies.llm_eval.remote import OpenAIChat
+    from ropeproof.verify.studies.llm_eval._remote import OpenAIChat
 
     def boom(self: object, prompt: object) -> None:
         raise RuntimeError(f"the client failed with key {KEY}") from ValueError(f"sent {KEY}")

@@ -11,14 +11,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from ropeproof.cli import main
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.tokenizer import task_vocabulary, word
-from ropeproof.verify.studies.llm_eval.choose_provider import make_provider
-from ropeproof.verify.studies.llm_eval.harness import evaluate
-from ropeproof.verify.studies.llm_eval.local import HFCausalLM, load_callable, task_of_tokenizer
-from ropeproof.verify.studies.llm_eval.local_models import LocalModel, compiled, evaluate_local, local_results
-from ropeproof.verify.studies.llm_eval.plan import build_plan
+from ropeproof._cli import main
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._tokenizer import task_vocabulary, word
+from ropeproof.verify.studies.llm_eval._choose_provider import make_provider
+from ropeproof.verify.studies.llm_eval._harness import evaluate
+from ropeproof.verify.studies.llm_eval._local import HFCausalLM, load_callable, task_of_tokenizer
+from ropeproof.verify.studies.llm_eval._local_models import (
+    LocalModel,
+    compiled,
+    evaluate_local,
+    local_results,
+)
+from ropeproof.verify.studies.llm_eval._plan import build_plan
 
 pytest.importorskip("transformers")
 
@@ -78,9 +83,9 @@ def test_callables_that_cannot_be_loaded_are_named(tmp_path: Path) -> None:
 
 
 def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() -> None:
-    from ropeproof.verify.studies.training.data import TaskEncoder
-    from ropeproof.verify.studies.training.evaluation import predictions
-    from ropeproof.verify.studies.training.shipped import load_shipped
+    from ropeproof.verify.studies.training._data import TaskEncoder
+    from ropeproof.verify.studies.training._evaluation import predictions
+    from ropeproof.verify.studies.training._shipped import load_shipped
 
     shipped = load_shipped("number")
     provider = HFCausalLM(shipped.model, shipped.tokenizer, "task", source="number-small")
@@ -106,7 +111,7 @@ def test_the_shipped_number_model_answers_as_the_training_evaluation_reads_it() 
 
 
 def test_the_chat_format_runs_greedy_generation() -> None:
-    from ropeproof.verify.studies.training.shipped import load_shipped
+    from ropeproof.verify.studies.training._shipped import load_shipped
 
     shipped = load_shipped("letter")
     provider = HFCausalLM(shipped.model, shipped.tokenizer, "chat", max_tokens=3)
@@ -121,7 +126,7 @@ def test_the_chat_format_runs_greedy_generation() -> None:
 
 
 def test_the_hf_provider_on_the_command_line_picks_the_task_format(tmp_path: Path, capsys) -> None:
-    from ropeproof.verify.studies.training.shipped import shipped_path
+    from ropeproof.verify.studies.training._shipped import shipped_path
 
     path = shipped_path("letter")
     argv = ["llm-eval", "--provider", "hf", "--model", str(path), "--lengths", "8,17", "--prompts", "6",
@@ -139,9 +144,9 @@ def test_the_hf_provider_on_the_command_line_picks_the_task_format(tmp_path: Pat
 
 
 def test_compiled_exports_answer_as_the_export_reads_them() -> None:
-    from ropeproof.constructions.multihop_compile import compile_program
-    from ropeproof.constructions.multihop_programs import checkpoint_program
-    from ropeproof.verify.interop.hf.model_export import export_model
+    from ropeproof.constructions._multihop_compile import compile_program
+    from ropeproof.constructions._multihop_programs import checkpoint_program
+    from ropeproof.verify.interop.hf._model_export import export_model
 
     (summary,) = evaluate_local(
         [LocalModel("compiled", "letter", compiled("letter"))], [8, 24], prompts=8, draws=1
@@ -157,8 +162,8 @@ def test_compiled_exports_answer_as_the_export_reads_them() -> None:
 
 
 def test_local_results_are_computed_once_per_store_and_copied() -> None:
-    from ropeproof.theory.result_store import ResultStore
-    from ropeproof.verify.studies.llm_eval.local_models import LOCAL_SUMMARIES
+    from ropeproof.machinery._result_store import ResultStore
+    from ropeproof.verify.studies.llm_eval._local_models import LOCAL_SUMMARIES
 
     store = ResultStore()
     first = local_results([8], prompts=2, draws=1, store=store)
@@ -186,7 +191,7 @@ def test_local_results_are_computed_once_per_store_and_copied() -> None:
     ],
 )
 def test_task_tokenizers_are_recognised_at_any_size(task: str, sizes: dict[str, int]) -> None:
-    from ropeproof.verify.measure.tokenizer import build_tokenizer
+    from ropeproof.verify.measure._tokenizer import build_tokenizer
 
     tokens = task_vocabulary(task, **sizes)
     assert task_of_tokenizer(build_tokenizer(tokens)) == task
@@ -215,8 +220,8 @@ def test_a_compiled_checkpoint_of_any_max_length_is_asked_only_its_task(tmp_path
         ("number", 17, 1.0),
         ("number", 40, 1.0),
     ]
-    from ropeproof.verify.measure.tokenizer import build_tokenizer
-    from ropeproof.verify.studies.llm_eval.local import checkpoint_task
+    from ropeproof.verify.measure._tokenizer import build_tokenizer
+    from ropeproof.verify.studies.llm_eval._local import checkpoint_task
 
     with pytest.raises(
         InputError, match="compiled number-task checkpoint, but the tokenizer's vocabulary is not"
@@ -232,10 +237,10 @@ def test_a_compiled_checkpoint_of_any_max_length_is_asked_only_its_task(tmp_path
 
 
 def test_a_checkpoint_that_contradicts_its_record_is_refused(tmp_path: Path) -> None:
-    from ropeproof.verify.measure.tokenizer import build_tokenizer
-    from ropeproof.verify.studies.llm_eval.local import checkpoint_task
-    from ropeproof.verify.studies.training.config import SMALL
-    from ropeproof.verify.studies.training.trainer import RECORD_FILE
+    from ropeproof.verify.measure._tokenizer import build_tokenizer
+    from ropeproof.verify.studies.llm_eval._local import checkpoint_task
+    from ropeproof.verify.studies.training._config import SMALL
+    from ropeproof.verify.studies.training._trainer import RECORD_FILE
 
     number = build_tokenizer(task_vocabulary("number"))
     record = {"format": "ropeproof-training", "version": 1, "task": "letter", "seed": 0, "losses": [],
@@ -248,7 +253,7 @@ def test_a_checkpoint_that_contradicts_its_record_is_refused(tmp_path: Path) -> 
 
 
 def test_a_vocabulary_without_the_prompts_words_is_refused() -> None:
-    from ropeproof.verify.measure.tokenizer import build_tokenizer
+    from ropeproof.verify.measure._tokenizer import build_tokenizer
 
     small = build_tokenizer(task_vocabulary("number", max_int=9))  # export-model --max-length 10
     with pytest.raises(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.studies.llm_eval import local_models
-from ropeproof.verify.studies.llm_eval.local_ordering import local_ordering_outcome, ordering_outcome
-from ropeproof.verify.studies.llm_eval.results import RunSummary
-from ropeproof.verify.studies.llm_eval.statistics import LengthResult
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.verify.studies.llm_eval import _local_models as local_models
+from ropeproof.verify.studies.llm_eval._local_ordering import local_ordering_outcome, ordering_outcome
+from ropeproof.verify.studies.llm_eval._results import RunSummary
+from ropeproof.verify.studies.llm_eval._statistics import LengthResult
 
 
 def _summary(

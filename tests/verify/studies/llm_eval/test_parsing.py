@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.verify.studies.llm_eval.parsing import QUOTES, is_correct, parse_reply
+from ropeproof.verify.studies.llm_eval._parsing import QUOTES, is_correct, parse_reply
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.tokenizer import task_vocabulary, word
-from ropeproof.verify.studies.llm_eval.plan import build_plan, draw_seed
-from ropeproof.verify.studies.llm_eval.protocol import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._tokenizer import task_vocabulary, word
+from ropeproof.verify.studies.llm_eval._plan import build_plan, draw_seed
+from ropeproof.verify.studies.llm_eval._protocol import (
     EXAMPLES,
     LETTER_INSTRUCTIONS,
     NUMBER_INSTRUCTIONS,
@@ -19,7 +19,7 @@ from ropeproof.verify.studies.llm_eval.protocol import (
     letter_answer,
     number_answer,
 )
-from ropeproof.verify.studies.llm_eval.sequences import chat_instance, task_instances
+from ropeproof.verify.studies.llm_eval._sequences import chat_instance, task_instances
 
 
 def _one_line(text: str) -> str:

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.llm_eval.choose_provider import PROVIDERS, make_provider
-from ropeproof.verify.studies.llm_eval.providers import REDACTED, Redactor, Reply
-from ropeproof.verify.studies.llm_eval.remote import LOCAL_KEY, check_base_url
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.llm_eval._choose_provider import PROVIDERS, make_provider
+from ropeproof.verify.studies.llm_eval._providers import REDACTED, Redactor, Reply
+from ropeproof.verify.studies.llm_eval._remote import LOCAL_KEY, check_base_url
 
 # the clients are imported by the tests that make them, not at collection (every pytest worker collects this)
 pytestmark = pytest.mark.skipif(
@@ -85,8 +85,8 @@ def test_keys_too_short_to_redact_are_refused_without_being_shown(
 
 
 def test_the_reply_bound_follows_max_tokens() -> None:
-    from ropeproof.verify.studies.llm_eval.remote import reply_bytes
-    from ropeproof.verify.studies.llm_eval.runner import REPLY_CHARS
+    from ropeproof.verify.studies.llm_eval._remote import reply_bytes
+    from ropeproof.verify.studies.llm_eval._runner import REPLY_CHARS
 
     assert reply_bytes(16) == 64 * 1024 + 16 * 64 and reply_bytes(4096) == 64 * 1024 + 4096 * 64
     assert REPLY_CHARS == 65_536  # the README's "logged to at most 65,536 characters"

@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from ropeproof.theory.errors import InputError, OutputError
-from ropeproof.verify.studies.llm_eval.harness import evaluate
-from ropeproof.verify.studies.llm_eval.local import PythonCallable
-from ropeproof.verify.studies.llm_eval.results import load_run
-from ropeproof.verify.studies.llm_eval.run_log import (
+from ropeproof.machinery._errors import InputError, OutputError
+from ropeproof.verify.studies.llm_eval._harness import evaluate
+from ropeproof.verify.studies.llm_eval._local import PythonCallable
+from ropeproof.verify.studies.llm_eval._results import load_run
+from ropeproof.verify.studies.llm_eval._run_log import (
     LOG_FILE,
     SETTINGS_FILE,
     RunLog,
     open_run,
     write_json_atomic,
 )
-from ropeproof.verify.studies.llm_eval.runner import FailureStreakError
+from ropeproof.verify.studies.llm_eval._runner import FailureStreakError
 
 
 def test_appends_are_on_disk_and_a_cut_line_is_dropped(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_only_a_run_with_the_same_identity_is_resumed(tmp_path: Path) -> None:
 
 def solve(text: str) -> str:
     """A perfect solver (the library's rules), for runs that must come out exactly."""
-    from ropeproof.verify.studies.llm_eval.protocol import answer
+    from ropeproof.verify.studies.llm_eval._protocol import answer
 
     tokens = text.splitlines()[-1].removeprefix("Sequence: ").split()
     return answer("number" if tokens[-1].isdigit() else "letter", tokens)
@@ -111,7 +111,7 @@ def test_an_interrupted_run_resumes_to_the_same_summary(tmp_path: Path) -> None:
 def test_force_replaces_a_run_only_once_the_new_settings_are_in_place(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ropeproof.verify.studies.llm_eval.run_log as run_log
+    import ropeproof.verify.studies.llm_eval._run_log as run_log
 
     out = tmp_path / "run"
     ident = {"provider": "python", "model": "m:f", "format": "chat", "seed": 0}
@@ -149,7 +149,7 @@ def test_the_log_follows_the_umask(tmp_path: Path) -> None:
 
 def test_a_huge_reply_is_logged_and_read_to_its_first_characters(tmp_path: Path) -> None:
     # a 20 MB reply was logged in full
-    from ropeproof.verify.studies.llm_eval.runner import REPLY_CHARS
+    from ropeproof.verify.studies.llm_eval._runner import REPLY_CHARS
 
     def verbose(text: str) -> str:
         return solve(text) + " " * 20_000_000 if "Sequence" in text else solve(text)

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.llm_eval.protocol import Threshold
-from ropeproof.verify.studies.llm_eval.statistics import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.llm_eval._protocol import Threshold
+from ropeproof.verify.studies.llm_eval._statistics import (
     DrawResult,
     LengthResult,
     clopper_pearson,

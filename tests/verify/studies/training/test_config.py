@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.training.config import CONFIGS, PAPER, PAPER_V1, SMALL, TrainConfig, get_config
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.training._config import CONFIGS, PAPER, PAPER_V1, SMALL, TrainConfig, get_config
 
 
 def test_paper_config_is_the_brief_shape_and_schedule() -> None:
@@ -77,7 +77,7 @@ def test_n_positions_does_not_change_training() -> None:
     pytest.importorskip("transformers")
     import torch
 
-    from ropeproof.verify.studies.training.trainer import new_run, train_step
+    from ropeproof.verify.studies.training._trainer import new_run, train_step
 
     tiny = dataclasses.replace(PAPER, n_layer=2, batch_size=8, score_prompts=0)
     runs, losses = [], []
@@ -92,7 +92,7 @@ def test_n_positions_does_not_change_training() -> None:
 def test_deviations_from_a_are_listed_field_by_field() -> None:
     """The corrected paper configuration differs from [A]'s only in what no configuration removes; the
     configuration of seeds 0-2 in three more fields, each named."""
-    from ropeproof.verify.studies.training.config import PAPER_DEVIATIONS, config_deviations
+    from ropeproof.verify.studies.training._config import PAPER_DEVIATIONS, config_deviations
 
     assert config_deviations(PAPER) == list(PAPER_DEVIATIONS)
     old = config_deviations(PAPER_V1)[: -len(PAPER_DEVIATIONS)]
@@ -102,7 +102,7 @@ def test_deviations_from_a_are_listed_field_by_field() -> None:
 
 
 def test_deviations_by_run_names_the_runs_in_a_configuration() -> None:
-    from ropeproof.verify.studies.training.config import (
+    from ropeproof.verify.studies.training._config import (
         PAPER_DEVIATIONS,
         deviations_by_run,
         in_a_configuration,
@@ -123,7 +123,7 @@ def test_the_training_guide_states_a_configuration_as_it_is() -> None:
     """The guide's sentence on the paper configuration names [A]'s values as the code holds them."""
     from pathlib import Path
 
-    from ropeproof.verify.studies.training.config import A_CONFIGURATION
+    from ropeproof.verify.studies.training._config import A_CONFIGURATION
 
     guide = (Path(__file__).resolve().parents[4] / "docs" / "guides" / "training.md").read_text()
     text = " ".join(guide.split())

@@ -4,10 +4,10 @@ from collections import Counter
 
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.tasks import follow_letter_chain, follow_number_chain
-from ropeproof.verify.measure.tokenizer import task_tokenizer
-from ropeproof.verify.studies.training.data import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._tasks import follow_letter_chain, follow_number_chain
+from ropeproof.verify.measure._tokenizer import task_tokenizer
+from ropeproof.verify.studies.training._data import (
     TRAIN,
     VALIDATION,
     TaskEncoder,

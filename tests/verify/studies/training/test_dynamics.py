@@ -3,16 +3,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.training.config import SMALL
-from ropeproof.verify.studies.training.data import TRAIN, TaskEncoder
-from ropeproof.verify.studies.training.dynamics import attention_entropy, layer_dynamics
-from ropeproof.verify.studies.training.evaluation import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.training._config import SMALL
+from ropeproof.verify.studies.training._data import TRAIN, TaskEncoder
+from ropeproof.verify.studies.training._dynamics import attention_entropy, layer_dynamics
+from ropeproof.verify.studies.training._evaluation import (
     ablated_accuracy_per_hop,
     accuracy_per_hop,
     predictions,
 )
-from ropeproof.verify.studies.training.model import build_model
+from ropeproof.verify.studies.training._model import build_model
 
 pytest.importorskip("transformers")
 
@@ -61,8 +61,8 @@ def test_ablation_equals_a_zero_output_projection() -> None:
 
 
 def test_decided_accuracies_grow_until_the_interval_decides() -> None:
-    from ropeproof.verify.measure.statistics import confidence_sequence, look_sizes
-    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
+    from ropeproof.verify.measure._statistics import confidence_sequence, look_sizes
+    from ropeproof.verify.studies.training._evaluation import decided_accuracy_per_hop
 
     model = _uniform_model()  # uniform attention on a random model: nowhere near 0.95, nor its ablation
     rows = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=64)

@@ -3,11 +3,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.verify.interop.hf.head_import import import_model_head
-from ropeproof.verify.measure.ps.per_frequency import split_planes
-from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
-from ropeproof.verify.studies.training.head_theory import dominant_plane, frequency_profile, layer_head_inputs
-from ropeproof.verify.studies.training.shipped import load_shipped
+from ropeproof.verify.interop.hf._head_import import import_model_head
+from ropeproof.verify.measure.ps._per_frequency import split_planes
+from ropeproof.verify.studies.training._data import SCORING, TaskEncoder
+from ropeproof.verify.studies.training._head_theory import (
+    dominant_plane,
+    frequency_profile,
+    layer_head_inputs,
+)
+from ropeproof.verify.studies.training._shipped import load_shipped
 
 pytest.importorskip("transformers")
 
@@ -34,8 +38,8 @@ def test_planes_add_up_to_the_trained_head_and_shares_sum_to_one() -> None:
 def test_construction_comparison_matches_the_construction_and_the_bound() -> None:
     import math
 
-    from ropeproof.theory.bounds import index_bound
-    from ropeproof.verify.studies.training.head_theory import construction_comparison, per_query_token
+    from ropeproof.theory._bounds import index_bound
+    from ropeproof.verify.studies.training._head_theory import construction_comparison, per_query_token
 
     model = load_shipped("number").model
     rows = construction_comparison(model, "number", 0, theta=1.0, max_n=8)
@@ -47,8 +51,8 @@ def test_construction_comparison_matches_the_construction_and_the_bound() -> Non
         math.isclose(r["bound"], float(index_bound().evaluate([r["n"]], 1.0)[0]), rel_tol=1e-15) for r in rows
     )
     assert all(r["trained_gap_sup"] >= 0 and math.isfinite(r["trained_margin_inf"]) for r in rows)
-    from ropeproof.constructions.paper import index_construction
-    from ropeproof.verify.measure.exact.families import family_for
+    from ropeproof.constructions._paper import index_construction
+    from ropeproof.verify.measure.exact._families import family_for
 
     fam = family_for(index_construction())
     split = per_query_token(fam)

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from ropeproof.verify.studies.training import judging
-from ropeproof.verify.studies.training.config import PAPER, PAPER_V1
-from ropeproof.verify.studies.training.lengths import flip_text, row_against, study_plan
-from ropeproof.verify.studies.training.trainer import TrainingRecord
+from ropeproof.verify.studies.training import _judging as judging
+from ropeproof.verify.studies.training._config import PAPER, PAPER_V1
+from ropeproof.verify.studies.training._lengths import flip_text, row_against, study_plan
+from ropeproof.verify.studies.training._trainer import TrainingRecord
 
 SEEDS = {"paper": [0, 1], "small": [0]}
 

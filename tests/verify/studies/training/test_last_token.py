@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.training.lengths import encoded, length_model
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.training._lengths import encoded, length_model
 
 pytest.importorskip("transformers")
 
@@ -31,7 +31,7 @@ def _hf_logits(model: Any, ids: torch.Tensor, zero: tuple[int, ...] = ()) -> tor
 
 
 def _models() -> list[tuple[str, Any]]:
-    from ropeproof.verify.studies.training.shipped import load_shipped, shipped_path
+    from ropeproof.verify.studies.training._shipped import load_shipped, shipped_path
 
     return [
         ("eager", load_shipped("letter", config="small", seed=0).model),
@@ -44,7 +44,7 @@ def test_logits_are_hf_logits_bit_for_bit(which: int) -> None:
     """On 6 inputs at 17 and 70 tokens, LastToken's logits equal HF's exactly, for every batch size 1-6,
     with no block, the first, a middle and the last block's attention zeroed, and started from the hidden
     states entering the lowest zeroed block."""
-    from ropeproof.verify.studies.training.last_token import LastToken
+    from ropeproof.verify.studies.training._last_token import LastToken
 
     kind, model = _models()[which]
     task = "letter" if kind == "eager" else "number"
@@ -66,7 +66,7 @@ def test_logits_are_hf_logits_bit_for_bit(which: int) -> None:
 
 
 def test_bad_arguments_are_refused() -> None:
-    from ropeproof.verify.studies.training.last_token import LastToken
+    from ropeproof.verify.studies.training._last_token import LastToken
 
     _, model = _models()[0]
     forward = LastToken(model)
@@ -86,12 +86,12 @@ def test_bad_arguments_are_refused() -> None:
 def test_decided_accuracy_from_cached_states_is_the_hooked_forward() -> None:
     """decided_accuracy_per_hop with an ablation gives the same rows with and without the cached hidden
     states, and the same answers as HF's forward with the hook."""
-    from ropeproof.verify.studies.training.evaluation import (
+    from ropeproof.verify.studies.training._evaluation import (
         decided_accuracy_per_hop,
         last_answers,
         validation_chunk,
     )
-    from ropeproof.verify.studies.training.last_token import LastToken
+    from ropeproof.verify.studies.training._last_token import LastToken
 
     _, model = _models()[0]
     forward = LastToken(model)
@@ -113,8 +113,8 @@ def test_decided_accuracy_from_cached_states_is_the_hooked_forward() -> None:
 def test_layer_swap_rows_are_the_whole_block_rows() -> None:
     """The GPT-J layer-swap path (LayerNorm, q, k and the eager weights only; given block inputs) gives the
     rows and scores of re-running the whole block (forced by a hook on it), bit for bit."""
-    from ropeproof.verify.interop.hf.layer_swap import HFLayerSwap, hf_layer_swap_scores
-    from ropeproof.verify.studies.training.last_token import LastToken
+    from ropeproof.verify.interop.hf._layer_swap import HFLayerSwap, hf_layer_swap_scores
+    from ropeproof.verify.studies.training._last_token import LastToken
 
     _, model = _models()[0]
     ids = encoded("letter", 17, 0, 8, "distractors", 0, (1, 2, 3, 4)).input_ids

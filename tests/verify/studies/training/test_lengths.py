@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.training.evaluation import forward_batch, last_predictions
-from ropeproof.verify.studies.training.lengths import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.training._evaluation import forward_batch, last_predictions
+from ropeproof.verify.studies.training._lengths import (
     READINGS,
     decided_length_row,
     encoded,
@@ -38,7 +38,7 @@ def _eager(path: Path, rows: int) -> object:
 def test_sdpa_answers_equal_eager_answers(task: str, config: str) -> None:
     """The study's forwards (SDPA, inference mode, last position only, token-sized batches) give the same
     greedy answers as eager attention over the full logits, on 24 inputs at 17 and 300 tokens."""
-    from ropeproof.verify.studies.training.shipped import shipped_path
+    from ropeproof.verify.studies.training._shipped import shipped_path
 
     path = shipped_path(task, config)
     fast, eager = length_model(path), _eager(path, 2048)
@@ -54,7 +54,7 @@ def test_a_short_table_is_rebuilt_longer_and_keeps_its_rows(tmp_path: Path) -> N
     """A checkpoint stored with n_positions 128 ([A]'s, as the corrected paper models ship) is loaded with
     2,048 sin/cos rows; the first 128 are bit-identical to the stored table, the answers at 17 tokens do
     not change, and a row past 128 tokens says the table was rebuilt."""
-    from ropeproof.verify.studies.training.shipped import shipped_path
+    from ropeproof.verify.studies.training._shipped import shipped_path
 
     short = tmp_path / "short"
     shutil.copytree(shipped_path("letter"), short)
@@ -80,7 +80,7 @@ def test_a_short_table_is_rebuilt_longer_and_keeps_its_rows(tmp_path: Path) -> N
 def test_rows_stop_when_decided_and_use_the_same_inputs_whatever_the_cap() -> None:
     """A row far from its threshold stops at the first look; a row's inputs are the first ``count`` of the
     generator's, so a larger cap changes nothing once decided; the counts add up per hop."""
-    from ropeproof.verify.studies.training.shipped import shipped_path
+    from ropeproof.verify.studies.training._shipped import shipped_path
 
     model = length_model(shipped_path("letter", "paper"))
     far = decided_length_row(model, "letter", 850, 0.9, 8, 512)  # about 0.3 against 0.9
@@ -95,7 +95,7 @@ def test_rows_stop_when_decided_and_use_the_same_inputs_whatever_the_cap() -> No
 
 
 def test_rows_refuse_what_the_model_cannot_read() -> None:
-    from ropeproof.verify.studies.training.shipped import shipped_path
+    from ropeproof.verify.studies.training._shipped import shipped_path
 
     model = length_model(shipped_path("number"))
     with pytest.raises(InputError, match="vocabulary"):
@@ -133,7 +133,7 @@ def test_readings_say_where_they_flip() -> None:
 def test_readings_measure_first_where_a_contradiction_is_likeliest() -> None:
     """An above-reading measures its longest length first, a below-reading its shortest; once a judged
     length contradicts the reading, every remaining row gets one look, as do lengths it does not judge."""
-    from ropeproof.verify.studies.training.lengths import reading_rows
+    from ropeproof.verify.studies.training._lengths import reading_rows
 
     asked: list[tuple[int, int]] = []
 

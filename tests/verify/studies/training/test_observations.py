@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.measure.statistics import proportion_interval
-from ropeproof.verify.studies.training.config import SMALL
-from ropeproof.verify.studies.training.observations import (
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure._statistics import proportion_interval
+from ropeproof.verify.studies.training._config import SMALL
+from ropeproof.verify.studies.training._observations import (
     CONTRADICTS,
     HOPS,
     SHOWS,
@@ -24,7 +24,7 @@ from ropeproof.verify.studies.training.observations import (
     pure,
     simultaneous,
 )
-from ropeproof.verify.studies.training.trainer import TrainingRecord
+from ropeproof.verify.studies.training._trainer import TrainingRecord
 
 
 def _record(curves: dict[int, list[float]], best: int | None = 200) -> TrainingRecord:

@@ -8,19 +8,19 @@ import dataclasses
 
 import pytest
 
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.studies.training import readings
-from ropeproof.verify.studies.training.observations import CONTRADICTS, SHOWS, UNDECIDED, is_label
-from ropeproof.verify.studies.training.shipped_results import PROMPT_CHUNK
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.verify.studies.training import _readings as readings
+from ropeproof.verify.studies.training._observations import CONTRADICTS, SHOWS, UNDECIDED, is_label
+from ropeproof.verify.studies.training._shipped_results import PROMPT_CHUNK
 
 pytest.importorskip("transformers")
 
 
 def test_per_prompt_purity_counts_the_pure_prompts() -> None:
-    from ropeproof.verify.interop.hf.layer_swap import hf_layer_swap_scores
-    from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
-    from ropeproof.verify.studies.training.shipped import load_shipped
-    from ropeproof.verify.studies.training.shipped_results import PROMPT_SCORES
+    from ropeproof.verify.interop.hf._layer_swap import hf_layer_swap_scores
+    from ropeproof.verify.studies.training._data import SCORING, TaskEncoder
+    from ropeproof.verify.studies.training._shipped import load_shipped
+    from ropeproof.verify.studies.training._shipped_results import PROMPT_SCORES
 
     store = ResultStore()
     shipped = load_shipped("number")
@@ -47,8 +47,8 @@ def test_per_prompt_purity_counts_the_pure_prompts() -> None:
 
 
 def test_functional_reading_zeroes_the_layers_not_found_pure() -> None:
-    from ropeproof.verify.studies.training.evaluation import decided_accuracy_per_hop
-    from ropeproof.verify.studies.training.shipped import load_shipped
+    from ropeproof.verify.studies.training._evaluation import decided_accuracy_per_hop
+    from ropeproof.verify.studies.training._shipped import load_shipped
 
     store = ResultStore()
     shipped = load_shipped("letter")

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ropeproof.theory.errors import InputError
-from ropeproof.verify.studies.training.config import SMALL
-from ropeproof.verify.studies.training.rescore import rescore_run
-from ropeproof.verify.studies.training.trainer import RECORD_FILE, load_record, train
+from ropeproof.machinery._errors import InputError
+from ropeproof.verify.studies.training._config import SMALL
+from ropeproof.verify.studies.training._rescore import rescore_run
+from ropeproof.verify.studies.training._trainer import RECORD_FILE, load_record, train
 
 TINY = SMALL.with_overrides(steps=2, checkpoint_every=1, eval_prompts=8, score_prompts=4)
 

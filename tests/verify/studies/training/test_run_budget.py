@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from ropeproof.theory.errors import MemoryBudgetError, OutputError, TimeBudgetError
-from ropeproof.theory.memory_budget import ENV_VAR as MEMORY_ENV
-from ropeproof.theory.time_budget import ENV_VAR as TIME_ENV
-from ropeproof.verify.studies.training import run_budget
-from ropeproof.verify.studies.training.config import SMALL
-from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder
-from ropeproof.verify.studies.training.model import build_model
-from ropeproof.verify.studies.training.run_budget import (
+from ropeproof.machinery._errors import MemoryBudgetError, OutputError, TimeBudgetError
+from ropeproof.machinery._memory_budget import ENV_VAR as MEMORY_ENV
+from ropeproof.machinery._time_budget import ENV_VAR as TIME_ENV
+from ropeproof.verify.studies.training import _run_budget as run_budget
+from ropeproof.verify.studies.training._config import SMALL
+from ropeproof.verify.studies.training._data import VALIDATION, TaskEncoder
+from ropeproof.verify.studies.training._model import build_model
+from ropeproof.verify.studies.training._run_budget import (
     PROMPT_BYTES,
     RECORD_BYTES_PER_STEP,
     Speed,

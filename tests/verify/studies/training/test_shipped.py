@@ -10,10 +10,10 @@ import math
 import pytest
 import torch
 
-from ropeproof.verify.measure.tokenizer import prompt_text
-from ropeproof.verify.studies.training.config import in_a_configuration
-from ropeproof.verify.studies.training.data import VALIDATION, TaskEncoder, task_instances
-from ropeproof.verify.studies.training.shipped import (
+from ropeproof.verify.measure._tokenizer import prompt_text
+from ropeproof.verify.studies.training._config import in_a_configuration
+from ropeproof.verify.studies.training._data import VALIDATION, TaskEncoder, task_instances
+from ropeproof.verify.studies.training._shipped import (
     FIRST_STEPS,
     SHIPPED_DIR,
     first_steps,
@@ -22,7 +22,7 @@ from ropeproof.verify.studies.training.shipped import (
     shipped_path,
     shipped_seeds,
 )
-from ropeproof.verify.studies.training.trainer import load_record
+from ropeproof.verify.studies.training._trainer import load_record
 
 transformers = pytest.importorskip("transformers")
 TASKS = [t for t in ("number", "letter") if (SHIPPED_DIR / f"{t}-small" / "model.safetensors").is_file()]
@@ -120,7 +120,7 @@ def test_validation_prompts_are_not_training_prompts() -> None:
 def test_packaging_a_run_is_all_or_nothing(tmp_path, monkeypatch) -> None:
     """write_shipped stages the checkpoint beside ``dest``: an interruption while writing leaves the
     previous package untouched and no partial directory behind; a finished packaging loads."""
-    import ropeproof.verify.studies.training.shipped as shipped_module
+    import ropeproof.verify.studies.training._shipped as shipped_module
 
     source = shipped_path("number", "small", 0)  # a shipped package is itself a finished run
     dest = tmp_path / "number-small"
@@ -157,9 +157,9 @@ def test_packaging_a_run_is_all_or_nothing(tmp_path, monkeypatch) -> None:
 
 def test_a_package_ships_the_final_step_where_it_is_not_the_best(tmp_path) -> None:
     """A run whose best checkpoint is not its last ships the last step's weights in ``final/`` too."""
-    from ropeproof.verify.studies.training.config import SMALL
-    from ropeproof.verify.studies.training.shipped import FINAL, write_shipped
-    from ropeproof.verify.studies.training.trainer import checkpoint_dir, train
+    from ropeproof.verify.studies.training._config import SMALL
+    from ropeproof.verify.studies.training._shipped import FINAL, write_shipped
+    from ropeproof.verify.studies.training._trainer import checkpoint_dir, train
 
     tiny = SMALL.with_overrides(steps=4, checkpoint_every=2, eval_prompts=8, score_prompts=0)
     record = train("number", tiny, tmp_path / "run", progress=False)
@@ -175,8 +175,8 @@ def test_a_package_ships_the_final_step_where_it_is_not_the_best(tmp_path) -> No
 
 
 def test_loading_a_step_and_a_table_long_enough_for_the_length_study() -> None:
-    from ropeproof.theory.errors import InputError
-    from ropeproof.verify.studies.training.shipped import MIN_POSITIONS
+    from ropeproof.machinery._errors import InputError
+    from ropeproof.verify.studies.training._shipped import MIN_POSITIONS
 
     shipped = load_shipped("number", config="small")
     assert shipped.model.config.n_positions >= MIN_POSITIONS

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ropeproof.theory.result_store import ResultStore
-from ropeproof.verify.studies.training.data import SCORING, TaskEncoder
-from ropeproof.verify.studies.training.head_theory import frequency_profile
-from ropeproof.verify.studies.training.shipped import load_shipped, shipped_path
-from ropeproof.verify.studies.training.shipped_results import (
+from ropeproof.machinery._result_store import ResultStore
+from ropeproof.verify.studies.training._data import SCORING, TaskEncoder
+from ropeproof.verify.studies.training._head_theory import frequency_profile
+from ropeproof.verify.studies.training._shipped import load_shipped, shipped_path
+from ropeproof.verify.studies.training._shipped_results import (
     DECIDED_LENGTH_ROW,
     DIRECTORY_DECIDED_LENGTH_ROW,
     FREQUENCY_PROFILE,
@@ -54,7 +54,7 @@ def test_a_stored_profile_equals_the_direct_one_and_is_a_copy() -> None:
 def test_a_stored_length_row_is_the_direct_one_and_the_directory_gives_the_same() -> None:
     """The store's decided row of a shipped model is what :func:`decided_length_row` gives on the length
     model, and the run-directory product gives the same row for the same checkpoint."""
-    from ropeproof.verify.studies.training.lengths import decided_length_row, length_model
+    from ropeproof.verify.studies.training._lengths import decided_length_row, length_model
 
     store = ResultStore()
     args = {"n": 40, "reading": "letter-distractors", "first": 8, "cap": 8}

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from ropeproof.theory.errors import OutputError
-from ropeproof.verify.measure.tasks import number_task
-from ropeproof.verify.measure.tokenizer import prompt_text
-from ropeproof.verify.studies.training.config import SMALL
-from ropeproof.verify.studies.training.evaluation import accuracy_per_hop, predictions
-from ropeproof.verify.studies.training.trainer import checkpoint_dir, load_record, train
+from ropeproof.machinery._errors import OutputError
+from ropeproof.verify.measure._tasks import number_task
+from ropeproof.verify.measure._tokenizer import prompt_text
+from ropeproof.verify.studies.training._config import SMALL
+from ropeproof.verify.studies.training._evaluation import accuracy_per_hop, predictions
+from ropeproof.verify.studies.training._trainer import checkpoint_dir, load_record, train
 
 transformers = pytest.importorskip("transformers")
 
@@ -78,7 +78,7 @@ def test_checkpoint_loads_with_from_pretrained_and_answers_through_the_tokenizer
 
 
 def test_accuracy_per_hop_counts_right_answers() -> None:
-    from ropeproof.verify.studies.training.data import Batch
+    from ropeproof.verify.studies.training._data import Batch
 
     class Fixed(torch.nn.Module):  # answers token id = the first input id
         def __init__(self) -> None:
@@ -105,8 +105,8 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_force_replaces_an_old_run_only_once_the_new_one_is_in_place(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ropeproof.theory.errors import InputError
-    from ropeproof.verify.studies.training import trainer
+    from ropeproof.machinery._errors import InputError
+    from ropeproof.verify.studies.training import _trainer as trainer
 
     out = tmp_path / "run"
     tiny = TINY.with_overrides(steps=2, checkpoint_every=2, score_prompts=0)

@@ -1,0 +1,373 @@
+"""Fast exact sweep for (many-plane) T_Index, using its offset structure.
+
+For T_Index with planes ``(theta_k, a_k)``, ``a_k >= 0``, the query ``s`` at ``n - 1`` has logit
+``h(s - d) = sum_k a_k cos((s - d) theta_k)`` against the key ``d`` back, whatever the tokens. The
+target ``d = s`` gets ``h(0) = sum_k a_k``, the largest possible value, and the other keys get
+``h(m)`` for ``m = 1 .. s`` and ``m = 1 .. n - 1 - s``. With the stable gap (derived by
+:func:`index_gap_expression`)
+
+    g(m) = h(0) - h(m) = sum_k 2 a_k sin(m theta_k / 2)^2,
+
+and its prefix minimum ``G(M) = min_{1 <= m <= M} g(m)``:
+
+    margin_inf(n) = gap_inf(n) = G(n - 1)               (query s = n - 1),
+    gap_sup(n)                 = G(ceil((n - 1) / 2))    (query s = ceil((n - 1) / 2)).
+
+``m theta_k`` is reduced with :func:`ropeproof.verify.measure.exact._angles.reduced_angles`, so ``g`` is
+accurate to
+a few
+ulps relative even when it is 1e-14. Cost: ``O(N K)`` for all ``n <= N``, streamed in chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._validate import integer
+from ropeproof.theory._construction import Construction
+from ropeproof.theory._derive import OFFSET, derive
+from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
+
+
+def index_gap_expression(construction: Construction) -> sp.Expr:
+    """``g(m)``: target logit minus the logit ``m`` positions off the target, in stable form.
+
+    Derived from the construction's closed form (query integer ``s`` against a letter key at
+    offsets ``-s`` and ``-s + m``), then rewritten with ``cos a - cos b = -2 sin sin``.
+    """
+    if construction.name != "index":
+        raise InputError(f"index_gap_expression needs the index construction, got {construction.name!r}")
+    d = derive(construction)
+    rule = d.logit("integer", "letter")
+    s = next(v for k, v in rule.query_token.params.items() if k == "s")
+    m = sp.Symbol("m", integer=True, positive=True)
+    from ropeproof.theory._stable import stabilize
+
+    gap = rule.closed.subs(OFFSET, -s) - rule.closed.subs(OFFSET, -s + m)
+    return stabilize(sp.expand(gap))
+
+
+def planes_of(construction: Construction) -> tuple[np.ndarray, np.ndarray]:
+    """``(theta_k, a_k)`` of a construction's planes, as floats."""
+    freqs = np.array([construction.numeric(p.freq) for p in construction.planes])
+    amps = np.array([construction.numeric(p.amplitude) for p in construction.planes])
+    return freqs, amps
+
+
+def stable_gaps(freqs: Sequence[float], amps: Sequence[float], m: np.ndarray) -> np.ndarray:
+    """``g(m) = sum_k 2 a_k sin(m theta_k / 2)^2`` with accurately reduced angles.
+
+    Shapes: m [...]; return [...]
+    """
+    out = np.zeros(np.asarray(m).shape)
+    for theta, a in zip(freqs, amps, strict=True):
+        out += 2.0 * a * np.sin(reduced_angles(m, float(theta)) / 2) ** 2
+    return out
+
+
+SIN_ULPS = 2.0
+"""Assumed accuracy of float64 ``np.sin``/``np.cos``: at most 2 ulps (``4 u`` relative). glibc and numpy
+measure below 1 ulp; ``tests/verify/measure/exact/test_angles.py`` checks the assumption against mpmath."""
+
+
+def stable_gaps_with_error(
+    freqs: Sequence[float], amps: Sequence[float], m: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(g, err)``: :func:`stable_gaps` and a bound on ``|g - g_exact|`` (exact float parameters).
+
+    Per plane, with ``r`` the reduced angle (error ``e_r``, :func:`reduced_angles_with_error`) and
+    ``s = sin(r / 2)`` (error ``ds <= e_r / 2 + 2 SIN_ULPS u |s|``): ``|2 a s^2 - 2 a s_exact^2| <=
+    2 a ds (2 |s| + ds)``, plus ``3 u`` of the term for the square and the two products; the sum over
+    ``K`` planes adds ``K u`` of the total (all terms are ``>= 0``).
+
+    Shapes: m [...] (offsets, any shape); return.0 [...]; return.1 [...] (the shape of m)
+    """
+    u = UNIT_ROUNDOFF
+    out = np.zeros(np.asarray(m).shape)
+    err = np.zeros(out.shape)
+    k = 0
+    for theta, a in zip(freqs, amps, strict=True):
+        r, e_r = reduced_angles_with_error(m, float(theta))
+        s = np.sin(r / 2)
+        ds = e_r / 2 + 2 * SIN_ULPS * u * np.abs(s)
+        term = 2.0 * a * s**2
+        err += 2.0 * a * ds * (2 * np.abs(s) + ds) + 3 * u * term
+        out += term
+        k += 1
+    err += k * u * out
+    return out, err * (1 + 8 * u) + 5e-324
+
+
+class GapPrefix:
+    """Running ``G(M) = min_{1 <= m <= M} g(m)`` with its first argmin, and (``with_error``) the
+    enclosure ``[min_m max(g - err, 0), min_m (g + err)]`` of the exact prefix minimum (ends rounded
+    outward).
+
+    :meth:`values` returns them for ``M`` in ``[lo, hi]``; successive calls must not go back (``lo``
+    may repeat the previous ``hi``). ``g`` is evaluated once per ``m``, in chunks of ``chunk``, so the
+    results do not depend on how the range is cut. The offsets where each running minimum drops (its
+    records, usually a handful) are kept, so :meth:`earlier` answers any ``M`` already passed.
+
+    Shapes: freqs [planes]; amps [planes]
+    """
+
+    def __init__(
+        self, freqs: np.ndarray, amps: np.ndarray, with_error: bool = False, chunk: int = 1 << 18
+    ) -> None:
+        self.freqs, self.amps, self.with_error, self.chunk = freqs, amps, with_error, chunk
+        self.next_m = 1
+        self.cur = (np.inf, 0, np.inf, np.inf)  # G, argmin, lo, hi at M = next_m - 1
+        self.records: list[list[np.ndarray]] = [[], [], []]  # offsets, G, argmin where G drops
+        self.records_lo: list[list[np.ndarray]] = [[], []]
+        self.records_hi: list[list[np.ndarray]] = [[], []]
+
+    def _fold(self, first: int, last: int) -> tuple[np.ndarray, ...]:
+        """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range."""
+        m = np.arange(first, last + 1, dtype=np.float64)
+        if self.with_error:
+            g, e = stable_gaps_with_error(self.freqs, self.amps, m)
+        else:
+            g, e = stable_gaps(self.freqs, self.amps, m), np.zeros(m.size)
+        run = np.minimum.accumulate(g)
+        is_record = np.concatenate([[True], run[1:] < run[:-1]])
+        rec_idx = np.maximum.accumulate(np.where(is_record, np.arange(g.size), 0))
+        best, best_m, lo0, hi0 = self.cur
+        improve = run < best
+        vals = np.where(improve, run, best)
+        args = np.where(improve, first + rec_idx, best_m).astype(np.int64)
+        # each end rounded outward: g - e and g + e rounded to nearest could land inside
+        lo = np.minimum(np.minimum.accumulate(np.maximum(np.nextafter(g - e, -np.inf), 0.0)), lo0)
+        hi = np.minimum(np.minimum.accumulate(np.nextafter(g + e, np.inf)), hi0)
+        for arr, prev, store in (
+            (vals, best, self.records),
+            (lo, lo0, self.records_lo),
+            (hi, hi0, self.records_hi),
+        ):
+            drops = np.nonzero(arr < np.concatenate([[prev], arr[:-1]]))[0]
+            store[0].append(drops + first)
+            store[1].append(arr[drops])
+            if store is self.records:
+                store[2].append(args[drops])
+        self.cur = (float(vals[-1]), int(args[-1]), float(lo[-1]), float(hi[-1]))
+        self.next_m = last + 1
+        return vals, args, lo, hi
+
+    def earlier(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(G, argmin, G_lo, G_hi)`` at offsets ``1 <= M <= next_m - 1`` already folded (from the
+        records: the last drop at or before ``M``).
+
+        Shapes: m [k]; return.0 [k]; return.1 [k]; return.2 [k]; return.3 [k]
+        """
+        m = np.asarray(m)
+        if m.size and (m.min() < 1 or m.max() > self.next_m - 1):
+            raise InputError(f"GapPrefix.earlier needs 1 <= M <= {self.next_m - 1}")
+        out = []
+        for store, with_arg in ((self.records, True), (self.records_lo, False), (self.records_hi, False)):
+            if len(store[0]) > 1:  # compact the per-chunk pieces
+                for i in range(len(store)):
+                    if store[i]:
+                        store[i][:] = [np.concatenate(store[i])]
+            at = np.searchsorted(store[0][0], m, side="right") - 1
+            out.append(store[1][0][at])
+            if with_arg:
+                out.append(store[2][0][at])
+        return out[0], out[1], out[2], out[3]
+
+    def values(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(G, argmin, G_lo, G_hi)`` for ``M = lo .. hi`` (``1 <= lo <= hi``)."""
+        if lo < max(1, self.next_m - 1) or hi < lo:
+            raise InputError(f"GapPrefix.values({lo}, {hi}) goes back (next offset {self.next_m})")
+        parts: list[tuple[np.ndarray, ...]] = []
+        if lo == self.next_m - 1:
+            g, a, l_, h = self.cur
+            parts.append((np.array([g]), np.array([a], dtype=np.int64), np.array([l_]), np.array([h])))
+        while self.next_m < lo:  # fold the skipped offsets, keeping only the running state
+            self._fold(self.next_m, min(lo - 1, self.next_m + self.chunk - 1))
+        while self.next_m <= hi:
+            parts.append(self._fold(self.next_m, min(hi, self.next_m + self.chunk - 1)))
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
+
+
+@dataclass
+class IndexBlock:
+    """Rows ``n`` of a T_Index sweep: the extremes, their attaining offsets and (optionally) enclosures.
+
+    ``margin_inf = gap_inf = G(n - 1)`` (``closest``), ``gap_sup = G(ceil((n-1)/2))`` (``closest_sup``);
+    ``*_lo``/``*_hi`` enclose the exact values (``None`` without ``with_error``).
+
+    Shapes: n [rows]; gap_sup [rows]; margin_inf [rows]; closest [rows]; closest_sup [rows]; margin_lo
+        [rows]; margin_hi [rows]; sup_lo [rows]; sup_hi [rows]
+    """
+
+    n: np.ndarray
+    gap_sup: np.ndarray
+    margin_inf: np.ndarray
+    closest: np.ndarray
+    closest_sup: np.ndarray
+    margin_lo: np.ndarray | None = None
+    margin_hi: np.ndarray | None = None
+    sup_lo: np.ndarray | None = None
+    sup_hi: np.ndarray | None = None
+
+
+AMPS_SUM_LIMIT = float(np.finfo(np.float64).max) / 2 / (1 + 64 * UNIT_ROUNDOFF)
+"""The largest ``sum_k a_k`` accepted: ``g(m) <= 2 sum_k a_k`` and its error bound stay finite."""
+
+
+def check_planes(
+    freqs: Sequence[float], amps: Sequence[float] | None, some_weight: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(freqs, amps)`` as equal-length, non-empty 1-D float64 arrays (``amps`` all 1 when ``None``);
+    :class:`InputError` unless every frequency is finite and every amplitude finite and ``>= 0`` with
+    ``sum(amps) <= AMPS_SUM_LIMIT`` (and, with ``some_weight``, not all 0)."""
+    try:
+        f = np.atleast_1d(np.asarray(freqs, dtype=np.float64))
+        a = np.ones_like(f) if amps is None else np.atleast_1d(np.asarray(amps, dtype=np.float64))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"freqs and amps must be sequences of real numbers ({exc})") from None
+    if f.ndim != 1 or f.size == 0 or f.shape != a.shape:
+        raise InputError(f"freqs and amps must be equal-length, non-empty 1-D; got {f.shape} and {a.shape}")
+    if not np.all(np.isfinite(f)) or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise InputError("freqs must be finite and amps finite and >= 0")
+    if some_weight and a.sum() <= 0:
+        raise InputError("amps must not be all 0")
+    with np.errstate(over="ignore"):
+        total = 2 * a.sum()
+    if not np.isfinite(total * (1 + 64 * UNIT_ROUNDOFF)):  # g(m) <= 2 sum_k a_k, with its error bound
+        raise InputError(
+            f"amps sum to {a.sum():.4g}; accepted: finite amps >= 0 with sum(amps) <= {AMPS_SUM_LIMIT:.4g} "
+            "(the gap 2 sum_k a_k sin^2 must stay a finite float64)"
+        )
+    return f, a
+
+
+def iter_index_blocks(
+    freqs: Sequence[float],
+    amps: Sequence[float] | None,
+    start_n: int,
+    stop_n: int,
+    block: int = 1 << 18,
+    with_error: bool = False,
+) -> Iterator[IndexBlock]:
+    """Rows ``n = start_n .. stop_n`` of many-plane T_Index, ``block`` rows at a time, in memory
+    ``O(block)`` (one running prefix minimum over ``m <= n - 1``; ``gap_sup`` reads its records at
+    ``ceil((n-1)/2)``)."""
+    f, a = check_planes(freqs, amps)
+    if not 2 <= start_n <= stop_n < 2**26:
+        raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= 2^26 - 1")
+    block = integer(block, "block", low=1)
+    margin = GapPrefix(f, a, with_error)
+    for first in range(start_n, stop_n + 1, block):
+        n = np.arange(first, min(stop_n, first + block - 1) + 1)
+        g, arg, lo, hi = margin.values(int(n[0]) - 1, int(n[-1]) - 1)
+        # gap_sup(n) = G(ceil((n - 1) / 2)): an offset the running minimum has already passed
+        sg, sarg, slo, shi = margin.earlier((n - 1 + 1) // 2)
+        if with_error:
+            yield IndexBlock(n, sg, g, arg, sarg, lo, hi, slo, shi)
+        else:
+            yield IndexBlock(n, sg, g, arg, sarg)
+
+
+@dataclass
+class IndexSweep:
+    """Exact T_Index extremes for ``n = 2 .. N`` (arrays indexed by ``n - 2``).
+
+    ``closest[r]`` is the offset ``m`` (from the target) of the best competing key for ``margin_inf``
+    at ``n = r + 2``; the attaining input is query ``s = n - 1`` with the competitor ``m`` positions
+    after the target. ``normaliser`` is ``h(0) = sum_k a_k``.
+
+    Shapes: n [N - 1]; gap_sup [N - 1]; gap_inf [N - 1]; margin_inf [N - 1]; closest [N - 1];
+        closest_sup [N - 1]
+    """
+
+    n: np.ndarray
+    gap_sup: np.ndarray
+    gap_inf: np.ndarray
+    margin_inf: np.ndarray
+    closest: np.ndarray
+    closest_sup: np.ndarray
+    normaliser: float
+
+    def witness(self, n: int, quantity: str = "margin_inf") -> dict[str, int | float]:
+        """The attaining input, described: query integer ``s``, target distance ``s``, and the
+        competing key's offset ``m`` from the target."""
+        r = n - 2
+        if not 0 <= r < self.n.size:
+            raise InputError(f"n={n} is outside this sweep (2..{int(self.n[-1])})")
+        if quantity == "gap_sup":
+            s = (n - 1 + 1) // 2
+            m, value = int(self.closest_sup[r]), float(self.gap_sup[r])
+            return {"n": n, "s": s, "target_position": n - 1 - s, "competitor_offset": m, "value": value}
+        return {
+            "n": n,
+            "s": n - 1,
+            "target_position": 0,
+            "competitor_offset": int(self.closest[r]),
+            "value": float(getattr(self, quantity)[r]),
+        }
+
+
+def index_sweep(
+    freqs: Sequence[float], amps: Sequence[float] | None = None, max_n: int = 1000, chunk: int = 1 << 20
+) -> IndexSweep:
+    """Exact ``gap_sup``, ``gap_inf``, ``margin_inf`` of many-plane T_Index for ``n = 2 .. max_n``."""
+    f, a = check_planes(freqs, [1.0] * np.atleast_1d(freqs).size if amps is None else amps)
+    max_n = integer(max_n, "max_n", low=2, high=2**26 - 1)
+    blocks = list(iter_index_blocks(f, a, 2, max_n, max(1, chunk)))
+    margin = np.concatenate([b.margin_inf for b in blocks])
+    return IndexSweep(
+        n=np.arange(2, max_n + 1),
+        gap_sup=np.concatenate([b.gap_sup for b in blocks]),
+        gap_inf=margin.copy(),
+        margin_inf=margin,
+        closest=np.concatenate([b.closest for b in blocks]),
+        closest_sup=np.concatenate([b.closest_sup for b in blocks]),
+        normaliser=float(a.sum()),
+    )
+
+
+def direct_index_extremes(
+    freqs: Sequence[float], amps: Sequence[float], n: int, dps: int | None = None
+) -> tuple[float, float, float]:
+    """``(gap_sup, gap_inf, margin_inf)`` of K-plane T_Index at length ``n`` by brute force.
+
+    Every query ``s = 1 .. n-1`` at position ``i = n - 1`` and every key ``j`` of its row: logit
+    ``sum_k a_k cos((j - i + s) theta_k)``, target ``j = i - s``; ``gap`` is top-1 minus top-2 of
+    the row, ``margin`` is the target's logit minus the best other. An ``O(n^2 K)`` oracle for the
+    one-pass :func:`index_sweep`: in float64 (``dps=None``) or in mpmath at ``dps`` digits.
+    """
+    n = integer(n, "n", low=2)
+    f = np.asarray(freqs, dtype=np.float64).reshape(-1)
+    a = np.asarray(amps, dtype=np.float64).reshape(-1)
+    if f.shape != a.shape or f.size == 0:
+        raise InputError(f"freqs and amps must be non-empty and of equal length, got {f.size} and {a.size}")
+    gaps, margins = [], []
+    if dps is None:
+        j = np.arange(n, dtype=np.float64)
+        for s in range(1, n):
+            row = (a[None, :] * np.cos((j[:, None] - (n - 1) + s) * f[None, :])).sum(1)
+            target = n - 1 - s
+            margins.append(row[target] - np.delete(row, target).max())
+            top = np.sort(row)[::-1]
+            gaps.append(top[0] - top[1])
+        return float(max(gaps)), float(min(gaps)), float(min(margins))
+    import mpmath
+
+    with mpmath.workdps(dps):
+        th = [mpmath.mpf(float(t)) for t in f]
+        am = [mpmath.mpf(float(x)) for x in a]
+        for s in range(1, n):
+            row = [
+                sum(ak * mpmath.cos((jj - (n - 1) + s) * tk) for ak, tk in zip(am, th, strict=True))
+                for jj in range(n)
+            ]
+            target = n - 1 - s
+            margins.append(row[target] - max(v for p_, v in enumerate(row) if p_ != target))
+            top = sorted(row, reverse=True)
+            gaps.append(top[0] - top[1])
+        return float(max(gaps)), float(min(gaps)), float(min(margins))
