@@ -36,7 +36,7 @@ from ropeproof.verify.measure.exact._angles import reduced_angles_with_error
 from ropeproof.verify.measure.exact._discrepancy import _gap_inf_config
 from ropeproof.verify.measure.exact._retrieval_codes import code_angles
 from ropeproof.verify.measure.exact._retrieval_gap_inf import gap_inf_enumerated
-from ropeproof.verify.measure.exact._sweep_files import SweepHeader, write_rows
+from ropeproof.verify.sweep_runs._sweep_files import SweepHeader, write_rows
 
 # ------------------------------------------------------------------ the former implementation (private)
 

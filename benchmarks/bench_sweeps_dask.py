@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ropeproof._cli import main as cli_main
-from ropeproof.verify.measure.exact import _shard_runner as shard_runner
+from ropeproof.verify.sweep_runs import _shard_runner as shard_runner
 
 
 def main() -> None:

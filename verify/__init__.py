@@ -9,16 +9,18 @@ it; ``tests/test_layering.py`` reads the order from :data:`LAYERS`):
    inputs, the task tokenizer, the heads the positional/symbolic checks score, exact and certified
    sweeps (:mod:`~ropeproof.verify.measure.exact`), positional/symbolic scores
    (:mod:`~ropeproof.verify.measure.ps`), per-layer scores, intervals of sampled numbers, outcomes;
-3. :mod:`~ropeproof.verify.interop`: exchange with HF ``transformers`` (:mod:`~ropeproof.verify.interop.hf`)
+3. :mod:`~ropeproof.verify.sweep_runs`: sweeps as runs on disk: file formats, shards, verified merges
+   and the shard runner (local processes or Dask);
+4. :mod:`~ropeproof.verify.interop`: exchange with HF ``transformers`` (:mod:`~ropeproof.verify.interop.hf`)
    and TransformerLens (:mod:`~ropeproof.verify.interop.tl`), imported heads;
-4. :mod:`~ropeproof.verify.studies`: studies built on the three below: results past the papers
+5. :mod:`~ropeproof.verify.studies`: studies built on the layers below: results past the papers
    (:mod:`~ropeproof.verify.studies.beyond`), the corrected statements
    (:mod:`~ropeproof.verify.studies.errata`), training [A]'s models
    (:mod:`~ropeproof.verify.studies.training`) and the frontier-LLM harness
    (:mod:`~ropeproof.verify.studies.llm_eval`);
-5. :mod:`~ropeproof.verify.testing`: hypothesis strategies, the property battery and a loopback chat
-   server (imported only by tests, benchmarks and the command line).
+6. :mod:`~ropeproof.verify.testing`: hypothesis strategies and the property battery (imported only by
+   tests, benchmarks and the command line).
 """
 
-LAYERS = ("kernel", "measure", "interop", "studies", "testing")
+LAYERS = ("kernel", "measure", "sweep_runs", "interop", "studies", "testing")
 """``verify/``'s folders from the bottom layer to the top."""

@@ -36,7 +36,7 @@ from ropeproof.constructions._compile import compile_construction
 from ropeproof.constructions._paper import index_construction
 from ropeproof.machinery._errors import InputError
 from ropeproof.paper_figures._style import FigureResult, subplots
-from ropeproof.verify.measure.exact import _shard_runner as shard_runner
+from ropeproof.verify.sweep_runs import _shard_runner as shard_runner
 from ropeproof.verify.studies.errata._correction_data import CorrectionData, Series
 
 SIZE_CAPS = {
@@ -200,9 +200,9 @@ def _trivial_correction() -> Correction:
 
 @contextlib.contextmanager
 def _no_cluster(*args: object) -> Iterator[None]:
-    """Stands in for :func:`ropeproof.verify.measure.exact._shard_runner._client`: ``--executor dask`` vectors
+    """Stands in for :func:`ropeproof.verify.sweep_runs._shard_runner._client`: ``--executor dask`` vectors
     get as far as starting a cluster, then end in a one-line error
-    (tests/verify/measure/exact/test_shard_runner.py
+    (tests/verify/sweep_runs/test_shard_runner.py
     runs real clusters)."""
     raise InputError("no Dask cluster in the fuzz test")
     yield

@@ -19,7 +19,7 @@ from ropeproof.verify.measure.exact._sweep import (
     sweep_index,
     sweep_retrieval,
 )
-from ropeproof.verify.measure.exact._sweep_files import SweepSummary
+from ropeproof.verify.sweep_runs._sweep_files import SweepSummary
 
 
 def oracle(theta: float, max_n: int) -> dict[str, list[str]]:

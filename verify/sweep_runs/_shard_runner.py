@@ -4,15 +4,15 @@
 Index verdict. With ``executor=None`` they compute in this process, as ``ropeproof sweep`` always did.
 With ``executor="dask"`` (a local cluster of ``workers`` processes, or the cluster at ``scheduler``) or a
 ``distributed.Client``, the work is cut into ``shards`` contiguous shards
-(:func:`~ropeproof.verify.measure.exact._sweep_files.shard_lengths`,
-:func:`~ropeproof.verify.measure.exact._certified_shards.offsets_for`), each one a Dask task
+(:func:`~ropeproof.verify.sweep_runs._sweep_files.shard_lengths`,
+:func:`~ropeproof.verify.sweep_runs._certified_shards.offsets_for`), each one a Dask task
 (:func:`sweep_shard_text`, :func:`records_shard_text`) retried by Dask itself (``retries``; a task whose
 worker dies is rescheduled by the scheduler). Each result comes back to this process and is stored in a
 shard directory keyed by the computation's parameters (:func:`shard_directory`) as soon as it arrives, so
 a shard that fails for good is reported with its range while the finished ones stay on disk, and running
 the same computation again computes only what is missing. The shards are then merged here by the
-verified merges (:func:`~ropeproof.verify.measure.exact._sweep_files.merge_jsonl`,
-:func:`~ropeproof.verify.measure.exact._certified_shards.merge_gap_records`), so the output is byte for byte
+verified merges (:func:`~ropeproof.verify.sweep_runs._sweep_files.merge_jsonl`,
+:func:`~ropeproof.verify.sweep_runs._certified_shards.merge_gap_records`), so the output is byte for byte
 the
 one-process output; the shard directory is removed after a successful merge.
 
@@ -43,7 +43,7 @@ from ropeproof.machinery._atomic_output import write_text_atomic
 from ropeproof.machinery._errors import InputError, RopeproofError
 from ropeproof.machinery._validate import integer, real
 from ropeproof.verify.kernel._threads import thread_policy
-from ropeproof.verify.measure.exact._certified_shards import (
+from ropeproof.verify.sweep_runs._certified_shards import (
     CertifiedRecordCheck,
     GapRecords,
     enclose_gap_records,
@@ -52,7 +52,7 @@ from ropeproof.verify.measure.exact._certified_shards import (
     offsets_for,
 )
 from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep
-from ropeproof.verify.measure.exact._sweep_files import (
+from ropeproof.verify.sweep_runs._sweep_files import (
     FORMAT_VERSION,
     SweepHeader,
     SweepSummary,

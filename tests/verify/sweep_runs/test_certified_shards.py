@@ -18,7 +18,7 @@ from ropeproof.verify.measure.exact._certified import (
     certified_index,
     enclose_index_gaps,
 )
-from ropeproof.verify.measure.exact._certified_shards import (
+from ropeproof.verify.sweep_runs._certified_shards import (
     GapRecords,
     enclose_gap_records,
     judge_records,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ropeproof._cli import main
 from ropeproof.machinery._errors import InputError, OutputError
 from ropeproof.verify.measure.exact._sweep import iter_index_sweep
-from ropeproof.verify.measure.exact._sweep_files import (
+from ropeproof.verify.sweep_runs._sweep_files import (
     SweepHeader,
     SweepSummary,
     atomic_output,

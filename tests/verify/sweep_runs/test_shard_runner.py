@@ -26,8 +26,8 @@ pytestmark = [
 ]
 
 from ropeproof._cli import main  # noqa: E402
-from ropeproof.verify.measure.exact import _shard_runner as shard_runner  # noqa: E402
-from ropeproof.verify.measure.exact._shard_runner import (  # noqa: E402
+from ropeproof.verify.sweep_runs import _shard_runner as shard_runner  # noqa: E402
+from ropeproof.verify.sweep_runs._shard_runner import (  # noqa: E402
     ShardFailure,
     SweepSpec,
     records_shard_text,
@@ -44,7 +44,7 @@ def client() -> Iterator[Any]:  # a distributed.Client
         http = c.cluster.scheduler.http_server  # health routes only: no dashboard, loopback, a free port
         assert {s.getsockname()[0] for s in http._sockets.values()} == {"127.0.0.1"}
         assert c.cluster.scheduler.http_server.port != 8787
-        c.run(lambda: __import__("ropeproof.verify.measure.exact._shard_runner"))  # warm the workers' imports
+        c.run(lambda: __import__("ropeproof.verify.sweep_runs._shard_runner"))  # warm the workers' imports
         yield c
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ropeproof.verify.measure.exact._bound_checks import STATUSES
 from ropeproof.verify.measure.exact._sweep import QUANTITIES, SweepBlock
-from ropeproof.verify.measure.exact._sweep_files import (
+from ropeproof.verify.sweep_runs._sweep_files import (
     json_rows,
     json_rows_text,
     row_columns,
