@@ -45,16 +45,16 @@ from ropeproof.verify.kernel._attention import RopeAttention
 from ropeproof.verify.kernel._compiled import encode, head_module
 from ropeproof.verify.kernel._devices import resolve_device
 from ropeproof.verify.kernel._rope import rope_logits
-from ropeproof.verify.sweep_runs._certified_shards import (
-    enclose_gap_records,
-    judge_records,
-    merge_gap_records,
-)
 from ropeproof.verify.measure.exact._discrepancy import build_tables, exact_sweep
 from ropeproof.verify.measure.exact._families import family_for
 from ropeproof.verify.measure.exact._index_sweep import index_sweep
 from ropeproof.verify.measure.exact._retrieval_sweep import retrieval_sweep
 from ropeproof.verify.measure.exact._sweep import iter_index_sweep
+from ropeproof.verify.sweep_runs._certified_shards import (
+    enclose_gap_records,
+    judge_records,
+    merge_gap_records,
+)
 from ropeproof.verify.sweep_runs._sweep_files import SweepSummary
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import ropeproof.verify as verify_package
+import ropeproof.verify.studies as studies_package
 
 pytestmark = pytest.mark.xdist_group("layering")  # one pytest worker parses the files once for every test
 
@@ -206,7 +207,8 @@ def test_no_import_cycles_between_files(package_modules: dict[str, Path]) -> Non
 
 
 @pytest.mark.parametrize(
-    "folder", ["theory", "constructions", "verify", "paper_figures", "ropeproof", "tests", "benchmarks"]
+    "folder",
+    ["machinery", "theory", "constructions", "verify", "paper_figures", "ropeproof", "tests", "benchmarks"],
 )
 def test_nothing_imports_the_bare_folder_names(folder: str, package_modules: dict[str, Path]) -> None:
     bad = []
@@ -229,7 +231,7 @@ def test_the_checker_sees_a_backward_edge(tmp_path: Path, package_modules: dict[
 
 
 def test_theory_and_constructions_load_without_torch(package_modules: dict[str, Path]) -> None:
-    mods = [m for m in package_modules if layer_of(m) in (0, 1)]
+    mods = [m for m in package_modules if layer_of(m) in (0, 1, 2)]
     code = (
         "import importlib, sys\n"
         f"for m in {mods!r}:\n"
@@ -238,3 +240,81 @@ def test_theory_and_constructions_load_without_torch(package_modules: dict[str, 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     assert out.stdout.strip() == "[]", out.stdout
+
+
+STUDY_ORDER = {name: rank for rank, name in enumerate(studies_package.ORDER)}
+
+
+def study_backward_edges(mods: Mapping[str, Path], extra: Mapping[str, Path] | None = None) -> list[str]:
+    """Imports between ``verify/studies``' folders that run from a lower study to a higher one."""
+
+    def study(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[3] if parts[:3] == ["ropeproof", "verify", "studies"] and len(parts) > 4 else None
+
+    out = []
+    for module, path in {**mods, **(extra or {})}.items():
+        src = study(module)
+        for name, line in imported_names(path, module, mods):
+            dst = study(name) if name in mods else None
+            if src is not None and dst is not None and STUDY_ORDER[dst] > STUDY_ORDER[src]:
+                out.append(f"{path}:{line} (studies.{src}) imports {name} (studies.{dst}, a higher study)")
+    return out
+
+
+def test_studies_import_in_order(package_modules: dict[str, Path]) -> None:
+    assert sorted(STUDY_ORDER) == sorted(
+        p.name for p in (ROOT / "verify" / "studies").iterdir() if (p / "__init__.py").is_file()
+    )
+    bad = study_backward_edges(package_modules)
+    assert not bad, "imports between studies against their order:\n" + "\n".join(bad)
+    planted = ROOT / "verify" / "studies" / "errata" / "_readout.py"
+    caught = study_backward_edges(package_modules, {"ropeproof.verify.studies.beyond._planted": planted})
+    assert caught and "(studies.beyond) imports ropeproof.verify.studies.errata." in caught[0]
+
+
+PROCESS_MODULES = {"os", "signal", "tempfile", "filelock", "shutil", "subprocess"}
+WRITING_CALLS = {"write_text", "write_bytes", "savefig", "mkdir", "unlink", "rename", "replace", "rmtree"}
+
+
+def io_problems(path: Path, delegate: bool = False) -> list[str]:
+    """Process and file machinery in a file: imports of :data:`PROCESS_MODULES`, calls of a writing
+    method (:data:`WRITING_CALLS`), ``open`` with a writing mode, and (unless ``delegate``: handing a
+    write to ``machinery``'s atomic outputs) imports of the atomic outputs."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            bad = [n for n in names if n.split(".")[0] in PROCESS_MODULES]
+            bad += [n for n in names if n.endswith("_atomic_output") and not delegate]
+            out += [f"{path.name}:{node.lineno} imports {n}" for n in bad]
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in WRITING_CALLS and f.attr != "replace":
+                out.append(f"{path.name}:{node.lineno} calls .{f.attr}()")
+            if isinstance(f, ast.Name) and f.id == "open" and len(node.args) > 1:
+                mode = node.args[1]
+                if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
+                    out.append(f"{path.name}:{node.lineno} opens for writing")
+    return out
+
+
+@pytest.mark.parametrize(("folder", "delegate"), [("theory", True), ("verify/measure", False)])
+def test_the_mathematics_and_the_measurements_do_no_process_or_file_work(folder: str, delegate: bool) -> None:
+    """``theory/`` is mathematics and ``verify/measure/`` computes rows: neither imports process or file
+    machinery (``os``, ``signal``, ``tempfile``, ``filelock``, ...) nor writes a file itself; that lives
+    in ``machinery/`` (``Family.save`` in theory hands its JSON to the atomic outputs there) and in
+    ``verify/sweep_runs/``, and ``verify/measure/`` hands nothing to the atomic outputs either."""
+    bad = [p for path in sorted((ROOT / folder).rglob("*.py")) for p in io_problems(path, delegate)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_io_scan_sees_writing(tmp_path: Path) -> None:
+    f = tmp_path / "writes.py"
+    f.write_text("import os\nfrom pathlib import Path\nPath('x').write_text('y')\nopen('z', 'w')\n")
+    assert [p.split(" ", 1)[1] for p in io_problems(f)] == [
+        "imports os",
+        "calls .write_text()",
+        "opens for writing",
+    ]
+    assert io_problems(ROOT / "machinery" / "_atomic_output.py")

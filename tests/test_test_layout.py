@@ -55,6 +55,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
         "tests/verify/studies/errata/test_rows_against_mpmath.py",
     ),
     "ropeproof.verify.measure.exact._families": "tests/verify/measure/exact/test_discrepancy.py",
+    "ropeproof.verify.measure.exact._readout_margin": "tests/verify/studies/beyond/test_remark31.py",
     "ropeproof.verify.measure.exact._mp_reference": "tests/constructions/test_paper.py",  # mpmath reference
     "ropeproof.verify.measure.exact._retrieval_gap_inf": "tests/verify/measure/exact/test_retrieval_codes.py",
     "ropeproof.verify.studies.llm_eval._choose_provider": "tests/verify/studies/llm_eval/test_providers.py",

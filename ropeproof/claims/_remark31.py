@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from ropeproof.claims._corrections import Correction
 from ropeproof.claims._registry import Approx, CheckContext, ClaimSet, Outcome, Quick
-from ropeproof.verify.studies.beyond._remark31_judging import (
+from ropeproof.verify.studies.errata._readout import READOUT
+from ropeproof.verify.studies.errata._remark31_judging import (
     positional_cannot_attend_outcome,
     positional_readout_outcome,
     symbolic_cannot_index_outcome,
 )
-from ropeproof.verify.studies.errata._readout import READOUT
 
 CLAIMS = ClaimSet(
     "remark3.1",

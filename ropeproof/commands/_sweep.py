@@ -16,6 +16,7 @@ from ropeproof.commands._arguments import add_command, add_device, add_dtype, fi
 from ropeproof.machinery._errors import InputError, RopeproofError
 from ropeproof.verify.kernel._devices import dtype_name, resolve_device, resolve_dtype
 from ropeproof.verify.measure.exact._certified import INDEX_TERMS
+from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
 from ropeproof.verify.sweep_runs._certified_shards import (
     FORMAT as RECORDS_FORMAT,
 )
@@ -33,7 +34,6 @@ from ropeproof.verify.sweep_runs._shard_runner import (
     run_certified_index,
     run_sweep,
 )
-from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
 from ropeproof.verify.sweep_runs._sweep_files import (
     SweepHeader,
     atomic_output,

@@ -36,8 +36,8 @@ from ropeproof.constructions._compile import compile_construction
 from ropeproof.constructions._paper import index_construction
 from ropeproof.machinery._errors import InputError
 from ropeproof.paper_figures._style import FigureResult, subplots
-from ropeproof.verify.sweep_runs import _shard_runner as shard_runner
 from ropeproof.verify.studies.errata._correction_data import CorrectionData, Series
+from ropeproof.verify.sweep_runs import _shard_runner as shard_runner
 
 SIZE_CAPS = {
     "n_inputs": 6,

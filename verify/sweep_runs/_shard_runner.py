@@ -43,6 +43,7 @@ from ropeproof.machinery._atomic_output import write_text_atomic
 from ropeproof.machinery._errors import InputError, RopeproofError
 from ropeproof.machinery._validate import integer, real
 from ropeproof.verify.kernel._threads import thread_policy
+from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep
 from ropeproof.verify.sweep_runs._certified_shards import (
     CertifiedRecordCheck,
     GapRecords,
@@ -51,7 +52,6 @@ from ropeproof.verify.sweep_runs._certified_shards import (
     merge_gap_records,
     offsets_for,
 )
-from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep
 from ropeproof.verify.sweep_runs._sweep_files import (
     FORMAT_VERSION,
     SweepHeader,

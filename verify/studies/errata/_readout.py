@@ -4,7 +4,7 @@
 :func:`ropeproof.constructions._counterexamples.positional_retrieval_construction` (period ``N``: the query
 attends to itself with one logit and to every other position with another) and compares, at each length,
 its exact worst readout margin
-(:func:`ropeproof.verify.studies.beyond._impossibility.content_independent_readout_margin`) with the bound
+(:func:`ropeproof.verify.measure.exact._readout_margin.content_independent_readout_margin`) with the bound
 that
 every positional head obeys (:mod:`ropeproof.theory._positional_readout`): ``C * min_j p_j``, the least
 key weight times the head's pair constant.
@@ -25,7 +25,7 @@ from ropeproof.machinery._result_store import ResultStore, object_product
 from ropeproof.theory._positional_readout import least_key_term, pair_constant, readout_proof
 from ropeproof.verify.kernel._rope import rope_logits
 from ropeproof.verify.measure.exact._families import Family, family_for
-from ropeproof.verify.studies.beyond._impossibility import content_independent_readout_margin
+from ropeproof.verify.measure.exact._readout_margin import content_independent_readout_margin
 from ropeproof.verify.studies.errata._correction_data import CorrectionData, Series, tolerance, with_steps_run
 from ropeproof.verify.studies.errata._readout_sentence import (
     condensed_sentence_bound,

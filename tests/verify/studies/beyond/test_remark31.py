@@ -12,7 +12,8 @@ from ropeproof.constructions._counterexamples import positional_retrieval_constr
 from ropeproof.machinery._errors import ConstructionError, InputError
 from ropeproof.verify.kernel._compiled import answer
 from ropeproof.verify.measure.exact._families import family_for, sample_family_inputs
-from ropeproof.verify.studies.beyond._impossibility import class_search, content_independent_readout_margin
+from ropeproof.verify.measure.exact._readout_margin import content_independent_readout_margin
+from ropeproof.verify.studies.beyond._impossibility import class_search
 
 
 @pytest.mark.parametrize("kind", ["symbolic", "positional"])

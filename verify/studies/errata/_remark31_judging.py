@@ -5,7 +5,7 @@ a positional head's readout can still answer Retrieval at every length up to its
 Each function combines a sympy identity for generic weights (:mod:`ropeproof.theory._impossibility`), an
 exhibited pair of task inputs, and a float64 search over random heads of random sizes
 (:func:`~ropeproof.verify.studies.beyond._impossibility.class_search`), or an exact worst-case readout
-margin (:func:`~ropeproof.verify.studies.beyond._impossibility.content_independent_readout_margin`). The
+margin (:func:`~ropeproof.verify.measure.exact._readout_margin.content_independent_readout_margin`). The
 claims in :mod:`ropeproof.claims._remark31` state what is judged and call these.
 """
 
@@ -29,7 +29,8 @@ from ropeproof.verify.kernel._compiled import answer
 from ropeproof.verify.measure._outcome import Outcome
 from ropeproof.verify.measure._tasks import follow_letter_chain, follow_number_chain
 from ropeproof.verify.measure.exact._families import sample_family_inputs
-from ropeproof.verify.studies.beyond._impossibility import class_search, content_independent_readout_margin
+from ropeproof.verify.measure.exact._readout_margin import content_independent_readout_margin
+from ropeproof.verify.studies.beyond._impossibility import class_search
 from ropeproof.verify.studies.errata._readout import POSITIONAL_HEAD, working_scale
 
 Pair = tuple[Sequence[str], Sequence[str]]

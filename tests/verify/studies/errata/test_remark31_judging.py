@@ -11,7 +11,7 @@ import torch
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._result_store import ResultStore
-from ropeproof.verify.studies.beyond._remark31_judging import (
+from ropeproof.verify.studies.errata._remark31_judging import (
     positional_cannot_attend_outcome,
     positional_readout_outcome,
     symbolic_cannot_index_outcome,
