@@ -70,7 +70,7 @@ from ropeproof.verify.interop._head_export import EXPORT_INFO_FILE, ExportInfo, 
 from ropeproof.verify.interop.hf._converter import HFConverter
 from ropeproof.verify.interop.hf._converters import CONVERTERS, converter, register_converter
 from ropeproof.verify.interop.hf._export import HFExport, HFExportInfo, export_head, place_head
-from ropeproof.verify.interop.hf._head_import import import_head, import_model_head
+from ropeproof.verify.interop.hf._head_import import import_head, import_hf_head, import_model_head
 from ropeproof.verify.interop.hf._placement import (
     FREQ_RTOL,
     Placement,
@@ -105,6 +105,7 @@ __all__ = [
     "export_head",
     "hf_attention_forward",
     "import_head",
+    "import_hf_head",
     "import_model_head",
     "load_export_info",
     "place_gptj",

@@ -7,23 +7,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 
 from ropeproof.verify.interop._errors import HeadImportError
+from ropeproof.verify.interop._head_assembly import assemble_head
 from ropeproof.verify.interop.hf._converter import ROLES
 from ropeproof.verify.interop.hf._converters import converter
 from ropeproof.verify.kernel._attention import RopeAttention
-from ropeproof.verify.kernel._devices import DeviceLike, DtypeLike, resolve_device
-
-
-def _dims(name: str, dims: slice | Sequence[int] | None, hidden: int) -> np.ndarray:
-    if dims is None:
-        return np.arange(hidden)
-    idx = np.arange(hidden)[dims] if isinstance(dims, slice) else np.asarray(dims, dtype=np.int64)
-    if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= hidden:
-        raise HeadImportError(f"{name} must select dims in 0..{hidden - 1}, got {dims!r}")
-    return idx
+from ropeproof.verify.kernel._devices import DeviceLike, DtypeLike
 
 
 def import_head(
@@ -102,24 +93,35 @@ def import_head(
         weights[short] = w
     rows_q = slice(head * hd, (head + 1) * hd)
     rows_kv = slice(kv * hd, (kv + 1) * hd)
-    read = _dims("read_dims", read_dims, geo.hidden)
-    write = _dims("write_dims", write_dims, geo.hidden)
-    if read.size != write.size:
-        raise HeadImportError(f"read_dims has {read.size} dims and write_dims {write.size}; they must match")
-    w_q = weights["q"][rows_q].T[read]
-    w_k = weights["k"][rows_kv].T[read]
-    w_v = weights["v"][rows_kv].T[read]
-    w_o = weights["o"][:, rows_q].T[:, write]
-    if fold_scale:
-        w_q, scale = w_q / math.sqrt(hd), 1.0
-    else:
-        scale = hd**-0.5
-    return RopeAttention(w_q, w_k, w_v, w_o, geo.spec, scale, resolve_device(device), dtype)
+    return assemble_head(
+        weights["q"][rows_q].T,
+        weights["k"][rows_kv].T,
+        weights["v"][rows_kv].T,
+        weights["o"][:, rows_q].T,
+        geo.spec,
+        math.sqrt(hd),
+        hd**-0.5,
+        read_dims=read_dims,
+        write_dims=write_dims,
+        fold_scale=fold_scale,
+        device=device,
+        dtype=dtype,
+    )
+
+
+def import_hf_head(
+    model: Any, layer: int = 0, head: int = 0, *, arch: str | None = None, **kwargs: Any
+) -> RopeAttention:
+    """Head ``head`` of layer ``layer`` of a loaded ``transformers`` model as a :class:`RopeAttention`:
+    :func:`import_head` on its state dict and config (``arch`` defaults to its model type; ``kwargs``:
+    ``read_dims``, ``write_dims``, ``fold_scale``, ``device``, ``dtype``). The TransformerLens
+    counterpart is ``import_tl_head(model, layer, head, ...)``."""
+    arch = arch or getattr(model.config, "model_type", None) or ""
+    return import_head(arch, model.state_dict(), model.config, layer, head, **kwargs)
 
 
 def import_model_head(
     model: Any, arch: str | None = None, layer: int = 0, head: int = 0, **kwargs: Any
 ) -> RopeAttention:
-    """:func:`import_head` on a loaded ``transformers`` model (``arch`` defaults to its model type)."""
-    arch = arch or getattr(model.config, "model_type", None) or ""
-    return import_head(arch, model.state_dict(), model.config, layer, head, **kwargs)
+    """:func:`import_hf_head` under its earlier name and argument order (``arch`` second)."""
+    return import_hf_head(model, layer, head, arch=arch, **kwargs)

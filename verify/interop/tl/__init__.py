@@ -1,7 +1,8 @@
 """TransformerLens interop, both ways (the optional ``tl`` extra: TransformerLens 3.x, whose
 ``HookedTransformer`` 4.0 removed).
 
-**Import** (:func:`from_hooked_transformer`): one head of a rotary ``HookedTransformer`` as a
+**Import** (:func:`import_tl_head`, earlier ``from_hooked_transformer``; its HF counterpart is
+``import_hf_head``): one head of a rotary ``HookedTransformer`` as a
 :class:`~ropeproof.verify.kernel._attention.RopeAttention`: ``rotary_adjacent_pairs`` decides the
 layout (interleaved vs half), ``rotary_dim`` the partial rotary, ``rotary_base`` (and
 ``rotary_scaling_factor``) the frequencies, GQA is resolved by TransformerLens' ``W_K``/``W_V``, and
@@ -26,7 +27,7 @@ from ropeproof.verify.interop.tl._checkpoint import (
     save_hooked_transformer,
 )
 from ropeproof.verify.interop.tl._export import TLExport, TLExportInfo, export_hooked_transformer
-from ropeproof.verify.interop.tl._head_import import from_hooked_transformer, tl_rope_spec
+from ropeproof.verify.interop.tl._head_import import from_hooked_transformer, import_tl_head, tl_rope_spec
 from ropeproof.verify.interop.tl._library import build_hooked_transformer, require_transformer_lens
 from ropeproof.verify.interop.tl._placement import TLPlacement, place_tl
 
@@ -39,6 +40,7 @@ __all__ = [
     "build_hooked_transformer",
     "export_hooked_transformer",
     "from_hooked_transformer",
+    "import_tl_head",
     "load_export_info",
     "load_hooked_transformer",
     "place_tl",

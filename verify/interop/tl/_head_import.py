@@ -26,10 +26,10 @@ import torch
 
 from ropeproof.theory._rope_spec import RopeSpec
 from ropeproof.verify.interop._errors import HeadImportError
-from ropeproof.verify.interop.hf._head_import import _dims
+from ropeproof.verify.interop._head_assembly import assemble_head
 from ropeproof.verify.interop.tl import _converter as tl_names
 from ropeproof.verify.kernel._attention import RopeAttention
-from ropeproof.verify.kernel._devices import DeviceLike, DtypeLike, resolve_device
+from ropeproof.verify.kernel._devices import DeviceLike, DtypeLike
 
 UNSUPPORTED_FLAGS: tuple[tuple[str, str], ...] = (
     ("use_NTK_by_parts_rope", "NTK-by-parts RoPE rescales frequencies piecewise"),
@@ -105,7 +105,7 @@ def _nonzero(t: torch.Tensor) -> bool:
     return bool(torch.as_tensor(t).detach().abs().max() != 0)
 
 
-def from_hooked_transformer(
+def import_tl_head(
     model: Any,
     layer: int,
     head: int,
@@ -116,7 +116,9 @@ def from_hooked_transformer(
     device: DeviceLike = "auto",
     dtype: DtypeLike = torch.float64,
 ) -> RopeAttention:
-    """Head ``head`` of layer ``layer`` of a rotary ``HookedTransformer`` as a :class:`RopeAttention`.
+    """Head ``head`` of layer ``layer`` of a rotary ``HookedTransformer`` as a :class:`RopeAttention` (the
+    HF counterpart is ``import_hf_head(model, layer, head, ...)``; both assemble the head in
+    :func:`~ropeproof.verify.interop._head_assembly.assemble_head`).
 
     The weights are ``W_Q[head]``, ``W_K[head]``, ``W_V[head]`` (``[d_model, d_head]``; GQA already
     resolved by TransformerLens' properties) and ``W_O[head]`` (``[d_head, d_model]``); the spec is
@@ -165,14 +167,20 @@ def from_hooked_transformer(
     attn_scale = float(getattr(attn, "attn_scale", 1.0))
     if not (math.isfinite(attn_scale) and attn_scale != 0):
         raise HeadImportError(f"{where}.attn_scale={attn_scale} must be finite and nonzero")
-    d_model = int(cfg.d_model)
-    read, write = _dims("read_dims", read_dims, d_model), _dims("write_dims", write_dims, d_model)
-    if read.size != write.size:
-        raise HeadImportError(f"read_dims has {read.size} dims and write_dims {write.size}; they must match")
-    w_q, w_k, w_v = (weights[role][read] for role in ("q", "k", "v"))
-    w_o = weights["o"][:, write]
-    if fold_scale:
-        w_q, scale = w_q / attn_scale, 1.0
-    else:
-        scale = 1.0 / attn_scale
-    return RopeAttention(w_q, w_k, w_v, w_o, spec, scale, resolve_device(device), dtype)
+    return assemble_head(
+        weights["q"],
+        weights["k"],
+        weights["v"],
+        weights["o"],
+        spec,
+        attn_scale,
+        read_dims=read_dims,
+        write_dims=write_dims,
+        fold_scale=fold_scale,
+        device=device,
+        dtype=dtype,
+    )
+
+
+from_hooked_transformer = import_tl_head
+""":func:`import_tl_head` under its earlier name."""
