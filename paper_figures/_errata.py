@@ -226,14 +226,16 @@ def retrieval_largest_gap_figure(quick: bool = False, store: ResultStore | None 
 
 @styled
 def readout_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
-    """The positional Retrieval head's worst readout margin against Remark 3.1's 0 and the bound
-    C min_j p_j."""
+    """The positional Retrieval head's worst readout margin against Remark 3.1's 0 and the per-query bound
+    min_j C p_j(Q) (C min_j p_j(Q) where C >= 0)."""
     lengths = [3, 8, 17, 33, PERIOD] if quick else list(range(3, PERIOD + 1))
     d = (ResultStore() if store is None else store).get(READOUT_DATA, lengths=lengths)
     what = (
-        "Remark 3.1 read at the output: a positional head's worst readout margin is at most C min_j p_j <= "
-        f"C (1 - p_Q)/(n - 1); the period-{PERIOD} head attains it at every length up to its period, where "
-        "the remark says no positional head can be right (0)."
+        "Remark 3.1 read at the output: for every query Q asking for a letter Y and pairs tau != o of left "
+        "letter Y with C = C(tau, o) >= 0, a positional head's worst readout margin is at most "
+        "C min_j p_j(Q) <= C (1 - p_Q(Q))/(n - 1), p_j(Q) being Q's key weights; the period-"
+        f"{PERIOD} head (C = 1) attains it at every length up to its period, where the remark says no "
+        "positional head can be right (0)."
     )
     cap = _caption(d, what)
     return _draw(d, "errata_remark31_readout", "Positional head, Retrieval readout", cap, "linear",

@@ -27,10 +27,11 @@ CONVENTION = (
     "largest key offset, the length minus 1"
 )
 STATUS_LEVELS = (
-    "Status levels: *machine-checked*: every step of the proof is an identity or inequality that sympy "
-    "proves, an exhaustive computation, or a restated definition checked exactly, and every run checks them "
-    "(how the steps combine is written in docs/theory.md section 9); *proved*: the written proof in "
-    "docs/theory.md section 9 is complete and the steps named as argued are not machine-checked; "
+    "Status levels: *machine-checked*: every step of the proof, their composition included, is an identity "
+    "or inequality that sympy proves, interval arithmetic over the step's whole domain, an exhaustive "
+    "computation, or a restated definition checked exactly for any number of terms, and every run checks "
+    "them; *proved*: the written proof in docs/theory.md section 9 is complete and the steps named as "
+    "argued (the composition, where no code checks how the steps combine) are not machine-checked; "
     "*certified*: interval arithmetic at every n of a stated range; *conjectured*: evidence over a stated "
     "range."
 )
@@ -234,7 +235,9 @@ def readme_correction_lines(report: dict[str, Any]) -> dict[str, list[str]]:
             by_claim.setdefault(cid, []).append(e)
     for c in report["claims"]:
         for e in by_claim.get(c["id"], []):
-            mark = f"corrected ({e['status']}{', REGRESSION' if e.get('regression') else ''}, `{e['id']}`)"
+            argued = f"; argued: {', '.join(e['argued_steps'])}" if e.get("argued_steps") else ""
+            regression = ", REGRESSION" if e.get("regression") else ""
+            mark = f"corrected ({e['status']}{argued}{regression}, `{e['id']}`)"
             if e["id"] in shown:
                 out.setdefault(c["id"], []).append(f"  - {mark}: as above.")
             else:

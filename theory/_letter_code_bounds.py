@@ -66,7 +66,8 @@ import sympy as sp
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer, real
 from ropeproof.theory import _letter_code_lemmas as L
-from ropeproof.theory._proof_checks import ProofStep, definition_step, monotone_on
+from ropeproof.theory._order_facts import implies, nonnegative
+from ropeproof.theory._proof_checks import ProofStep, composition_step, definition_step, monotone_on, sign_on
 from ropeproof.theory._retrieval_margin import (
     product_forms_hold,
     retrieval_margin_closed_form,
@@ -183,7 +184,9 @@ def retrieval_exact_steps() -> list[ProofStep]:
             "for a target at distance d_t the farthest other distance D is n - 1 (d_t <= n - 2) or n - 2 "
             "(d_t = n - 1); cos(omega - d theta) does not decrease in d while d theta <= omega, so every "
             "competitor scores at most cos(omega - D theta), which the letter phi(Y) + 1 at D attains; and "
-            "T(d_t) >= T(n - 2) for d_t <= n - 2: margin_inf = min(f_near, f_far)",
+            "T(d_t) >= T(n - 2) for d_t <= n - 2: margin_inf = min(f_near, f_far) (every angle range, 0 <= "
+            "omega - D theta <= omega - d theta <= omega <= pi and 0 <= d_t theta <= (n - 2) theta <= pi, "
+            "checked from (n - 1) theta <= omega)",
             "sympy",
             L.worst_input,
         ),
@@ -197,7 +200,9 @@ def retrieval_exact_steps() -> list[ProofStep]:
         ProofStep(
             "switch",
             "f_far - f_near = 4 sin(theta/2) cos(omega/2) sin((omega - (2n - 3) theta)/2), with the sign of "
-            "omega - (2n - 3) theta while (n - 1) theta <= omega: f_near is the smaller exactly for n <= n*",
+            "omega - (2n - 3) theta while (n - 1) theta <= omega: f_near is the smaller exactly for n <= n* "
+            "(strictly: for theta > 0 and |ALPH| >= 3 the difference is 0 only where (2n - 3) theta = omega; "
+            "at |ALPH| = 2 the two are equal)",
             "sympy",
             L.switch_sign,
         ),
@@ -206,7 +211,7 @@ def retrieval_exact_steps() -> list[ProofStep]:
 
 def retrieval_bound_proof() -> list[ProofStep]:
     """R1: the exact worst margin (:func:`retrieval_exact_steps`) and the bound of [A]'s shape for every
-    ``theta`` and every length, every step machine-checked."""
+    ``theta`` and every length, and their composition (argued)."""
     return [
         *retrieval_exact_steps(),
         ProofStep(
@@ -232,6 +237,7 @@ def retrieval_bound_proof() -> list[ProofStep]:
             "gap_inf = margin_inf",
             "gap-is-margin-on-top",
         ),
+        composition_step("9.2"),
     ]
 
 
@@ -269,15 +275,37 @@ def _gap_product() -> bool:
 
 @cache
 def _range_exceeds_bound() -> bool:
-    # omega <= pi/2 (|ALPH| >= 4): the gap is >= 2 cos(omega/2) >= 2 cos(pi/4) = sqrt 2, while
-    # 1 - cos(omega - n theta) <= 1 - cos(omega) <= 1 - cos(pi/2) = 1 for 0 <= n theta <= omega
-    return bool((2 * sp.cos(sp.pi / 4) - (1 - sp.cos(sp.pi / 2))).is_positive) and bool(
-        monotone_on(1 - sp.cos(_X), _X, 0, sp.pi)
+    # on the range (n - 1) theta <= omega/2, n >= 2, theta >= 0, |ALPH| >= 4 (omega <= pi/2), with
+    # u = theta, v = (n - 1) theta (v - u = (n - 2) theta >= 0) and w = n theta = u + v:
+    # (1) 0 <= u <= v <= omega/2 <= pi/4 <= pi, cos decreases on [0, pi]: the gap cos u + cos v is at
+    #     least 2 cos(omega/2), which is at least 2 cos(pi/4) = sqrt 2 > 1;
+    # (2) 0 <= omega - w <= omega <= pi/2 (w <= omega) and cos >= 0 on [0, pi/2]: 1 - cos(omega - w) <= 1
+    u, v, om = sp.symbols("u v omega", real=True)
+    big = 4 + sp.Symbol("a", integer=True, nonnegative=True)
+    quarter = nonnegative(sp.factor(sp.pi / 2 - 2 * sp.pi / big))  # omega = 2 pi/|ALPH| <= pi/2
+    j, t = sp.Symbol("j", integer=True, nonnegative=True), sp.Symbol("t", nonnegative=True)
+    slack = nonnegative(j * t)  # v - u = (n - 2) theta, n = 2 + j
+    split = sp.expand(N * THETA - (THETA + (N - 1) * THETA)) == 0
+    hyps = [sp.Ge(u, 0), sp.Ge(v, u), sp.Le(v, om / 2), sp.Le(om, sp.pi / 2)]
+    ranges = implies(
+        hyps,
+        [
+            sp.Le(u, om / 2),
+            sp.Le(om / 2, sp.pi / 4),
+            sp.Le(om / 2, sp.pi),
+            sp.Ge(om - (u + v), 0),
+            sp.Le(om - (u + v), om),
+            sp.Le(om, sp.pi / 2),
+        ],
     )
+    decreasing = bool(monotone_on(sp.cos(_X), _X, 0, sp.pi, increasing=False))
+    root_two = sp.simplify(2 * sp.cos(sp.pi / 4) - sp.sqrt(2)) == 0 and bool((sp.sqrt(2) - 1).is_positive)
+    below_one = sign_on(sp.cos(_X), _X, 0, sp.pi / 2)
+    return quarter and slack and split and ranges and decreasing and root_two and below_one
 
 
 def largest_gap_proof() -> list[ProofStep]:
-    """R2's steps (module docstring), every one machine-checked."""
+    """R2's steps (module docstring) and their composition (argued)."""
     return [
         *competitor_steps(),
         ProofStep(
@@ -342,10 +370,14 @@ def largest_gap_proof() -> list[ProofStep]:
         ),
         ProofStep(
             "above-the-bound",
-            "for |ALPH| >= 4 the gap is >= 2 cos(omega/2) >= sqrt 2 > 1 >= 1 - cos(omega - n theta)",
+            "for |ALPH| >= 4, n >= 2, theta >= 0 and (n - 1) theta <= omega/2 the gap is >= 2 cos(omega/2) "
+            ">= sqrt 2 > 1 >= 1 - cos(omega - n theta): theta and (n - 1) theta lie in [0, omega/2], omega/2 "
+            "<= pi/4, cos decreases on [0, pi], and omega - n theta lies in [0, pi/2] where cos >= 0 (every "
+            "range by linear arithmetic)",
             "sympy",
             _range_exceeds_bound,
         ),
+        composition_step("9.3"),
     ]
 
 
@@ -387,7 +419,7 @@ def _recency_identity() -> bool:
 
 
 def partial_induction_proof() -> list[ProofStep]:
-    """P's steps (module docstring), every one machine-checked."""
+    """P's steps (module docstring) and their composition (argued)."""
     return [
         *retrieval_exact_steps(),
         ProofStep(
@@ -396,8 +428,10 @@ def partial_induction_proof() -> list[ProofStep]:
             "for Retrieval, and an earlier Y at d >= d_t + 1 scores cos(d theta) <= cos((d_t + 1) theta), "
             "which a Y at d_t + 1 attains (d_t <= n - 2): the worst input with the target at d_t has margin "
             "min(T(d_t) - T(d_t + 1), T(d_t) - cos(omega - D theta))",
-            "sympy",
+            "argument",
             L.earlier_y,
+            evidence="the angle ranges and the monotonicity of cos on [0, pi]; that independent positions "
+            "reduce the worst input to the least of the two competitors is argued",
         ),
         ProofStep(
             "recency-identity",
@@ -427,4 +461,5 @@ def partial_induction_proof() -> list[ProofStep]:
             "sympy",
             lambda: product_forms_hold() and L.fails_at_next_length(),
         ),
+        composition_step("9.5"),
     ]

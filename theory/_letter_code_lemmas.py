@@ -100,7 +100,31 @@ def worst_input() -> bool:
     d, th, omega = _XN, _TH, OMEGA_OF_ALPH  # d >= 0 here a real number of positions
     grows = nonnegative((omega - d * th) - (omega - (d + _K) * th)) and nonnegative(d * th)
     target = nonnegative((_J + 1 + _K) * th - (_J + 1) * th)  # d_t = j + 1 <= n - 2 = d_t + k
-    return farthest and grows and target and omega_at_most_pi() and cos_decreasing()
+    # the angle ranges, from the hypotheses: with P = (n - 1) theta <= omega <= pi, D theta = P - J and
+    # d theta = D theta - K for J = (n - 1 - D) theta >= 0 and K = (D - d) theta >= 0 (products of
+    # non-negatives), 0 <= omega - D theta <= omega - d theta <= omega <= pi; and the target's angles
+    # 0 <= d_t theta <= (n - 2) theta = P - theta <= pi
+    p, om, jt, kt = sp.symbols("P omega J K", real=True)
+    slacks = nonnegative(_J * th) and nonnegative(_K * th)
+    ranges = implies(
+        [sp.Le(p, om), sp.Le(om, sp.pi), sp.Ge(jt, 0), sp.Ge(kt, 0), sp.Ge(p - jt - kt, 0)],
+        [
+            sp.Ge(om - (p - jt), 0),
+            sp.Le(om - (p - jt), om - (p - jt - kt)),
+            sp.Le(om - (p - jt - kt), om),
+        ],
+    ) and implies([sp.Ge(th, 0), sp.Le(p, om), sp.Le(om, sp.pi)], sp.Le(p - th, sp.pi))
+    shift = sp.expand((n - 2) * th - ((n - 1) * th - th)) == 0
+    return (
+        farthest
+        and grows
+        and target
+        and slacks
+        and ranges
+        and shift
+        and omega_at_most_pi()
+        and cos_decreasing()
+    )
 
 
 @cache
@@ -127,7 +151,25 @@ def switch_sign() -> bool:
         and sign_on(sp.cos(_X), _X, 0, sp.pi / 2)
         and sign_on(sp.sin(_X), _X, -sp.pi / 2, 0, nonnegative=False)
     )
-    return difference_identity() and inside and signs
+    return difference_identity() and inside and signs and switch_strict()
+
+
+@cache
+def switch_strict() -> bool:
+    """The sign of ``f_far - f_near`` is exactly that of ``omega - (2n - 3) theta`` (zero only where it
+    is zero) for ``theta > 0`` and ``|ALPH| >= 3``: ``sin`` increases strictly on ``[0, pi/2]`` with
+    ``sin 0 = 0`` and is odd, so ``sin(theta/2) > 0`` (``0 < theta/2 <= pi/2``) and ``sin(y/2)`` is zero
+    only at ``y = 0`` on ``[-pi, pi]``; ``cos`` decreases strictly on ``[0, pi/2]`` to ``cos(pi/2) = 0``, and
+    ``omega/2 = pi/|ALPH| <= pi/3 < pi/2``, so ``cos(omega/2) > 0``. (At ``|ALPH| = 2``, ``cos(omega/2) =
+    0``: the two terms are equal at every length.)"""
+    # strictly monotone on the open interval (sympy), so on its closure (continuity); sin is odd
+    sin_strict = bool(sp.is_strictly_increasing(sp.sin(_X), sp.Interval.open(0, sp.pi / 2)))
+    sin_strict = sin_strict and vanishes_identically(sp.sin(-_X) + sp.sin(_X))
+    cos_strict = bool(sp.is_strictly_decreasing(sp.cos(_X), sp.Interval.open(0, sp.pi / 2)))
+    ends = sp.sin(0) == 0 and sp.cos(sp.pi / 2) == 0
+    third = nonnegative(sp.pi / 3 - sp.pi / (3 + _SLACK_A)) and bool((sp.pi / 2 - sp.pi / 3).is_positive)
+    two = sp.cos(sp.pi / 2) == 0  # |ALPH| = 2: omega/2 = pi/2
+    return sin_strict and cos_strict and ends and third and two
 
 
 @cache

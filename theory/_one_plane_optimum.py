@@ -42,7 +42,8 @@ and the least over ``t`` (``t = 0``) gives ``M = n - 1``, the largest (``t = flo
 ``M = ceil((n - 1)/2)``.
 
 :func:`readings_steps` and :func:`optimum_proof` list the steps of the readings and of the value, every
-one machine-checked (sympy, or a definition restated and checked). :func:`attaining_angles_proof` lists
+one machine-checked (sympy, interval branch-and-bound over a whole interval for ``ratio-increasing``, or a
+definition restated and checked). :func:`attaining_angles_proof` lists
 those of "attained exactly at ...": that only the multiples ``2 pi k/(M + 1)`` with ``gcd(k, M + 1) = 1``
 can attain is machine-checked; that every such multiple does is Euclid's lemma, argued, and checked
 exhaustively for ``M + 1 <= EUCLID_RANGE``.
@@ -58,6 +59,8 @@ import sympy as sp
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
+from ropeproof.theory._arb_bounds import sinc_decreasing_on
+from ropeproof.theory._counting_induction import sum_beyond_count_times_bound
 from ropeproof.theory._order_facts import implies, nonnegative
 from ropeproof.theory._proof_checks import ProofStep, definition_step, monotone_on
 from ropeproof.theory._trig_identity import vanishes_identically
@@ -186,9 +189,12 @@ def _arcs_telescope() -> bool:
 
 @cache
 def _averaging() -> bool:
-    eps = sp.Symbol("epsilon", positive=True)
-    excess = sp.cancel((M_SYM + 1) * (2 * sp.pi / (M_SYM + 1) + eps) - 2 * sp.pi)  # (M + 1) epsilon
-    return bool(excess.is_positive)
+    # M + 1 arcs each above c = 2 pi/(M + 1), by any excesses, would sum to more than (M + 1) c = 2 pi
+    # (sum_beyond_count_times_bound: by induction on the number of arcs), against their sum 2 pi
+    whole = sp.cancel((M_SYM + 1) * (2 * sp.pi / (M_SYM + 1)) - 2 * sp.pi) == 0
+    total = sp.Symbol("S", real=True)
+    no_more = implies([sp.Eq(total, 2 * sp.pi)], sp.Le(total, 2 * sp.pi))
+    return whole and no_more and sum_beyond_count_times_bound()
 
 
 @cache
@@ -290,12 +296,28 @@ def _ratio_limits() -> bool:
 
 @cache
 def _sinc_decreasing() -> bool:
-    # sin is concave on [0, pi/2] (its derivative decreases) and sin 0 = 0, so the chord slope
-    # sin(x)/x from the origin decreases on (0, pi/2]; the length-convention ratio is 4 (sin(x)/x)^2
-    # at x = pi/n
-    concave = bool(monotone_on(sp.diff(sp.sin(_X), _X), _X, 0, sp.pi / 2, increasing=False))
-    start = sp.Rational(16) / sp.pi**2 - 1  # the ratio at n = 2, minus 1
-    return concave and sp.sin(0) == 0 and bool(start.is_positive)
+    # (1) d/dx (sin x / x) = x g(x) with g(x) = (x cos x - sin x)/x^3 (sympy), and g < 0 on all of
+    # [0, pi/2] (Arb branch-and-bound, Taylor enclosure at the removable singularity 0): sin x / x strictly
+    # decreases on (0, pi/2], where it is at least its value 2/pi > 0 at pi/2;
+    # (2) for n >= 2, x = pi/n lies in (0, pi/2] and strictly decreases in n (derivative -pi/n^2 < 0);
+    # (3) the best margin over the term is 2 sin(pi/n)^2 / (pi^2/(2 n^2)) = 4 (sin(x)/x)^2 at x = pi/n,
+    # so it strictly increases with n, from 16/pi^2 > 1 at n = 2
+    g = (_X * sp.cos(_X) - sp.sin(_X)) / _X**3
+    slope = sp.simplify(sp.diff(sp.sin(_X) / _X, _X) - _X * g) == 0
+    decreasing = slope and sinc_decreasing_on((1, 2))
+    at_end = bool((sp.sin(sp.pi / 2) / (sp.pi / 2) - 2 / sp.pi) == 0) and bool((2 / sp.pi).is_positive)
+    n = 2 + sp.Symbol("j", nonnegative=True)
+    inside = nonnegative(sp.factor(sp.pi / 2 - sp.pi / n)) and bool((sp.pi / n).is_positive)
+    falling = bool(sp.diff(sp.pi / _XP, _XP).is_negative)
+    ratio = (
+        sp.simplify(
+            2 * sp.sin(sp.pi / _XP) ** 2 / (sp.pi**2 / (2 * _XP**2))
+            - 4 * (sp.sin(sp.pi / _XP) / (sp.pi / _XP)) ** 2
+        )
+        == 0
+    )
+    start = bool((sp.Rational(16) / sp.pi**2 - 1).is_positive)  # the ratio at n = 2, minus 1
+    return decreasing and at_end and inside and falling and ratio and start
 
 
 def readings_steps() -> list[ProofStep]:
@@ -389,8 +411,9 @@ def optimum_proof() -> list[ProofStep]:
         ),
         ProofStep(
             "averaging",
-            "M + 1 arcs each longer than 2 pi / (M + 1) (by epsilon > 0) would sum to 2 pi + (M + 1) "
-            "epsilon > 2 pi, so some arc is at most 2 pi / (M + 1)",
+            "M + 1 arcs each longer than 2 pi / (M + 1), by any excesses, would sum to more than 2 pi (k "
+            "terms each above c sum to more than k c, by induction on k), so some arc is at most "
+            "2 pi / (M + 1)",
             "sympy",
             _averaging,
         ),
@@ -429,9 +452,12 @@ def optimum_proof() -> list[ProofStep]:
         ),
         ProofStep(
             "ratio-increasing",
-            "4 (sin(pi/n) / (pi/n))^2 increases with n (sin concave on [0, pi/2], sin 0 = 0) from 16/pi^2 "
-            "> 1 at n = 2: with n the length the term fails at every n for the best angle",
-            "sympy",
+            "the best margin over pi^2/(2 n^2) is 4 (sin(pi/n) / (pi/n))^2, which increases strictly with n "
+            "from 16/pi^2 > 1 at n = 2: sin x / x strictly decreases on (0, pi/2] (its derivative is x g(x), "
+            "g(x) = (x cos x - sin x)/x^3 < 0 on all of [0, pi/2] by interval branch-and-bound in Arb, with "
+            "the Taylor enclosure -1/3 <= g <= -1/3 + x^2/30 near 0) and x = pi/n decreases in n; with n the "
+            "length the term fails at every n for the best angle",
+            "interval",
             _sinc_decreasing,
         ),
     ]

@@ -12,8 +12,9 @@ definitions of docs/theory.md section 5 as symbolic expressions, and the relatio
   built from those definitions with ``+``, ``-`` and numbers only. :func:`holds_in_every_order` decides
   it exactly: on each strict ordering of the symbols every ``Max`` and ``Min`` resolves to one symbol, so
   the relation becomes linear with a known sign; the relations are non-strict between continuous
-  expressions, so ties follow by continuity. A restatement is checked on three generic terms (the
-  definitions treat every term alike, so three stand for any number).
+  expressions, so ties follow by continuity. A restatement is checked on three generic terms here; that it
+  holds for any number of terms is a separate, checked induction
+  (:mod:`ropeproof.theory._counting_induction`), never the argument that three stand for any number.
 - :data:`DEFINITIONS`: the only restatements a definition step may carry (reviewed; a test compares every
   proof's definition steps against it).
 """

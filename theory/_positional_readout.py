@@ -47,7 +47,9 @@ import numpy as np
 import sympy as sp
 
 from ropeproof.machinery._errors import InputError
+from ropeproof.theory._counting_induction import linear_map_of_sum, sum_beyond_count_times_bound
 from ropeproof.theory._order_facts import implies, nonnegative
+from ropeproof.theory._proof_chain import Chain, Link, composition_step
 from ropeproof.theory._proof_checks import ProofStep, definition_step
 from ropeproof.theory._trig_identity import vanishes_identically
 
@@ -85,31 +87,30 @@ def least_key_term(c: float, key_weights: np.ndarray) -> tuple[float, int]:
 
 @cache
 def _positional_weights() -> bool:
-    # the RoPE logit of one plane, q^T R((j - i) theta) k_c: with every key the same vector (k_c = k for
-    # every content c) two contents at the same position score the same, so the softmax weights depend
-    # on the query token and the positions only
-    q1, q2, k1, k2, c1, c2, u, th = sp.symbols("q1 q2 k1 k2 c1 c2 u theta", real=True)
-    rot = sp.Matrix([[sp.cos(u * th), -sp.sin(u * th)], [sp.sin(u * th), sp.cos(u * th)]])
-    q = sp.Matrix([q1, q2])
+    # the RoPE logit q^T R_u k_c of a query q and the key k_c of content c at offset u, with R_u the
+    # rotation by u of any number of planes (a symbolic d x d matrix): with every key the same vector
+    # (k_c = k for every content c) two contents at the same offset score the same, so the softmax
+    # weights depend on the query token and the positions only
+    d = sp.Symbol("d", positive=True, integer=True)
+    q, k = sp.MatrixSymbol("q", d, 1), sp.MatrixSymbol("k", d, 1)
+    rotation = sp.MatrixSymbol("R_u", d, d)
+    keys = {"c1": k, "c2": k}  # the positional definition: k_c = k
 
-    def logit(key: sp.Matrix) -> sp.Expr:
-        return (q.T * rot * key)[0]
+    def logit(key: sp.MatrixSymbol) -> sp.Expr:
+        return q.T * rotation * key
 
-    keys = {c1: sp.Matrix([k1, k2]), c2: sp.Matrix([k1, k2])}  # the positional definition: k_c = k
-    return vanishes_identically(logit(keys[c1]) - logit(keys[c2]))
+    return sp.expand(logit(keys["c1"]) - logit(keys["c2"])) == sp.ZeroMatrix(1, 1)
 
 
 @cache
 def _readout_linear() -> bool:
-    # the head's output at the query, (sum_j p_j W_E[c_j] W_V) W_O W_U, is sum_j p_j s(c_j) for matrices of
-    # any (symbolic) sizes; three terms stand for any number
+    # the head's output at the query, (sum_j p_j W_E[c_j] W_V) W_O W_U, is sum_j p_j s(c_j) for any number
+    # of terms (linear_map_of_sum: by induction) with W = W_V W_O W_U (matrix products associate)
     d, k, v = sp.symbols("d k v", positive=True, integer=True)
-    rows = [sp.MatrixSymbol(f"E{j}", 1, d) for j in range(3)]
+    row = sp.MatrixSymbol("S", 1, d)
     w_v, w_o, w_u = sp.MatrixSymbol("W_V", d, k), sp.MatrixSymbol("W_O", k, d), sp.MatrixSymbol("W_U", d, v)
-    p = sp.symbols("p0:3", real=True)
-    attended = sum((p[j] * rows[j] * w_v for j in range(3)), sp.ZeroMatrix(1, k))
-    readouts = sum((p[j] * (rows[j] * w_v * w_o * w_u) for j in range(3)), sp.ZeroMatrix(1, v))
-    return sp.expand(attended * w_o * w_u - readouts) == sp.ZeroMatrix(1, v)
+    associates = sp.expand((row * w_v) * w_o * w_u - row * (w_v * w_o * w_u)) == sp.ZeroMatrix(1, v)
+    return associates and linear_map_of_sum()
 
 
 @cache
@@ -130,13 +131,14 @@ def _smaller_of_two() -> bool:
 
 @cache
 def _averaging() -> bool:
-    keys = sp.Symbol("k", integer=True, positive=True)  # k = n - 1 >= 1 key positions
-    p_q, eps = sp.Symbol("p_Q", nonnegative=True), sp.Symbol("epsilon", positive=True)
-    # k key weights each above (1 - p_Q)/k by epsilon would sum to 1 - p_Q + k epsilon > 1 - p_Q, and each
-    # below it by epsilon to 1 - p_Q - k epsilon < 1 - p_Q
-    above = sp.cancel(keys * ((1 - p_q) / keys + eps) - (1 - p_q))
-    below = sp.cancel((1 - p_q) - keys * ((1 - p_q) / keys - eps))
-    return bool(above.is_positive) and bool(below.is_positive)
+    # k = n - 1 >= 1 key weights summing to 1 - p_Q: were every one above the mean (1 - p_Q)/k, by any
+    # excesses, they would sum to more than k (1 - p_Q)/k = 1 - p_Q (sum_beyond_count_times_bound: by
+    # induction on k); were every one below it, to less
+    keys = sp.Symbol("k", integer=True, positive=True)
+    p_q, total = sp.Symbol("p_Q", nonnegative=True), sp.Symbol("S", real=True)
+    whole = sp.cancel(keys * ((1 - p_q) / keys) - (1 - p_q)) == 0
+    exact = implies([sp.Eq(total, 1 - p_q)], [sp.Le(total, 1 - p_q), sp.Ge(total, 1 - p_q)])
+    return whole and exact and sum_beyond_count_times_bound()
 
 
 @cache
@@ -147,19 +149,21 @@ def _sign_picks_the_key() -> bool:
     return nonnegative(c * mean - c * (mean - a)) and nonnegative(-g * mean - (-g) * (mean + a))
 
 
-def readout_proof() -> list[ProofStep]:
-    """The theorem's steps (module docstring), every one machine-checked."""
+def _readout_steps() -> list[ProofStep]:
+    """The theorem's steps (module docstring) but their composition."""
     return [
         ProofStep(
             "positional-weights",
-            "every key is the same vector, so two contents at one position get the same RoPE logit: the "
-            "attention weights depend on the query token and the positions only",
+            "every key is the same vector, so two contents at one position get the same RoPE logit, for a "
+            "rotation of any number of planes: the attention weights depend on the query token and the "
+            "positions only",
             "sympy",
             _positional_weights,
         ),
         ProofStep(
             "readout-linear",
-            "the head's readout at the query, (sum_j p_j W_E[c_j] W_V) W_O W_U, is sum_j p_j s(c_j)",
+            "the head's readout at the query, (sum_j p_j W_E[c_j] W_V) W_O W_U, is sum_j p_j s(c_j) for any "
+            "number of terms (by induction on the number of terms, base and step in sympy)",
             "sympy",
             _readout_linear,
         ),
@@ -191,7 +195,8 @@ def readout_proof() -> list[ProofStep]:
         ProofStep(
             "mean-weight",
             "n - 1 key weights sum to 1 - p_Q, so the least is at most (1 - p_Q)/(n - 1) and the largest at "
-            "least that",
+            "least that (were all above, or all below, the sum would differ: k terms each above c sum to "
+            "more than k c, by induction on k)",
             "sympy",
             _averaging,
         ),
@@ -202,4 +207,66 @@ def readout_proof() -> list[ProofStep]:
             "sympy",
             _sign_picks_the_key,
         ),
+        definition_step(
+            "below-every-key",
+            "a bound below C(tau, o) p_t at every key position t is below their least, min_j C(tau, o) p_j: "
+            "margin_inf <= min_j C(tau, o) p_j",
+            "worst-above-a-common-bound",
+        ),
+        definition_step(
+            "least-key-term",
+            "min_j C(tau, o) p_j, a least value over keys, is at most C(tau, o) p_t at any one key t",
+            "worst-at-most-one-input",
+        ),
     ]
+
+
+_MI, _M1, _M2, _D1, _D2, _X, _Z, _XS, _Y, _C, _PS, _LEAST, _LARGEST, _MEAN = sp.symbols(
+    "margin_inf m_1 m_2 d_1 d_2 X Z X_s Y C p_s p_least p_largest mean", real=True
+)
+"""The chain's quantities: ``margin_inf``; the two inputs' margins and readout differences; ``X = C p_t``
+at an arbitrary key ``t``; ``Z = min_j C p_j``; ``X_s = C p_s`` at the key ``s`` the sign of ``C`` picks;
+``Y = C (1 - p_Q)/(n - 1)``; ``C``; the weights ``p_s``, the least and the largest key weight and their
+mean ``(1 - p_Q)/(n - 1)``."""
+
+_POSITIONAL, _WEIGHTS, _LINEAR = (
+    "the head is positional (every key the same vector)",
+    "the attention weights depend on the query token and the positions only",
+    "the readout is sum_j p_j s(c_j)",
+)
+
+
+def readout_chains() -> list[Chain]:
+    """The theorem's composition (module docstring) as two chains, ``C >= 0`` (``s`` the key of least
+    weight) and ``C <= 0`` (of largest weight), each from the statement's hypotheses to
+    ``margin_inf <= min_j C p_j <= C (1 - p_Q)/(n - 1)``. The first links hold at an arbitrary key ``t``
+    (``margin_inf <= C p_t``), so ``below-every-key`` takes the least over ``t``."""
+    common = (
+        Link("positional-weights", needs_facts=(_POSITIONAL,), gives_facts=(_WEIGHTS,)),
+        Link("readout-linear", gives_facts=(_LINEAR,)),
+        Link("margin-below-difference", gives=(sp.Le(_M1, _D1), sp.Le(_M2, _D2))),
+        Link("two-inputs", needs_facts=(_WEIGHTS, _LINEAR), gives=(sp.Eq(_D1 + _D2, 2 * _X),)),
+        Link("least-over-inputs", gives=(sp.Le(_MI, _M1), sp.Le(_MI, _M2))),
+        Link(
+            "smaller-of-two", needs=(sp.Le(_MI, _M1), sp.Le(_MI, _M2)), gives=(sp.Le(_MI, (_M1 + _M2) / 2),)
+        ),
+        Link("below-every-key", needs=(sp.Le(_MI, _X),), gives=(sp.Le(_MI, _Z),)),
+        Link("least-key-term", gives=(sp.Le(_Z, _XS),)),
+        Link("mean-weight", gives=(sp.Le(_LEAST, _MEAN), sp.Ge(_LARGEST, _MEAN))),
+    )
+    conclusion = (sp.Le(_MI, _Z), sp.Le(_Z, _Y))
+    chains = []
+    for name, sign, key, where in (
+        ("C >= 0", sp.Ge(_C, 0), sp.Eq(_PS, _LEAST), sp.Le(_PS, _MEAN)),
+        ("C <= 0", sp.Le(_C, 0), sp.Eq(_PS, _LARGEST), sp.Ge(_PS, _MEAN)),
+    ):
+        picks = Link("sign-picks-the-key", needs=(sign, where), gives=(sp.Le(_XS, _Y),))
+        chains.append(Chain(name, (sign, key), conclusion, (*common, picks), (_POSITIONAL,)))
+    return chains
+
+
+def readout_proof() -> list[ProofStep]:
+    """The theorem's steps (module docstring) and their composition, checked
+    (:func:`~ropeproof.theory._proof_chain.composition_step` over :func:`readout_chains`)."""
+    steps = _readout_steps()
+    return [*steps, composition_step("9.4", readout_chains(), steps)]

@@ -7,20 +7,24 @@ A proof is a list of :class:`ProofStep` s (docs/theory.md section 9). Each step 
   implication included, :func:`ropeproof.theory._order_facts.implies`);
 - ``"exhaustive"``: a computation over a finite set that is the whole of the step's statement (every
   residue class, every case of a finite family);
-- ``"interval"``: interval arithmetic over a finite set that is the whole of the step's statement;
+- ``"interval"``: interval arithmetic over a finite set, or over a whole compact interval by
+  branch-and-bound in Arb (:mod:`ropeproof.theory._arb_bounds`), that is the whole of the step's
+  statement (with any algebra it needs by sympy);
 - ``"definition"``: a literal restatement of a definition of docs/theory.md section 5 (the margin, the
   gap, a least or largest value), carried as a :class:`~ropeproof.theory._order_facts.Restatement` from
-  the reviewed list :data:`~ropeproof.theory._order_facts.DEFINITIONS` and checked exactly
-  (:func:`definition_step`); a step whose content is not such a restatement is not a definition;
+  the reviewed list :data:`~ropeproof.theory._order_facts.DEFINITIONS` and checked exactly, on three
+  generic terms and for every number of terms by a checked induction (:func:`definition_step`); a step
+  whose content is not such a restatement is not a definition;
 - ``"argument"``: argued in words in docs/theory.md, not machine-checked. An argued step may carry a
   check of part of its statement (``evidence`` says which part, such as a finite range); the check must
   pass, but the step stays argued.
 
 :func:`proof_level` grades a list: ``machine-checked`` when every step has a check that passed and none is
 argued; ``proved`` when, besides, some steps are argued (the written proof in docs/theory.md covers
-them); ``not proved`` when a check fails or a step that should carry a check has none. What the machine
-checks is every step's content; how the steps combine is written in docs/theory.md (no proof assistant
-checks the composition).
+them); ``not proved`` when a check fails or a step that should carry a check has none. How the steps
+combine is a step of its own, :func:`composition_step`: where no code checks that each step's conclusion
+is the next one's hypothesis and the last one's the statement, it is argued, and the proof is ``proved``
+at best.
 
 :func:`monotone_on` decides that a function does not decrease (or increase) on a closed interval from
 the exact range of its derivative there (sympy's ``AccumBounds``, which encloses ``sin`` and ``cos`` of an
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ropeproof.theory._counting_induction import holds_for_any_count
 from ropeproof.theory._order_facts import DEFINITIONS, Restatement, definition_holds
 
 SYMPY, EXHAUSTIVE, INTERVAL, DEFINITION, ARGUMENT = (
@@ -96,13 +101,36 @@ class ProofStep:
 
 def definition_step(name: str, statement: str, definition: str) -> ProofStep:
     """A definition step restating :data:`~ropeproof.theory._order_facts.DEFINITIONS` ``[definition]``,
-    checked exactly (:meth:`~ropeproof.theory._order_facts.Restatement.holds`)."""
+    checked exactly on three generic terms (:meth:`~ropeproof.theory._order_facts.Restatement.holds`) and
+    for every number of terms by induction
+    (:func:`~ropeproof.theory._counting_induction.holds_for_any_count`)."""
     if definition not in DEFINITIONS:
         raise ValueError(
             f"definition step {name!r}: definition={definition!r}; accepted: {sorted(DEFINITIONS)}"
         )
     return ProofStep(
-        name, statement, DEFINITION, lambda: definition_holds(definition), restatement=DEFINITIONS[definition]
+        name,
+        statement,
+        DEFINITION,
+        lambda: definition_holds(definition) and holds_for_any_count(definition),
+        restatement=DEFINITIONS[definition],
+    )
+
+
+COMPOSITION = "composition"
+"""The name of the step that combines a proof's other steps into its statement."""
+
+
+def composition_step(section: str) -> ProofStep:
+    """The argued step ``composition``: how the other steps combine into the statement is the written
+    proof of docs/theory.md section ``section``; no code checks that each step's conclusion is the next
+    one's hypothesis, so a proof that carries it is ``proved``, never ``machine-checked``."""
+    return ProofStep(
+        COMPOSITION,
+        f"the steps combine into the statement as the written proof of docs/theory.md section {section} says "
+        "(each step's conclusion the next one's hypothesis, the last one's the statement): argued in words, "
+        "not checked by code",
+        ARGUMENT,
     )
 
 

@@ -91,27 +91,34 @@ CLAIMS.add_correction(
         "head has a horizon uniform in |ALPH|",
         statement="Under reading (a) the opposite holds: for every |ALPH| >= 2 and every length n0 >= 3, one "
         "rotating plane solves partial induction at every length up to n0 + 1: [A]'s letter code at theta = "
-        "omega/(2 n0) (any theta with (2n - 3) theta < omega = 2 pi/|ALPH|) has worst margin exactly "
-        "min(2 sin(theta/2) sin(3 theta/2), margin_Retrieval(n)) > 0 there and fails at the next length. "
-        "What "
-        "one plane lacks is reading (b), a horizon that does not shrink as |ALPH| grows at a fixed theta: "
-        "the "
-        "letter code's horizon is the largest n with (2n - 3) theta < 2 pi/|ALPH|; whether every one-plane "
-        "head is so limited is open.",
+        "omega/(2 n0) (any theta > 0 with (2n - 3) theta < omega = 2 pi/|ALPH|) has worst margin exactly "
+        "min(2 sin(theta/2) sin(3 theta/2), margin_Retrieval(n)) > 0 at every length 3 <= n <= n0 + 1, "
+        "exactly cos theta - cos omega > 0 at n = 2 (where the only other position is the query's own key; "
+        "{margin_at_2} for |ALPH| = {alphabet}, n0 = {length}), and fails at the next length. What one plane "
+        "lacks is reading (b), a horizon that does not shrink as |ALPH| grows at a fixed theta: the letter "
+        "code's horizon is the largest n with (2n - 3) theta < 2 pi/|ALPH|; whether every one-plane head is "
+        "so limited is open.",
         latex=r"\operatorname{margin}_{\inf}(n)=\min\left(2\sin\tfrac{\theta}{2}\sin\tfrac{3\theta}{2},\ "
-        r"\operatorname{margin}^{\mathrm{Retrieval}}_{\inf}(n)\right)>0\quad\text{for }(2n-3)\theta<"
-        r"\frac{2\pi}{|\mathrm{ALPH}|}",
-        offset_statement="With n the largest offset the horizon reads (2n - 1) theta < omega.",
-        status="machine-checked",
-        range="every |ALPH| >= 2, theta > 0 and length n with (2n - 3) theta <= omega; rows: |ALPH| = "
-        "{alphabet}, theta = omega/{twice_length}, n = 2..{horizon}",
-        tightness="Equality at every length up to the horizon {horizon}: the target one position back "
-        "against "
-        "a later Y next to it, or the Retrieval witness; the margin at n = {length} ({margin_at_length}) is "
-        "also certified positive by interval arithmetic, and the next length fails.",
+        r"\operatorname{margin}^{\mathrm{Retrieval}}_{\inf}(n)\right)>0\quad\text{for }n\ge 3,\ (2n-3)\theta<"
+        r"\frac{2\pi}{|\mathrm{ALPH}|};\qquad\operatorname{margin}_{\inf}(2)=\cos\theta-\cos\omega",
+        offset_statement="With n the largest offset the horizon reads (2n - 1) theta < omega, the min form "
+        "holds "
+        "for n >= 2 and n = 1 has cos theta - cos omega.",
+        status="proved",
+        range="every |ALPH| >= 2, theta > 0 and length n >= 3 with (2n - 3) theta <= omega, and n = 2 (cos "
+        "theta - cos omega) with theta <= omega; rows: |ALPH| = {alphabet}, theta = omega/{twice_length}, "
+        "n = 2..{horizon}",
+        tightness="Equality at every length up to the horizon {horizon}: at n >= 3 the target one position "
+        "back against a later Y next to it, or the Retrieval witness; at n = 2 the target against the "
+        "query's "
+        "own key. The margin at n = {length} ({margin_at_length}) is also certified positive by interval "
+        "arithmetic, and the next length fails.",
         sketch="Each position is chosen independently, so the worst margin is the least target logit minus "
         "one competitor: a later Y at d + 1 (cos(d theta) - cos((d + 1) theta) = 2 sin((2d + 1) theta/2) "
-        "sin(theta/2), least at d = 1) or another letter, bounded by the competitor lemma as for Retrieval.",
+        "sin(theta/2), least at d = 1) or another letter, bounded by the competitor lemma as for Retrieval. "
+        "Argued steps: independent-positions (that independent positions reduce the worst input to "
+        "the least of the two competitors; its angle ranges are checked) and composition (how the steps "
+        "combine, docs/theory.md section 9.5).",
         compute=lambda ctx: ctx.store.get(
             PARTIAL_INDUCTION, alphabet=ctx.params["alphabet"], length=ctx.params["length"]
         ),
@@ -120,6 +127,7 @@ CLAIMS.add_correction(
             "horizon": 17,
             "rows": 16,
             "margin_at_length": Approx(0.0036107295329754763, rel=1e-9),
+            "margin_at_2": Approx(0.9987954562051724, rel=1e-12),
         },
     )
 )

@@ -123,7 +123,9 @@ CLAIMS.add_correction(
         sketch="Put the pair tau, then o, at any key position t, everything else the same: the weights are "
         "the same (positional), so the two margins are at most p_t A(tau, o) + R and p_t A(o, tau) - R, "
         "which sum to 2 C p_t. The n - 1 key weights sum to 1 - p_Q, so the least is at most (1 - p_Q)/(n - "
-        "1) and the largest at least that: t of least weight when C >= 0, of largest weight when C < 0.",
+        "1) and the largest at least that: t of least weight when C >= 0, of largest weight when C < 0. "
+        "The composition is checked too: two chains (C >= 0, C <= 0) whose links' "
+        "hypotheses follow from the earlier conclusions by linear real arithmetic.",
         compute=lambda ctx: ctx.store.get(READOUT, **ctx.params),
         params={
             "alphabet": 4,

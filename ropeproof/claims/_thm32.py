@@ -360,7 +360,7 @@ CLAIMS.add_correction(
         r"\min\left(1-\cos\theta,\ 1-\cos\frac{2\pi}{n}\right)",
         offset_statement="With n the largest offset (the length minus 1): Delta(n) <= min(1 - cos theta, "
         "1 - cos(2 pi/(n + 1))), attained at theta = 2 pi/(n + 1).",
-        status="machine-checked",
+        status="proved",
         range="every theta and every length n >= 2; rows: theta = {theta}, n = 2..{max_n}",
         tightness="For every n the angle theta = 2 pi/n attains both terms (query s = n - 1, target at "
         "position "
@@ -371,7 +371,8 @@ CLAIMS.add_correction(
         "so "
         "one arc is at most 2 pi/n; its ends differ by an offset 1 <= m <= n - 1 whose gap is at most "
         "1 - cos(2 pi/n), since 1 - cos increases on [0, pi]. At theta = 2 pi/n every gap is "
-        "2 sin(pi m/n)^2 >= 2 sin(pi/n)^2.",
+        "2 sin(pi m/n)^2 >= 2 sin(pi/n)^2. Argued step: composition (how the checked steps combine, "
+        "docs/theory.md section 9.1).",
         compute=lambda ctx: ctx.store.get(
             INDEX_FIXED_THETA, theta=ctx.params["theta"], max_n=ctx.params["max_n"]
         ),
@@ -415,7 +416,9 @@ CLAIMS.add_correction(
         "theta = 2 pi/n every gap is 2 sin(pi m/n)^2 >= 2 sin(pi/n)^2. Equality forces all n arcs to be 2 "
         "pi/n: the points are the regular n-gon, so theta = 2 pi k/n, and a common factor of k and n would "
         "repeat a point. That every unit k attains is Euclid's lemma (argued; checked exhaustively for n <= "
-        "256).",
+        "256). Argued steps: attaining-angles (Euclid's lemma, above) and composition (how the steps "
+        "combine, "
+        "docs/theory.md section 9.1).",
         compute=lambda ctx: ctx.store.get(
             INDEX_BEST_THETA, max_n=ctx.params["max_n"], certified_up_to=ctx.params["certified_up_to"]
         ),
@@ -445,7 +448,7 @@ CLAIMS.add_correction(
         latex=r"\Delta(n)=\min_{1\le m\le M}\left(1-\cos m\theta\right)\le\min\left(1-\cos\theta,\ "
         r"1-\cos\frac{2\pi}{M+1}\right),\quad M=\left\lceil\frac{n-1}{2}\right\rceil",
         offset_statement="With n the largest offset: the same with M = ceil(n/2).",
-        status="machine-checked",
+        status="proved",
         range="every theta and every length n >= 2; rows: theta = {theta}, n = 2..{max_n}",
         tightness="theta = 2 pi/(M + 1) attains both terms (query s = M, target at n - 1 - M); at theta = "
         "{theta} "
@@ -454,7 +457,7 @@ CLAIMS.add_correction(
         sketch="The largest gap puts the target where its farthest key is closest, M = ceil((n - 1)/2) "
         "offsets "
         "away; the M + 1 points m theta (m = 0 .. M) leave an arc of at most 2 pi/(M + 1), as for the "
-        "margin.",
+        "margin. Argued step: composition (how the checked steps combine, docs/theory.md section 9.1).",
         compute=lambda ctx: ctx.store.get(
             INDEX_LARGEST_GAP, theta=ctx.params["theta"], max_n=ctx.params["max_n"]
         ),
@@ -487,7 +490,7 @@ CLAIMS.add_correction(
         offset_statement="With n the largest offset, [A]'s bound 1 - cos(omega - n theta) holds as stated "
         "for "
         "every n >= 2; only n = 1, where the query's own key is the only competitor, needs 1 - cos omega.",
-        status="machine-checked",
+        status="proved",
         range="every theta >= 0 and every length n >= 2 (the smallest gap: lengths below n*); rows: "
         "|ALPH| = {alphabet}, theta = {theta} and theta = 0, n = 2..{max_n}",
         tightness="theta = 0 attains the bound at every length; for 3 <= n < n* the bound exceeds the exact "
@@ -498,7 +501,8 @@ CLAIMS.add_correction(
         "the "
         "letter phi(Y) + 1 at n - 1 gives cos((n - 2) theta) - cos(omega - (n - 1) theta) = "
         "[1 - cos(omega - (n - 1) theta)] - 2 sin((n - 2) theta/2)^2. Every competitor scores at most "
-        "cos(omega - d theta) at distance d while d theta <= omega, which gives the exact value.",
+        "cos(omega - d theta) at distance d while d theta <= omega, which gives the exact value. Argued "
+        "step: composition (how the checked steps combine, docs/theory.md section 9.2).",
         compute=lambda ctx: ctx.store.get(RETRIEVAL_MARGIN, **ctx.params),
         params={"alphabet": ALPHABET, "theta": RETRIEVAL_THETA, "max_n": LENGTHS},
         pins={
@@ -529,7 +533,7 @@ CLAIMS.add_correction(
         offset_statement="With n the largest offset the same values sit at length n + 1; neither reading of "
         "n "
         "brings them under [A]'s bound.",
-        status="machine-checked",
+        status="proved",
         range="even |ALPH| >= 4, theta >= 0 and (n - 1) theta <= omega/2; rows: |ALPH| = {alphabet}, "
         "theta = {theta} and theta = 0, n = 2..{max_n}",
         tightness="Equality at every length: the input with the target at distance 1 and the opposite letter "
@@ -539,7 +543,8 @@ CLAIMS.add_correction(
         "score "
         "while d theta <= omega/2; the target, at least cos(omega/2), stays on top; so the largest gap puts "
         "the "
-        "target at distance 1 and the opposite letter everywhere else, the farthest at n - 1.",
+        "target at distance 1 and the opposite letter everywhere else, the farthest at n - 1. Argued step: "
+        "composition (how the checked steps combine, docs/theory.md section 9.3).",
         compute=lambda ctx: ctx.store.get(RETRIEVAL_LARGEST_GAP, **ctx.params),
         params={"alphabet": ALPHABET, "theta": RETRIEVAL_THETA, "max_n": LENGTHS},
         pins={

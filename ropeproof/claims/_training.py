@@ -118,8 +118,8 @@ CONFIGURATION_PINS = {"seeds_in_a_configuration": [3]}
     pins=CONFIGURATION_PINS,
     meaning=(
         "Which shipped paper seeds follow [A]'s stated configuration (seeds {seeds_in_a_configuration}); "
-        "the others' deviations: {deviations_said}. Every seed shares the differences no configuration "
-        "removes: {remaining_said}"
+        "the others' deviations: {deviations_said}. Every seed shares the differences, and the choices "
+        "where [A] is silent, that no configuration removes: {remaining_said}"
     ),
 )
 def _configuration(ctx: CheckContext) -> Outcome:

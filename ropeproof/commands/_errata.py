@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for e in errata["corrections"]:
             flag = f" REGRESSION: {e['regression']}" if e["regression"] else ""
-            print(f"{e['id']:32s} {e['status']:10s} corrects {', '.join(e['corrects'])}{flag}")
+            argued = f" (argued: {', '.join(e['argued_steps'])})" if e.get("argued_steps") else ""
+            print(f"{e['id']:32s} {e['status']:10s} corrects {', '.join(e['corrects'])}{argued}{flag}")
         for m in errata["no_correction"]:
             print(f"{m['claim']:32s} no correction yet: {m['reason']}")
         if args.out is not None:

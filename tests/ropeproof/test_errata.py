@@ -79,12 +79,14 @@ def test_errata_json_lists_every_correction_with_its_fields(capsys: pytest.Captu
         assert e["argued_steps"] == argued and (e["status"] == "proved") == bool(argued), e["id"]
     for cid in INDEX_CORRECTIONS:  # the Index correction: for every n under both conventions
         assert "largest offset" in entries[cid]["offset_statement"] and "every" in entries[cid]["range"]
+    # no code checks how the steps combine: the composition is argued, so every correction is proved
     assert {cid: entries[cid]["status"] for cid in INDEX_CORRECTIONS} == {
-        "thm3.2.index.fixed-theta": "machine-checked",
-        "thm3.2.index.best-theta": "proved",  # every unit attains: Euclid's lemma, argued
-        "thm3.2.index.largest-gap": "machine-checked",
+        "thm3.2.index.fixed-theta": "proved",
+        "thm3.2.index.best-theta": "proved",  # and every unit attains: Euclid's lemma, argued
+        "thm3.2.index.largest-gap": "proved",
     }
-    assert entries["thm3.2.index.best-theta"]["argued_steps"] == ["attaining-angles"]
+    assert entries["thm3.2.index.fixed-theta"]["argued_steps"] == ["composition"]
+    assert entries["thm3.2.index.best-theta"]["argued_steps"] == ["attaining-angles", "composition"]
     best = entries["thm3.2.index.best-theta"]
     assert best["rows"][0] == [2, 2.0, 2.0] and best["figures"]["ratio_at_max_n"] == pytest.approx(
         3.99868, rel=1e-5
@@ -153,7 +155,7 @@ def test_a_changed_status_or_pin_fails_strict(
     code, doc = _errata(["--quick", "--strict"], capsys)
     assert code == 1 and doc["regressions"] == ["thm3.2.retrieval.margin"]
     entry = next(e for e in doc["corrections"] if e["id"] == "thm3.2.retrieval.margin")
-    assert entry["regression"].startswith("declared certified, established machine-checked")
+    assert entry["regression"].startswith("declared certified, established proved")
 
     best = next(c for c in registered_corrections() if c.id == "thm3.2.index.best-theta")
     pins = {**best.pins, "ratio_at_max_n": Approx(3.9, rel=1e-9)}

@@ -32,7 +32,7 @@ def test_the_value_and_the_readings_are_machine_checked(proof) -> None:
     assert level == MACHINE_CHECKED, summary
     table = steps_table(steps)
     assert all(r["status"] == "checked" for r in table)
-    assert {r["method"] for r in table} <= {"sympy", DEFINITION}
+    assert {r["method"] for r in table} <= {"sympy", "interval", DEFINITION}  # ratio-increasing: Arb
 
 
 def test_which_angles_attain_has_one_argued_step_checked_up_to_its_range() -> None:

@@ -1,6 +1,6 @@
 """The positional readout bound (docs/theory.md section 9.4): its proof's steps pass, and on random
 positional heads every Retrieval input of small lengths, enumerated, keeps the worst readout margin under
-C * min_j p_j."""
+the per-query bound min_j C p_j(Q)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof.machinery._errors import InputError
-from ropeproof.theory._positional_readout import pair_constant, readout_proof
+from ropeproof.theory._positional_readout import pair_constant, readout_chains, readout_proof
 from ropeproof.theory._proof_checks import MACHINE_CHECKED, proof_level
 
 LETTERS = 3
@@ -20,9 +20,12 @@ RIGHTS = LETTERS + 1  # a pair's right element: a letter, or the integer 1
 TOKENS = [(left, right) for left in range(LETTERS) for right in range(RIGHTS)]
 
 
-def test_the_proof_passes() -> None:
-    level, summary = proof_level(readout_proof())
-    assert level == MACHINE_CHECKED, summary
+def test_the_proof_passes_with_its_composition_checked() -> None:
+    """Every step passes its check, the composition included (two chains, C >= 0 and C <= 0)."""
+    steps = readout_proof()
+    assert proof_level(steps) == (MACHINE_CHECKED, "11/11 steps machine-checked (4 definitions)")
+    assert steps[-1].name == "composition" and steps[-1].method == "sympy"
+    assert [c.name for c in readout_chains()] == ["C >= 0", "C <= 0"]
 
 
 def _worst_margin(readout: np.ndarray, weights: dict[int, np.ndarray], n: int) -> float:

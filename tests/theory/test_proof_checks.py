@@ -8,11 +8,13 @@ import pytest
 import sympy as sp
 
 from ropeproof.theory._proof_checks import (
+    COMPOSITION,
     MACHINE_CHECKED,
     NOT_PROVED,
     PROVED,
     ProofStep,
     argued_steps,
+    composition_step,
     definition_step,
     monotone_on,
     proof_level,
@@ -56,6 +58,17 @@ def test_levels() -> None:
     assert [r["status"] for r in steps_table(argued)] == ["checked", "checked", "argued, not checked"]
     with pytest.raises(ValueError, match="definition='nosuch'"):
         definition_step("x", "x", "nosuch")
+
+
+def test_an_argued_composition_makes_every_checked_proof_proved() -> None:
+    """How the steps combine is a step: argued, it keeps a proof whose every other step is checked from
+    ``machine-checked`` and is named among the argued steps."""
+    checked = [ProofStep("identity", "1 = 1", "sympy", lambda: True)]
+    assert proof_level(checked)[0] == MACHINE_CHECKED
+    composed = [*checked, composition_step("9.2")]
+    level, summary = proof_level(composed)
+    assert level == PROVED and summary.endswith(f"argued in docs/theory.md: {COMPOSITION}")
+    assert "section 9.2" in composed[-1].statement and not composed[-1].machine_checked
 
 
 def test_monotone_and_sign_from_exact_ranges() -> None:

@@ -5,9 +5,10 @@ A :class:`CorrectionData` holds one or more :class:`Series` (one per parameter s
 correction's headline, whose rows ``[n, corrected, exact]`` are pinned and printed). Its
 :meth:`~CorrectionData.established` status says what the computation supports:
 
-- ``machine-checked`` when every proof step is checked and passes, none argued, and every numeric check
-  agrees; ``proved`` when, besides, some steps are argued in docs/theory.md
-  (:func:`ropeproof.theory._proof_checks.proof_level` names them);
+- ``machine-checked`` when every proof step, their composition included, is checked and passes, none
+  argued, and every numeric check agrees; ``proved`` when, besides, some steps are argued in
+  docs/theory.md (:func:`ropeproof.theory._proof_checks.proof_level` names them; the composition is one
+  wherever no code checks how the steps combine);
 - ``certified`` (basis ``"interval"``) or ``conjectured`` (basis ``"numerical"``) when there is no proof
   and the checks agree;
 - otherwise a sentence naming the step or check that failed.

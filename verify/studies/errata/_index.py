@@ -37,7 +37,7 @@ from ropeproof.theory._one_plane_optimum import (
     optimum_proof,
     readings_steps,
 )
-from ropeproof.theory._proof_checks import ProofStep
+from ropeproof.theory._proof_checks import ProofStep, composition_step
 from ropeproof.theory._trig_identity import vanishes_identically
 from ropeproof.verify.measure.exact._certified import arb_precision
 from ropeproof.verify.measure.exact._explain import index_explanation
@@ -107,14 +107,17 @@ def index_link_steps() -> list[ProofStep]:
 
 def index_proof() -> list[ProofStep]:
     """The fixed-angle and largest-gap corrections' proof: the link to the construction, the readings and
-    the value of :mod:`ropeproof.theory._one_plane_optimum`, every step machine-checked."""
-    return [*index_link_steps(), *readings_steps(), *optimum_proof()]
+    the value of :mod:`ropeproof.theory._one_plane_optimum`, and their composition (argued,
+    :func:`~ropeproof.theory._proof_checks.composition_step`)."""
+    return [*index_link_steps(), *readings_steps(), *optimum_proof(), composition_step("9.1")]
 
 
 def best_theta_proof() -> list[ProofStep]:
-    """The best-angle correction's proof: :func:`index_proof` and which angles attain
-    (:func:`~ropeproof.theory._one_plane_optimum.attaining_angles_proof`, one argued step)."""
-    return [*index_proof(), *attaining_angles_proof()]
+    """The best-angle correction's proof: the steps of :func:`index_proof`, which angles attain
+    (:func:`~ropeproof.theory._one_plane_optimum.attaining_angles_proof`, Euclid's lemma argued) and their
+    composition (argued)."""
+    steps = [*index_link_steps(), *readings_steps(), *optimum_proof(), *attaining_angles_proof()]
+    return [*steps, composition_step("9.1")]
 
 
 def index_witness_tokens(n: int, s: int, competitor_offset: int = 1) -> list[str]:

@@ -49,6 +49,7 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
     said = np.where(n == length, 0.0, np.nan)
     s = Series(f"|ALPH| = {alphabet}, theta = omega/{2 * length}", n, margins[:-1], said, said, closed)
     lo, hi = certified_one_plane_margin(head, length)
+    n2_margin = math.cos(theta) - math.cos(2 * math.pi / alphabet)
     witness = {
         "head": head.as_dict(),
         "n": length,
@@ -62,8 +63,8 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
         quantity=f"worst margin of the one-plane letter code on partial induction, |ALPH| = {alphabet}",
         reported_label="[B] reading (a): no one-plane head solves every input at a fixed length (margin <= "
         "0)",
-        corrected_label="min(2 sin(theta/2) sin(3 theta/2), margin_Retrieval(n)) > 0 while (2n - 3) theta < "
-        "omega",
+        corrected_label="min(2 sin(theta/2) sin(3 theta/2), margin_Retrieval(n)) > 0 for n >= 3 while "
+        "(2n - 3) theta < omega; cos theta - cos omega at n = 2",
         kind="equality",
         series=[s],
         witness=witness,
@@ -73,6 +74,8 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
             == top,
             "the margin at the fixed length is certified positive by interval arithmetic": lo > 0,
             f"the fixed length {length} is inside the horizon": length <= top,
+            "at n = 2 the exact margin is cos theta - cos omega (the query's own key the only "
+            "competitor)": bool(abs(margins[0] - n2_margin) <= 1e-12 * abs(n2_margin)),
         },
         figures={
             "alphabet": alphabet,
@@ -80,6 +83,7 @@ def partial_induction_correction(alphabet: int = ALPHABET, length: int = LENGTH)
             "theta": theta,
             "horizon": top,
             "margin_at_length": float(margins[length - 2]),
+            "margin_at_2": float(margins[0]),
         },
         failure={
             "n": length,

@@ -4,10 +4,12 @@
 :func:`ropeproof.constructions._counterexamples.positional_retrieval_construction` (period ``N``: the query
 attends to itself with one logit and to every other position with another) and compares, at each length,
 its exact worst readout margin
-(:func:`ropeproof.verify.measure.exact._readout_margin.content_independent_readout_margin`) with the bound
-that
-every positional head obeys (:mod:`ropeproof.theory._positional_readout`): ``C * min_j p_j``, the least
-key weight times the head's pair constant.
+(:func:`ropeproof.verify.measure.exact._readout_margin.content_independent_readout_margin`) with the
+bound that
+every positional head obeys (:mod:`ropeproof.theory._positional_readout`): per query token ``Q`` asking for
+a letter ``Y`` and pairs ``tau != o`` of left letter ``Y``, ``min_j C(tau, o) p_j(Q)`` over ``Q``'s key
+weights ``p_j(Q)``, which is ``C min_j p_j(Q)`` when ``C >= 0`` (the key of largest weight when ``C < 0``),
+least over the queries and pairs.
 """
 
 from __future__ import annotations
@@ -112,9 +114,10 @@ def readout_correction(
     bonus: float = BONUS,
     store: ResultStore | None = None,
 ) -> CorrectionData:
-    """The positional head's exact worst readout margin at each length against the bound ``C min_j p_j``
-    that every positional head obeys, and against the remark's "cannot" (a margin ``<= 0``); the head
-    comes from ``store`` (default a fresh one)."""
+    """The positional head's exact worst readout margin at each length against the per-query bound
+    ``min_j C(tau, o) p_j(Q)`` (``C min_j p_j(Q)`` when ``C >= 0``) that every positional head obeys,
+    and against the remark's "cannot" (a margin ``<= 0``); the head comes from ``store`` (default a fresh
+    one)."""
     n = np.array(sorted({int(x) for x in lengths}))
     if n.size == 0 or n[0] < 2:
         raise InputError(f"lengths={list(lengths)!r} must be a non-empty list of integers >= 2")

@@ -42,12 +42,33 @@ REVIEWED_DEFINITIONS: dict[str, str] = {
     "best-competitor-below-a-bound": "best-below-a-common-bound",
     "best-above-one-competitor": "best-at-least-one",
     "margin-below-difference": "margin-at-most-one-competitor",
+    "below-every-key": "worst-above-a-common-bound",
+    "least-key-term": "worst-at-most-one-input",
 }
 """Every definition step of every correction, by step name, and the definition it restates (reviewed:
 a new definition step fails the test until it is added here)."""
 
-ARGUED: dict[str, list[str]] = {cid: [] for cid in PROOFS} | {"thm3.2.index.best-theta": ["attaining-angles"]}
-"""The argued steps of each correction (every other step is machine-checked)."""
+ARGUED: dict[str, list[str]] = {cid: ["composition"] for cid in PROOFS} | {
+    "thm3.2.index.best-theta": ["attaining-angles", "composition"],
+    "partial-induction.one-plane": ["independent-positions", "composition"],
+    "remark3.1.positional-readout": [],
+}
+"""The argued steps of each correction (every other step is machine-checked): ``composition`` is argued
+wherever no chain checks how the steps combine (all but the readout correction)."""
+
+ONCE_ON_TRUST = (
+    "ratio-increasing",
+    "averaging",
+    "above-the-bound",
+    "readout-linear",
+    "positional-weights",
+    "mean-weight",
+    "worst-input",
+    "switch",
+)
+"""Steps whose check once covered only part of their statement (issue 45): each is now checked over its
+whole domain (a sympy fact for every value, an induction for any number of terms, or interval
+branch-and-bound over a compact interval), never argued."""
 
 
 @pytest.mark.parametrize("cid", sorted(PROOFS))
@@ -119,6 +140,50 @@ def test_the_status_table_matches_the_registered_corrections() -> None:
         row = next(line for line in section.splitlines() if line.startswith(f"| `{c.id}` |"))
         assert row.split("|")[2].strip() == c.status, c.id
         assert all(f"`{name}`" in row for name in argued) and (("none" in row) == (not argued)), c.id
+        assert [n for n in argued if n not in c.sketch] == [], f"{c.id}: the text does not name {argued}"
+
+
+def test_the_steps_once_on_trust_are_checked_over_their_whole_domain() -> None:
+    found = {s.name: s for steps in (f() for f in PROOFS.values()) for s in steps if s.name in ONCE_ON_TRUST}
+    assert sorted(found) == sorted(ONCE_ON_TRUST)
+    assert all(s.method != ARGUMENT and s.run() is True for s in found.values())
+    assert found["ratio-increasing"].method == "interval"  # Arb branch-and-bound on sin x / x's slope
+
+
+def test_a_declared_machine_checked_correction_with_an_argued_step_is_refused() -> None:
+    """Plant an argued step in a correction declared machine-checked: the run establishes ``proved``,
+    which is a regression of the declared status, and so fails ``--strict``; no registered correction
+    declares ``machine-checked`` with an argued step."""
+    import dataclasses
+
+    from ropeproof.claims import registered_corrections
+    from ropeproof.claims._corrections import run_correction
+    from ropeproof.claims._registry import CheckContext
+    from ropeproof.machinery._result_store import ResultStore
+    from ropeproof.verify.studies.errata._index import index_fixed_theta
+
+    checked = [s for s in PROOFS["thm3.2.index.fixed-theta"]() if s.method != ARGUMENT]
+    assert proof_level(checked)[0] == MACHINE_CHECKED
+    planted = [*checked, ProofStep("planted", "a step argued in words", ARGUMENT)]
+    assert proof_level(planted) == (PROVED, proof_level(planted)[1])
+    assert "planted" in proof_level(planted)[1]
+
+    fixed = next(c for c in registered_corrections() if c.id == "thm3.2.index.fixed-theta")
+
+    def with_plant(ctx: CheckContext) -> object:
+        data = index_fixed_theta(theta=ctx.params["theta"], max_n=12)
+        return dataclasses.replace(data, proof=planted)
+
+    declared = dataclasses.replace(fixed, status="machine-checked", compute=with_plant)
+    import torch
+
+    ctx = CheckContext(torch.device("cpu"), torch.float64, quick=True, store=ResultStore())
+    result = run_correction(declared, ctx)
+    assert result.established == PROVED
+    assert result.regression is not None and result.regression.startswith("declared machine-checked")
+    for c in registered_corrections():
+        if c.status == MACHINE_CHECKED:
+            assert not [s for s in PROOFS[c.id]() if s.method == ARGUMENT], c.id
 
 
 def test_the_euclid_range_is_stated_as_checked() -> None:

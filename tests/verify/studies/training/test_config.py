@@ -138,3 +138,115 @@ def test_the_training_guide_states_a_configuration_as_it_is() -> None:
     ):
         assert phrase in text, phrase
     assert a["activation"] == "gelu" and PAPER.activation == "gelu"
+
+
+def _theory_section_6() -> str:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[4] / "docs" / "theory.md").read_text()
+    start = page.index("## 6. Multi-hop models and [A]'s training")
+    return " ".join(page[start : page.index("## 7.", start)].split())
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def test_theory_section_6_states_the_shipped_paper_runs_as_their_records_hold_them() -> None:
+    """docs/theory.md section 6's model and training numbers are those of the shipped paper runs' records:
+    the seeds in [A]'s configuration for every field, the seeds trained before with their n_positions."""
+    import re
+
+    from ropeproof.verify.studies.training._judging import TASKS, seeds_of, shipped_record
+
+    records = {
+        (task, seed): shipped_record(task, "paper", seed).config
+        for seed in seeds_of("paper")
+        for task in TASKS
+    }
+    in_a = {k: c for k, c in records.items() if c.n_positions == 128 and c.activation == "gelu"}
+    before = {k: c for k, c in records.items() if k not in in_a}
+    assert in_a and before  # both kinds are shipped, and the page speaks of both
+    text = _theory_section_6()
+    fields = {
+        r"with (\d+) layers, one head per layer": ("n_layer",),
+        r"`n_embd = (\d+)`": ("n_embd",),
+        r"GELU MLP of width (\d+)": ("n_inner",),
+        r"dropout ([\d.]+),": ("dropout",),
+        r"layer-norm epsilon ([\de.-]+)": ("layer_norm_epsilon",),
+        r"configuration uses \[A\]'s `n_positions = ([\d,]+)`": ("n_positions",),
+        r"learning rate ([\de.-]+)": ("lr",),
+        r"betas \(([\d.]+), ([\d.]+)\)": ("betas",),
+        r"weight decay ([\de.-]+)\)": ("weight_decay",),
+        r"schedule with (\d+) warm-up steps": ("warmup_steps",),
+        r"batch (\d+),": ("batch_size",),
+        r"a checkpoint every (\d+) steps up to ([\d,]+)": ("checkpoint_every", "steps"),
+        r"split ([\d,]+) / ([\d,]+) /": ("training_set", "eval_prompts"),
+    }
+    for pattern, names in fields.items():
+        found = re.search(pattern, text)
+        assert found is not None, pattern
+        said = [_number(g) for g in found.groups()]
+        for config in in_a.values():
+            held = list(config.betas) if names == ("betas",) else [getattr(config, n) for n in names]
+            assert said == held, (pattern, said, held)
+    seeds = re.search(r"shipped paper seeds? (\d+) to (\d+) were trained with `n_positions = ([\d,]+)`", text)
+    assert seeds is not None
+    low, high, positions = (int(_number(g)) for g in seeds.groups())
+    assert {seed for _task, seed in before} == set(range(low, high + 1))
+    assert {c.n_positions for c in before.values()} == {positions}
+    assert {seed for _task, seed in in_a} == {
+        int(s) for s in re.findall(r"\(shipped paper seeds? (\d+)\)", text)
+    }
+    # no other n_positions anywhere in the section
+    stated = {int(_number(x)) for x in re.findall(r"n_positions = ([\d,]+)", text)}
+    assert stated == {c.n_positions for c in records.values()}
+
+
+def test_the_silent_choices_and_the_float16_storage_are_listed_as_the_code_makes_them() -> None:
+    """Each sentence of :data:`PAPER_DEVIATIONS` about a choice where [A] is silent is what the code does:
+    the shipped weights are float16 files, AdamW decays exactly the tensors of 2 or more dimensions, no
+    step clips a gradient, and the validation stream's seeds are not the training stream's."""
+    pytest.importorskip("transformers")
+    import json
+    from pathlib import Path
+
+    import torch
+
+    from ropeproof.verify.studies.training import _trainer as trainer
+    from ropeproof.verify.studies.training._config import PAPER_DEVIATIONS
+    from ropeproof.verify.studies.training._data import TRAIN, VALIDATION, stream_seed
+    from ropeproof.verify.studies.training._trainer import new_run, train_step
+
+    said = " ".join(PAPER_DEVIATIONS)
+    for phrase in ("stored rounded to float16", "No gradient clipping", "tensors of 2 or more dimensions",
+                   "seeded apart from the training stream", "per-layer pure-heads reading"):  # fmt: skip
+        assert phrase in said, phrase
+    shipped = Path(trainer.__file__).resolve().parent / "shipped"
+    dirs = [d for d in shipped.iterdir() if (d / "config.json").is_file()]
+    assert dirs and all(json.loads((d / "config.json").read_text())["dtype"] == "float16" for d in dirs)
+    for d in dirs:  # the safetensors header names every tensor's dtype
+        raw = (d / "model.safetensors").read_bytes()
+        header = json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")])
+        assert {v["dtype"] for k, v in header.items() if k != "__metadata__"} == {"F16"}, d
+    tiny = dataclasses.replace(PAPER, n_layer=2, batch_size=8, score_prompts=0)
+    run = new_run("number", tiny, 0, torch.device("cpu"))
+    groups = run.optimizer.param_groups
+    decayed = {id(p) for g in groups if g["weight_decay"] > 0 for p in g["params"]}
+    assert decayed == {id(p) for p in run.model.parameters() if p.ndim >= 2}
+    assert decayed and any(p.ndim < 2 for p in run.model.parameters())
+    # no clipping: torch's clipping functions are never called in a step, and the trainer names none
+    import inspect
+
+    calls: list[str] = []
+    originals = {name: getattr(torch.nn.utils, name) for name in ("clip_grad_norm_", "clip_grad_value_")}
+    for name, original in originals.items():
+        setattr(torch.nn.utils, name, lambda *a, _n=name, _f=original, **k: calls.append(_n) or _f(*a, **k))
+    try:
+        train_step(run)
+    finally:
+        for name, original in originals.items():
+            setattr(torch.nn.utils, name, original)
+    assert "clip" not in inspect.getsource(trainer)
+    assert calls == []
+    assert all(stream_seed(0, VALIDATION, k) != stream_seed(0, TRAIN, k) for k in range(64))
