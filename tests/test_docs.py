@@ -187,16 +187,15 @@ def test_the_api_pages_name_each_object_once() -> None:
 
 
 @pytest.fixture(scope="module")
-def sphinx_roles():
-    """The roles extension, run on the whole package as the site build runs it."""
+def sphinx_roles(tmp_path_factory: pytest.TempPathFactory):
+    """The roles extension, run on the whole package as the site build runs it (on a source tree of its
+    own: a site build in another worker rebuilds ``build/api-src``)."""
     pytest.importorskip("griffe")
     import griffe
 
-    _hook("api_sources").build_tree()
+    sources = _hook("api_sources").build_tree(dest=tmp_path_factory.mktemp("api-src"))
     extension = _hook("sphinx_roles").SphinxRoles()
-    loader = griffe.GriffeLoader(
-        search_paths=[str(ROOT / "build" / "api-src")], extensions=griffe.load_extensions(extension)
-    )
+    loader = griffe.GriffeLoader(search_paths=[str(sources)], extensions=griffe.load_extensions(extension))
     package = loader.load("ropeproof", try_relative_path=False)
     return extension, package
 
