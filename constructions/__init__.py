@@ -1,21 +1,43 @@
-"""Compilation: symbolic constructions become explicit attention weights.
+"""Compilation: symbolic constructions become explicit attention weights (no torch).
 
-- :mod:`ropeproof.constructions._paper`: [A]'s constructions and the paper's constants;
-- :mod:`ropeproof.constructions._compile`: a :class:`~ropeproof.theory._construction.Construction`
-  becomes a :class:`~ropeproof.constructions._head.CompiledHead` (every entry evaluated from sympy);
-- :mod:`ropeproof.constructions._head`: the compiled head (numpy matrices and a RoPE spec) and its
-  on-disk form (``head.json`` and ``weights.safetensors``);
-- :mod:`ropeproof.constructions._multihop_programs`: [A]'s multi-hop solvers as symbolic programs, and
-  :mod:`ropeproof.constructions._multihop_compile`: their per-layer weights (``CompiledModel``).
-
-Nothing here imports torch; :mod:`ropeproof.verify` runs the heads.
+[A]'s constructions (:func:`index_construction`, :func:`retrieval_construction`,
+:func:`reflexive_construction`), a :class:`~ropeproof.theory.Construction` compiled to a
+:class:`CompiledHead` (:func:`compile_construction`; every entry evaluated from sympy) and read back
+from disk (:func:`load_head`), and [A]'s multi-hop solvers as programs (:func:`checkpoint_program`)
+compiled layer by layer (:func:`compile_program`, :class:`CompiledModel`). :mod:`ropeproof.verify` runs
+them. The modules are private (``constructions/_*.py``).
 """
 
 from __future__ import annotations
 
-from ropeproof.constructions._head import CompiledHead, load_head
+from typing import TYPE_CHECKING
 
-load = load_head
-"""``load(path)``: read a head saved with ``CompiledHead.save`` (see :mod:`ropeproof.constructions._head`)."""
+from ropeproof.machinery._lazy import lazy_exports
 
-__all__ = ["CompiledHead", "load"]
+_EXPORTS: dict[str, str] = {
+    "index_construction": "ropeproof.constructions._paper",
+    "retrieval_construction": "ropeproof.constructions._paper",
+    "reflexive_construction": "ropeproof.constructions._paper",
+    "compile_construction": "ropeproof.constructions._compile",
+    "CompiledHead": "ropeproof.constructions._head",
+    "load_head": "ropeproof.constructions._head",
+    "checkpoint_program": "ropeproof.constructions._multihop_programs",
+    "CompiledModel": "ropeproof.constructions._multihop_compile",
+    "compile_program": "ropeproof.constructions._multihop_compile",
+}
+"""Each public name and the module that defines it; loaded on first use."""
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_public_api.py: the same)
+    from ropeproof.constructions._compile import compile_construction
+    from ropeproof.constructions._head import CompiledHead, load_head
+    from ropeproof.constructions._multihop_compile import CompiledModel, compile_program
+    from ropeproof.constructions._multihop_programs import checkpoint_program
+    from ropeproof.constructions._paper import (
+        index_construction,
+        reflexive_construction,
+        retrieval_construction,
+    )
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -103,8 +103,7 @@ print(result.logits.shape, result.pattern[0, -1].argmax().item(), tasks[0].targe
 # judges it: the `pi^2 / (2 n^2)` term is first exceeded at `n = 4`.
 
 # %%
-from ropeproof import family_for, sweep_index
-from ropeproof.verify.measure.exact._head_sweep import sweep_head
+from ropeproof import family_for, sweep_head, sweep_index
 
 two_plane = sweep_head(head, 17, family=family_for(construction))
 assert (two_plane.columns["margin_inf"] > 0).all()  # correct at every length 2..17
@@ -147,7 +146,7 @@ test_second_plane_keeps_index_positional()
 
 # %%
 from ropeproof import ps_scores
-from ropeproof.verify.measure.ps._head_subject import head_subject
+from ropeproof.verify.measure.ps import head_subject
 
 subject = head_subject(head, n_inputs=20, length=17, seed=0)
 scores = ps_scores(subject.head, subject.inputs)
@@ -193,8 +192,7 @@ claim_result  # renders as markdown / HTML in a notebook
 
 # %%
 from ropeproof.verify.interop.hf import ExportError, export_head
-from ropeproof.verify.interop.tl._export import export_hooked_transformer
-from ropeproof.verify.interop.tl._head_import import from_hooked_transformer
+from ropeproof.verify.interop.tl import export_hooked_transformer, from_hooked_transformer
 
 try:
     export_head(head, "llama")

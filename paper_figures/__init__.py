@@ -21,10 +21,32 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._lazy import lazy_exports
 from ropeproof.machinery._result_store import ResultStore
 from ropeproof.paper_figures._style import FORMATS, FigureResult, check_formats, save_figure
+
+__all__ = [
+    "FigureResult",
+    "available_figure_names",
+    "default_formats",
+    "draw_figure",
+    "figure_names",
+    "figures",
+    "make_all",
+    "plot_sweeps",
+    "save_figure",
+]
+
+_EXPORTS: dict[str, str] = {"plot_sweeps": "ropeproof.paper_figures._sweeps"}
+"""The public names this package loads on first use (the sweeps' plot imports torch)."""
+
+if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_public_api.py: the same)
+    from ropeproof.paper_figures._sweeps import plot_sweeps
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 FigureFunction = Callable[..., FigureResult]
 """``draw(quick, store=None) -> FigureResult``."""

@@ -3,21 +3,23 @@
 The package is one namespace built from the repository's folders, in pipeline order:
 ``ropeproof.theory`` (sympy) -> ``ropeproof.constructions`` (weights) -> ``ropeproof.verify``
 (torch checks) -> ``ropeproof.paper_figures`` -> the command line and the claims
-(``ropeproof._cli``, ``ropeproof.claims``).
+(``ropeproof.commands``, ``ropeproof.claims``), all above the run's machinery (``ropeproof.machinery``).
+Modules are private (a leading underscore); each package lists its public names in ``__all__``.
 
-The names below are the curated public API, re-exported here on purpose and loaded on first use (so
-``import ropeproof.theory`` stays free of torch and of the command line). :data:`_EXPORTS` is the one
-list; ``__all__`` is made from it, and a test checks that the static ``TYPE_CHECKING`` imports name the
-same things::
+The names below are the names the guides use most, re-exported here from the layer packages and loaded
+on first use (so ``import ropeproof.theory`` stays free of torch and of the command line).
+:data:`_EXPORTS` is the one list; ``__all__`` is made from it, and a test checks that the static
+``TYPE_CHECKING`` imports name the same things::
 
     from ropeproof import RopeSpec, RopeAttention, index_construction, compile_construction
 """
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ropeproof.machinery._lazy import lazy_exports
 
 try:
     __version__ = version("ropeproof")
@@ -25,107 +27,108 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0.0.0+unknown"
 
 _EXPORTS: dict[str, str] = {
-    # theory
-    "RopeproofError": "ropeproof.machinery._errors",
-    "RopeSpecError": "ropeproof.machinery._errors",
-    "WeightError": "ropeproof.machinery._errors",
-    "InputError": "ropeproof.machinery._errors",
-    "ConstructionError": "ropeproof.machinery._errors",
-    "RopeSpec": "ropeproof.theory._rope_spec",
-    "Construction": "ropeproof.theory._construction",
-    "Plane": "ropeproof.theory._construction",
-    "Rotated": "ropeproof.theory._construction",
-    "Token": "ropeproof.theory._construction",
-    "Family": "ropeproof.theory._family",
-    "FamilyCase": "ropeproof.theory._family",
-    "token_family": "ropeproof.theory._family",
-    "derive": "ropeproof.theory._derive",
-    "derive_logit": "ropeproof.theory._rope_symbolic",
-    "index_bound": "ropeproof.theory._bounds",
-    "retrieval_bound": "ropeproof.theory._bounds",
-    "required_logit_scale": "ropeproof.theory._softmax_link",
+    # machinery and theory
+    "RopeproofError": "ropeproof.machinery",
+    "RopeSpecError": "ropeproof.machinery",
+    "WeightError": "ropeproof.machinery",
+    "InputError": "ropeproof.machinery",
+    "ConstructionError": "ropeproof.machinery",
+    "RopeSpec": "ropeproof.theory",
+    "Construction": "ropeproof.theory",
+    "Plane": "ropeproof.theory",
+    "Rotated": "ropeproof.theory",
+    "Token": "ropeproof.theory",
+    "Family": "ropeproof.theory",
+    "FamilyCase": "ropeproof.theory",
+    "token_family": "ropeproof.theory",
+    "derive": "ropeproof.theory",
+    "derive_logit": "ropeproof.theory",
+    "index_bound": "ropeproof.theory",
+    "retrieval_bound": "ropeproof.theory",
+    "required_logit_scale": "ropeproof.theory",
     # constructions
-    "index_construction": "ropeproof.constructions._paper",
-    "retrieval_construction": "ropeproof.constructions._paper",
-    "reflexive_construction": "ropeproof.constructions._paper",
-    "compile_construction": "ropeproof.constructions._compile",
-    "CompiledHead": "ropeproof.constructions._head",
-    "load_head": "ropeproof.constructions._head",
+    "index_construction": "ropeproof.constructions",
+    "retrieval_construction": "ropeproof.constructions",
+    "reflexive_construction": "ropeproof.constructions",
+    "compile_construction": "ropeproof.constructions",
+    "CompiledHead": "ropeproof.constructions",
+    "load_head": "ropeproof.constructions",
     # verify
-    "apply_rope": "ropeproof.verify.kernel._rope",
-    "rope_logits": "ropeproof.verify.kernel._rope",
-    "RopeAttention": "ropeproof.verify.kernel._attention",
-    "answer": "ropeproof.verify.kernel._compiled",
-    "number_task": "ropeproof.verify.measure._tasks",
-    "letter_task": "ropeproof.verify.measure._tasks",
-    "family_for": "ropeproof.verify.measure.exact._families",
-    "sweep_head": "ropeproof.verify.measure.exact._head_sweep",
-    "check_bound": "ropeproof.verify.measure.exact._stated_bound",
-    "parse_bound": "ropeproof.theory._bound_expression",
-    "sweep_index": "ropeproof.verify.measure.exact._sweep",
-    "sweep_retrieval": "ropeproof.verify.measure.exact._sweep",
-    "ps_scores": "ropeproof.verify.measure.ps._scores",
-    "exact_exclusion": "ropeproof.verify.measure.ps._exact",
-    "per_frequency_scores": "ropeproof.verify.measure.ps._per_frequency",
+    "apply_rope": "ropeproof.verify.kernel",
+    "rope_logits": "ropeproof.verify.kernel",
+    "RopeAttention": "ropeproof.verify.kernel",
+    "answer": "ropeproof.verify.kernel",
+    "number_task": "ropeproof.verify.measure",
+    "letter_task": "ropeproof.verify.measure",
+    "family_for": "ropeproof.verify.measure.exact",
+    "sweep_head": "ropeproof.verify.measure.exact",
+    "check_bound": "ropeproof.verify.measure.exact",
+    "parse_bound": "ropeproof.theory",
+    "sweep_index": "ropeproof.verify.measure.exact",
+    "sweep_retrieval": "ropeproof.verify.measure.exact",
+    "ps_scores": "ropeproof.verify.measure.ps",
+    "exact_exclusion": "ropeproof.verify.measure.ps",
+    "per_frequency_scores": "ropeproof.verify.measure.ps",
     # verify.interop: a head as an HF model, and its worst cases replayed through the saved directory
-    "export_head": "ropeproof.verify.interop.hf._export",
-    "replay_worst_cases": "ropeproof.verify.interop._worst_case_replay",
+    "export_head": "ropeproof.verify.interop.hf",
+    "replay_worst_cases": "ropeproof.verify.interop",
     # verify.testing: the property battery and the hypothesis strategies
-    "check_construction": "ropeproof.verify.testing._properties",
-    "family_inputs": "ropeproof.verify.testing._strategies",
-    "key_permutations": "ropeproof.verify.testing._strategies",
-    "rope_specs": "ropeproof.verify.testing._strategies",
-    "rope_heads": "ropeproof.verify.testing._strategies",
-    "index_params": "ropeproof.verify.testing._strategies",
-    "retrieval_params": "ropeproof.verify.testing._strategies",
+    "check_construction": "ropeproof.verify.testing",
+    "family_inputs": "ropeproof.verify.testing",
+    "key_permutations": "ropeproof.verify.testing",
+    "rope_specs": "ropeproof.verify.testing",
+    "rope_heads": "ropeproof.verify.testing",
+    "index_params": "ropeproof.verify.testing",
+    "retrieval_params": "ropeproof.verify.testing",
     # paper_figures
-    "plot_sweeps": "ropeproof.paper_figures._sweeps",
-    "save_figure": "ropeproof.paper_figures._style",
-    "FigureResult": "ropeproof.paper_figures._style",
+    "plot_sweeps": "ropeproof.paper_figures",
+    "save_figure": "ropeproof.paper_figures",
+    "FigureResult": "ropeproof.paper_figures",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/test_packaging.py: the same)
-    from ropeproof.constructions._compile import compile_construction
-    from ropeproof.constructions._head import CompiledHead, load_head
-    from ropeproof.constructions._paper import (
+    from ropeproof.constructions import (
+        CompiledHead,
+        compile_construction,
         index_construction,
+        load_head,
         reflexive_construction,
         retrieval_construction,
     )
-    from ropeproof.machinery._errors import (
-        ConstructionError,
-        InputError,
-        RopeproofError,
-        RopeSpecError,
-        WeightError,
+    from ropeproof.machinery import ConstructionError, InputError, RopeproofError, RopeSpecError, WeightError
+    from ropeproof.paper_figures import FigureResult, plot_sweeps, save_figure
+    from ropeproof.theory import (
+        Construction,
+        Family,
+        FamilyCase,
+        Plane,
+        RopeSpec,
+        Rotated,
+        Token,
+        derive,
+        derive_logit,
+        index_bound,
+        parse_bound,
+        required_logit_scale,
+        retrieval_bound,
+        token_family,
     )
-    from ropeproof.paper_figures._style import FigureResult, save_figure
-    from ropeproof.paper_figures._sweeps import plot_sweeps
-    from ropeproof.theory._bound_expression import parse_bound
-    from ropeproof.theory._bounds import index_bound, retrieval_bound
-    from ropeproof.theory._construction import Construction, Plane, Rotated, Token
-    from ropeproof.theory._derive import derive
-    from ropeproof.theory._family import Family, FamilyCase, token_family
-    from ropeproof.theory._rope_spec import RopeSpec
-    from ropeproof.theory._rope_symbolic import derive_logit
-    from ropeproof.theory._softmax_link import required_logit_scale
-    from ropeproof.verify.interop._worst_case_replay import replay_worst_cases
-    from ropeproof.verify.interop.hf._export import export_head
-    from ropeproof.verify.kernel._attention import RopeAttention
-    from ropeproof.verify.kernel._compiled import answer
-    from ropeproof.verify.kernel._rope import apply_rope, rope_logits
-    from ropeproof.verify.measure._tasks import letter_task, number_task
-    from ropeproof.verify.measure.exact._families import family_for
-    from ropeproof.verify.measure.exact._head_sweep import sweep_head
-    from ropeproof.verify.measure.exact._stated_bound import check_bound
-    from ropeproof.verify.measure.exact._sweep import sweep_index, sweep_retrieval
-    from ropeproof.verify.measure.ps._exact import exact_exclusion
-    from ropeproof.verify.measure.ps._per_frequency import per_frequency_scores
-    from ropeproof.verify.measure.ps._scores import ps_scores
-    from ropeproof.verify.testing._properties import check_construction
-    from ropeproof.verify.testing._strategies import (
+    from ropeproof.verify.interop import replay_worst_cases
+    from ropeproof.verify.interop.hf import export_head
+    from ropeproof.verify.kernel import RopeAttention, answer, apply_rope, rope_logits
+    from ropeproof.verify.measure import letter_task, number_task
+    from ropeproof.verify.measure.exact import (
+        check_bound,
+        family_for,
+        sweep_head,
+        sweep_index,
+        sweep_retrieval,
+    )
+    from ropeproof.verify.measure.ps import exact_exclusion, per_frequency_scores, ps_scores
+    from ropeproof.verify.testing import (
+        check_construction,
         family_inputs,
         index_params,
         key_permutations,
@@ -134,14 +137,4 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         rope_specs,
     )
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'ropeproof' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

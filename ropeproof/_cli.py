@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ropeproof import __version__
-from ropeproof.commands import SUMMARIES
+from ropeproof.commands._summaries import SUMMARIES
 from ropeproof.machinery._errors import InputError, RopeproofError
 from ropeproof.verify.kernel._threads import THREADS_ENV, parse_threads, thread_policy  # no torch
 

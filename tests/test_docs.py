@@ -139,10 +139,128 @@ def test_readme_says_what_every_dependency_is_for() -> None:
     assert listed - names == set(), "in the README's table but not required"
 
 
-def test_the_reference_lists_every_public_name() -> None:
-    page = (DOCS / "reference" / "index.md").read_text()
-    missing = [n for n, mod in ropeproof._EXPORTS.items() if f"[`{n}`][{mod}.{n}]" not in page]
+HOOKS = DOCS / "hooks"
+API_MARKER = re.compile(r"^<!-- api: ([\w.]+) -->$", flags=re.M)
+
+
+def _hook(name: str):
+    """A module of ``docs/hooks`` (the hooks import each other by name, as MkDocs loads them)."""
+    import importlib
+
+    sys.path.insert(0, str(HOOKS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(HOOKS))
+
+
+def test_the_reference_is_generated_from_every_public_package(package_modules: dict[str, Path]) -> None:
+    """Each public package is named by exactly one reference page, which the hook fills from its
+    ``__all__`` (no ``show_submodules`` dumps); the index lists every name of ``ropeproof.__all__`` with a
+    link to its one entry, in the layer package that defines it."""
+    public = {m for m, path in package_modules.items() if path.name == "__init__.py" and "._" not in m}
+    pages = sorted((DOCS / "reference").glob("*.md"))
+    named = [m for page in pages for m in API_MARKER.findall(page.read_text())]
+    assert sorted(named) == sorted(public), "each public package on one reference page"
+    assert not any("show_submodules" in page.read_text() for page in pages)
+    api = _hook("public_api")
+    assert set(api.public_packages()) == public
+    homes, top = api.homes(), api.exports()["ropeproof"]
+    index = (DOCS / "reference" / "index.md").read_text()
+    missing = [n for n in ropeproof._EXPORTS if f"[`{n}`][{ropeproof._EXPORTS[n]}.{n}]" not in index]
     assert not missing, f"docs/reference/index.md does not list {missing}"
+    assert all(homes[top[n]] == f"{ropeproof._EXPORTS[n]}.{n}" for n in ropeproof._EXPORTS)
+    entries = {p: api.entries(p)[0] for p in public}
+    documented = [f"{p}.{n}" for p, names in entries.items() for n in names]
+    assert len(documented) == len(set(homes.values()) - public)  # one entry per public object
+    assert "RopeSpec" in entries["ropeproof.theory"] and "RopeSpec" not in entries["ropeproof"]
+
+
+def test_the_api_pages_name_each_object_once() -> None:
+    pages = _hook("api_pages")
+    text = pages.package_markdown("ropeproof.verify.interop.hf")
+    assert "::: ropeproof.verify.interop.hf.export_head\n" in text
+    assert "::: ropeproof.verify.interop.hf.ExportError" not in text  # at home in verify.interop
+    assert "[`ExportError`][ropeproof.verify.interop.ExportError]" in text
+    with pytest.raises(ValueError, match="not a public package"):
+        pages.package_markdown("ropeproof.verify.kernel._rope")
+
+
+@pytest.fixture(scope="module")
+def sphinx_roles(tmp_path_factory: pytest.TempPathFactory):
+    """The roles extension, run on the whole package as the site build runs it (on a source tree of its
+    own: a site build in another worker rebuilds ``build/api-src``)."""
+    pytest.importorskip("griffe")
+    import griffe
+
+    sources = _hook("api_sources").build_tree(dest=tmp_path_factory.mktemp("api-src"))
+    extension = _hook("sphinx_roles").SphinxRoles()
+    loader = griffe.GriffeLoader(search_paths=[str(sources)], extensions=griffe.load_extensions(extension))
+    package = loader.load("ropeproof", try_relative_path=False)
+    return extension, package
+
+
+@pytest.mark.parametrize(
+    ("where", "role", "markdown"),
+    [
+        # absolute, private path -> the public entry; ~ shows the last part
+        (
+            "ropeproof.paper_figures",
+            ":func:`~ropeproof.paper_figures._style.save_figure`",
+            "[`save_figure`][ropeproof.paper_figures.save_figure]",
+        ),
+        # a name of the module's own namespace
+        ("ropeproof.paper_figures", ":func:`make_all`", "[`make_all`][ropeproof.paper_figures.make_all]"),
+        # re-exported from a layer: linked where it is defined, not at ropeproof's re-export
+        (
+            "ropeproof.verify.kernel",
+            ":class:`~ropeproof.RopeSpec`",
+            "[`RopeSpec`][ropeproof.theory.RopeSpec]",
+        ),
+        # relative to a package; a public package links to its own entry
+        ("ropeproof.verify.interop", ":mod:`.hf`", "[`hf`][ropeproof.verify.interop.hf]"),
+        # a module renamed private is found under its old name, and shown as code: it has no entry
+        ("ropeproof.verify.kernel", ":mod:`.rope`", "`rope`"),
+        # a private helper, another library, a title
+        (
+            "ropeproof.machinery",
+            ":func:`ropeproof.machinery._validate.integer`",
+            "`ropeproof.machinery._validate.integer`",
+        ),
+        ("ropeproof.paper_figures", ":class:`matplotlib.figure.Figure`", "`matplotlib.figure.Figure`"),
+        (
+            "ropeproof.theory",
+            ":func:`the bound <ropeproof.theory._bounds.index_bound>`",
+            "[`the bound`][ropeproof.theory.index_bound]",
+        ),
+        # a documented method of a public class
+        (
+            "ropeproof.theory",
+            ":meth:`~ropeproof.theory._rope_spec.RopeSpec.to_layout`",
+            "[`to_layout`][ropeproof.theory.RopeSpec.to_layout]",
+        ),
+        # a member without a docstring has no entry of its own: shown as code
+        ("ropeproof.theory", ":meth:`RopeSpec.__post_init__`", "`RopeSpec.__post_init__`"),
+    ],
+)
+def test_roles_become_links_or_code(sphinx_roles, where: str, role: str, markdown: str) -> None:
+    extension, package = sphinx_roles
+    out = extension.rewrite(
+        role,
+        package.get_member(where.removeprefix("ropeproof").lstrip(".")) if where != "ropeproof" else package,
+    )
+    assert out == markdown
+    assert not re.search(r":(func|class|mod|meth):`", out)
+
+
+def test_no_role_is_left_in_the_docstrings(sphinx_roles) -> None:
+    extension, package = sphinx_roles
+    left = [
+        obj.path
+        for obj in extension._objects(package)
+        if obj.docstring and extension.ROLE.search(obj.docstring.value)
+    ]
+    assert not left, left[:10]
 
 
 def _mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
@@ -161,7 +279,22 @@ def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
     pytest.importorskip("mkdocstrings")
     result = _mkdocs(ROOT / "mkdocs.yml", tmp_path / "site")
     assert result.returncode == 0, result.stderr[-4000:]
-    assert (tmp_path / "site" / "reference" / "verify-kernel" / "index.html").is_file()
+    site = tmp_path / "site"
+    assert (site / "reference" / "verify-kernel" / "index.html").is_file()
+    # every Sphinx role became a link or code: none is printed as text on any page (code listings, which
+    # show a source file as it is written, aside)
+    literal = re.compile(r":(?:func|class|mod|meth|attr|data|exc):`?")
+    listing = re.compile(r"<pre\b.*?</pre>", flags=re.S)
+    prose = {str(page.relative_to(site)): listing.sub("", page.read_text()) for page in site.rglob("*.html")}
+    printed = {name: literal.findall(text) for name, text in prose.items() if literal.search(text)}
+    assert len(prose) > 30 and "reference/theory/index.html" in prose
+    assert not printed, printed
+    # one entry per public object, with its annotated signature and parameters, and the links land
+    theory = (site / "reference" / "theory" / "index.html").read_text()
+    assert 'id="ropeproof.theory.RopeSpec"' in theory and 'id="ropeproof.theory.index_bound"' in theory
+    assert "Parameters:" in theory and "doc-signature" in theory
+    figures = (site / "reference" / "paper-figures" / "index.html").read_text()
+    assert 'href="#ropeproof.paper_figures.save_figure"' in figures
 
 
 def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
@@ -175,3 +308,19 @@ def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
     result = _mkdocs(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert result.returncode != 0 and "missing.md" in result.stderr
     shutil.rmtree(tmp_path / "site", ignore_errors=True)
+
+
+def test_a_broken_reference_fails_the_strict_build(tmp_path: Path) -> None:
+    """A cross-reference to an entry the site does not have (what a role would become if it linked to
+    an object the reference does not document) fails the strict build; one to an entry it has passes."""
+    pytest.importorskip("mkdocs_autorefs")
+    (tmp_path / "docs").mkdir()
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: t\nstrict: true\nmarkdown_extensions: [attr_list]\nplugins: [autorefs]\n")
+    (tmp_path / "docs" / "index.md").write_text(
+        "# t\n\n## Entry {#ropeproof.theory.RopeSpec}\n\n[`RopeSpec`][ropeproof.theory.RopeSpec]\n"
+    )
+    assert _mkdocs(config, tmp_path / "site").returncode == 0
+    (tmp_path / "docs" / "index.md").write_text("# t\n\n[`RopeSpec`][ropeproof.theory._rope_spec.RopeSpec]\n")
+    result = _mkdocs(config, tmp_path / "site")
+    assert result.returncode != 0 and "ropeproof.theory._rope_spec.RopeSpec" in result.stderr

@@ -23,23 +23,50 @@ import numpy as np
 import pytest
 
 import ropeproof
-from ropeproof import claims
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 GUIDE = ROOT / "docs" / "guides" / "examples.md"
 THIRD_PARTY = frozenset({"numpy", "sympy", "torch", "hypothesis", "transformers", "scipy"})
 """What an example may import besides the standard library, ropeproof's public names and its own folder."""
-PUBLIC = {"ropeproof": frozenset(ropeproof.__all__), "ropeproof.claims": frozenset(claims.__all__)}
-"""The public modules and their public names: ``from ropeproof import ...`` and the claims API."""
+PACKAGES = (
+    "ropeproof",
+    "ropeproof.machinery",
+    "ropeproof.theory",
+    "ropeproof.constructions",
+    "ropeproof.verify",
+    "ropeproof.verify.kernel",
+    "ropeproof.verify.measure",
+    "ropeproof.verify.measure.exact",
+    "ropeproof.verify.measure.ps",
+    "ropeproof.verify.interop",
+    "ropeproof.verify.interop.hf",
+    "ropeproof.verify.interop.tl",
+    "ropeproof.verify.studies",
+    "ropeproof.verify.studies.beyond",
+    "ropeproof.verify.studies.errata",
+    "ropeproof.verify.studies.training",
+    "ropeproof.verify.studies.llm_eval",
+    "ropeproof.verify.testing",
+    "ropeproof.paper_figures",
+    "ropeproof.claims",
+    "ropeproof.commands",
+)
+"""The public packages (tests/test_public_api.py: every package whose dotted name has no ``_`` part)."""
+PUBLIC = {name: frozenset(importlib.import_module(name).__all__) for name in PACKAGES}
+"""The public modules and their public names: ``from ropeproof import ...``, ``from ropeproof.<layer>
+import ...``."""
 
 
 # ------------------------------------------------------------------------------------ public names only
 
 
-def private_imports(source: str, siblings: set[str]) -> list[str]:
+def private_imports(
+    source: str, siblings: set[str], third_party: frozenset[str] | None = THIRD_PARTY
+) -> list[str]:
     """Every import in ``source`` outside ropeproof's public names, the standard library,
-    :data:`THIRD_PARTY` and the ``siblings`` (the example's own modules), one line each."""
+    ``third_party`` and the ``siblings`` (the example's own modules), one line each. With
+    ``third_party=None`` only ropeproof's imports are judged (the docs use other libraries freely)."""
     bad = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
@@ -50,21 +77,21 @@ def private_imports(source: str, siblings: set[str]) -> list[str]:
                 bad += [
                     f"line {node.lineno}: {module}.{a.name} is not public"
                     for a in node.names
-                    if a.name not in PUBLIC[module]
+                    if a.name not in PUBLIC[module] and f"{module}.{a.name}" not in PUBLIC
                 ]
-            elif not _allowed(module, siblings):
+            elif not _allowed(module, siblings, third_party):
                 bad.append(f"line {node.lineno}: from {module} import ...")
         elif isinstance(node, ast.Import):
             bad += [
-                f"line {node.lineno}: import {a.name}" for a in node.names if not _allowed(a.name, siblings)
+                f"line {node.lineno}: import {a.name}"
+                for a in node.names
+                if not _allowed(a.name, siblings, third_party)
             ]
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "ropeproof"
-        ):
-            if node.attr not in PUBLIC["ropeproof"]:
-                bad.append(f"line {node.lineno}: ropeproof.{node.attr} is not public")
+        elif isinstance(node, ast.Attribute) and _dotted(node).startswith("ropeproof."):
+            *package, attr = _dotted(node).split(".")
+            module = ".".join(package)
+            if module in PUBLIC and attr not in PUBLIC[module] and f"{module}.{attr}" not in PUBLIC:
+                bad.append(f"line {node.lineno}: {module}.{attr} is not public")
         elif isinstance(node, ast.Call):
             name = getattr(node.func, "attr", getattr(node.func, "id", ""))
             if name in ("import_module", "__import__"):
@@ -72,17 +99,32 @@ def private_imports(source: str, siblings: set[str]) -> list[str]:
     return bad
 
 
-def _allowed(module: str, siblings: set[str]) -> bool:
+def _dotted(node: ast.expr) -> str:
+    """``a.b.c`` for an attribute chain on a name, else ``""``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def _allowed(module: str, siblings: set[str], third_party: frozenset[str] | None = THIRD_PARTY) -> bool:
     top = module.split(".")[0]
-    if module == "ropeproof":
+    if top == "ropeproof":  # a package: only the public ones (their names are checked above)
+        return module in PUBLIC
+    if third_party is None:
         return True
-    if top == "ropeproof":  # a submodule: only the public ones, as `from ... import` above
-        return False
-    return top in sys.stdlib_module_names or top in THIRD_PARTY or module in siblings
+    return top in sys.stdlib_module_names or top in third_party or module in siblings
 
 
 def example_files() -> list[Path]:
     return sorted(EXAMPLES.rglob("*.py"))
+
+
+def test_the_scan_knows_every_public_package(package_modules: dict[str, Path]) -> None:
+    public = {m for m, path in package_modules.items() if path.name == "__init__.py" and "._" not in m}
+    assert set(PACKAGES) == public
 
 
 def test_the_examples_import_only_public_names() -> None:
@@ -97,16 +139,112 @@ def test_the_examples_import_only_public_names() -> None:
     assert not problems, f"imports outside ropeproof's public API: {problems}"
 
 
+CODE_BLOCK = re.compile(r"^```(?:python|py)\n(.*?)^```", flags=re.S | re.M)
+IMPORT_LINE = re.compile(
+    r"^[ \t]*(?:>>> )?((?:from ropeproof[\w.]* import (?:\([^)]*\)|[^\n]*))"
+    r"|(?:import ropeproof[\w.]*[^\n]*))$",
+    flags=re.M,
+)
+"""An import of ropeproof on a line of its own: in a code block, in a string a block writes to a file, in a
+docstring's example (``::`` blocks and ``>>>`` lines)."""
+INLINE_IMPORT = re.compile(r"``((?:from ropeproof[\w.]* import|import ropeproof)[^`]*)``")
+"""An import written inline in a docstring: ````from ropeproof import X````."""
+LIBRARY = ("ropeproof", "machinery", "theory", "constructions", "verify", "paper_figures")
+
+
+def imports_in_text(text: str, inline: bool = False) -> list[str]:
+    """Every ropeproof import statement written in ``text`` (each on its own line, or inline between
+    double backquotes when ``inline``), one statement each, parenthesised lists joined."""
+    found = [m.group(1) for m in IMPORT_LINE.finditer(text)]
+    if inline:
+        found += [" ".join(m.group(1).split()).rstrip(",. ") for m in INLINE_IMPORT.finditer(text)]
+    return [" ".join(s.replace("(", " ").replace(")", " ").split()).rstrip(",") for s in found]
+
+
+def private_in_code(code: str) -> list[str]:
+    """The private imports of a piece of code, one message each: every ropeproof import line found in it
+    (strings included), and, when it parses, attribute paths such as ``ropeproof.verify.kernel._rope``."""
+    bad = [problem for statement in imports_in_text(code) for problem in _statement_problems(statement)]
+    with contextlib.suppress(SyntaxError):  # an excerpt (``py`` blocks may be fragments): lines read above
+        bad += private_imports(code, set(), third_party=None)
+    return sorted({problem.split(": ", 1)[1] for problem in bad})
+
+
+def _statement_problems(statement: str) -> list[str]:
+    try:
+        return private_imports(statement, set(), third_party=None)
+    except SyntaxError:
+        return [f"line 1: {statement} does not parse"]
+
+
+def docstrings(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, kinds))]
+    return [doc for doc in map(ast.get_docstring, nodes) if doc]
+
+
+def docs_problems() -> dict[str, list[str]]:
+    """Every private import in the README's and the docs' code blocks, the tutorial notebook and the
+    library's docstrings, by file."""
+    problems: dict[str, list[str]] = {}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        bad = [b for block in CODE_BLOCK.findall(page.read_text()) for b in private_in_code(block)]
+        if bad:
+            problems[str(page.relative_to(ROOT))] = bad
+    for script in sorted((ROOT / "docs").glob("*.py")):
+        if bad := private_in_code(script.read_text()):
+            problems[str(script.relative_to(ROOT))] = bad
+    for folder in LIBRARY:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            bad = [
+                f"{s}: {p.split(': ', 1)[1]}"
+                for doc in docstrings(path)
+                for s in imports_in_text(doc, inline=True)
+                for p in _statement_problems(s)
+            ]
+            if bad:
+                problems[str(path.relative_to(ROOT))] = bad
+    return problems
+
+
+def test_the_docs_and_docstrings_import_only_public_names() -> None:
+    """Every page of ``docs/``, the README, the tutorial notebook and every docstring's example import
+    ropeproof's public names only (``from ropeproof import ...``, ``from ropeproof.<layer> import ...``)."""
+    problems = docs_problems()
+    assert not problems, f"imports of private names: {problems}"
+
+
+def test_the_docs_scan_finds_private_imports() -> None:
+    page = (
+        '```python\nimport textwrap\nfrom ropeproof import sweep_index\ncode = textwrap.dedent("""\n'
+        '    from ropeproof.verify.measure.exact._index_sweep import index_sweep\n""")\n```\n'
+        "```py\nfrom ropeproof.theory import (\n    RopeSpec,\n    _private_name,\n)\n```\n"
+    )
+    bad = [b for block in CODE_BLOCK.findall(page) for b in private_in_code(block)]
+    assert len(bad) == 2 and "ropeproof.verify.measure.exact._index_sweep" in bad[0]
+    assert bad[1] == "ropeproof.theory._private_name is not public"
+    doc = "Use ``from ropeproof.theory._family import Family``::\n\n    >>> from ropeproof import RopeSpec"
+    assert imports_in_text(doc, inline=True) == [
+        "from ropeproof import RopeSpec",
+        "from ropeproof.theory._family import Family",
+    ]
+    assert private_in_code("from ropeproof import RopeSpec\nfrom ropeproof.commands import main\n") == []
+
+
 @pytest.mark.parametrize(
     "source",
     [
-        "from ropeproof.verify.interop.hf import export_head",
+        "from ropeproof.verify.interop.hf._export import export_head",
         "import ropeproof.verify.measure.exact._head_sweep",
         "from ropeproof import _EXPORTS",
         "from ropeproof.claims._registry import Claim",
         "from ropeproof.claims import builtin_topics_private",
         "from . import sibling",
         "import ropeproof\nropeproof.verify.kernel.rope",
+        "import ropeproof.verify.kernel\nropeproof.verify.kernel._rope.apply_rope",
+        "from ropeproof._cli import main",
+        "from ropeproof.verify.measure.exact import sweep_tables_private",
         "import importlib\nimportlib.import_module('ropeproof.theory._family')",
         "import pandas",
     ],
@@ -121,6 +259,8 @@ def test_the_scan_accepts_what_a_user_may_import() -> None:
         "from ropeproof import check_bound, family_inputs, export_head\n"
         "from ropeproof.claims import ClaimSet\n"
         "import ropeproof\nropeproof.sweep_head\nfrom my_head import thing\n"
+        "from ropeproof.verify.measure.exact import index_sweep\nimport ropeproof.verify.interop.hf\n"
+        "ropeproof.verify.interop.hf.export_model\nfrom ropeproof.commands import main\n"
     )
     assert private_imports(source, {"my_head"}) == []
 

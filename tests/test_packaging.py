@@ -113,7 +113,8 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
 
 def test_the_lazy_api_lists_agree() -> None:
     """ropeproof's public names: _EXPORTS, __all__ (made from it) and the static TYPE_CHECKING imports name
-    the same things, each from the module that defines it."""
+    the same things, each from the layer package that exports it (tests/test_public_api.py: every
+    package)."""
     import ropeproof
 
     tree = ast.parse((ROOT / "ropeproof" / "__init__.py").read_text())

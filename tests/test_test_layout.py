@@ -23,6 +23,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.claims._rope": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.claims._thm31": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.commands._check": "tests/ropeproof/test_cli.py",
+    "ropeproof.commands._summaries": "tests/ropeproof/test_cli.py",
     "ropeproof.commands._compile": "tests/ropeproof/test_commands.py",
     "ropeproof.commands._derive": "tests/ropeproof/test_commands.py",
     "ropeproof.commands._errata": "tests/ropeproof/test_errata.py",

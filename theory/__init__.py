@@ -1,13 +1,48 @@
-"""The symbolic layer and the mathematical facts everything else builds on (no torch).
-
-- :mod:`.errors`: the exceptions every layer raises on bad input;
-- :mod:`.rope_spec`: the numeric RoPE specification ``RopeSpec`` (numpy);
-- :mod:`.rope_symbolic`: rotations, a symbolic spec and closed-form logits of two vectors;
-- :mod:`.construction`: constructions declared token by token;
-- :mod:`.derive`: a construction's closed-form logits, proved equal to the raw product;
-- :mod:`.stable`: numerically stable rewrites of cosine differences;
-- :mod:`.bounds`: [A]'s reported Theorem 3.2 bounds in stable form;
-- :mod:`.dirichlet`: Theorems D and R for many planes, with their proof steps;
-- :mod:`.multihop`: multi-hop programs (labelled residual stream, per-layer heads) and the in-place
-  recursion; :mod:`.multihop_bound`: from per-layer margins to a bound on their readout margin.
+"""The mathematics: RoPE specifications, constructions declared token by token, closed-form logits
+proved equal to the raw product, input families, [A]'s reported bounds in stable form, and the exact
+one-plane optimum (sympy and numpy; no torch). The modules are private (``theory/_*.py``); these are
+the public names, loaded on first use.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ropeproof.machinery._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "RopeSpec": "ropeproof.theory._rope_spec",
+    "SymbolicRopeSpec": "ropeproof.theory._rope_symbolic",
+    "derive_logit": "ropeproof.theory._rope_symbolic",
+    "vec2": "ropeproof.theory._rope_symbolic",
+    "Construction": "ropeproof.theory._construction",
+    "Plane": "ropeproof.theory._construction",
+    "Rotated": "ropeproof.theory._construction",
+    "Token": "ropeproof.theory._construction",
+    "Family": "ropeproof.theory._family",
+    "FamilyCase": "ropeproof.theory._family",
+    "token_family": "ropeproof.theory._family",
+    "derive": "ropeproof.theory._derive",
+    "index_bound": "ropeproof.theory._bounds",
+    "retrieval_bound": "ropeproof.theory._bounds",
+    "parse_bound": "ropeproof.theory._bound_expression",
+    "required_logit_scale": "ropeproof.theory._softmax_link",
+    "attaining_angles": "ropeproof.theory._one_plane_optimum",
+    "best_value": "ropeproof.theory._one_plane_optimum",
+}
+"""Each public name and the module that defines it; loaded on first use."""
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_public_api.py: the same)
+    from ropeproof.theory._bound_expression import parse_bound
+    from ropeproof.theory._bounds import index_bound, retrieval_bound
+    from ropeproof.theory._construction import Construction, Plane, Rotated, Token
+    from ropeproof.theory._derive import derive
+    from ropeproof.theory._family import Family, FamilyCase, token_family
+    from ropeproof.theory._one_plane_optimum import attaining_angles, best_value
+    from ropeproof.theory._rope_spec import RopeSpec
+    from ropeproof.theory._rope_symbolic import SymbolicRopeSpec, derive_logit, vec2
+    from ropeproof.theory._softmax_link import required_logit_scale
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

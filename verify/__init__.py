@@ -24,3 +24,5 @@ it; ``tests/test_layering.py`` reads the order from :data:`LAYERS`):
 
 LAYERS = ("kernel", "measure", "sweep_runs", "interop", "studies", "testing")
 """``verify/``'s folders from the bottom layer to the top."""
+
+__all__ = ["LAYERS"]

@@ -81,7 +81,7 @@ def test_save_load_round_trip(tmp_path, layout: str) -> None:
     head.save(tmp_path / "h")
     back = load_head(tmp_path / "h")
 
-    assert constructions.load(tmp_path / "h").tokens == head.tokens
+    assert constructions.load_head(tmp_path / "h").tokens == head.tokens  # the public name
     assert back.tokens == head.tokens and back.spec == head.spec
     for m in ("W_E", "W_Q", "W_K", "W_V", "W_O", "W_U"):
         np.testing.assert_array_equal(getattr(back, m), getattr(head, m))

@@ -186,7 +186,7 @@ def test_the_list_of_subcommands_is_the_one_their_modules_give() -> None:
     """``ropeproof --help`` lists every subcommand with its one-line help without importing them: the
     same text as the parser with every subcommand registered in full."""
     from ropeproof._cli import SUBCOMMANDS, build_parser
-    from ropeproof.commands import SUMMARIES
+    from ropeproof.commands._summaries import SUMMARIES
 
     assert list(SUMMARIES) == list(SUBCOMMANDS)
     assert build_parser(["--help"]).format_help() == build_parser(None).format_help()

@@ -7,3 +7,5 @@ own folder and the ones before it, so no two studies import each other (``tests/
 
 ORDER = ("beyond", "errata", "training", "llm_eval")
 """The studies' folders from the bottom to the top."""
+
+__all__: list[str] = []

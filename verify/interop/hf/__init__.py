@@ -64,54 +64,70 @@ its tokenizer (``ropeproof export-model``), :mod:`.model_parity` compares it lay
 ropeproof module.
 """
 
-from ropeproof.theory._architectures import GPTJ_BASE
-from ropeproof.verify.interop._errors import ExportError, HeadImportError
-from ropeproof.verify.interop._head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info
-from ropeproof.verify.interop.hf._converter import HFConverter
-from ropeproof.verify.interop.hf._converters import CONVERTERS, converter, register_converter
-from ropeproof.verify.interop.hf._export import HFExport, HFExportInfo, export_head, place_head
-from ropeproof.verify.interop.hf._head_import import import_head, import_hf_head, import_model_head
-from ropeproof.verify.interop.hf._placement import (
-    FREQ_RTOL,
-    Placement,
-    place_gptj,
-    place_llama,
-    same_freq,
-    spectrum_freq,
-)
-from ropeproof.verify.interop.hf._run import (
-    HFAttentionResult,
-    attention_module,
-    capture_softmax_inputs,
-    hf_attention_forward,
-)
+from __future__ import annotations
 
-__all__ = [
-    "CONVERTERS",
-    "EXPORT_INFO_FILE",
-    "FREQ_RTOL",
-    "GPTJ_BASE",
-    "ExportError",
-    "ExportInfo",
-    "HFAttentionResult",
-    "HFConverter",
-    "HFExport",
-    "HFExportInfo",
-    "HeadImportError",
-    "Placement",
-    "attention_module",
-    "capture_softmax_inputs",
-    "converter",
-    "export_head",
-    "hf_attention_forward",
-    "import_head",
-    "import_hf_head",
-    "import_model_head",
-    "load_export_info",
-    "place_gptj",
-    "place_head",
-    "place_llama",
-    "register_converter",
-    "same_freq",
-    "spectrum_freq",
-]
+from typing import TYPE_CHECKING
+
+from ropeproof.machinery._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "GPTJ_BASE": "ropeproof.theory._architectures",
+    "ExportError": "ropeproof.verify.interop._errors",
+    "HeadImportError": "ropeproof.verify.interop._errors",
+    "EXPORT_INFO_FILE": "ropeproof.verify.interop._head_export",
+    "ExportInfo": "ropeproof.verify.interop._head_export",
+    "load_export_info": "ropeproof.verify.interop._head_export",
+    "HFConverter": "ropeproof.verify.interop.hf._converter",
+    "CONVERTERS": "ropeproof.verify.interop.hf._converters",
+    "converter": "ropeproof.verify.interop.hf._converters",
+    "register_converter": "ropeproof.verify.interop.hf._converters",
+    "HFExport": "ropeproof.verify.interop.hf._export",
+    "HFExportInfo": "ropeproof.verify.interop.hf._export",
+    "export_head": "ropeproof.verify.interop.hf._export",
+    "place_head": "ropeproof.verify.interop.hf._export",
+    "import_head": "ropeproof.verify.interop.hf._head_import",
+    "import_hf_head": "ropeproof.verify.interop.hf._head_import",
+    "import_model_head": "ropeproof.verify.interop.hf._head_import",
+    "hf_layer_swap_scores": "ropeproof.verify.interop.hf._layer_swap",
+    "export_model": "ropeproof.verify.interop.hf._model_export",
+    "FREQ_RTOL": "ropeproof.verify.interop.hf._placement",
+    "Placement": "ropeproof.verify.interop.hf._placement",
+    "place_gptj": "ropeproof.verify.interop.hf._placement",
+    "place_llama": "ropeproof.verify.interop.hf._placement",
+    "same_freq": "ropeproof.verify.interop.hf._placement",
+    "spectrum_freq": "ropeproof.verify.interop.hf._placement",
+    "HFAttentionResult": "ropeproof.verify.interop.hf._run",
+    "attention_module": "ropeproof.verify.interop.hf._run",
+    "capture_softmax_inputs": "ropeproof.verify.interop.hf._run",
+    "hf_attention_forward": "ropeproof.verify.interop.hf._run",
+}
+"""Each public name and the module that defines it; loaded on first use."""
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_public_api.py: the same)
+    from ropeproof.theory._architectures import GPTJ_BASE
+    from ropeproof.verify.interop._errors import ExportError, HeadImportError
+    from ropeproof.verify.interop._head_export import EXPORT_INFO_FILE, ExportInfo, load_export_info
+    from ropeproof.verify.interop.hf._converter import HFConverter
+    from ropeproof.verify.interop.hf._converters import CONVERTERS, converter, register_converter
+    from ropeproof.verify.interop.hf._export import HFExport, HFExportInfo, export_head, place_head
+    from ropeproof.verify.interop.hf._head_import import import_head, import_hf_head, import_model_head
+    from ropeproof.verify.interop.hf._layer_swap import hf_layer_swap_scores
+    from ropeproof.verify.interop.hf._model_export import export_model
+    from ropeproof.verify.interop.hf._placement import (
+        FREQ_RTOL,
+        Placement,
+        place_gptj,
+        place_llama,
+        same_freq,
+        spectrum_freq,
+    )
+    from ropeproof.verify.interop.hf._run import (
+        HFAttentionResult,
+        attention_module,
+        capture_softmax_inputs,
+        hf_attention_forward,
+    )
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

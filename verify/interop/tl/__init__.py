@@ -19,32 +19,44 @@ activation patching) see exactly the head's logits and pattern.
 Nothing here imports TransformerLens until a model is built or read.
 """
 
-from ropeproof.verify.interop._head_export import load_export_info
-from ropeproof.verify.interop.tl._checkpoint import (
-    TL_CONFIG_FILE,
-    TL_WEIGHTS_FILE,
-    load_hooked_transformer,
-    save_hooked_transformer,
-)
-from ropeproof.verify.interop.tl._export import TLExport, TLExportInfo, export_hooked_transformer
-from ropeproof.verify.interop.tl._head_import import from_hooked_transformer, import_tl_head, tl_rope_spec
-from ropeproof.verify.interop.tl._library import build_hooked_transformer, require_transformer_lens
-from ropeproof.verify.interop.tl._placement import TLPlacement, place_tl
+from __future__ import annotations
 
-__all__ = [
-    "TL_CONFIG_FILE",
-    "TL_WEIGHTS_FILE",
-    "TLExport",
-    "TLExportInfo",
-    "TLPlacement",
-    "build_hooked_transformer",
-    "export_hooked_transformer",
-    "from_hooked_transformer",
-    "import_tl_head",
-    "load_export_info",
-    "load_hooked_transformer",
-    "place_tl",
-    "require_transformer_lens",
-    "save_hooked_transformer",
-    "tl_rope_spec",
-]
+from typing import TYPE_CHECKING
+
+from ropeproof.machinery._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "load_export_info": "ropeproof.verify.interop._head_export",
+    "TL_CONFIG_FILE": "ropeproof.verify.interop.tl._checkpoint",
+    "TL_WEIGHTS_FILE": "ropeproof.verify.interop.tl._checkpoint",
+    "load_hooked_transformer": "ropeproof.verify.interop.tl._checkpoint",
+    "save_hooked_transformer": "ropeproof.verify.interop.tl._checkpoint",
+    "TLExport": "ropeproof.verify.interop.tl._export",
+    "TLExportInfo": "ropeproof.verify.interop.tl._export",
+    "export_hooked_transformer": "ropeproof.verify.interop.tl._export",
+    "from_hooked_transformer": "ropeproof.verify.interop.tl._head_import",
+    "import_tl_head": "ropeproof.verify.interop.tl._head_import",
+    "tl_rope_spec": "ropeproof.verify.interop.tl._head_import",
+    "build_hooked_transformer": "ropeproof.verify.interop.tl._library",
+    "require_transformer_lens": "ropeproof.verify.interop.tl._library",
+    "TLPlacement": "ropeproof.verify.interop.tl._placement",
+    "place_tl": "ropeproof.verify.interop.tl._placement",
+}
+"""Each public name and the module that defines it; loaded on first use."""
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_public_api.py: the same)
+    from ropeproof.verify.interop._head_export import load_export_info
+    from ropeproof.verify.interop.tl._checkpoint import (
+        TL_CONFIG_FILE,
+        TL_WEIGHTS_FILE,
+        load_hooked_transformer,
+        save_hooked_transformer,
+    )
+    from ropeproof.verify.interop.tl._export import TLExport, TLExportInfo, export_hooked_transformer
+    from ropeproof.verify.interop.tl._head_import import from_hooked_transformer, import_tl_head, tl_rope_spec
+    from ropeproof.verify.interop.tl._library import build_hooked_transformer, require_transformer_lens
+    from ropeproof.verify.interop.tl._placement import TLPlacement, place_tl
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

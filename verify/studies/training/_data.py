@@ -26,8 +26,18 @@ from ropeproof.machinery._validate import integer
 from ropeproof.verify.measure._tasks import TaskInstance, letter_task, number_task
 from ropeproof.verify.measure._tokenizer import task_vocabulary
 
-TRAIN, VALIDATION, SCORING, TRAINING_SET, SHUFFLE = 0, 1, 2, 3, 4
-"""Stream numbers of the seed derivation (module docstring)."""
+# the stream numbers of the seed derivation (module docstring), one per line so that each is an object
+# of its own for the API reference
+TRAIN = 0
+"""The stream of the training batches (one per step)."""
+VALIDATION = 1
+"""The stream of the validation batches (accuracy)."""
+SCORING = 2
+"""The stream of the layer-swap scoring prompts."""
+TRAINING_SET = 3
+"""The stream of a fixed training set's chunks."""
+SHUFFLE = 4
+"""The stream of a fixed training set's per-epoch orders."""
 
 TRAINING_SET_CHUNK = 64
 """Sequences per chunk of a fixed training set (each chunk is balanced on its own and generated only
