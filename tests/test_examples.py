@@ -39,6 +39,7 @@ PACKAGES = (
     "ropeproof.verify.measure",
     "ropeproof.verify.measure.exact",
     "ropeproof.verify.measure.ps",
+    "ropeproof.verify.sweep_runs",
     "ropeproof.verify.interop",
     "ropeproof.verify.interop.hf",
     "ropeproof.verify.interop.tl",
