@@ -9,7 +9,7 @@ from ropeproof.constructions._compile import compile_construction
 from ropeproof.constructions._paper import index_construction, retrieval_construction
 from ropeproof.machinery._result_store import ResultStore, data_product
 from ropeproof.paper_figures._style import FigureResult, styled, subplots
-from ropeproof.verify.kernel._compiled import answer
+from ropeproof.verify.kernel._compiled import answers
 from ropeproof.verify.measure._statistics import proportion_interval
 from ropeproof.verify.measure.exact._families import family_for, sample_family_inputs
 
@@ -26,7 +26,9 @@ INPUTS = {False: 48, True: 16}
 def accuracy_rows(quick: bool = False) -> list[dict]:
     """Accuracy on :data:`INPUTS` random family inputs per length (every input of the family at each
     length is equally likely), per head, dtype and readout: ``correct`` of ``inputs``, ``accuracy`` and
-    its 95% Wilson interval ``ci_low``, ``ci_high``."""
+    its 95% Wilson interval ``ci_low``, ``ci_high``. Each head's inputs of one length are projected once per
+    dtype and read at every scale (:func:`~ropeproof.verify.kernel._compiled.answers`: the last query
+    alone, the answers of :func:`~ropeproof.verify.kernel._compiled.answer`)."""
     lengths, count = LENGTHS[quick], INPUTS[quick]
     subjects = {
         "T_Index theta=0.866": index_construction(0.8660, max_int=max(lengths) - 1, letters=8),
@@ -40,14 +42,9 @@ def accuracy_rows(quick: bool = False) -> list[dict]:
             samples = sample_family_inputs(fam, n, count, seed=n)
             seqs = [list(t) for t, _ in samples]
             correct = [t[p] for t, p in samples]
-            for dtype in DTYPES:
-                for scale in SCALES:
-                    if scale is None:
-                        got = answer(head, seqs, dtype=dtype, device="cpu")
-                    else:
-                        got = answer(
-                            head, seqs, mode="softmax", softmax_scale=scale, dtype=dtype, device="cpu"
-                        )
+            for dtype in DTYPES:  # one projection per input set and dtype, read at every scale
+                readouts = answers(head, seqs, SCALES, dtype=dtype, device="cpu")
+                for scale, got in zip(SCALES, readouts, strict=True):
                     right = sum(a == b for a, b in zip(got, correct, strict=True))
                     estimate = proportion_interval(right, count)
                     rows.append(

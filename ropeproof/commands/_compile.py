@@ -3,32 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
+from typing import TYPE_CHECKING
 
 from ropeproof.commands._arguments import add_command, add_json, add_output, finite_float, int_in
-from ropeproof.constructions._compile import compile_construction
-from ropeproof.constructions._paper import CONSTRUCTIONS
+from ropeproof.commands._choices import CONSTRUCTION_DEFAULTS, CONSTRUCTION_NAMES
 from ropeproof.machinery._atomic_output import atomic_directory
-from ropeproof.theory._construction import Construction
+
+if TYPE_CHECKING:
+    from ropeproof.theory._construction import Construction
 
 CONSTRUCTION_HELP = "index (T_Index), retrieval (T_Retrieval) or reflexive; [A] Theorem 3.1"
 
 
 def _defaults(parameter: str) -> str:
-    """``"index 0.866, retrieval 0.0, ..."``: each construction's default for ``parameter``, read from
-    the function signatures in :mod:`ropeproof.constructions._paper`."""
-    out = []
-    for name, build in sorted(CONSTRUCTIONS.items()):
-        param = inspect.signature(build).parameters.get(parameter)
-        if param is not None and param.default is not inspect.Parameter.empty:
-            out.append(f"{name} {param.default}")
-    return ", ".join(out)
+    """``"index 0.866, retrieval 0.0, ..."``: each construction's default for ``parameter``
+    (:data:`~ropeproof.commands._choices.CONSTRUCTION_DEFAULTS`)."""
+    return CONSTRUCTION_DEFAULTS[parameter]
 
 
 def add_construction_params(p: argparse.ArgumentParser) -> None:
     """The construction positional and the parameters shared by commands that build one."""
-    p.add_argument("construction", choices=sorted(CONSTRUCTIONS), help=CONSTRUCTION_HELP)
+    p.add_argument("construction", choices=CONSTRUCTION_NAMES, help=CONSTRUCTION_HELP)
     p.add_argument(
         "--theta",
         type=finite_float,
@@ -71,6 +67,8 @@ def construction_kwargs(args: argparse.Namespace) -> dict[str, float | int]:
 
 def construction_from_args(args: argparse.Namespace) -> Construction:
     """The construction named by ``args.construction`` with the parameters that were given."""
+    from ropeproof.constructions._paper import CONSTRUCTIONS
+
     return CONSTRUCTIONS[args.construction](**construction_kwargs(args))
 
 
@@ -87,6 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ropeproof.constructions._compile import compile_construction
+
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before compiling
         head = compile_construction(construction_from_args(args), layout=args.layout)
         # how it was built, so that sweep/ps-score --head can rebuild the construction's input family

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
-
-import sympy as sp
+from typing import TYPE_CHECKING, Any
 
 from ropeproof.commands._arguments import add_command, add_json
+from ropeproof.commands._choices import CONSTRUCTION_NAMES
 from ropeproof.commands._compile import CONSTRUCTION_HELP
-from ropeproof.constructions._paper import CONSTRUCTIONS
-from ropeproof.theory._bounds import index_bound, retrieval_bound
-from ropeproof.theory._derive import derive
-from ropeproof.theory._stable import stabilize
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,19 +21,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         "derive",
         example="ropeproof derive retrieval --latex",
     )
-    p.add_argument("construction", choices=sorted(CONSTRUCTIONS), help=CONSTRUCTION_HELP)
+    p.add_argument("construction", choices=CONSTRUCTION_NAMES, help=CONSTRUCTION_HELP)
     p.add_argument("--latex", action="store_true", help="LaTeX instead of plain sympy text")
     add_json(p, "the derivation (expressions as sympy text, or LaTeX with --latex)")
     p.set_defaults(run=run)
 
 
 def _show(expr: sp.Expr, latex: bool) -> str:
+    import sympy as sp
+
     return sp.latex(expr) if latex else sp.sstr(expr)
 
 
 def derivation(construction: str, latex: bool = False) -> dict[str, Any]:
     """What ``derive`` prints, as data: ``description``, ``logits`` (one per query/key rule pair),
     ``discrepancy`` (lines of text) and ``bound`` (``None`` for reflexive)."""
+    import sympy as sp
+
+    from ropeproof.constructions._paper import CONSTRUCTIONS
+    from ropeproof.theory._bounds import index_bound, retrieval_bound
+    from ropeproof.theory._derive import derive
+    from ropeproof.theory._stable import stabilize
+
     c = CONSTRUCTIONS[construction](**({"letters": 2, "max_int": 2} if construction == "index" else {}))
     d = derive(c)
     logits = [

@@ -11,19 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-
-from ropeproof._errata_report import errata_dict, render_errata_markdown
-from ropeproof.claims import (
-    CheckContext,
-    registered_claims,
-    registered_corrections,
-    registered_no_corrections,
-)
-from ropeproof.claims._corrections import run_correction
 from ropeproof.commands._arguments import add_command, add_json
 from ropeproof.machinery._atomic_output import atomic_directory, check_output_target
+
+if TYPE_CHECKING:
+    from ropeproof.claims._corrections import Correction
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +51,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def registered_corrections() -> list[Correction]:
+    """:func:`ropeproof.claims.registered_corrections`, imported when called (the claims import torch);
+    what ``run`` computes (tests put other corrections here)."""
+    from ropeproof.claims import registered_corrections as corrections
+
+    return corrections()
+
+
 def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from ropeproof._errata_report import errata_dict, render_errata_markdown
+    from ropeproof.claims import CheckContext, registered_claims, registered_no_corrections
+    from ropeproof.claims._corrections import run_correction
+
     ctx = CheckContext(torch.device("cpu"), torch.float64, quick=args.quick)
     if args.out is not None:
         check_output_target(args.out, args.force)  # refuse a bad --out before computing anything

@@ -23,10 +23,9 @@ from ropeproof.commands._arguments import (
     int_in,
     positive_float,
 )
+from ropeproof.commands._choices import ARCHITECTURE_NAMES
 from ropeproof.commands._compile import add_construction_params, construction_from_args
-from ropeproof.constructions._compile import compile_construction
 from ropeproof.machinery._atomic_output import atomic_directory
-from ropeproof.theory._architectures import ARCHITECTURES
 
 TL = "tl"
 """The target that is a TransformerLens ``HookedTransformer`` rather than an HF architecture."""
@@ -47,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "arch",
-        choices=[*ARCHITECTURES, TL],
+        choices=[*ARCHITECTURE_NAMES, TL],
         help="target: gptj (GPTJForCausalLM), llama (LlamaForCausalLM) or tl (HookedTransformer)",
     )
     add_construction_params(p)
@@ -78,6 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _export(args: argparse.Namespace, staging: Any) -> tuple[Any, Any]:
     """Compile, export and save into ``staging``; return ``(head, exported)``."""
+    from ropeproof.constructions._compile import compile_construction
+
     head = compile_construction(construction_from_args(args), layout=args.layout)
     if args.arch == TL:
         from ropeproof.verify.interop.tl._export import export_hooked_transformer

@@ -16,11 +16,8 @@ import argparse
 import json
 
 from ropeproof.commands._arguments import add_command, add_dtype, add_json, add_output, int_in, positive_float
-from ropeproof.constructions._multihop_compile import compile_program
-from ropeproof.constructions._multihop_programs import LOGIT_SCALE
-from ropeproof.constructions._paper import TASKS
+from ropeproof.commands._choices import ARCHITECTURE_NAMES, LOGIT_SCALE, TASKS
 from ropeproof.machinery._atomic_output import atomic_directory
-from ropeproof.theory._architectures import ARCHITECTURES
 
 SOLVERS = ("best", "paper", "smallest")
 MAX_LENGTH_LIMIT = 1 << 20
@@ -42,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "horizon (unless --no-sample), and the config's ropeproof_certificate.label says which is which."
         ),
     )
-    p.add_argument("arch", choices=list(ARCHITECTURES), help="target architecture")
+    p.add_argument("arch", choices=ARCHITECTURE_NAMES, help="target architecture")
     p.add_argument("task", choices=TASKS, help="number (Index layers) or letter (Retrieval layers)")
     p.add_argument(
         "--solver",
@@ -103,6 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ropeproof.constructions._multihop_compile import compile_program
     from ropeproof.verify.interop.hf._model_export import export_model
     from ropeproof.verify.studies.beyond._checkpoint_solvers import checkpoint_spec
 

@@ -7,14 +7,15 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ropeproof._report import STORE_DIR, check_report_format
 from ropeproof.commands._arguments import add_command, add_formats, add_output
+from ropeproof.commands._choices import FIGURE_NAMES, STORE_DIR
 from ropeproof.machinery._atomic_output import atomic_directory
 from ropeproof.machinery._errors import InputError, RopeproofError
-from ropeproof.machinery._result_store import ResultStore
-from ropeproof.paper_figures import figure_names, make_all
+
+if TYPE_CHECKING:
+    from ropeproof.machinery._result_store import ResultStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--only",
         nargs="+",
         metavar="NAME",
-        choices=figure_names(),
-        help=f"draw only these figures, a subset of: {', '.join(figure_names())}",
+        choices=FIGURE_NAMES,
+        help=f"draw only these figures, a subset of: {', '.join(FIGURE_NAMES)}",
     )
     p.add_argument(
         "--from-report",
@@ -45,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _saved_run(directory: Path, quick: bool) -> tuple[ResultStore, bool, list[str]]:
     """The saved results of the report in ``directory``, whether it ran ``--quick`` and its figures."""
+    from ropeproof._report import check_report_format
+    from ropeproof.machinery._result_store import ResultStore
+
     try:
         report: dict[str, Any] = json.loads((directory / "report.json").read_text())
         check_report_format(report, f"--from-report {directory}: report.json")
@@ -67,6 +71,8 @@ def _saved_run(directory: Path, quick: bool) -> tuple[ResultStore, bool, list[st
 
 
 def run(args: argparse.Namespace) -> int:
+    from ropeproof.paper_figures import make_all
+
     start = time.perf_counter()
     quick, only, store = args.quick, args.only, None
     if args.from_report is not None:

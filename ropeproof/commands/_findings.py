@@ -16,7 +16,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ropeproof._report import check_report_format, render_readme_findings, replace_readme_findings
 from ropeproof.commands._arguments import add_command
 from ropeproof.machinery._atomic_output import check_replaceable_file, write_text_atomic
 from ropeproof.machinery._errors import InputError
@@ -49,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ropeproof._report import check_report_format, render_readme_findings, replace_readme_findings
+
     if args.update_readme is not None:  # before any work: a link or special file is never replaced
         check_replaceable_file(args.update_readme, "--update")
     path = args.report / "report.json" if args.report.is_dir() else args.report

@@ -20,8 +20,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ropeproof.machinery._atomic_output import check_output_file
 from ropeproof.machinery._errors import InputError
 from ropeproof.verify.measure.exact._bound_options import READINGS, RELATIONS
@@ -160,6 +158,8 @@ def family_note(table: HeadSweep) -> str:
 def sweep_summary(table: HeadSweep) -> dict[str, Any]:
     """The ``summary`` of ``sweep --head --json``: the family and its source, the lengths, the first
     length whose worst margin is not positive (``None``: none), and the extremes over the rows."""
+    import numpy as np
+
     n = table.columns["n"]
     margin = table.columns["margin_inf"]
     bad = n[~(margin > 0) & ~np.isnan(margin)]

@@ -13,7 +13,7 @@ import argparse
 import json
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ropeproof.commands import _head_dir as head_dir
 from ropeproof.commands._arguments import (
@@ -26,15 +26,13 @@ from ropeproof.commands._arguments import (
     nonnegative_float,
     positive_float,
 )
-from ropeproof.constructions._paper import INDEX_THETA, TASK_LENGTH
+from ropeproof.commands._choices import INDEX_THETA, MAX_EXACT_N, TASK_LENGTH
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
 from ropeproof.verify.kernel._devices import resolve_dtype
-from ropeproof.verify.measure._subjects import Subject, index_subject, random_subject, retrieval_subject
-from ropeproof.verify.measure.ps._exact import MAX_EXACT_N, exact_exclusion, sampled_exclusion
-from ropeproof.verify.measure.ps._head_subject import head_subject
-from ropeproof.verify.measure.ps._per_frequency import per_frequency_scores
-from ropeproof.verify.measure.ps._scores import ps_scores
+
+if TYPE_CHECKING:
+    from ropeproof.verify.measure._subjects import Subject
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -90,6 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _subject(args: argparse.Namespace) -> Subject:
+    from ropeproof.verify.measure._subjects import Subject, index_subject, random_subject, retrieval_subject
+    from ropeproof.verify.measure.ps._head_subject import head_subject
+
     device, dtype = args.device, resolve_dtype(args.dtype)
     if (args.head is None) == (args.head_dir is None):
         raise InputError("give one head: index, retrieval, random, or --head DIR")
@@ -127,6 +128,10 @@ def _fmt(v: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ropeproof.verify.measure.ps._exact import exact_exclusion, sampled_exclusion
+    from ropeproof.verify.measure.ps._per_frequency import per_frequency_scores
+    from ropeproof.verify.measure.ps._scores import ps_scores
+
     subj = _subject(args)
     start = time.perf_counter()
     sc = ps_scores(subj.head, subj.inputs, tau=args.tau, block_size=args.block_size)

@@ -9,41 +9,19 @@ import contextlib
 import json
 import math
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ropeproof.commands import _head_dir as head_dir
 from ropeproof.commands._arguments import add_command, add_device, add_dtype, finite_float, int_in
+from ropeproof.commands._choices import DEFAULT_SHARD_ROOT, EXECUTORS, INDEX_TERMS
 from ropeproof.machinery._errors import InputError, RopeproofError
 from ropeproof.verify.kernel._devices import dtype_name, resolve_device, resolve_dtype
-from ropeproof.verify.measure.exact._certified import INDEX_TERMS
-from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
-from ropeproof.verify.sweep_runs._certified_shards import (
-    FORMAT as RECORDS_FORMAT,
-)
-from ropeproof.verify.sweep_runs._certified_shards import (
-    GapRecords,
-    enclose_gap_records,
-    judge_records,
-    merge_gap_records,
-    offsets_for,
-)
-from ropeproof.verify.sweep_runs._shard_runner import (
-    DEFAULT_SHARD_ROOT,
-    EXECUTORS,
-    SweepSpec,
-    run_certified_index,
-    run_sweep,
-)
-from ropeproof.verify.sweep_runs._sweep_files import (
-    SweepHeader,
-    atomic_output,
-    merge_jsonl,
-    parse_shard,
-    shard_lengths,
-    table_header,
-    text_table_text,
-    write_rows,
-)
+
+if TYPE_CHECKING:
+    from ropeproof.verify.sweep_runs._certified_shards import GapRecords
 
 EXAMPLE = """example:
   ropeproof sweep index --theta 0.000001 --lengths 2:600 --json
@@ -60,6 +38,8 @@ more examples:
 
 def lengths_text(text: str) -> str:
     """``--lengths A:B[:STEP]`` checked when parsed (:func:`parse_lengths`); kept as text."""
+    from ropeproof.verify.measure.exact._sweep import parse_lengths
+
     try:
         parse_lengths(text)
     except RopeproofError as exc:
@@ -69,6 +49,8 @@ def lengths_text(text: str) -> str:
 
 def shard_text(text: str) -> str:
     """``--shard k/N`` checked when parsed (:func:`parse_shard`); kept as text."""
+    from ropeproof.verify.sweep_runs._sweep_files import parse_shard
+
     try:
         parse_shard(text)
     except RopeproofError as exc:
@@ -160,12 +142,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """The library's warnings (e.g. that a local Dask cluster will not pay) as one line each on stderr,
+    ``ropeproof sweep: warning: MESSAGE``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+
+        def show(message: Warning | str, *_: object, **__: object) -> None:
+            print(f"ropeproof sweep: warning: {message}", file=sys.stderr)
+
+        warnings.showwarning = show
+        yield
+
+
 def _fail(message: str) -> int:
     print(f"ropeproof sweep: error: {message}", file=sys.stderr)
     return 2
 
 
 def _is_records(path: str) -> bool:
+    from ropeproof.verify.sweep_runs._certified_shards import FORMAT as RECORDS_FORMAT
+
     try:
         with open(path, encoding="utf-8") as f:
             return f'"format": "{RECORDS_FORMAT}"' in f.read(200)
@@ -174,6 +172,8 @@ def _is_records(path: str) -> bool:
 
 
 def _read_records(path: str) -> GapRecords:
+    from ropeproof.verify.sweep_runs._certified_shards import GapRecords
+
     try:
         return GapRecords.from_json(Path(path).read_text(encoding="utf-8"))
     except RopeproofError as e:
@@ -184,6 +184,15 @@ def _read_records(path: str) -> GapRecords:
 
 def _certified(args: argparse.Namespace) -> int:
     """One shard's records (``--shard``), or the whole check judged (no ``--shard``)."""
+    from ropeproof.verify.measure.exact._sweep import parse_lengths
+    from ropeproof.verify.sweep_runs._certified_shards import (
+        enclose_gap_records,
+        judge_records,
+        offsets_for,
+    )
+    from ropeproof.verify.sweep_runs._shard_runner import run_certified_index
+    from ropeproof.verify.sweep_runs._sweep_files import atomic_output, parse_shard
+
     if args.theta is None or not math.isfinite(args.theta):
         return _fail(f"--theta is required and must be a finite number (got {args.theta})")
     start, stop, step = parse_lengths(args.lengths)
@@ -192,7 +201,8 @@ def _certified(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     if args.executor == "dask":
         with atomic_output(args.out, sys.stdout, args.force) as out:
-            result = run_certified_index(args.theta, stop, args.term, args.prec, **_dask_options(args))
+            with _warnings_as_lines():
+                result = run_certified_index(args.theta, stop, args.term, args.prec, **_dask_options(args))
             out.write(json.dumps(result.to_dict()) + "\n")
         return 0
     first, last = offsets_for(stop, shard)
@@ -238,6 +248,20 @@ def _executor_conflict(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
+    from ropeproof.verify.sweep_runs._certified_shards import judge_records, merge_gap_records
+    from ropeproof.verify.sweep_runs._shard_runner import SweepSpec, run_sweep
+    from ropeproof.verify.sweep_runs._sweep_files import (
+        SweepHeader,
+        atomic_output,
+        merge_jsonl,
+        parse_shard,
+        shard_lengths,
+        table_header,
+        text_table_text,
+        write_rows,
+    )
+
     if (args.head_dir is None) == (args.construction is None):
         return _fail("give a construction (index, retrieval, certified-index, merge) or --head DIR")
     conflict = _executor_conflict(args) or head_dir.option_conflict(args)
@@ -269,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
         spec = SweepSpec(
             args.construction, args.theta, (start, stop, step), args.alphabet_size, dtype_name(args.dtype)
         )
-        with atomic_output(args.out, sys.stdout, args.force) as out:
+        with atomic_output(args.out, sys.stdout, args.force) as out, _warnings_as_lines():
             run_sweep(spec, out, **_dask_options(args))
         return 0
     shard = parse_shard(args.shard) if args.shard else None

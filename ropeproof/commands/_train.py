@@ -9,7 +9,7 @@ import argparse
 import json
 
 from ropeproof.commands._arguments import add_command, add_device, add_json, add_output, int_in
-from ropeproof.constructions._paper import TASKS
+from ropeproof.commands._choices import TASKS
 from ropeproof.machinery._atomic_output import check_output_target
 from ropeproof.verify.studies.training._config import CONFIGS, MAX_SEED
 

@@ -50,6 +50,7 @@ from ropeproof.verify.kernel._finite import (
 )
 from ropeproof.verify.kernel._rope import (
     Positions,
+    RotationTable,
     common_origin,
     halves_order,
     positions_error,
@@ -280,6 +281,32 @@ class RopeAttention(nn.Module):
         if screen is not None and not passes(screen + finite_screen(output), exact):
             raise self._error(x, positions, "the head's logits or output")
         return AttentionResult(logits=logits, pattern=pattern, output=output)
+
+    def last_query(self, x: torch.Tensor, *, check: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last query against every key, from one projection, without the ``[n, n]`` logits:
+        ``(R_{n-1} q_{n-1}) . (R_j k_j)`` for ``j = 0 .. n-1`` (``[batch, n]``, *not* multiplied by
+        ``scale``), and ``v`` (``[batch, n, head_dim]``), at the default positions ``0 .. n-1``.
+
+        Only the last position's query is projected and rotated (the same rotation as :meth:`forward`'s,
+        entry by entry); ``scale * row`` is row ``n-1`` of :meth:`forward`'s logits up to the order in
+        which the products sum each dot product (``tests/verify/kernel/test_attention.py`` bounds the
+        difference). With ``check`` both are
+        verified finite (one synchronisation).
+
+        Shapes: x [batch, n, d_model]; return [batch, n] and [batch, n, head_dim]
+        """
+        x = self._input(x)
+        h, n = self.spec.head_dim, x.shape[1]
+        w = self._qkv_weight()
+        kv = x @ w[:, h:]  # every key and value; the query of the last position alone
+        table = rotation_table(self.spec, None, n, self.device, self.dtype, shifted=True)
+        last = RotationTable(table.cos[..., -1:, :], table.sin[..., -1:, :])
+        q = rotate_halves(x[:, -1:] @ w[:, :h], last)
+        k, v = rotate_halves(kv[..., :h], table), kv[..., h:]
+        row = (q @ k.transpose(-1, -2)).squeeze(-2)
+        if check and not passes(finite_screen(row, v), lambda: all_finite(row, v)):
+            raise self._error(x, None, "the head's last-query logits or v")
+        return row, v
 
     def _output_only(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """``softmax(scale q k^T, causal) v W_O`` by the fused kernel, without the logits.

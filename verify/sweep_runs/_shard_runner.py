@@ -33,6 +33,7 @@ import os
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -70,6 +71,58 @@ RECORDS_SHARD_OFFSETS = 1 << 20
 """Default offsets per certified shard (a few seconds each)."""
 DEFAULT_SHARD_ROOT = Path(".ropeproof-shards")
 """Where shard directories go unless given (relative to the working directory)."""
+
+DASK_PAYS_FROM: dict[str, int | None] = {"certified-index": 10**7, "sweep": None}
+"""The smallest work size (``certified-index``: offsets ``max_n - 1``; ``sweep``: rows) at which a new
+local cluster of 2 workers on a 2-core machine was measured to finish before one process, cluster start
+included (``benchmarks/RESULTS.md``, issue 46: ``bench_dask_threshold.py``); ``None``: at no size
+measured. :func:`dask_will_not_pay` warns below it."""
+DASK_MEASURED_CORES = 2
+"""The cores of the machine :data:`DASK_PAYS_FROM` was measured on."""
+
+
+class DaskWillNotPayWarning(UserWarning):
+    """A new local Dask cluster is asked for work it was not measured to speed up on this machine."""
+
+
+def dask_will_not_pay(kind: str, size: int, workers: int | None, cores: int | None = None) -> str | None:
+    """Why a new local cluster of ``workers`` processes (``None``: one per core) on a machine of
+    ``cores`` cores (default: this one's) will not pay for ``size`` units of ``kind`` work
+    (:data:`DASK_PAYS_FROM`), or ``None`` when it may: one core or one worker (nothing runs side by
+    side), more workers than cores, or less work than it was measured to pay from on
+    :data:`DASK_MEASURED_CORES` cores (a larger machine is not measured: the same size is asked)."""
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    workers = cores if workers is None else workers
+    if cores < 2 or workers < 2:
+        return f"a local cluster of {workers} worker(s) on {cores} core(s) runs nothing side by side"
+    if workers > cores:
+        return f"{workers} workers on {cores} cores share them: the cluster cannot beat one process"
+    pays = DASK_PAYS_FROM[kind]
+    if pays is None:
+        return (
+            f"a {kind} on a local cluster was not measured to beat one process at any size (its shards each "
+            "recompute the rows from n = 2)"
+        )
+    if size < pays:
+        return (
+            f"a {kind} of {size} was measured to pay on a local cluster only from {pays} "
+            f"({DASK_MEASURED_CORES} workers on {DASK_MEASURED_CORES} cores, cluster start included)"
+        )
+    return None
+
+
+def _warn_if_no_gain(kind: str, size: int, executor: Any, workers: int | None, scheduler: str | None) -> None:
+    """Warn (:class:`DaskWillNotPayWarning`) when a new local cluster will not pay
+    (:func:`dask_will_not_pay`); an existing cluster (``scheduler`` or a client) is not judged."""
+    if executor != "dask" or scheduler is not None:
+        return
+    why = dask_will_not_pay(kind, size, workers)
+    if why is not None:
+        warnings.warn(
+            f"--executor dask will likely be slower than --executor local here: {why}",
+            DaskWillNotPayWarning,
+            stacklevel=3,
+        )
 
 
 class ShardFailure(RopeproofError):
@@ -301,6 +354,7 @@ def run_sweep(
         raise InputError(f"executor={executor!r}; accepted: {', '.join(EXECUTORS)} or a distributed.Client")
     if fmt != "jsonl":
         raise InputError("a sweep on Dask is written as JSON Lines (fmt='jsonl', --jsonl)")
+    _warn_if_no_gain("sweep", spec.rows(), executor, workers, scheduler)
     count = _shard_count(shards, spec.rows(), SWEEP_SHARD_ROWS, workers)
     directory = shard_directory(shard_root, "sweep", {**asdict(spec), "shards": count})
     jobs = []
@@ -342,6 +396,7 @@ def run_certified_index(
         return judge_records(records, max_n, term)
     if isinstance(executor, str) and executor not in EXECUTORS:
         raise InputError(f"executor={executor!r}; accepted: {', '.join(EXECUTORS)} or a distributed.Client")
+    _warn_if_no_gain("certified-index", max_n - 1, executor, workers, scheduler)
     count = _shard_count(shards, max_n - 1, RECORDS_SHARD_OFFSETS, workers)
     params = {"theta": float(theta).hex(), "max_n": max_n, "prec": prec, "shards": count}
     directory = shard_directory(shard_root, "certified-index", params)

@@ -10,6 +10,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ropeproof.machinery._errors import InputError
 from ropeproof.theory._rope_spec import RopeSpec
 from ropeproof.verify.kernel._attention import RopeAttention
 from ropeproof.verify.kernel._random_heads import random_head
@@ -265,3 +266,37 @@ def test_random_heads_too_large_for_the_machine_are_refused_first(monkeypatch, c
     assert main(["ps-score", "random", "--head-dim", "100000", "--d-model", "100000"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "memory limit of 1 GiB" in err
+
+
+@given(
+    head=rope_heads(max_head_dim=64, max_d_model=12),
+    n=st.integers(1, 40),
+    batch=st.integers(1, 3),
+    dtype=st.sampled_from(["float64", "float32"]),
+    seed=st.integers(0, 2**16),
+)
+def test_last_query_is_the_last_row_of_the_logits(head, n, batch, dtype, seed) -> None:
+    """``scale * last_query`` is ``forward``'s last logit row within twice the rounding of one
+    ``head_dim``-term dot product of the rotated vectors (the two products may sum in another order),
+    and ``v`` is ``x W_V`` (up to rounding)."""
+    head = head.to(getattr(torch, dtype))
+    x = torch.randn(
+        batch, n, head.d_model, dtype=torch.float64, generator=torch.Generator().manual_seed(seed)
+    )
+    row, v = head.last_query(x)
+    full = head(x).logits[:, -1].double()
+    assert row.shape == (batch, n) and v.shape == (batch, n, head.spec.head_dim)
+    xd = x.to(head.dtype).double()
+    q, k = xd[:, -1] @ head.W_Q.double(), xd @ head.W_K.double()
+    magnitude = (q.norm(dim=-1, keepdim=True) * k.norm(dim=-1)).max().item()  # bounds sum_k |q_k| |k_k|
+    bound = 2 * logit_error_bound(dtype, head.spec.head_dim, magnitude) * abs(head.scale) + 1e-300
+    assert (head.scale * row.double() - full).abs().max().item() <= bound
+    torch.testing.assert_close(v, x.to(head.dtype) @ head.W_V)  # the fused projection rounds alike
+
+
+def test_last_query_refuses_a_non_finite_input() -> None:
+    head = random_head(RopeSpec(4), 3, 0)
+    x = torch.zeros(1, 4, 3, dtype=torch.float64)
+    x[0, 1, 2] = math.nan
+    with pytest.raises(InputError, match="x"):
+        head.last_query(x)

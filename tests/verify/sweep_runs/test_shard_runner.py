@@ -162,3 +162,40 @@ def test_dask_options_are_checked(
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []  # no shard directory left by a refused run
+
+
+def test_dask_will_not_pay_below_the_measured_size_or_without_spare_cores() -> None:
+    """Issue 46 item 7: the reasons a new local cluster will not pay, at the edges of each."""
+    from ropeproof.verify.sweep_runs._shard_runner import DASK_PAYS_FROM, dask_will_not_pay
+
+    pays = DASK_PAYS_FROM["certified-index"]
+    assert pays is not None
+    assert dask_will_not_pay("certified-index", pays, workers=2, cores=2) is None
+    assert dask_will_not_pay("certified-index", pays, workers=None, cores=8) is None
+    assert f"only from {pays}" in (dask_will_not_pay("certified-index", pays - 1, 2, 2) or "")
+    assert "side by side" in (dask_will_not_pay("certified-index", 10 * pays, None, cores=1) or "")
+    assert "side by side" in (dask_will_not_pay("certified-index", 10 * pays, 1, cores=4) or "")
+    assert "share them" in (dask_will_not_pay("certified-index", 10 * pays, 3, cores=2) or "")
+    if DASK_PAYS_FROM["sweep"] is None:
+        assert "at any size" in (dask_will_not_pay("sweep", 10**9, 2, 2) or "")
+
+
+def test_the_command_warns_before_starting_a_cluster_that_will_not_pay(monkeypatch, capsys) -> None:
+    """One warning line on stderr before the cluster starts (here it cannot: the stand-in refuses); a
+    cluster given by ``--scheduler`` is not judged."""
+    from ropeproof.machinery._errors import InputError
+
+    def no_cluster(*args: object) -> Any:
+        raise InputError("no cluster in this test")
+
+    monkeypatch.setattr(shard_runner, "_client", no_cluster)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    argv = ["sweep", "certified-index", "--theta", "0.866", "--lengths", "2:1000", "--no-progress"]
+    assert main([*argv, "--executor", "dask", "--workers", "2"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith(
+        "ropeproof sweep: warning: --executor dask will likely be slower"
+    )
+    assert "only from" in err[0] and err[1].startswith("ropeproof sweep: error: no cluster")
+    assert main([*argv, "--executor", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "warning" not in capsys.readouterr().err

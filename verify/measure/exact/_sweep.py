@@ -192,17 +192,67 @@ def _as_bool(c: BoundComparison) -> np.ndarray:
     return out
 
 
-def _add_verdict_columns(
-    cols: dict[str, np.ndarray], comparisons: dict[str, BoundComparison], judge: bool
-) -> None:
-    """The ``bound_holds*`` (``True``/``False``/``None``) and ``bound_status*`` columns, in place."""
+class _Deferred:
+    """A column not built yet: ``make()`` builds it."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], np.ndarray]) -> None:
+        self.make = make
+
+
+class SweepColumns(dict):
+    """A sweep table's columns: a ``dict`` of numpy arrays whose verdict columns (``bound_holds*``:
+    ``True``/``False``/``None``; ``bound_status*``: status names, one Python object per row) are built
+    from the comparisons' status codes when first read, then kept. A sweep computes and judges its rows
+    without them; reading one (``columns["bound_status"]``, ``items()``, ``dict(columns)``,
+    :meth:`SweepTable.rows`) gives the same array as building it at once would."""
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        value = dict.__getitem__(self, key)
+        if isinstance(value, _Deferred):
+            value = value.make()
+            dict.__setitem__(self, key, value)
+        return value
+
+    def __iter__(self) -> Iterator[str]:  # defined, so dict(columns) and {**columns} read through []
+        return dict.__iter__(self)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401 (self.get is this method)
+
+    def values(self) -> list[np.ndarray]:  # type: ignore[override]
+        return [self[k] for k in self]
+
+    def items(self) -> list[tuple[str, np.ndarray]]:  # type: ignore[override]
+        return [(k, self[k]) for k in self]
+
+    def copy(self) -> SweepColumns:
+        return SweepColumns((k, dict.__getitem__(self, k)) for k in self)
+
+    def numeric(self) -> dict[str, np.ndarray]:
+        """The columns that are not verdict columns (none of them deferred)."""
+        verdicts = set(READING_COLUMNS.values()) | set(STATUS_COLUMNS.values())
+        return {k: self[k] for k in self if k not in verdicts}
+
+
+def _table_columns(
+    raw: dict[str, np.ndarray], comparisons: dict[str, BoundComparison], judge: bool
+) -> SweepColumns:
+    """The columns of a table in the documented order: ``n``, the extremes, ``bound``, the verdict
+    columns (deferred: :class:`SweepColumns`), then the rest of ``raw``."""
+    cols = SweepColumns((k, raw[k]) for k in ("n", "gap_sup", "gap_inf", "margin_inf", "bound"))
+    size = raw["n"].shape
     for q in QUANTITIES:
         if judge:
-            cols[READING_COLUMNS[q]] = _as_bool(comparisons[q])
-            cols[STATUS_COLUMNS[q]] = comparisons[q].status.astype(object)
+            c = comparisons[q]
+            cols[READING_COLUMNS[q]] = _Deferred(functools.partial(_as_bool, c))
+            cols[STATUS_COLUMNS[q]] = _Deferred(lambda c=c: c.status.astype(object))
         else:
-            cols[READING_COLUMNS[q]] = np.full(cols["n"].shape, None, dtype=object)
-            cols[STATUS_COLUMNS[q]] = np.full(cols["n"].shape, None, dtype=object)
+            cols[READING_COLUMNS[q]] = _Deferred(functools.partial(np.full, size, None, dtype=object))
+            cols[STATUS_COLUMNS[q]] = _Deferred(functools.partial(np.full, size, None, dtype=object))
+    cols.update({k: v for k, v in raw.items() if k not in cols})
+    return cols
 
 
 def _sin2_with_error(alpha: np.ndarray, e_alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -570,14 +620,19 @@ class SweepTable(TableDisplay):
             & (self.columns["n"] <= stop)
             & ((self.columns["n"] - start) % step == 0)
         )
-        cols = {k: v[mask] for k, v in self.columns.items()}
+        comparisons = {q: _take(c, mask) for q, c in self.comparisons.items()}
+        if isinstance(self.columns, SweepColumns):
+            numeric = {k: v[mask] for k, v in self.columns.numeric().items()}
+            cols: dict[str, np.ndarray] = _table_columns(numeric, comparisons, bool(comparisons))
+        else:
+            cols = {k: v[mask] for k, v in self.columns.items()}
         return SweepTable(
             self.construction,
             self.params,
             self.dtype,
             cols,
             self.bound,
-            {q: _take(c, mask) for q, c in self.comparisons.items()},
+            comparisons,
             self.witness_fn,
             self.mp_measured_fn,
         )
@@ -609,15 +664,15 @@ class SweepTable(TableDisplay):
         return out
 
 
-def _collect(blocks: Sequence[SweepBlock]) -> tuple[dict[str, np.ndarray], dict[str, BoundComparison], dict]:
-    """Concatenate blocks into table columns (in the documented order) and comparisons."""
+def _collect(
+    blocks: Sequence[SweepBlock], extras: bool = True
+) -> tuple[SweepColumns, dict[str, BoundComparison], dict]:
+    """Concatenate blocks into table columns (in the documented order), comparisons and (``extras``)
+    the attaining inputs' recipes."""
     raw = {k: np.concatenate([b.columns[k] for b in blocks]) for k in blocks[0].columns}
     comparisons = {q: concat_comparisons([b.comparisons[q] for b in blocks]) for q in blocks[0].comparisons}
-    extras = {k: np.concatenate([b.extras[k] for b in blocks]) for k in blocks[0].extras}
-    cols = {k: raw[k] for k in ("n", "gap_sup", "gap_inf", "margin_inf", "bound")}
-    _add_verdict_columns(cols, comparisons, bool(comparisons))
-    cols.update({k: v for k, v in raw.items() if k not in cols})
-    return cols, comparisons, extras
+    kept = {k: np.concatenate([b.extras[k] for b in blocks]) for k in blocks[0].extras} if extras else {}
+    return _table_columns(raw, comparisons, bool(comparisons)), comparisons, kept
 
 
 def sweep_index(
@@ -710,7 +765,7 @@ def sweep_retrieval(
     blocks = list(
         iter_retrieval_sweep(alphabet_size, theta, 2, max_n, dt, device, judge, gap_inf_limit=gap_inf_limit)
     )
-    cols, comparisons, _extras = _collect(blocks)
+    cols, comparisons, _ = _collect(blocks, extras=False)  # its witnesses come from retrieval_sweep
     ex = Computed(lambda: retrieval_sweep(alphabet_size, theta, max_n, gap_inf_limit))
     mp = Computed(lambda: MpLogits(retrieval_construction(alphabet_size, theta, max_int=1)))
     head = Computed(lambda: compile_construction(retrieval_construction(alphabet_size, theta, max_int=1)))

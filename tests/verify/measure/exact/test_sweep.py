@@ -189,3 +189,35 @@ def test_bad_lengths_are_one_line_input_errors() -> None:
             InputError, match=r"^max_n=\S+ is (not an integer|out of range); accepted: an integer"
         ):
             call()
+
+
+@pytest.mark.parametrize("judge", [True, False])
+def test_verdict_columns_are_built_when_read_and_equal_the_statuses(judge: bool) -> None:
+    """Issue 46: a table holds its statuses as codes; ``bound_holds*`` and ``bound_status*`` are built
+    (one Python object per row) when first read, in their place in the column order, equal to the
+    comparisons' statuses, and a selection reads the same rows as the whole table."""
+    from ropeproof.verify.measure.exact._sweep import READING_COLUMNS, STATUS_COLUMNS, SweepColumns, _Deferred
+
+    for table in (sweep_index(0.866, 300, judge=judge), sweep_retrieval(8, 0.5, 300, judge=judge)):
+        cols = table.columns
+        assert isinstance(cols, SweepColumns)
+        verdicts = [*READING_COLUMNS.values(), *STATUS_COLUMNS.values()]
+        assert all(isinstance(dict.__getitem__(cols, k), _Deferred) for k in verdicts)  # not built yet
+        order = list(cols)
+        assert order[:5] == ["n", "gap_sup", "gap_inf", "margin_inf", "bound"]
+        assert set(order[5:11]) == set(verdicts)
+        for q in ("gap_sup", "gap_inf", "margin_inf"):
+            status, holds = cols[STATUS_COLUMNS[q]], cols[READING_COLUMNS[q]]
+            assert status.dtype == object and holds.dtype == object
+            if judge:
+                c = table.comparisons[q]
+                assert status.tolist() == c.status.tolist()
+                assert [h is True for h in holds] == c.holds_mask().tolist()
+                assert [h is False for h in holds] == c.violated_mask().tolist()
+            else:
+                assert set(status.tolist()) == {None} and set(holds.tolist()) == {None}
+        plain = dict(cols)  # every column read through []
+        assert list(plain) == order and not any(isinstance(v, _Deferred) for v in plain.values())
+        part = table.select(10, 200, 7)
+        rows = table.rows()
+        assert part.rows() == [r for r in rows if 10 <= r["n"] <= 200 and (r["n"] - 10) % 7 == 0]
