@@ -36,14 +36,21 @@ __all__ = [
     "figure_names",
     "figures",
     "make_all",
+    "plot_parameter_scans",
+    "plot_partial_sum_decay",
     "plot_sweeps",
     "save_figure",
 ]
 
-_EXPORTS: dict[str, str] = {"plot_sweeps": "ropeproof.paper_figures._sweeps"}
+_EXPORTS: dict[str, str] = {
+    "plot_sweeps": "ropeproof.paper_figures._sweeps",
+    "plot_parameter_scans": "ropeproof.paper_figures._spectra",
+    "plot_partial_sum_decay": "ropeproof.paper_figures._spectra",
+}
 """The public names this package loads on first use (the sweeps' plot imports torch)."""
 
 if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_public_api.py: the same)
+    from ropeproof.paper_figures._spectra import plot_parameter_scans, plot_partial_sum_decay
     from ropeproof.paper_figures._sweeps import plot_sweeps
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "InputError": "ropeproof.machinery",
     "ConstructionError": "ropeproof.machinery",
     "RopeSpec": "ropeproof.theory",
+    "Spectrum": "ropeproof.theory",
     "Construction": "ropeproof.theory",
     "Plane": "ropeproof.theory",
     "Rotated": "ropeproof.theory",
@@ -65,6 +66,12 @@ _EXPORTS: dict[str, str] = {
     "check_bound": "ropeproof.verify.measure.exact",
     "parse_bound": "ropeproof.theory",
     "sweep_index": "ropeproof.verify.measure.exact",
+    "sweep_spectrum": "ropeproof.verify.measure.exact",
+    "SpectrumSweep": "ropeproof.verify.measure.exact",
+    "scan_parameter": "ropeproof.verify.measure.exact",
+    "ParameterScan": "ropeproof.verify.measure.exact",
+    "partial_sum_decay": "ropeproof.verify.measure.exact",
+    "PartialSumDecay": "ropeproof.verify.measure.exact",
     "sweep_retrieval": "ropeproof.verify.measure.exact",
     "ps_scores": "ropeproof.verify.measure.ps",
     "exact_exclusion": "ropeproof.verify.measure.ps",
@@ -82,6 +89,8 @@ _EXPORTS: dict[str, str] = {
     "retrieval_params": "ropeproof.verify.testing",
     # paper_figures
     "plot_sweeps": "ropeproof.paper_figures",
+    "plot_parameter_scans": "ropeproof.paper_figures",
+    "plot_partial_sum_decay": "ropeproof.paper_figures",
     "save_figure": "ropeproof.paper_figures",
     "FigureResult": "ropeproof.paper_figures",
 }
@@ -98,7 +107,13 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         retrieval_construction,
     )
     from ropeproof.machinery import ConstructionError, InputError, RopeproofError, RopeSpecError, WeightError
-    from ropeproof.paper_figures import FigureResult, plot_sweeps, save_figure
+    from ropeproof.paper_figures import (
+        FigureResult,
+        plot_parameter_scans,
+        plot_partial_sum_decay,
+        plot_sweeps,
+        save_figure,
+    )
     from ropeproof.theory import (
         Construction,
         Family,
@@ -106,6 +121,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
         Plane,
         RopeSpec,
         Rotated,
+        Spectrum,
         Token,
         derive,
         derive_logit,
@@ -120,11 +136,17 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports (tests/t
     from ropeproof.verify.kernel import RopeAttention, answer, apply_rope, rope_logits
     from ropeproof.verify.measure import letter_task, number_task
     from ropeproof.verify.measure.exact import (
+        ParameterScan,
+        PartialSumDecay,
+        SpectrumSweep,
         check_bound,
         family_for,
+        partial_sum_decay,
+        scan_parameter,
         sweep_head,
         sweep_index,
         sweep_retrieval,
+        sweep_spectrum,
     )
     from ropeproof.verify.measure.ps import exact_exclusion, per_frequency_scores, ps_scores
     from ropeproof.verify.testing import (

@@ -34,6 +34,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "derive",
     "compile",
     "sweep",
+    "scan",
     "ps-score",
     "figures",
     "export",

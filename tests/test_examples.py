@@ -280,11 +280,11 @@ def run_quietly(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
-def transcripts() -> dict[str, list[str]]:
+def transcripts(guide: Path = GUIDE) -> dict[str, list[str]]:
     """The guide's ```text blocks that begin with ``$ python examples/...``: the script's name -> the lines
     the guide says it prints."""
     out = {}
-    for block in re.findall(r"^```text\n(.*?)^```", GUIDE.read_text(), flags=re.S | re.M):
+    for block in re.findall(r"^```text\n(.*?)^```", guide.read_text(), flags=re.S | re.M):
         first, *rest = block.rstrip("\n").split("\n")
         m = re.match(r"\$ python examples/\w+/(\w+)\.py", first)
         if m:
@@ -292,7 +292,7 @@ def transcripts() -> dict[str, list[str]]:
     return out
 
 
-def check_report(path: str, pattern: str, tmp_path: Path) -> dict[str, dict]:
+def check_report(path: str, pattern: str, tmp_path: Path, guide: Path = GUIDE) -> dict[str, dict]:
     """``ropeproof check --claims PATH --only PATTERN --strict``: exit 0, and every claim by id."""
     from ropeproof._cli import main
 
@@ -307,15 +307,15 @@ def check_report(path: str, pattern: str, tmp_path: Path) -> dict[str, dict]:
     found = {c["id"]: c for c in report["claims"]}
     assert found and all(c["origin"] == "user" for c in found.values())  # listed under "Your claims"
     assert "### Your claims" in (out / "report.md").read_text()
-    guide_bullets = [line for line in _guide_block(f"report.md for {path}") if line.startswith("- **")]
+    guide_bullets = [line for line in _guide_block(f"report.md for {path}", guide) if line.startswith("- **")]
     md = (out / "report.md").read_text().splitlines()
     missing = [line for line in guide_bullets if line not in md]
     assert guide_bullets and not missing, missing  # the guide shows the report as it is
     return found
 
 
-def _guide_block(title: str) -> list[str]:
-    for block in re.findall(r"^```text\n(.*?)^```", GUIDE.read_text(), flags=re.S | re.M):
+def _guide_block(title: str, guide: Path = GUIDE) -> list[str]:
+    for block in re.findall(r"^```text\n(.*?)^```", guide.read_text(), flags=re.S | re.M):
         first, *rest = block.rstrip("\n").split("\n")
         if first == f"# {title}":
             return rest
@@ -534,3 +534,88 @@ def test_the_guide_shows_the_examples_code_as_it_is() -> None:
     assert not stale, f"guide excerpts not found in examples/: {stale}"
     for needed in ("second-hand", "check_bound", "certified=True", "plot_sweeps", "replay_worst_cases"):
         assert needed in text, needed
+
+
+# ------------------------------------------------------------------------------------ checks of other papers
+
+ROFORMER_GUIDE = ROOT / "docs" / "guides" / "roformer-decay.md"
+BASE_GUIDE = ROOT / "docs" / "guides" / "base-bounds.md"
+
+
+def _mp_roformer(m: int) -> mpmath.mpf:
+    """RoFormer's relative upper bound at offset m for d = 128, base 10^4, in mpmath (40 digits)."""
+    with mpmath.workdps(40):
+        s, total = mpmath.mpc(0), mpmath.mpf(0)
+        for k in range(64):
+            s += mpmath.expj(m * mpmath.mpf(10000.0 ** (-2.0 * k / 128)))
+            total += abs(s)
+        return total / 64
+
+
+def _mp_men(base: float, m: int) -> mpmath.mpf:
+    """Men et al.'s B_m(b) for d = 128 at the float frequencies b ** (-2i/128), in mpmath."""
+    with mpmath.workdps(40):
+        return mpmath.fsum(mpmath.cos(m * mpmath.mpf(base ** (-2.0 * i / 128))) for i in range(64))
+
+
+def test_roformer_example_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    walk = example_module("roformer_decay", "roformer_walkthrough", monkeypatch)
+    results = run_quietly(walk.main, tmp_path)
+    decay = results["decay"]
+    # the first rise against mpmath: f decreases at every step before m = 18 and rises at 18 -> 19
+    exact = [_mp_roformer(m) for m in range(20)]
+    assert (
+        decay.first_rise == 18 and all(exact[m + 1] < exact[m] for m in range(18)) and exact[19] > exact[18]
+    )
+    assert all(abs(mpmath.mpf(decay.values[m]) - exact[m]) <= decay.errors[m] for m in range(20))
+    # the windows' maxima at their offsets, and the first window whose maximum rises
+    for w in results["maxima"][7:10]:
+        assert abs(mpmath.mpf(w["max"]) - _mp_roformer(w["at"])) <= w["error"]
+    assert results["rise"]["window"] == [256, 512]
+    assert {p.name for p in results["figures"]} >= {"roformer_decay.png", "roformer_decay.csv"}
+    assert transcripts(ROFORMER_GUIDE)["roformer_walkthrough"] == results["lines"]
+
+
+@pytest.mark.e2e  # a whole command run from outside: CI's second pass (-m e2e)
+def test_roformer_claims_file(tmp_path: Path) -> None:
+    found = check_report("roformer_decay/roformer_claims.py", "examples.roformer.*", tmp_path, ROFORMER_GUIDE)
+    assert {c: found[c]["status"] for c in found} == {
+        "examples.roformer.decays-monotonically": "expected violated, got violated",
+        "examples.roformer.halves-by-16": "expected holds, got holds",
+        "examples.roformer.decay-is-long-term": "expected violated, got violated",
+    }
+    assert all(c["certified"] for c in found.values())
+    assert found["examples.roformer.decays-monotonically"]["counterexample"]["m"] == 18
+
+
+@pytest.mark.e2e  # a whole walkthrough (four scans of ~900 bases each): CI's second pass (-m e2e)
+def test_base_bounds_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    walk = example_module("base_bounds", "base_bounds_walkthrough", monkeypatch)
+    results = run_quietly(walk.main, tmp_path)
+    first = results["first"]
+    assert first.first_violation == 12223 and first.exact_first and first.certified
+    lo, hi = first.witness
+    assert lo <= _mp_men(3.1e5, 12223) <= hi < 0
+    assert all(_mp_men(3.1e5, m) >= 0 for m in range(12123, 12223))  # the hundred rows before it
+    # every grid verdict of the first two rows against an independent float64 brute force (no grid base
+    # is within 1e-9 of 0 there)
+    for label in ("1k", "2k"):
+        scan, length = results["scans"][label], {"1k": 1024, "2k": 2048}[label]
+        m = np.arange(length + 1, dtype=np.float64)
+        for base, verdict in zip(scan.values, scan.verdicts, strict=True):
+            low = np.cos(np.multiply.outer(m, base ** (-np.arange(64) / 64.0))).sum(axis=1).min()
+            assert abs(low) > 1e-9 and verdict == ("good" if low >= 0 else "bad"), (label, base)
+    assert len(results["scans"]["1k"].intervals) == 3 and not results["scans"]["1k"].is_interval
+    assert transcripts(BASE_GUIDE)["base_bounds_walkthrough"] == results["lines"]
+
+
+@pytest.mark.e2e  # a whole command run from outside: CI's second pass (-m e2e)
+def test_base_bounds_claims_file(tmp_path: Path) -> None:
+    found = check_report("base_bounds/base_bounds_claims.py", "examples.base-bounds.*", tmp_path, BASE_GUIDE)
+    assert all(c["certified"] for c in found.values())
+    w = found["examples.base-bounds.row-16k-1000"]["counterexample"]
+    assert w["m"] == 12223 and w["exact_first"] and w["B_m"][1] < 0
+    assert found["examples.base-bounds.row-32k-1000"]["counterexample"]["m"] == 27685
+    assert found["examples.base-bounds.good-bases-form-an-interval-1k"]["figures"]["good_runs"] == 3
+    table = found["examples.base-bounds.table-brackets"]
+    assert table["status"] == "expected holds, got holds" and table["figures"]["wrong"] == []

@@ -12,6 +12,7 @@ from ropeproof.machinery._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "RopeSpec": "ropeproof.theory._rope_spec",
+    "Spectrum": "ropeproof.theory._spectrum",
     "SymbolicRopeSpec": "ropeproof.theory._rope_symbolic",
     "derive_logit": "ropeproof.theory._rope_symbolic",
     "vec2": "ropeproof.theory._rope_symbolic",
@@ -44,5 +45,6 @@ if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_
     from ropeproof.theory._rope_spec import RopeSpec
     from ropeproof.theory._rope_symbolic import SymbolicRopeSpec, derive_logit, vec2
     from ropeproof.theory._softmax_link import required_logit_scale
+    from ropeproof.theory._spectrum import Spectrum
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

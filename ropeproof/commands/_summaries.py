@@ -8,6 +8,8 @@ SUMMARIES: dict[str, str] = {
     "derive": "print a construction's closed-form logits, discrepancy and bounds",
     "compile": "compile a construction to explicit weights (head.json + weights.safetensors)",
     "sweep": "exact gap_sup / gap_inf / margin_inf vs length, with Theorem 3.2's bound and a verdict per row",
+    "scan": "scan a spectrum's base, scale or angle: per value the first offset where B(m) breaks a "
+    "relation, the good set as runs, both thresholds",
     "ps-score": "positional/symbolic scores of a construction or a random head, and the exclusion principle",
     "figures": "regenerate the paper figures (PNG, PDF, CSV data, caption)",
     "export": "export a construction as a one-layer HF GPT-J / LLaMA model (hf extra) or a TransformerLens "

@@ -293,7 +293,7 @@ class RopeAttention(nn.Module):
         difference). With ``check`` both are
         verified finite (one synchronisation).
 
-        Shapes: x [batch, n, d_model]; return [batch, n] and [batch, n, head_dim]
+        Shapes: x [batch, n, d_model]; return.0 [batch, n]; return.1 [batch, n, head_dim]
         """
         x = self._input(x)
         h, n = self.spec.head_dim, x.shape[1]

@@ -16,6 +16,12 @@ _EXPORTS: dict[str, str] = {
     "family_for": "ropeproof.verify.measure.exact._families",
     "SweepTable": "ropeproof.verify.measure.exact._sweep",
     "sweep_index": "ropeproof.verify.measure.exact._sweep",
+    "sweep_spectrum": "ropeproof.verify.measure.exact._spectrum_sweep",
+    "SpectrumSweep": "ropeproof.verify.measure.exact._spectrum_sweep",
+    "scan_parameter": "ropeproof.verify.measure.exact._parameter_scan",
+    "ParameterScan": "ropeproof.verify.measure.exact._parameter_scan",
+    "partial_sum_decay": "ropeproof.verify.measure.exact._partial_sums",
+    "PartialSumDecay": "ropeproof.verify.measure.exact._partial_sums",
     "sweep_retrieval": "ropeproof.verify.measure.exact._sweep",
     "HeadSweep": "ropeproof.verify.measure.exact._head_sweep",
     "sweep_head": "ropeproof.verify.measure.exact._head_sweep",
@@ -39,6 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover - the static view of _EXPORTS (tests/test_
     from ropeproof.verify.measure.exact._head_sweep import HeadSweep, sweep_head
     from ropeproof.verify.measure.exact._index_sweep import index_sweep
     from ropeproof.verify.measure.exact._multihop_certified import BASIC, certified_horizon
+    from ropeproof.verify.measure.exact._parameter_scan import ParameterScan, scan_parameter
+    from ropeproof.verify.measure.exact._partial_sums import PartialSumDecay, partial_sum_decay
+    from ropeproof.verify.measure.exact._spectrum_sweep import SpectrumSweep, sweep_spectrum
     from ropeproof.verify.measure.exact._stated_bound import BoundCheck, check_bound
     from ropeproof.verify.measure.exact._sweep import SweepTable, sweep_index, sweep_retrieval
 
