@@ -5,6 +5,7 @@ with a bound and normalised, and returns a :class:`~ropeproof.paper_figures._sty
 figure, the rows plotted (the CSV) and a caption; :func:`~ropeproof.paper_figures._style.save_figure`
 writes it as PNG, PDF, CSV and caption. ``ropeproof sweep --head DIR --plot FILE`` draws the same.
 
+The logit reading (``logit_inf``, ``logit_sup``) is drawn against the offset ``m`` (rows keyed ``m``).
 A sweep is a :class:`~ropeproof.verify.measure.exact._head_sweep.HeadSweep`, a direct
 :class:`~ropeproof.verify.measure.exact._sweep.SweepTable`, a
 :class:`~ropeproof.verify.measure.exact._stated_bound.BoundCheck` (its reading, with its own bound
@@ -25,12 +26,16 @@ from ropeproof.paper_figures._style import COLORS, FigureResult, styled, subplot
 from ropeproof.theory._bound_expression import N, parse_bound
 from ropeproof.verify.measure.exact._stated_bound import BoundCheck
 
-QUANTITIES = ("margin_inf", "gap_inf", "gap_sup")
+QUANTITIES = ("margin_inf", "gap_inf", "gap_sup", "logit_inf", "logit_sup")
 QUANTITY_LABELS = {
     "margin_inf": "worst target margin margin_inf(n)",
     "gap_inf": "smallest top-1 minus top-2 gap gap_inf(n)",
     "gap_sup": "largest top-1 minus top-2 gap gap_sup(n) ([A]'s Delta(n))",
+    "logit_inf": "least logit over the query-key pairs m apart, logit_inf(m)",
+    "logit_sup": "greatest logit over the query-key pairs m apart, logit_sup(m)",
 }
+OFFSET_QUANTITIES = ("logit_inf", "logit_sup")
+"""Quantities plotted against the offset ``m`` rather than the length ``n``."""
 NORMALISATIONS = ("bound", "first", "max")
 """``normalise=``: divide by the bound at ``n``, by the series' value at its first length, or by its
 largest absolute value; a callable ``f(n)`` divides by ``f(n)``."""
@@ -50,6 +55,11 @@ def _series(sweep: Any, quantity: str) -> tuple[np.ndarray, np.ndarray, dict[str
         info["statement"] = sweep.statement()
         return sweep.n, sweep.measured, info
     columns = getattr(sweep, "columns", sweep)
+    if quantity in OFFSET_QUANTITIES and hasattr(sweep, "logits"):
+        offsets = sweep.logits()
+        columns = {"n": offsets.m, quantity: offsets.column(quantity)}
+    elif quantity in OFFSET_QUANTITIES and isinstance(columns, Mapping) and "m" in columns:
+        columns = {"n": columns["m"], quantity: columns[quantity]}
     if not isinstance(columns, Mapping) or "n" not in columns or quantity not in columns:
         raise InputError(
             f"each sweep must be a HeadSweep, a SweepTable, a BoundCheck or a mapping with 'n' and "
@@ -131,6 +141,8 @@ def plot_sweeps(
         raise InputError("sweeps must be a non-empty mapping {label: sweep}")
     if not isinstance(name, str) or not name or any(c in name for c in "/\\\0") or name.startswith("."):
         raise InputError(f"name={name!r} must be a plain file stem (no path separators)")
+    by_offset = quantity in OFFSET_QUANTITIES
+    axis = "m" if by_offset else "n"  # the rows' key: offsets or lengths
     fig, ax = subplots(1, 1, figsize=(6, 3.6))
     rows: list[dict[str, Any]] = []
     plotted: list[np.ndarray] = []
@@ -163,7 +175,7 @@ def plot_sweeps(
         if "family" in info:
             families.append(f"{label}: {info['family']}")
         for k in range(n.size):
-            row: dict[str, Any] = {"label": str(label), "n": int(n[k]), quantity: _num(values[k])}
+            row: dict[str, Any] = {"label": str(label), axis: int(n[k]), quantity: _num(values[k])}
             if b is not None:
                 row["bound"] = _num(b[k])
             if normalise is not None:
@@ -183,15 +195,17 @@ def plot_sweeps(
         if values_all.size and (values_all <= 0).any():
             raise InputError("log=True needs every plotted value > 0")
         ax.set_yscale("log")
-    ax.set_xlabel("sequence length n (tokens)")
+    ax.set_xlabel("offset m (key positions before the query)" if by_offset else "sequence length n (tokens)")
     ax.set_ylabel(f"{quantity}{suffix}")
     ax.set_title(title if title is not None else QUANTITY_LABELS[quantity])
     ax.legend(loc="best")
-    lengths = ", ".join(
-        f"{label}: n = {int(np.min(_series(s, quantity)[0]))}..{int(np.max(_series(s, quantity)[0]))}"
-        for label, s in sweeps.items()
-    )
-    caption = f"The exact {QUANTITY_LABELS[quantity]} over each input family against length ({lengths})"
+    lengths = ", ".join(f"{label}: {_row_lengths(s, quantity)}" for label, s in sweeps.items())
+    if by_offset:
+        lengths = lengths.replace(": n = ", ": m = ").replace(
+            " lengths with a value", " offsets with a value"
+        )
+    against = "offset" if by_offset else "length"
+    caption = f"The exact {QUANTITY_LABELS[quantity]} over each input family against {against} ({lengths})"
     caption += f"; plotted as {quantity}{suffix}." if suffix else "."
     if families:
         caption += " Families: " + "; ".join(families) + "."
@@ -201,6 +215,19 @@ def plot_sweeps(
         caption += " Bound checks: " + "; ".join(statements) + " (crosses: violated rows)."
     caption += " y axis logarithmic." if log else ""
     return FigureResult(name, fig, rows, caption)
+
+
+def _row_lengths(sweep: Any, quantity: str) -> str:
+    """The lengths of ``sweep`` that have a value (a row), for the caption: ``n = A..B`` when every
+    length between has one, else ``n = A..B (k lengths with a value)``; ``no length with a value``."""
+    n, values, _info = _series(sweep, quantity)
+    has = np.asarray(n)[np.isfinite(values)]
+    if not has.size:
+        return "no length with a value"
+    lo, hi = int(has.min()), int(has.max())
+    if has.size == hi - lo + 1:
+        return f"n = {lo}..{hi}"
+    return f"n = {lo}..{hi} ({has.size} lengths with a value)"
 
 
 def _num(v: float) -> float | None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ropeproof.machinery._atomic_output import check_output_file
 from ropeproof.machinery._errors import InputError
-from ropeproof.verify.measure.exact._bound_options import READINGS, RELATIONS
+from ropeproof.verify.measure.exact._bound_options import OFFSET_READINGS, READINGS, RELATIONS
 
 if TYPE_CHECKING:  # the modules of a head sweep, its bound and its plot are imported when they run
     from ropeproof.constructions._head import CompiledHead
@@ -64,13 +64,23 @@ def add_family_option(p: argparse.ArgumentParser) -> None:
         "--reading",
         choices=READINGS,
         default=None,
-        help="with --bound: which exact extreme the bound is on (default margin_inf)",
+        help="with --bound: which exact extreme the bound is on (default margin_inf); logit_inf / "
+        "logit_sup (the least / greatest logit over the family's query-key pairs m apart) read rows by "
+        "offset m (--offsets; the bound in m), and without --bound print those rows",
+    )
+    g.add_argument(
+        "--offsets",
+        metavar="A:B[:STEP]",
+        default=None,
+        help="with a logit reading: the offsets m, 0 <= A <= B (default 0:B-1 of --lengths A:B: every "
+        "offset an input of length <= B reaches); every offset judged, every STEP-th printed and B",
     )
     g.add_argument(
         "--relation",
         choices=RELATIONS,
         default=None,
-        help="with --bound: '<=' (an upper bound, the default) or '>=' (a guarantee)",
+        help="with --bound: '<=' (an upper bound, the default), '>=' (a guarantee), or strictly '<', '>' "
+        "(a row equal to the bound violates them)",
     )
     g.add_argument(
         "--plot",
@@ -82,24 +92,56 @@ def add_family_option(p: argparse.ArgumentParser) -> None:
         "existing files only with --force",
     )
     g.add_argument(
+        "--max-refine",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with --bound: Arb re-enclosures per check (default 256); rows it leaves open are undecided",
+    )
+    g.add_argument(
+        "--max-identities",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with --bound: sympy identities per check (default 16); rows it leaves open are undecided",
+    )
+    g.add_argument(
         "--certified",
         action="store_true",
         help="with --bound: enclose every row by interval arithmetic (Arb at --prec bits, at least 53)",
     )
 
 
-HEAD_OPTIONS = ("family", "bound", "reading", "relation", "certified", "plot")
+HEAD_OPTIONS = (
+    "family",
+    "bound",
+    "reading",
+    "offsets",
+    "relation",
+    "max_refine",
+    "max_identities",
+    "certified",
+    "plot",
+)
 """Options of ``sweep`` that apply only with ``--head`` (their ``argparse`` destinations)."""
 
 
 def option_conflict(args: argparse.Namespace) -> str | None:
     """Why a ``--head``-only option was given without ``--head`` (or a bound's option without
     ``--bound``), or ``None``."""
-    given = [f"--{dest}" for dest in HEAD_OPTIONS if getattr(args, dest, None) not in (None, False)]
+    given = [
+        f"--{dest.replace('_', '-')}"
+        for dest in HEAD_OPTIONS
+        if getattr(args, dest, None) not in (None, False)
+    ]
     if args.head_dir is None:
         return f"{', '.join(given)} only apply with --head DIR" if given else None
+    if getattr(args, "offsets", None) is not None and getattr(args, "reading", None) not in OFFSET_READINGS:
+        return f"--offsets only applies with --reading {' or '.join(OFFSET_READINGS)}"
     if getattr(args, "bound", None) is None:
-        loose = [g for g in given if g in ("--reading", "--relation", "--certified")]
+        loose = [g for g in given if g in ("--relation", "--max-refine", "--max-identities", "--certified")]
+        if getattr(args, "reading", None) not in (None, *OFFSET_READINGS):
+            loose.insert(0, "--reading")
         if loose:
             return f"{', '.join(loose)} only apply with --bound EXPR"
     elif _dtype_name(args.dtype) != "float64":
@@ -191,6 +233,8 @@ def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | Non
     from ropeproof.verify.measure.exact._sweep import parse_lengths
 
     start, stop, step = parse_lengths(args.lengths)
+    if args.reading in OFFSET_READINGS:
+        start, stop, step = parse_offsets(args.offsets, stop)
     check = check_bound(
         head,
         args.bound,
@@ -200,6 +244,7 @@ def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | Non
         family=family,
         certified=args.certified,
         prec=max(args.prec, 53),
+        **{k: getattr(args, k) for k in ("max_refine", "max_identities") if getattr(args, k) is not None},
     )
     rows = check.rows(step)
     if args.plot is not None:
@@ -219,11 +264,86 @@ def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | Non
     print(f"# verdict: {summary['verdict']}; rows: {summary['rows']}")
     first = summary.get("first_violation")
     if first is not None:
-        print(f"# first violation: n = {first['n']}; witness: {describe_witness(first['witness'])}")
+        row = check.row_name
+        print(f"# first violation: {row} = {first[row]}; witness: {describe_witness(first['witness'])}")
     reasons = summary.get("undecided_reasons") or {}
     for why, count in reasons.items():
         print(f"# undecided ({count} rows): {why}")
     return 0
+
+
+def parse_offsets(text: str | None, stop: int) -> tuple[int, int, int]:
+    """``--offsets A:B[:STEP]`` as ``(A, B, STEP)`` with ``0 <= A <= B``, ``STEP >= 1``; ``None``: every
+    offset an input of length ``<= stop`` reaches, ``0 .. stop - 1``."""
+    if text is None:
+        return 0, stop - 1, 1
+    parts = text.split(":")
+    try:
+        a, b, step = int(parts[0]), int(parts[1]), int(parts[2]) if len(parts) == 3 else 1
+        if len(parts) not in (2, 3):
+            raise ValueError
+    except (ValueError, IndexError):
+        raise InputError(f"--offsets={text!r} must look like A:B or A:B:STEP (integers)") from None
+    if a < 0 or b < a or step < 1:
+        raise InputError(f"--offsets={text!r}: need 0 <= A <= B and STEP >= 1")
+    return a, b, step
+
+
+def run_logits(args: argparse.Namespace, head: CompiledHead, family: Family | None) -> int:
+    """``sweep --head DIR --reading logit_inf|logit_sup`` without ``--bound``: the logit reading by
+    offset (every ``STEP``-th row of ``--offsets`` and its last), with a summary over every offset."""
+    from ropeproof.verify.kernel._devices import resolve_device
+    from ropeproof.verify.measure._display import format_cell
+    from ropeproof.verify.measure.exact._head_sweep import sweep_head
+    from ropeproof.verify.measure.exact._sweep import parse_lengths
+
+    start, stop, step = parse_offsets(args.offsets, parse_lengths(args.lengths)[1])
+    table = sweep_head(
+        head, max(stop + 1, 2), family=family, dtype=args.dtype, device=resolve_device(args.device)
+    )
+    rows = table.logit_rows()[start : stop + 1]
+    shown = [r for r in rows if (r["m"] - start) % step == 0 or r["m"] == stop]
+    summary = logit_summary(table, rows)
+    if args.plot is not None:
+        write_plot(args, _columns(table, start, stop), args.reading, label=table.head)
+    if args.json:
+        print(json.dumps({"head": head.name, "family": table.family.name, "rows": shown, "summary": summary}))
+        return 0
+    print(
+        f"# {table.head}: the logit reading by offset m over the {table.family.name} family ({table.dtype})"
+    )
+    print("  ".join(f"{c:>13s}" for c in ("m", "logit_inf", "logit_sup")))
+    for r in shown:
+        print("  ".join(f"{format_cell(r[c]):>13s}" for c in ("m", "logit_inf", "logit_sup")))
+    print(f"# least logit_inf {summary['min_logit_inf']:.10g} at m = {summary['min_logit_inf_m']}")
+    return 0
+
+
+def _columns(table: HeadSweep, start: int, stop: int) -> dict[str, Any]:
+    """The logit reading's columns for offsets ``start .. stop`` (what ``--plot`` draws)."""
+    o = table.logits()
+    return {"m": o.m[start : stop + 1], **{q: o.column(q)[start : stop + 1] for q in OFFSET_READINGS}}
+
+
+def logit_summary(table: HeadSweep, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over every offset of ``rows``: the least ``logit_inf`` and greatest ``logit_sup`` with their offsets
+    and witnesses, and the first offset whose ``logit_inf`` is negative (``None``: none)."""
+    low = min(rows, key=lambda r: r["logit_inf"])
+    high = max(rows, key=lambda r: r["logit_sup"])
+    negative = next((r["m"] for r in rows if r["logit_inf"] < 0), None)
+    return {
+        "family": table.family.name,
+        "offsets": [rows[0]["m"], rows[-1]["m"]],
+        "rows": len(rows),
+        "min_logit_inf": low["logit_inf"],
+        "min_logit_inf_m": low["m"],
+        "min_logit_inf_witness": table.witness(low["m"], "logit_inf").to_dict(),
+        "max_logit_sup": high["logit_sup"],
+        "max_logit_sup_m": high["m"],
+        "max_logit_sup_witness": table.witness(high["m"], "logit_sup").to_dict(),
+        "first_negative_logit_inf_m": negative,
+        "note": family_note(table),
+    }
 
 
 def plot_targets(path: Path) -> tuple[Path, str, tuple[str, ...]]:
@@ -241,7 +361,7 @@ def plot_targets(path: Path) -> tuple[Path, str, tuple[str, ...]]:
     raise InputError(f"--plot={str(path)!r}: suffix {path.suffix!r}; accepted: .png, .pdf or none (both)")
 
 
-def write_plot(args: argparse.Namespace, sweep: Any, quantity: str) -> None:
+def write_plot(args: argparse.Namespace, sweep: Any, quantity: str, label: str | None = None) -> None:
     """Draw ``sweep`` with :func:`~ropeproof.paper_figures._sweeps.plot_sweeps` and save it where
     ``--plot`` says (each file checked by the output rule first; ``--force`` replaces)."""
     from ropeproof.paper_figures._style import save_figure
@@ -254,17 +374,23 @@ def write_plot(args: argparse.Namespace, sweep: Any, quantity: str) -> None:
     ]
     for path in paths:
         check_output_file(path, args.force, option="--plot")
-    label = getattr(sweep, "subject", None) or getattr(sweep, "head", "head")
+    label = label or getattr(sweep, "subject", None) or getattr(sweep, "head", "head")
     figure = plot_sweeps({str(label): sweep}, quantity=quantity, name=stem)
     written = save_figure(figure, directory, formats)
     print(f"ropeproof sweep: wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
 
 
 def describe_witness(w: dict[str, Any]) -> str:
-    """One line naming the witness input (and, when known, what beats the target)."""
+    """One line naming the witness input (and, when known, what beats the target), with its excerpt."""
     if "description" in w:
-        return str(w["description"])
-    return f"tokens {w['tokens']} (target at position {w['target_position']})"
+        excerpt = w.get("excerpt")
+        if excerpt is None or excerpt["n"] <= len(excerpt["tokens"]):
+            return str(w["description"])
+        shown = " ".join(f"{p}:{t}" for p, t in zip(excerpt["positions"], excerpt["tokens"], strict=True))
+        return f"{w['description']}; input of {excerpt['n']} tokens, excerpt {shown}"
+    excerpt = w["excerpt"]
+    shown = " ".join(f"{p}:{t}" for p, t in zip(excerpt["positions"], excerpt["tokens"], strict=True))
+    return f"{excerpt['n']} tokens, {shown} (target at position {w['target_position']})"
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -280,6 +406,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     family = chosen_family(head, getattr(args, "family", None))
     if getattr(args, "bound", None) is not None:
         return run_bound(args, head, family)
+    if getattr(args, "reading", None) in OFFSET_READINGS:
+        return run_logits(args, head, family)
     table = sweep_head(head, stop, family=family, dtype=args.dtype, device=resolve_device(args.device))
     full = table.select(start, stop)
     table = table.select(start, stop, step)

@@ -90,7 +90,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="|ALPH| (retrieval; the alphabet_size of sweep_retrieval and retrieval_construction)",
     )
     p.add_argument(
-        "--lengths", type=lengths_text, default="2:100", metavar="A:B[:STEP]", help="lengths n, 2 <= A <= B"
+        "--lengths",
+        type=lengths_text,
+        default="2:100",
+        metavar="A:B[:STEP]",
+        help="lengths n, 2 <= A <= B: A, A + STEP, ... and B itself",
     )
     p.add_argument(
         "--shard",
@@ -254,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
     from ropeproof.verify.sweep_runs._sweep_files import (
         SweepHeader,
         atomic_output,
+        is_selected,
         merge_jsonl,
         parse_shard,
         shard_lengths,
@@ -331,7 +336,7 @@ def run(args: argparse.Namespace) -> int:
                 out.write(f"# {args.construction} {params}, exact float64 extremes{note}; bound: {bound}\n")
                 out.write(table_header(True, measured) + "\n")
                 for block in blocks:
-                    sel = block.select((block.columns["n"] - start) % step == 0)
+                    sel = block.select(is_selected(block.columns["n"], start, stop, step))
                     if sel.columns["n"].size:
                         out.write(text_table_text(sel, True, measured))
                     if progress is not None:

@@ -4,6 +4,7 @@ sweep --head --plot drawing the same."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -93,3 +94,18 @@ def test_sweep_head_plot(tmp_path: Path, capsys) -> None:
     capsys.readouterr()
     assert (tmp_path / "b.pdf").exists() and "violated" in (tmp_path / "b.csv").read_text()
     assert main([*argv, "--plot", str(tmp_path / "x.svg")]) == 2
+
+
+def test_the_caption_names_only_lengths_with_rows() -> None:
+    """A family whose shortest input has length 4 has no value at n = 2, 3: the caption names 4..30,
+    and a thinned selection says how many lengths it holds."""
+    from ropeproof.constructions._paper import retrieval_construction
+    from ropeproof.verify.measure.exact._families import Family, family_for
+
+    construction = retrieval_construction(3, 0.4, max_int=1)
+    cases = tuple(dataclasses.replace(c, target_distance=3) for c in family_for(construction).cases)
+    sweep = sweep_head(compile_construction(construction), 30, Family("three-back", cases, "3 back"))
+    assert np.isnan(sweep.columns["margin_inf"][:2]).all()
+    assert "(mine: n = 4..30)" in plot_sweeps({"mine": sweep}).caption
+    thinned = plot_sweeps({"mine": sweep.select(2, 30, 10)}).caption
+    assert "(mine: n = 12..30 (3 lengths with a value))" in thinned

@@ -22,10 +22,14 @@ argmax of ``W_E[target] W_V W_O W_U``, :meth:`~ropeproof.constructions._head.Com
 
 :func:`replay_worst_cases` reports, per length, the exact margin (``resolved`` when it is above float64's
 resolution for the head, :func:`~ropeproof.verify.kernel._resolution.logit_error_bound`), the expected and
-the given answer and the logit scale the softmax link needs for target weight ``1 - eps``; and beside each
-other the **first wrong length** (exact among the lengths replayed: every ``n`` in ``2 .. max_n`` unless
-``lengths`` says otherwise, and the summary says which) and the **exact horizon** (the last ``n`` before
-the first length whose margin is not resolved positive). A wrong answer at or below the horizon is the
+the given answer, the attention weights the saved model puts on the target and on its strongest other
+position (read from the model: an eager HF load's ``output_attentions``, a TransformerLens
+``hook_pattern``; ``None`` under SDPA, which computes no weights) and the logit scale the softmax link
+needs for target weight ``1 - eps``; and beside each other the **first wrong length** (exact among the
+lengths replayed: every length of the family from its shortest input, ``Family.min_length``, to
+``max_n`` unless ``lengths`` says otherwise, and the summary says which) and the **exact horizon** (the
+last ``n`` before the first length of the family whose margin is not resolved positive; lengths below the
+family's shortest input have no input and do not count). A wrong answer at or below the horizon is the
 export's scale or arithmetic failing where the construction is right. A right answer on the worst-margin
 input does not prove every input of that length: it is one input per length, the one the margin ranks
 worst.
@@ -54,6 +58,7 @@ from ropeproof.verify.interop._head_export import ExportInfo, load_export_info
 from ropeproof.verify.interop.hf._library import quiet_progress, require_transformers
 from ropeproof.verify.interop.tl._checkpoint import TL_CONFIG_FILE, load_hooked_transformer
 from ropeproof.verify.kernel._resolution import logit_error_bound
+from ropeproof.verify.measure.exact._explain import token_excerpt
 from ropeproof.verify.measure.exact._families import Family, family_for
 from ropeproof.verify.measure.exact._head_sweep import HeadSweep, head_family, sweep_head
 
@@ -93,14 +98,33 @@ class SavedExport:
     def next_tokens(self, sequences: Sequence[Sequence[str]]) -> list[str]:
         """The model's argmax next token (a token name) after each sequence of token names, one sequence at
         a time (lengths may differ): the text is the names joined by spaces, encoded by the tokenizer."""
-        out = []
+        return [token for token, _ in self.next_tokens_and_weights(sequences)]
+
+    def next_tokens_and_weights(
+        self, sequences: Sequence[Sequence[str]]
+    ) -> list[tuple[str, np.ndarray | None]]:
+        """:meth:`next_tokens` with the last position's attention weights over the sequence (layer 0, head
+        0, float64 copy; ``None`` where the model computes none: an SDPA load).
+
+        Shapes: each weights entry [len(sequence)]
+        """
+        out: list[tuple[str, np.ndarray | None]] = []
         for seq in sequences:
             ids = self.tokenizer(" ".join(seq), return_tensors="pt")["input_ids"]
             if ids.shape[1] != len(seq):
                 raise ExportError(f"the tokenizer encodes {len(seq)} token names as {ids.shape[1]} ids")
+            weights = None
             with torch.no_grad():
-                logits = self.model(ids) if self.library == "tl" else self.model(input_ids=ids).logits
-            out.append(self.tokenizer.convert_ids_to_tokens(int(logits[0, -1].argmax())))
+                if self.library == "tl":
+                    logits, cache = self.model.run_with_cache(ids, names_filter="blocks.0.attn.hook_pattern")
+                    weights = cache["blocks.0.attn.hook_pattern"][0, 0, -1]
+                elif self.attn_implementation == "eager":
+                    result = self.model(input_ids=ids, output_attentions=True)
+                    logits, weights = result.logits, result.attentions[0][0, 0, -1]
+                else:
+                    logits = self.model(input_ids=ids).logits
+            row = None if weights is None else weights.detach().to(torch.float64).cpu().numpy()
+            out.append((self.tokenizer.convert_ids_to_tokens(int(logits[0, -1].argmax())), row))
         return out
 
 
@@ -142,8 +166,10 @@ def load_saved_export(
 @dataclass
 class ReplayRow:
     """One length: the exact margin (head logits, before the export's logit scale), whether float64
-    resolves it, the expected and the given answer, and :func:`required_logit_scale` at it (``None`` where
-    the margin is not resolved positive)."""
+    resolves it, the expected and the given answer, :func:`required_logit_scale` at it (``None`` where
+    the margin is not resolved positive), and the saved model's attention weights at the query: on the
+    target (``target_weight``) and the largest on any other position (``competitor_weight``, at
+    ``competitor_position``); ``None`` where the model computes no weights (SDPA)."""
 
     n: int
     margin: float
@@ -151,6 +177,9 @@ class ReplayRow:
     expected: str | None
     given: str
     required_scale: float | None
+    target_weight: float | None = None
+    competitor_weight: float | None = None
+    competitor_position: int | None = None
 
     @property
     def correct(self) -> bool | None:
@@ -164,7 +193,8 @@ class ReplayRow:
 @dataclass
 class WorstCaseReplay:
     """:func:`replay_worst_cases`'s result (module docstring); ``first_wrong`` holds the witness of the first
-    wrong length (tokens, target position, expected and given answer, margin, required scale)."""
+    wrong length (every token, the target and the margin's winning competitor, expected and given answer,
+    margin, required scale, attention weights); :meth:`summary` shows its tokens as a bounded excerpt."""
 
     path: str
     library: str
@@ -205,7 +235,7 @@ class WorstCaseReplay:
             "first_wrong_n": self.first_wrong_n,
             "wrong_within_horizon": self.wrong_within_horizon,
             "wrong_lengths": len(wrong),
-            "first_wrong": self.first_wrong,
+            "first_wrong": _bounded(self.first_wrong),
             "eps": self.eps,
             "scale_for_every_length": _largest(
                 r.required_scale for r in self.rows if r.n <= self.exact_horizon
@@ -213,6 +243,18 @@ class WorstCaseReplay:
             "note": "one input per length, the one margin_inf ranks worst; a right answer there does not "
             "prove every input of that length",
         }
+
+
+def _bounded(first: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The first wrong length's witness for a summary: its tokens as a bounded excerpt
+    (:func:`~ropeproof.verify.measure.exact._explain.token_excerpt`: the target, the margin's winning
+    competitor and the position the model weights most after the target, with the query)."""
+    if first is None:
+        return None
+    out = {k: v for k, v in first.items() if k != "tokens"}
+    named = [first["target_position"], first["competitor_position"], first["attention_competitor_position"]]
+    out["excerpt"] = token_excerpt(first["tokens"], [p for p in named if p is not None])
+    return out
 
 
 def _largest(values: Any) -> float | None:
@@ -287,7 +329,8 @@ def replay_worst_cases(
     ``head`` is the compiled head that was exported (its tokens must be the export's); the family is
     :func:`worst_case_family` of ``family``/``construction``. ``max_n``: the longest length (default the
     export's ``max_positions``/``n_ctx`` capped at 4096); ``lengths``: the lengths to replay (default every
-    ``n`` in ``2 .. max_n``, so the first wrong length is exact). ``eps``: the target weight ``1 - eps``
+    ``n`` from the family's shortest input, ``Family.min_length()``, to ``max_n``, so the first wrong
+    length is exact; a length below the shortest input is refused). ``eps``: the target weight ``1 - eps``
     :func:`required_logit_scale` is computed for. ``dtype``/``attn_implementation``: how the directory is
     loaded (:func:`load_saved_export`).
     """
@@ -298,39 +341,49 @@ def replay_worst_cases(
     if tuple(saved.info.tokens) != tuple(head.tokens):
         raise HeadImportError(f"{path} was exported from another head (its tokens are not head.tokens)")
     limit = _positions(saved)
-    top = integer(max_n, "max_n", low=2, high=limit) if max_n is not None else min(limit, 4096)
+    fam = worst_case_family(head, family, construction)
+    low = fam.min_length()  # the family's shortest input: no length below it has a worst case
+    if low > limit:
+        raise ExportError(f"the {fam.name} family's shortest input has length {low} > the export's {limit}")
+    top = integer(max_n, "max_n", low=low, high=limit) if max_n is not None else min(limit, 4096)
     if lengths is None:
-        todo, described = list(range(2, top + 1)), f"every n in 2..{top}"
+        todo, described = list(range(low, top + 1)), f"every n in {low}..{top}"
     else:
-        todo = sorted({integer(n, "lengths", low=2, high=top) for n in lengths})
+        todo = sorted({integer(n, "lengths", low=low, high=top) for n in lengths})
         if not todo:
             raise ExportError("lengths must hold at least one length")
         described = (
             f"{len(todo)} lengths from {todo[0]} to {todo[-1]} (not every length: first wrong among these)"
         )
-        if todo == list(range(2, todo[-1] + 1)):
-            described = f"every n in 2..{todo[-1]}"
-    fam = worst_case_family(head, family, construction)
+        if todo == list(range(low, todo[-1] + 1)):
+            described = f"every n in {low}..{todo[-1]}"
     sweep = sweep_head(head, max(todo[-1], 2), fam, dtype=torch.float64, gap_inf_limit=0)  # margins only
     n_all, margins = sweep.columns["n"], sweep.columns["margin_inf"]
     resolution = _resolutions(head, n_all)
-    bad = np.flatnonzero(~(margins > resolution))
+    counted = n_all >= low  # the horizon counts the family's lengths only
+    bad = np.flatnonzero(counted & ~(margins > resolution))
     if bad.size:
         horizon, r = int(n_all[bad[0]]) - 1, int(bad[0])
         reason = f"margin_inf {'<= 0' if margins[r] <= 0 else 'unresolved in float64'} at n={int(n_all[r])}"
     else:
-        horizon, reason = int(n_all[-1]), f"margin_inf resolved > 0 at every n <= {int(n_all[-1])}"
+        horizon, reason = int(n_all[-1]), f"margin_inf resolved > 0 at every n in {low}..{int(n_all[-1])}"
     witnesses = [sweep.witness(n, "margin_inf") for n in todo]
     inputs = [answer_adversary(head, fam, w) for w in witnesses]
-    given = saved.next_tokens(inputs)
+    given = saved.next_tokens_and_weights(inputs)
     rows, first = [], None
-    for n, w, tokens, g in zip(todo, witnesses, inputs, given, strict=True):
+    for n, w, tokens, (g, weights) in zip(todo, witnesses, inputs, given, strict=True):
         m = float(margins[n - 2])
         resolved = abs(m) > resolution[n - 2]
         scale = required_logit_scale(m, n, eps) if resolved and m > 0 else None
         row = ReplayRow(n, m, resolved, _expected(head, tokens[w.target_position]), g, scale)
+        if weights is not None:
+            others = np.delete(np.arange(n), w.target_position)
+            best = int(others[np.argmax(weights[others])])
+            row.target_weight = float(weights[w.target_position])
+            row.competitor_weight, row.competitor_position = float(weights[best]), best
         rows.append(row)
         if first is None and row.correct is False:
+            competitor = w.explanation.competitor_position if w.explanation is not None else None
             first = {
                 "n": n,
                 "tokens": list(tokens),
@@ -338,8 +391,13 @@ def replay_worst_cases(
                 "case": w.case,
                 "expected": row.expected,
                 "given": g,
+                "competitor_position": competitor,
+                "competitor_token": tokens[competitor] if competitor is not None else None,
                 "margin": m,
                 "required_scale": scale,
+                "target_weight": row.target_weight,
+                "attention_competitor_weight": row.competitor_weight,
+                "attention_competitor_position": row.competitor_position,
             }
     return WorstCaseReplay(
         str(path),

@@ -59,6 +59,7 @@ from ropeproof.verify.sweep_runs._sweep_files import (
     SweepSummary,
     merge_jsonl,
     read_sweep_file,
+    selected_rows,
     shard_lengths,
     write_rows,
 )
@@ -162,8 +163,7 @@ class SweepSpec:
         )
 
     def rows(self) -> int:
-        start, stop, step = self.lengths
-        return (stop - start) // step + 1
+        return selected_rows(*self.lengths)
 
 
 def _blocks(spec: SweepSpec, first: int, last: int, device: str = "cpu") -> Iterator[Any]:

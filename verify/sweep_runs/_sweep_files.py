@@ -1,13 +1,13 @@
 """Sweep output: streamed JSON / JSON Lines rows, mergeable summaries, shards and their exact merge.
 
-A sweep over ``A:B:STEP`` selects the lengths ``A, A + STEP, ... <= B``. ``--shard k/N`` takes the
-``k``-th of ``N`` contiguous, near-equal slices of that list (:func:`shard_lengths`). A JSON Lines file
-(:func:`write_jsonl`) is one header line (construction, parameters, dtype, bound, lengths, the shard
-and the rows it holds), one line per row, and one summary line (:class:`SweepSummary`: rows per
-status and reading, first violation, undecided rows per reason, identities used, refined rows).
-Every row is computed from the construction alone (prefix state is recomputed from ``n = 2``, never
-carried between shards), so :func:`merge_jsonl` of all ``N`` shards reproduces the unsharded file
-byte for byte: rows are concatenated, summaries added.
+A sweep over ``A:B:STEP`` selects the lengths ``A, A + STEP, ... <= B`` and ``B`` itself. ``--shard
+k/N`` takes the ``k``-th of ``N`` contiguous, near-equal slices of that list (:func:`shard_lengths`). A
+JSON Lines file (:func:`write_jsonl`) is one header line (construction, parameters, dtype, bound,
+lengths, the shard and the rows it holds), one line per row, and one summary line
+(:class:`SweepSummary`: rows per status and reading, first violation, undecided rows per reason,
+identities used, refined rows). Every row is computed from the construction alone (prefix state is
+recomputed from ``n = 2``, never carried between shards), so :func:`merge_jsonl` of all ``N`` shards
+reproduces the unsharded file byte for byte: rows are concatenated, summaries added.
 
 A merge verifies rather than trusts (:func:`merge_jsonl`): the summary line's check holds the SHA-256
 of the header line, every row line and the summary, so no field of a shard changes unnoticed; the
@@ -58,16 +58,39 @@ def parse_shard(text: str) -> tuple[int, int]:
     return k, count
 
 
+def selected_rows(start: int, stop: int, step: int) -> int:
+    """How many lengths ``start:stop:step`` selects: ``start, start + step, ... <= stop``, and ``stop``
+    itself when the steps miss it."""
+    grid = (stop - start) // step + 1
+    return grid + (1 if (stop - start) % step else 0)
+
+
+def selected_length(start: int, stop: int, step: int, i: int) -> int:
+    """The ``i``-th selected length (``0 <= i < selected_rows``): ``start + i step``, or ``stop`` last."""
+    return min(start + i * step, stop)
+
+
+def next_length(n: int, stop: int, step: int) -> int:
+    """The selected length after ``n`` (``n + step``, or ``stop`` when that steps past it)."""
+    return n + step if n + step <= stop or n >= stop else stop
+
+
+def is_selected(n: Any, start: int, stop: int, step: int) -> Any:
+    """Whether ``n`` (an int or an array) is selected by ``start:stop:step`` (within ``start .. stop``)."""
+    return ((n - start) % step == 0) | (n == stop)
+
+
 def shard_lengths(start: int, stop: int, step: int, shard: tuple[int, int] | None) -> tuple[int, int]:
-    """The first and last selected length of ``shard`` (``None``: all of ``start:stop:step``)."""
-    rows = (stop - start) // step + 1
+    """The first and last selected length of ``shard`` (``None``: all of ``start:stop:step``, which
+    ends at ``stop`` itself)."""
+    rows = selected_rows(start, stop, step)
     if shard is None:
-        return start, start + (rows - 1) * step
+        return start, stop
     k, count = shard
     if count > rows:
         raise InputError(f"shard {k}/{count}: the lengths {start}:{stop}:{step} have only {rows} rows")
     lo, hi = (k - 1) * rows // count, k * rows // count
-    return start + lo * step, start + (hi - 1) * step
+    return selected_length(start, stop, step, lo), selected_length(start, stop, step, hi - 1)
 
 
 # ------------------------------------------------------------------------------------------ summary
@@ -310,11 +333,11 @@ def json_rows_text(block: SweepBlock, judge: bool) -> str:
     return _assemble(pieces, size)
 
 
-def _mask_lengths(block: SweepBlock, start: int, step: int) -> SweepBlock:
+def _mask_lengths(block: SweepBlock, start: int, stop: int, step: int) -> SweepBlock:
     n = block.columns["n"]
     if step == 1:
         return block
-    return block.select((n - start) % step == 0)
+    return block.select(is_selected(n, start, stop, step))
 
 
 @dataclass
@@ -456,14 +479,14 @@ def write_rows(
     summary = SweepSummary()
     head = header.to_dict()
     digest = _RowsDigest(_dump(head) + "\n")
-    start, _stop, step = header.lengths
+    start, stop, step = header.lengths
     if fmt == "jsonl":
         out.write(_dump(head) + "\n")
     else:
         out.write(_dump(head)[:-1] + ', "rows": [')
     first = True
     for raw in blocks:
-        block = _mask_lengths(raw, start, step)
+        block = _mask_lengths(raw, start, stop, step)
         if block.columns["n"].size == 0:
             continue
         summary.add_block(block)
@@ -647,10 +670,13 @@ class _RowTally:
 
 
 def _verify_rows(part: SweepFile, step: int, columns: list[str] | None) -> tuple[_RowTally, list[str]]:
-    """Read every row of ``part``: lengths from its header's first to last ``n`` at ``step``, the
+    """Read every row of ``part``: lengths from its header's first to last ``n`` at ``step`` (and the
+    sweep's last length, ``B`` of ``A:B:STEP``), the
     same columns in every row, and count and digest equal to its check. Returns the recomputed
     tallies and the column names."""
     name = str(part.path)
+    stop = part.header.lengths[1]
+    last: int | None = None
     expect = part.header.first_n
     digest = hashlib.sha256(part.header_line.encode())
     tally = _RowTally(q for q, r in part.summary.readings.items() if r.identity is not None)
@@ -672,9 +698,8 @@ def _verify_rows(part: SweepFile, step: int, columns: list[str] | None) -> tuple
             what = "duplicated or out of order" if n < expect else "missing rows before it"
             raise InputError(f"{name}: row {count + 1} has n={n}, expected n={expect} ({what})")
         digest.update(line.encode())
-        expect += step
+        last, expect = n, next_length(n, stop, step)
         count += 1
-    last = expect - step
     check = part.check
     if count == 0 or last != part.header.last_n:
         raise InputError(
@@ -755,9 +780,10 @@ def merge_jsonl(paths: Sequence[str | os.PathLike[str]], out: IO[str]) -> SweepS
                 f"shards do not tile the lengths: expected a shard starting at n={nxt}, "
                 f"got {paths[i]!s} starting at {heads[i].first_n}"
             )
-        nxt = heads[i].last_n + step
-    if nxt - step != expect_last:
-        raise InputError(f"the shards end at n={nxt - step}, the sweep at n={expect_last}")
+        nxt = next_length(heads[i].last_n, stop, step)
+    end = heads[order[-1]].last_n
+    if end != expect_last:
+        raise InputError(f"the shards end at n={end}, the sweep at n={expect_last}")
     summary = SweepSummary()
     columns: list[str] | None = None
     for i in order:

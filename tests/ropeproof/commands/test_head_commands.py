@@ -152,7 +152,7 @@ def test_sweep_head_bound_finds_the_first_violation(tmp_path: Path, capsys) -> N
         summary = out["summary"]
         assert summary["first_violation"]["n"] == 4 and summary["certified"] == bool(extra)
         assert sum(summary["rows"].values()) == 16  # every length 2..17 judged
-        assert len(summary["first_violation"]["witness"]["tokens"]) == 4
+        assert summary["first_violation"]["witness"]["excerpt"]["n"] == 4
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "first violation: n = 4" in text and "verdict: violated" in text
@@ -238,3 +238,58 @@ def test_every_file_of_an_output_directory_follows_the_umask(tmp_path: Path, cap
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "h").iterdir()}
     assert modes == {"head.json": 0o640, "weights.safetensors": 0o640}
     assert stat.S_IMODE((tmp_path / "h").stat().st_mode) == 0o750
+
+
+def test_lengths_with_a_step_always_end_at_b(tmp_path: Path, capsys) -> None:
+    """``--lengths 2:17:4`` prints n = 2, 6, 10, 14 and 17 (B itself), with and without --bound."""
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    argv = ["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:17:4", "--json"]
+    for extra in ([], ["--bound", "1"]):
+        assert main([*argv, *extra]) == 0
+        assert [r["n"] for r in _json(capsys)["rows"]] == [2, 6, 10, 14, 17]
+
+
+def test_the_logit_reading_by_offset(tmp_path: Path, capsys) -> None:
+    """--reading logit_inf prints rows by offset m (every STEP-th of --offsets and B), the least logit
+    with its offset and pair; with --bound in m (strictly >) the first violation is an offset, found
+    among every offset; offsets without a logit reading, or a bound in n, are refused (exit 2)."""
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    head = ["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:17"]
+    assert main([*head, "--reading", "logit_inf", "--offsets", "0:16:5", "--json"]) == 0
+    out = _json(capsys)
+    assert [r["m"] for r in out["rows"]] == [0, 5, 10, 15, 16]
+    # T_Index: a letter m back scores cos((m - s) theta) for the query s, so the least is min_k cos(k theta)
+    assert out["summary"]["rows"] == 17 and out["summary"]["min_logit_inf"] == pytest.approx(
+        np.cos(0.866 * np.arange(1, 17)).min(), abs=1e-15
+    )
+    witness = out["summary"]["min_logit_inf_witness"]
+    assert witness["offset"] == out["summary"]["min_logit_inf_m"]
+    bound = [*head, "--reading", "logit_sup", "--bound", "cos(m*theta) + 2", "--relation", ">", "--json"]
+    assert main(bound) == 0
+    summary = _json(capsys)["summary"]
+    assert summary["statement"] == "logit_sup(m) > cos(m*theta) + 2" and summary["first_violation"]["m"] == 0
+    plot = tmp_path / "logits.png"
+    assert main([*head, "--reading", "logit_sup", "--offsets", "2:16", "--plot", str(plot)]) == 0
+    caption = (tmp_path / "logits.caption.txt").read_text()
+    assert "against offset (index: m = 2..16)" in caption and plot.read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    assert main([*head, "--offsets", "0:3"]) == 2
+    assert "--offsets only applies with --reading" in capsys.readouterr().err
+    assert main([*head, "--reading", "logit_inf", "--bound", "1/n"]) == 2
+    assert "state the bound in m, not n" in capsys.readouterr().err
+
+
+def test_the_budgets_are_options_of_a_bound(tmp_path: Path, capsys) -> None:
+    """--max-refine / --max-identities reach check_bound (its summary counts what was spent against
+    them), and apply only with --bound."""
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    argv = ["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:12", "--bound", "1", "--json"]
+    assert main([*argv, "--max-refine", "3", "--max-identities", "0"]) == 0
+    summary = _json(capsys)["summary"]
+    assert summary["refinements"].endswith("of max_refine=3")
+    assert summary["identities_tried"] == "0 of max_identities=0"
+    assert main([*argv[:5], "--max-refine", "3"]) == 2
+    assert "--max-refine only apply with --bound" in capsys.readouterr().err

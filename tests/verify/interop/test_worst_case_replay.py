@@ -12,6 +12,7 @@ import functools
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
 transformers = pytest.importorskip("transformers")
@@ -20,6 +21,7 @@ from ropeproof import required_logit_scale  # noqa: E402
 from ropeproof.constructions._compile import compile_construction  # noqa: E402
 from ropeproof.constructions._head import CompiledHead  # noqa: E402
 from ropeproof.constructions._paper import index_construction, retrieval_construction  # noqa: E402
+from ropeproof.theory._family import Family  # noqa: E402
 from ropeproof.verify.interop._errors import ExportError, HeadImportError  # noqa: E402
 from ropeproof.verify.interop._worst_case_replay import (  # noqa: E402
     answer_adversary,
@@ -28,6 +30,7 @@ from ropeproof.verify.interop._worst_case_replay import (  # noqa: E402
 )
 from ropeproof.verify.interop.hf._export import export_head  # noqa: E402
 from ropeproof.verify.kernel._compiled import answer  # noqa: E402
+from ropeproof.verify.measure.exact._explain import input_logits  # noqa: E402
 from ropeproof.verify.measure.exact._families import family_for  # noqa: E402
 
 CONSTRUCTION = retrieval_construction(alphabet_size=8, theta=0.0, max_int=1)
@@ -90,6 +93,9 @@ def test_transformer_lens_exports_and_sdpa(tmp_path) -> None:
     export_head(head(), "gptj", logit_scale=SCALE, dtype="float64", max_positions=30).save(tmp_path / "hf")
     sdpa = replay_worst_cases(tmp_path / "hf", head(), construction=CONSTRUCTION, attn_implementation="sdpa")
     assert sdpa.first_wrong_n == 20 and sdpa.attn_implementation == "sdpa"
+    eager = replay_worst_cases(tmp_path / "hf", head(), construction=CONSTRUCTION)
+    for tl_row, hf_row in zip(replay.rows, eager.rows, strict=True):  # TL's hook_pattern, HF's weights
+        assert tl_row.target_weight == pytest.approx(hf_row.target_weight, abs=1e-6)
     some = replay_worst_cases(tmp_path / "hf", head(), construction=CONSTRUCTION, lengths=[25, 10, 25])
     assert [r.n for r in some.rows] == [10, 25] and some.first_wrong_n == 25
     assert "not every length" in some.lengths
@@ -114,3 +120,56 @@ def test_the_family_and_the_refusals(tmp_path) -> None:
         replay_worst_cases(tmp_path, head(), construction=CONSTRUCTION, max_n=9)  # the table holds 8
     with pytest.raises(ExportError, match="Family"):
         worst_case_family(head(), "retrieval")  # type: ignore[arg-type]
+
+
+def three_back() -> Family:
+    """The retrieval family with the target always 3 back: its shortest input has length 4."""
+    cases = tuple(dataclasses.replace(c, target_distance=3) for c in family_for(CONSTRUCTION).cases)
+    return Family("three-back", cases, "the retrieval family with the target 3 back")
+
+
+def test_a_family_starting_at_4_is_replayed_from_4_and_every_length_counts(tmp_path) -> None:
+    """Lengths below the family's shortest input have no worst case: the replay starts at n = 4 by
+    default, the horizon counts the family's lengths only (every one covered: 40, not 1), and
+    ``lengths=`` holding every length 4..40 says so; a length below 4 is refused by name."""
+    fam = three_back()
+    export_head(head(), "gptj", logit_scale=SCALE, dtype="float64", max_positions=MAX_N).save(tmp_path)
+    replay = replay_worst_cases(tmp_path, head(), fam)
+    assert [r.n for r in replay.rows] == list(range(4, MAX_N + 1))
+    assert replay.lengths == f"every n in 4..{MAX_N}" and replay.exact_horizon == MAX_N
+    assert replay.first_wrong_n == predicted_first_wrong(SCALE) == 20
+    given = replay_worst_cases(tmp_path, head(), fam, lengths=range(4, MAX_N + 1))
+    assert given.lengths == f"every n in 4..{MAX_N}" and given.exact_horizon == MAX_N
+    assert given.summary()["exact_horizon"] == MAX_N
+    with pytest.raises(Exception, match="lengths=3 is out of range"):
+        replay_worst_cases(tmp_path, head(), fam, lengths=[3, 10])
+
+
+def test_replay_rows_carry_the_saved_models_attention_weights(tmp_path) -> None:
+    """Each row's target and strongest-other weights are the eager export's own; they match a float64
+    softmax of ropeproof's logits at the export's scale (independent of transformers; to float32's
+    ulps), and the summary shows the first wrong witness as a bounded excerpt naming the competitor,
+    not all n tokens."""
+    export_head(head(), "llama", logit_scale=SCALE, dtype="float64", max_positions=MAX_N).save(tmp_path)
+    replay = replay_worst_cases(tmp_path, head(), construction=CONSTRUCTION)
+    for row in (replay.rows[0], replay.rows[17], replay.rows[-1]):
+        w = replay.sweep.witness(row.n, "margin_inf")
+        tokens = answer_adversary(head(), replay.sweep.family, w)
+        z = SCALE * input_logits(head(), tokens)
+        p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+        # Llama's eager attention takes its softmax in float32 whatever the model's dtype: float32's ulps
+        assert row.target_weight == pytest.approx(p[w.target_position], abs=1e-6)
+        others = np.delete(p, w.target_position)
+        assert row.competitor_weight == pytest.approx(others.max(), abs=1e-6)
+        assert row.competitor_position != w.target_position
+    first = replay.summary()["first_wrong"]
+    assert "tokens" not in first and first["excerpt"]["n"] == 20
+    assert len(first["excerpt"]["tokens"]) <= 12 and first["competitor_token"]
+    assert (
+        first["excerpt"]["tokens"][first["excerpt"]["positions"].index(first["competitor_position"])]
+        == (first["competitor_token"])
+    )
+    sdpa = replay_worst_cases(
+        tmp_path, head(), construction=CONSTRUCTION, max_n=5, attn_implementation="sdpa"
+    )
+    assert all(r.target_weight is None for r in sdpa.rows)  # SDPA computes no weights

@@ -55,6 +55,8 @@ def test_merged_shards_equal_the_unsharded_file(argv: list[str], tmp_path: Path)
     header, lines, summary = read_jsonl(merged)
     rows = [json.loads(line) for line in lines]
     assert summary.rows == len(rows) and rows[0]["n"] == header.first_n and rows[-1]["n"] == header.last_n
+    start, stop, step = (int(x) for x in (argv[argv.index("--lengths") + 1] + ":1").split(":")[:3])
+    assert [r["n"] for r in rows] == sorted({*range(start, stop + 1, step), stop})  # B itself, always
     counts = {q: sum(r.rows.values()) for q, r in summary.readings.items()}
     assert counts == {q: len(rows) for q in ("gap_sup", "gap_inf", "margin_inf")}
 
@@ -93,19 +95,21 @@ def test_merge_refuses_what_does_not_belong_together(
     assert not (tmp_path / "m.jsonl").exists()
 
 
-@settings(max_examples=40)
-@given(start=st.integers(2, 50), rows=st.integers(1, 300), step=st.integers(1, 5), count=st.integers(1, 12))
-def test_shards_tile_the_lengths(start: int, rows: int, step: int, count: int) -> None:
-    stop = start + (rows - 1) * step
-    if count > rows:
+@settings(max_examples=80)
+@given(start=st.integers(2, 50), span=st.integers(0, 300), step=st.integers(1, 7), count=st.integers(1, 12))
+def test_shards_tile_the_lengths(start: int, span: int, step: int, count: int) -> None:
+    """The shards tile A, A + STEP, ... <= B and B itself (when the steps miss it), in order."""
+    stop = start + span
+    selected = sorted({*range(start, stop + 1, step), stop})
+    if count > len(selected):
         with pytest.raises(InputError, match="only"):
             shard_lengths(start, stop, step, (1, count))
         return
     covered = []
     for k in range(1, count + 1):
         a, b = shard_lengths(start, stop, step, (k, count))
-        covered.extend(range(a, b + 1, step))
-    assert covered == list(range(start, stop + 1, step))
+        covered.extend(n for n in selected if a <= n <= b)
+    assert covered == selected and shard_lengths(start, stop, step, None) == (start, stop)
 
 
 def test_parse_shard() -> None:

@@ -175,13 +175,14 @@ class BoundComparison:
         )
 
 
-def _decide_refined(measured: Any, bound: Any) -> tuple[str, str]:
-    """Status and reason of one refined row (intervals: separation; points: the legacy tie rule)."""
+def _decide_refined(measured: Any, bound: Any, strict: bool = False) -> tuple[str, str]:
+    """Status and reason of one refined row (intervals: separation; points: the legacy tie rule).
+    ``strict``: the relation is ``measured < bound``, so touching enclosures do not prove it."""
     if measured is None or bound is None:
         return "undecided", "enclosures overlap; no refinement applies to this reading"
     if isinstance(measured, tuple) and isinstance(bound, tuple):
         (m_lo, m_hi), (b_lo, b_hi) = measured, bound
-        if m_hi <= b_lo:
+        if m_hi < b_lo or (m_hi == b_lo and not strict):
             return "tight-holds", ""
         if m_lo > b_hi:
             return "tight-violated", ""
@@ -189,7 +190,7 @@ def _decide_refined(measured: Any, bound: Any) -> tuple[str, str]:
     d = measured - bound
     scale = max(1.0, abs(float(measured)), abs(float(bound)))
     if abs(d) <= POINT_TIE * scale:
-        return "tight-equal", ""
+        return ("tight-violated" if strict else "tight-equal"), ""
     return ("tight-violated" if d > 0 else "tight-holds"), ""
 
 
@@ -205,8 +206,10 @@ def judge_rows(
     refine: Refine | None = None,
     max_refine: int | None = None,
     nan_reason: str = "no value (NaN)",
+    strict: bool = False,
 ) -> BoundComparison:
-    """Status of ``measured <= bound`` for every row (see the module docstring).
+    """Status of ``measured <= bound`` (``strict``: ``measured < bound``) for every row (see the module
+    docstring; the float64 decisions compare strictly either way, so they prove both).
 
     ``m_err``, ``b_err`` bound the floating-point errors of ``measured`` and ``bound``; NaN measurements
     are ``undecided`` (reason ``nan_reason``). ``max_refine`` caps the refined rows (``None``: no
@@ -244,7 +247,8 @@ def judge_rows(
         codes[at_most & (codes != CODE["holds"])] = CODE["holds"]
         codes[equal] = CODE["holds-equal"]
     nan = np.isnan(measured) | np.isnan(bound)
-    _refine_rows(n, codes, reason_codes, flags, reason, nan, nan_reason, refine, max_refine)
+    overlap = "floating-point enclosures overlap and no identity applies"
+    _refine_rows(n, codes, reason_codes, flags, reason, nan, nan_reason, refine, max_refine, overlap, strict)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = measured / bound
     detail: dict[str, Any] = {}
@@ -265,6 +269,7 @@ def _refine_rows(
     refine: Refine | None,
     max_refine: int | None,
     overlap_reason: str = "floating-point enclosures overlap and no identity applies",
+    strict: bool = False,
 ) -> None:
     """NaN rows undecided with ``nan_reason``; every other undecided row refined (in place)."""
     if nan.any():
@@ -278,7 +283,7 @@ def _refine_rows(
         if max_refine is not None and refined >= max_refine:
             reason_codes[r] = reason(f"refinement cap reached (max_refine={max_refine})")
             continue
-        name, why = _decide_refined(*refine(int(n[r])))
+        name, why = _decide_refined(*refine(int(n[r])), strict=strict)
         codes[r] = CODE[name]
         reason_codes[r] = reason(why) if why else 0
         flags[r] |= REFINED
@@ -294,11 +299,13 @@ def judge_intervals(
     refine: Refine | None = None,
     max_refine: int | None = None,
     nan_reason: str = "no enclosure (NaN)",
+    strict: bool = False,
 ) -> BoundComparison:
     """Status of ``measured <= bound`` for every row from enclosures ``[lo, hi]`` of both sides
-    (interval arithmetic, rounded outward): ``holds`` where ``m_hi <= b_lo``, ``violated`` where
-    ``m_lo > b_hi``; overlapping rows are refined as in :func:`judge_rows` (``refine`` returns two
-    enclosures), NaN ends are ``undecided``. ``ratio`` is the ratio of the midpoints.
+    (interval arithmetic, rounded outward): ``holds`` where ``m_hi <= b_lo`` (``strict``, for
+    ``measured < bound``: ``m_hi < b_lo``), ``violated`` where ``m_lo > b_hi``; overlapping rows are
+    refined as in :func:`judge_rows` (``refine`` returns two enclosures), NaN ends are ``undecided``.
+    ``ratio`` is the ratio of the midpoints.
 
     Shapes: n [rows]; measured [rows] (lo, hi); bound [rows] (lo, hi)
     """
@@ -307,7 +314,7 @@ def judge_intervals(
     b_lo, b_hi = (np.broadcast_to(np.asarray(x, dtype=np.float64), m_lo.shape) for x in bound)
     codes = np.full(m_lo.shape, CODE["undecided"], dtype=np.int8)
     with np.errstate(invalid="ignore"):
-        codes[m_hi <= b_lo] = CODE["holds"]
+        codes[(m_hi < b_lo) if strict else (m_hi <= b_lo)] = CODE["holds"]
         codes[m_lo > b_hi] = CODE["violated"]
     table = [""]
     reason_codes = np.zeros(m_lo.shape, dtype=np.int16)
@@ -320,7 +327,7 @@ def judge_intervals(
     flags = np.zeros(m_lo.shape, dtype=np.int8)
     nan = np.isnan(m_lo) | np.isnan(m_hi) | np.isnan(b_lo) | np.isnan(b_hi)
     overlap = "interval enclosures overlap and no identity applies"
-    _refine_rows(n, codes, reason_codes, flags, reason, nan, nan_reason, refine, max_refine, overlap)
+    _refine_rows(n, codes, reason_codes, flags, reason, nan, nan_reason, refine, max_refine, overlap, strict)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (m_lo / 2 + m_hi / 2) / (b_lo / 2 + b_hi / 2)
     return BoundComparison(term, reading, n, codes, ratio, {}, reason_codes, table, flags)

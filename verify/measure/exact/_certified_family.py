@@ -54,6 +54,7 @@ from ropeproof.theory._construction import Construction
 from ropeproof.theory._family import Family, FamilyCase
 from ropeproof.verify.measure.exact._certified import arb_ends, arb_precision
 from ropeproof.verify.measure.exact._discrepancy import CaseTable, exact_sweep, product_errors
+from ropeproof.verify.measure.exact._offset_extremes import offset_extremes
 
 PREC = 80
 """Default working precision (bits after the integer part of every angle)."""
@@ -388,7 +389,9 @@ def logit_intervals(
 @dataclass
 class FamilyEnclosure:
     """Enclosures ``[lo, hi]`` of ``gap_sup``, ``gap_inf``, ``margin_inf`` for ``n = 2 .. N`` (NaN where
-    none is given: lengths with no input; ``gap_inf`` where the margin is not certified positive).
+    none is given: lengths with no input; ``gap_inf`` where the margin is not certified positive), and
+    of the logit reading ``logit_inf``, ``logit_sup`` for offsets ``m = 0 .. N - 1``
+    (:mod:`~ropeproof.verify.measure.exact._offset_extremes`).
 
     Shapes: n [N - 1]; bounds [N - 1] (per quantity: lo, hi)
     """
@@ -428,9 +431,11 @@ def enclose_family(
     max_n: int,
     family: Family | None = None,
     prec: int = PREC,
+    logits_only: bool = False,
 ) -> FamilyEnclosure:
     """Certified enclosures of the family extremes of ``subject`` for ``n = 2 .. max_n`` (module
-    docstring). ``family`` defaults to the one the subject carries or records."""
+    docstring). ``family`` defaults to the one the subject carries or records. ``logits_only``: only
+    the logit reading by offset (the length extremes NaN, their sweeps spared)."""
     start = time.perf_counter()
     max_n = integer(max_n, "max_n", low=2, high=2**26 - 1)
     integer(prec, "prec", low=53, high=4096, note="bits")
@@ -464,16 +469,26 @@ def enclose_family(
         # minima read the first arrays, maxima the *_upper ones (CaseTable.highs)
         low_tables.append(CaseTable(case, tg, og, sg, t_lo, o_lo, s_lo[:, 0], None, t_hi, o_hi, s_hi[:, 0]))
         high_tables.append(CaseTable(case, tg, og, sg, t_hi, o_hi, s_hi[:, 0], None, t_lo, o_lo, s_lo[:, 0]))
-    # margin lo and gap_sup hi: minima of lo ends, maxima of hi ends (low_tables); the others swap
-    a = exact_sweep(low_tables, max_n, gap_inf_limit=0)
-    b = exact_sweep(high_tables, max_n, gap_inf_limit=0)
-    with np.errstate(invalid="ignore"):
-        margin = (_down(a.margin_inf), _up(b.margin_inf))
-        sup = (_down(b.gap_sup), _up(a.gap_sup))
-        positive = margin[0] > 0
-        gap_inf = (np.where(positive, margin[0], np.nan), np.where(positive, margin[1], np.nan))
-    bounds = {"gap_sup": sup, "gap_inf": gap_inf, "margin_inf": margin}
-    return FamilyEnclosure(subject.name, fam, a.n, bounds, prec, time.perf_counter() - start)
+    n_arr = np.arange(2, max_n + 1)
+    if logits_only:
+        nan = np.full(max_n - 1, np.nan)
+        bounds = {q: (nan, nan) for q in ("gap_sup", "gap_inf", "margin_inf")}
+    else:
+        # margin lo and gap_sup hi: minima of lo ends, maxima of hi ends (low_tables); the others swap
+        a = exact_sweep(low_tables, max_n, gap_inf_limit=0)
+        b = exact_sweep(high_tables, max_n, gap_inf_limit=0)
+        with np.errstate(invalid="ignore"):
+            margin = (_down(a.margin_inf), _up(b.margin_inf))
+            sup = (_down(b.gap_sup), _up(a.gap_sup))
+            positive = margin[0] > 0
+            gap_inf = (np.where(positive, margin[0], np.nan), np.where(positive, margin[1], np.nan))
+        bounds = {"gap_sup": sup, "gap_inf": gap_inf, "margin_inf": margin}
+    # the logit reading by offset 0 .. max_n - 1: minima of lo / hi ends, maxima of hi / lo ends (no
+    # subtraction: the logit enclosures are already rounded outward)
+    low, high = offset_extremes(low_tables, max_n), offset_extremes(high_tables, max_n)
+    bounds["logit_inf"] = (low.logit_inf, high.logit_inf)
+    bounds["logit_sup"] = (high.logit_sup, low.logit_sup)
+    return FamilyEnclosure(subject.name, fam, n_arr, bounds, prec, time.perf_counter() - start)
 
 
 # ------------------------------------------------------------------------------------ witness values

@@ -95,6 +95,29 @@ class Explanation:
         return out
 
 
+EXCERPT_WHOLE = 12
+"""Inputs at most this long are shown whole by :func:`token_excerpt`."""
+EXCERPT_CONTEXT = 1
+"""Neighbours kept on each side of a named position by :func:`token_excerpt`."""
+
+
+def token_excerpt(
+    tokens: Sequence[str], positions: Sequence[int], context: int = EXCERPT_CONTEXT
+) -> dict[str, Any]:
+    """A bounded excerpt of an input for summaries: ``{"n", "positions", "tokens"}``, the token at each
+    listed position (ascending). An input of at most :data:`EXCERPT_WHOLE` tokens is listed whole;
+    a longer one keeps the ``positions`` named (the target, the competitor; the query, position
+    ``n - 1``, always) and ``context`` neighbours on each side, so at most
+    ``(len(positions) + 1) (2 context + 1)`` entries whatever ``n``."""
+    n = len(tokens)
+    if n <= EXCERPT_WHOLE:
+        keep = list(range(n))
+    else:
+        named = {int(p) for p in positions if 0 <= int(p) < n} | {n - 1}
+        keep = sorted({q for p in named for q in range(p - context, p + context + 1) if 0 <= q < n})
+    return {"n": n, "positions": keep, "tokens": [str(tokens[p]) for p in keep]}
+
+
 def explain_row(
     quantity: str, tokens: Sequence[str], logits: Sequence[float], target_position: int
 ) -> Explanation:
@@ -209,4 +232,5 @@ __all__ = [
     "index_explanation",
     "index_input_tokens",
     "input_logits",
+    "token_excerpt",
 ]

@@ -33,8 +33,10 @@ smallest violated length, with its witness input.
 
 from __future__ import annotations
 
+import io
 import math
 import time
+import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,11 +59,12 @@ from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF
 from ropeproof.verify.measure.exact._bound_checks import (
     CODE,
     IDENTITY,
+    REFINED,
     BoundComparison,
     judge_intervals,
     judge_rows,
 )
-from ropeproof.verify.measure.exact._bound_options import READINGS, RELATIONS
+from ropeproof.verify.measure.exact._bound_options import OFFSET_READINGS, READINGS, RELATIONS
 from ropeproof.verify.measure.exact._certified import arb_ends, arb_precision, exactly_equal
 from ropeproof.verify.measure.exact._certified_family import (
     PREC,
@@ -73,13 +76,24 @@ from ropeproof.verify.measure.exact._certified_family import (
     witness_value,
 )
 from ropeproof.verify.measure.exact._discrepancy import Witness
+from ropeproof.verify.measure.exact._explain import token_excerpt
 from ropeproof.verify.measure.exact._head_sweep import NO_FAMILY, HeadSweep, resolve_head_family, sweep_head
+from ropeproof.verify.measure.exact._offset_extremes import LogitWitness
 from ropeproof.verify.measure.exact._plane_logits import plane_coefficients
+from ropeproof.verify.measure.exact._row_atoms import (
+    MAX_ATOMS,
+    Atom,
+    Budget,
+    decide_row,
+    logit_atoms,
+    margin_atoms,
+)
 
 MAX_REFINE = 256
-"""Rows refined per check (each one enclosure of one witness input)."""
+"""Default Arb re-enclosures per check (``max_refine``): each one row's witness input, or one input of
+a row decided input by input."""
 MAX_IDENTITIES = 16
-"""Rows a sympy identity is attempted on (each a ``simplify``)."""
+"""Default sympy identities per check (``max_identities``; each a ``simplify``)."""
 
 Bound = Callable[[int], float] | sp.Expr | str | float | int
 Subject = Construction | CompiledHead | str | Path
@@ -136,24 +150,33 @@ class BoundCheck(TableDisplay):
         """``violated`` if any row is, else ``unresolvable`` if any is undecided, else ``holds``."""
         return self.comparison.verdict()
 
-    def witness(self, n: int) -> Witness:
-        """The input of length ``n`` attaining the reading (the sweep's witness)."""
+    def witness(self, n: int) -> Witness | LogitWitness:
+        """The input of length ``n`` attaining the reading (the sweep's witness); for a logit reading
+        the pair attaining it at offset ``n`` (a :class:`LogitWitness`)."""
         return self.sweep.witness(int(n), self.reading)
 
+    @property
+    def row_name(self) -> str:
+        """``m`` (offsets) for a logit reading, else ``n`` (lengths)."""
+        return "m" if self.reading in OFFSET_READINGS else "n"
+
     def statement(self) -> str:
-        return f"{self.reading}(n) {self.relation} {self.bound_text}"
+        return f"{self.reading}({self.row_name}) {self.relation} {self.bound_text}"
 
     def title(self) -> str:
         how = "certified (interval arithmetic)" if self.certified else "float64 with error bounds"
         return f"{self.subject}: {self.statement()} over the {self.family.name} family, {how}"
 
     def rows(self, step: int = 1) -> list[dict[str, Any]]:
-        """One dict per row (every ``step``-th from the first): ``n``, the reading and its enclosure,
-        the bound and its enclosure, the status (``None`` for NaN values)."""
+        """One dict per row (every ``step``-th from the first, and the last row always): ``n``, the
+        reading and its enclosure, the bound and its enclosure, the status (``None`` for NaN values)."""
         out = []
         status = self.status
-        for i in range(0, self.n.size, int(step)):
-            row: dict[str, Any] = {"n": int(self.n[i])}
+        picked = list(range(0, self.n.size, int(step)))
+        if self.n.size and picked[-1] != self.n.size - 1:
+            picked.append(self.n.size - 1)
+        for i in picked:
+            row: dict[str, Any] = {self.row_name: int(self.n[i])}
             for key, arr in (
                 (self.reading, self.measured),
                 ("lo", self.measured_lo),
@@ -184,7 +207,7 @@ class BoundCheck(TableDisplay):
             r = int(first - self.n[0])
             w = self.witness(first)
             out["first_violation"] = {
-                "n": first,
+                self.row_name: first,
                 self.reading: float(self.measured[r]),
                 "enclosure": [float(self.measured_lo[r]), float(self.measured_hi[r])],
                 "bound": [float(self.bound_lo[r]), float(self.bound_hi[r])],
@@ -193,13 +216,21 @@ class BoundCheck(TableDisplay):
         return out
 
 
-def witness_dict(w: Witness) -> dict[str, Any]:
-    """A witness as JSON-ready data, with its explanation (target and winning competitor)."""
+def witness_dict(w: Witness | LogitWitness) -> dict[str, Any]:
+    """A witness as JSON-ready data, with its explanation (target and winning competitor) and a bounded
+    excerpt of its tokens (:func:`~ropeproof.verify.measure.exact._explain.token_excerpt`: the target,
+    the competitor and the query with their neighbours; the whole input from :meth:`BoundCheck.witness`).
+    A logit reading's witness: its pair (offset, query and key tokens, value) and its input's excerpt."""
+    if isinstance(w, LogitWitness):
+        return {**w.to_dict(), "excerpt": token_excerpt(w.tokens, [w.key_position])}
+    named = [w.target_position]
+    if w.explanation is not None:
+        named.append(w.explanation.competitor_position)
     out: dict[str, Any] = {
         "n": w.n,
         "case": w.case,
         "target_position": w.target_position,
-        "tokens": list(w.tokens),
+        "excerpt": token_excerpt(w.tokens, named),
     }
     if w.explanation is not None:
         out.update(w.explanation.to_dict())
@@ -221,14 +252,20 @@ def _subject(subject: Subject) -> tuple[CompiledHead, Construction | None]:
     )
 
 
-def _lengths(lengths: int | Iterable[int], family: Family) -> tuple[int, int]:
+def _lengths(lengths: int | Iterable[int], family: Family, offsets: bool = False) -> tuple[int, int]:
+    """``(first, last)`` row: lengths ``n >= 2`` (from the family's shortest input), or for a logit
+    reading offsets ``m >= 0`` (``M``: every ``m = 0 .. M``)."""
+    low = 0 if offsets else 2
     if isinstance(lengths, int | np.integer):
-        start, stop = 2, integer(lengths, "lengths", low=2)
+        start, stop = low, integer(lengths, "lengths", low=max(low, 1))
     else:
-        values = sorted({integer(v, "lengths", low=2) for v in lengths})
+        values = sorted({integer(v, "lengths", low=low) for v in lengths})
         if not values:
-            raise InputError("lengths must be a count >= 2 or a non-empty list of lengths >= 2")
+            what = "offsets >= 0" if offsets else "lengths >= 2"
+            raise InputError(f"lengths must be a count or a non-empty list of {what}")
         start, stop = values[0], values[-1]
+    if offsets:
+        return start, stop
     start = max(start, family.min_length())
     if start > stop:
         raise InputError(f"the {family.name} family has no input of length <= {stop}")
@@ -249,9 +286,28 @@ class _StatedBound:
     fn: Callable[[int], float] | None
 
 
-def _bound(bound: Bound, parameters: dict[str, float]) -> _StatedBound:
+def _offset_text(text: str) -> str:
+    """A bound on a logit reading is stated in the offset ``m``: ``m`` read as :data:`N` (the row
+    symbol), ``n`` refused (its rows are offsets, not lengths)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return text  # parse_bound names the error
+    names = {t.string for t in tokens if t.type == tokenize.NAME}
+    if "n" in names:
+        raise InputError(f"bound={text!r}: a logit reading's rows are offsets; state the bound in m, not n")
+    out = [(t.type, "n" if t.type == tokenize.NAME and t.string == "m" else t.string) for t in tokens]
+    return tokenize.untokenize(out)
+
+
+def _bound(bound: Bound, parameters: dict[str, float], variable: str = "n") -> _StatedBound:
+    """The stated bound as an expression in the row symbol :data:`N` (``variable``: ``n`` for lengths,
+    ``m`` for offsets), or a callable."""
+    if variable == "m" and "m" in parameters:
+        raise InputError("the subject has a parameter named 'm', the offset of a logit reading")
     if isinstance(bound, str):
-        expr = parse_bound(bound, parameters)
+        text = _offset_text(bound) if variable == "m" else bound
+        expr = parse_bound(text, parameters)
         return _StatedBound(bound.strip(), expr, None)
     if isinstance(bound, int | float) and not isinstance(bound, bool):
         if not math.isfinite(float(bound)):
@@ -260,10 +316,11 @@ def _bound(bound: Bound, parameters: dict[str, float]) -> _StatedBound:
     if isinstance(bound, sp.Basic):
         expr = sp.sympify(bound)
         symbols = {s.name: s for s in expr.free_symbols}
-        if set(symbols) - {"n"}:
-            raise InputError(f"bound={bound} has symbols {sorted(set(symbols) - {'n'})}; accepted: n only")
-        if "n" in symbols:
-            expr = expr.subs(symbols["n"], N)
+        if set(symbols) - {variable}:
+            extra = sorted(set(symbols) - {variable})
+            raise InputError(f"bound={bound} has symbols {extra}; accepted: {variable} only")
+        if variable in symbols:
+            expr = expr.subs(symbols[variable], N)
         return _StatedBound(str(bound), expr, None)
     if callable(bound):
         return _StatedBound(getattr(bound, "__name__", "bound"), None, bound)
@@ -325,29 +382,30 @@ def _witness_positions(w: Witness, reading: str) -> tuple[int, int]:
     return e.top_positions
 
 
+def _logit_expr(construction: Construction, tokens: tuple[str, ...], position: int) -> sp.Expr:
+    """The logit of the query (``tokens[-1]``) against ``position`` as an exact sympy expression (a
+    construction's plane vectors with exact parameters)."""
+    params = construction.exact_parameters()
+    d = len(tokens) - 1 - position
+    q = construction.token(tokens[-1])
+    k = construction.token(tokens[position])
+    total = sp.Integer(0)
+    for plane, qv, kv in zip(
+        construction.planes,
+        construction.plane_vectors(q, "query"),
+        construction.plane_vectors(k, "key"),
+        strict=True,
+    ):
+        a = qv[0] * kv[0] + qv[1] * kv[1]
+        b = qv[1] * kv[0] - qv[0] * kv[1]
+        total += a * sp.cos(d * plane.freq) - b * sp.sin(d * plane.freq)
+    return total.subs(params)
+
+
 def _witness_expr(construction: Construction, tokens: tuple[str, ...], first: int, second: int) -> sp.Expr:
     """The witness value ``l(first) - l(second)`` as an exact sympy expression (a construction's
     plane vectors with exact parameters)."""
-    params = construction.exact_parameters()
-    n = len(tokens)
-    q = construction.token(tokens[-1])
-
-    def logit(position: int) -> sp.Expr:
-        d = n - 1 - position
-        k = construction.token(tokens[position])
-        total = sp.Integer(0)
-        for plane, qv, kv in zip(
-            construction.planes,
-            construction.plane_vectors(q, "query"),
-            construction.plane_vectors(k, "key"),
-            strict=True,
-        ):
-            a = qv[0] * kv[0] + qv[1] * kv[1]
-            b = qv[1] * kv[0] - qv[0] * kv[1]
-            total += a * sp.cos(d * plane.freq) - b * sp.sin(d * plane.freq)
-        return total.subs(params)
-
-    return logit(first) - logit(second)
+    return _logit_expr(construction, tokens, first) - _logit_expr(construction, tokens, second)
 
 
 # ---------------------------------------------------------------------------------------- the check
@@ -362,49 +420,66 @@ def check_bound(
     family: Family | None = None,
     certified: bool = False,
     prec: int = PREC,
+    max_refine: int = MAX_REFINE,
+    max_identities: int = MAX_IDENTITIES,
 ) -> BoundCheck:
     """Judge ``reading(n) relation bound(n)`` at every length (see the module docstring).
 
     ``subject``: a construction, a compiled head, or a head directory. ``lengths``: ``N`` (every
     ``n = 2 .. N``) or any lengths (every ``n`` from the smallest to the largest is judged, not only
-    those given; lengths below the family's shortest input are skipped). ``prec``: bits of the
-    certified enclosures.
+    those given; lengths below the family's shortest input are skipped). For a logit reading
+    (``logit_inf``, ``logit_sup``) the rows are offsets and the bound is stated in ``m``: ``M`` (every
+    ``m = 0 .. M``) or any offsets (every one from the smallest to the largest). ``relation``: ``<=``,
+    ``>=``, or strictly ``<``, ``>``. ``prec``: bits of the certified enclosures. ``max_refine``: Arb
+    re-enclosures per check (rows, then single inputs); ``max_identities``: sympy identities per check;
+    rows they leave open are ``undecided`` and say which budget stopped them.
     """
     start_time = time.perf_counter()
     if reading not in READINGS:
         raise InputError(f"reading={reading!r}; accepted: {list(READINGS)}")
     if relation not in RELATIONS:
         raise InputError(f"relation={relation!r}; accepted: {list(RELATIONS)}")
+    max_refine = integer(max_refine, "max_refine", low=0)
+    max_identities = integer(max_identities, "max_identities", low=0)
+    offsets = reading in OFFSET_READINGS
     head, construction = _subject(subject)
     if construction is not None and family is None and construction.family is None:
         raise InputError(
             f"construction {construction.name!r} carries no input family; give it one with "
             "construction.with_family(family) or pass family="
         )
-    stated = _bound(bound, _parameters(head, construction))
+    stated = _bound(bound, _parameters(head, construction), "m" if offsets else "n")
     notes: list[str] = []
     if stated.fn is not None:
         notes.append("the bound is a Python callable: its float64 values are taken as exact")
     fam, family_source = resolve_head_family(head, family)
     if family_source == "all-sequences":
         notes.append(NO_FAMILY)
-    start, stop = _lengths(lengths, fam)
+    start, stop = _lengths(lengths, fam, offsets)
+    max_n = stop + 1 if offsets else stop
     # gap_inf is enumerated (costly where the margin is not positive) only when it is the reading judged
     limit = 96 if reading == "gap_inf" else 0
-    sweep = sweep_head(head, stop, family=fam, dtype=torch.float64, gap_inf_limit=limit)
+    sweep = sweep_head(head, max_n, family=fam, dtype=torch.float64, gap_inf_limit=limit, logits_only=offsets)
     sweep.family_source = family_source
-    n_all = sweep.result.n
-    rows = slice(start - 2, stop - 1)
-    n = n_all[rows]
-    values = np.asarray(sweep.columns[reading], dtype=np.float64)
+    if offsets:
+        rows = slice(start, stop + 1)
+        n = sweep.logits().m[rows]
+        values = np.asarray(sweep.logits().column(reading), dtype=np.float64)
+    else:
+        rows = slice(start - 2, stop - 1)
+        n = sweep.result.n[rows]
+        values = np.asarray(sweep.columns[reading], dtype=np.float64)
     extra = _weight_rounding(head, fam) if construction is not None else 0.0
     errors = sweep.error_bounds(reading, extra)
     b_val, b_lo, b_hi = _bound_enclosure(stated, n)
     source = exact_logits(construction if construction is not None else head)
-    minimum = reading != "gap_sup"  # margin_inf and gap_inf are minima over inputs, gap_sup a maximum
+    minimum = reading not in ("gap_sup", "logit_sup")  # the others are minima over inputs or pairs
+    strict = relation in ("<", ">")
+    upper = relation in ("<=", "<")  # the relation bounds the reading from above
 
     if certified:
-        enclosure = enclose_family(construction if construction is not None else head, stop, fam, prec)
+        subject_ = construction if construction is not None else head
+        enclosure = enclose_family(subject_, max_n, fam, prec, logits_only=offsets)
         m_lo, m_hi = (e[rows] for e in enclosure.ends(reading))
         notes.append(f"certified: interval arithmetic at {prec} bits ({enclosure.seconds:.2f} s)")
     else:
@@ -416,29 +491,54 @@ def check_bound(
         try:
             w = sweep.witness(n_, reading)
         except InputError:
-            return (float(m_lo[r]), float(m_hi[r])), (float(b_lo[r]), float(b_hi[r]))
-        first, second = _witness_positions(w, reading)
-        w_lo, w_hi = witness_value(source, w.tokens, first, second, REFINE_PREC)
+            return _oriented((float(m_lo[r]), float(m_hi[r])), (float(b_lo[r]), float(b_hi[r])), relation)
+        if offsets:
+            with arb_precision(REFINE_PREC):
+                w_lo, w_hi = arb_ends(source.logit(w.query_token, w.key_token, n_, REFINE_PREC))
+        else:
+            first, second = _witness_positions(w, reading)
+            w_lo, w_hi = witness_value(source, w.tokens, first, second, REFINE_PREC)
         lo, hi = float(m_lo[r]), float(m_hi[r])
         lo, hi = (lo, min(hi, w_hi)) if minimum else (max(lo, w_lo), hi)
         return _oriented((lo, hi), (float(b_lo[r]), float(b_hi[r])), relation)
 
     (x_lo, x_hi), (y_lo, y_hi) = _oriented((m_lo, m_hi), (b_lo, b_hi), relation)
     term = stated.text
-    why = f"{reading} not computed at this length (no input, or not enclosed)"
+    what = "offset" if offsets else "length"
+    why = f"{reading} not computed at this {what} (no input, or not enclosed)"
     if certified:
-        cmp = judge_intervals(term, reading, n, (x_lo, x_hi), (y_lo, y_hi), refine, MAX_REFINE, why)
+        cmp = judge_intervals(
+            term, reading, n, (x_lo, x_hi), (y_lo, y_hi), refine, max_refine, why, strict=strict
+        )
     else:
-        sign = 1.0 if relation == "<=" else -1.0
+        sign = 1.0 if upper else -1.0
         b_err = np.maximum(b_hi - b_val, b_val - b_lo)
         cmp = judge_rows(
-            term, reading, n, sign * meas, errors[rows], sign * b_val, b_err, None, refine, MAX_REFINE, why
+            term,
+            reading,
+            n,
+            sign * meas,
+            errors[rows],
+            sign * b_val,
+            b_err,
+            None,
+            refine,
+            max_refine,
+            why,
+            strict=strict,
         )
     with np.errstate(divide="ignore", invalid="ignore"):
         cmp.ratio = meas / b_val
-    identity_ok = construction is not None and stated.expr is not None and (minimum == (relation == "<="))
-    if identity_ok:
-        _apply_identities(cmp, construction, stated.expr, sweep, source, reading)  # type: ignore[arg-type]
+    budget = Budget(max_refine, max_identities, refined=int(((cmp.flags & REFINED) > 0).sum()))
+    easy = minimum == upper and not strict  # the witness's identity alone proves the row
+    if construction is not None and stated.expr is not None and easy:
+        _apply_identities(cmp, construction, stated.expr, sweep, source, reading, budget)  # type: ignore[arg-type]
+    if reading in ("margin_inf", "logit_inf", "logit_sup") and not easy:
+        args = (construction, stated.expr, source, extra, budget, (b_lo, b_hi))
+        _decide_by_inputs(cmp, sweep, reading, relation, *args)
+        cmp.detail["inputs"] = "rows touching the bound decided input by input (refined, or by identity)"
+    cmp.detail["refinements"] = f"{budget.refined} of max_refine={max_refine}"
+    cmp.detail["identities_tried"] = f"{budget.proved} of max_identities={max_identities}"
     return BoundCheck(
         subject=head.name,
         family=fam,
@@ -461,9 +561,110 @@ def check_bound(
     )
 
 
+_VERDICTS = {
+    # (relation, how the extreme compares with the bound) -> status
+    ("<=", "<"): "tight-holds",
+    ("<=", "="): "holds-equal",
+    ("<=", ">"): "tight-violated",
+    ("<", "<"): "tight-holds",
+    ("<", "="): "tight-violated",
+    ("<", ">"): "tight-violated",
+    (">=", ">"): "tight-holds",
+    (">=", "="): "holds-equal",
+    (">=", "<"): "tight-violated",
+    (">", ">"): "tight-holds",
+    (">", "="): "tight-violated",
+    (">", "<"): "tight-violated",
+}
+"""A row decided input by input: ``holds-equal`` where the extreme equals the bound and the relation
+allows it; a strict relation's equal row is violated."""
+
+
+def _decide_by_inputs(
+    cmp: BoundComparison,
+    sweep: HeadSweep,
+    reading: str,
+    relation: str,
+    construction: Construction | None,
+    expr: sp.Expr | None,
+    source: ExactLogits,
+    extra: float,
+    budget: Budget,
+    bounds: tuple[np.ndarray, np.ndarray],
+) -> None:
+    """Rows still undecided, decided by comparing every input's value with the bound
+    (:func:`~ropeproof.verify.measure.exact._row_atoms.decide_row`): refined in Arb, then proved equal by
+    sympy (a construction and a stated expression only). In place; reasons kept honest."""
+    minimum = reading != "logit_sup"
+    offsets = reading in OFFSET_READINGS
+    table = [str(x) for x in cmp.reason_table]
+    rows = np.nonzero(cmp.codes == CODE["undecided"])[0]
+    b_lo, b_hi = bounds
+    identical_at = None
+    if construction is not None and expr is not None:
+
+        def identical_at(k: int) -> Callable[[Atom], bool]:
+            target = expr.subs(N, k)
+            return lambda a: exactly_equal(_atom_expr(construction, a), target)
+
+    for r in rows:
+        k = int(cmp.n[r])
+        if not offsets and np.isnan(sweep.columns["margin_inf"][k - 2]):
+            continue
+        if budget.refined >= budget.refine and budget.proved >= budget.identities:
+            # nothing left to decide a touching row with (a row with an input proved beyond the bound
+            # by float64 alone was decided by its enclosure already)
+            outcome, why = None, "refinement and identity budgets spent "
+            why += f"(max_refine={budget.refine}, max_identities={budget.identities})"
+        else:
+            if offsets:
+                atoms = logit_atoms(sweep.logits(), k, extra)
+            else:
+                atoms = margin_atoms(sweep.result.tables, k, extra, upper=float(b_hi[r]))
+            if atoms is None:
+                outcome, why = None, f"more than {MAX_ATOMS} inputs' values to compare one by one"
+            else:
+                identical = identical_at(k) if identical_at is not None else None
+                enclose = lambda a: _atom_value(source, a)  # noqa: E731
+                outcome, why = decide_row(atoms, minimum, (b_lo[r], b_hi[r]), enclose, identical, budget)
+        if outcome is None:
+            if why not in table:
+                table.append(why)
+            if cmp.reason_codes is not None:
+                cmp.reason_codes[r] = table.index(why)
+            continue
+        status = _VERDICTS[(relation, outcome)]
+        cmp.codes[r] = CODE[status]
+        if cmp.reason_codes is not None:
+            cmp.reason_codes[r] = 0
+        if cmp.flags is not None:
+            cmp.flags[r] |= IDENTITY if outcome == "=" else REFINED
+    cmp.reason_table = table
+    if cmp.flags is not None:
+        cmp.detail["identity_rows"] = int(((cmp.flags & IDENTITY) > 0).sum())
+        cmp.detail["refined_rows"] = int(((cmp.flags & REFINED) > 0).sum())
+
+
+def _atom_value(source: ExactLogits, atom: Atom) -> tuple[float, float]:
+    """An Arb enclosure of one input's value (a logit, or a difference of two) at ``REFINE_PREC``."""
+    if atom.second is None:
+        n = len(atom.tokens)
+        with arb_precision(REFINE_PREC):
+            ball = source.logit(atom.tokens[-1], atom.tokens[atom.first], n - 1 - atom.first, REFINE_PREC)
+            return arb_ends(ball)
+    return witness_value(source, atom.tokens, atom.first, atom.second, REFINE_PREC)
+
+
+def _atom_expr(construction: Construction, atom: Atom) -> sp.Expr:
+    if atom.second is None:
+        return _logit_expr(construction, atom.tokens, atom.first)
+    return _witness_expr(construction, atom.tokens, atom.first, atom.second)
+
+
 def _oriented(measured: tuple, bound: tuple, relation: str) -> tuple[tuple, tuple]:
-    """``measured <= bound`` as is; ``measured >= bound`` as ``-measured <= -bound`` (ends swapped)."""
-    if relation == "<=":
+    """``measured <= bound`` (or ``<``) as is; ``measured >= bound`` (or ``>``) as ``-measured <= -bound``
+    (ends swapped)."""
+    if relation in ("<=", "<"):
         return measured, bound
     (m_lo, m_hi), (b_lo, b_hi) = measured, bound
     return (-m_hi, -m_lo), (-b_hi, -b_lo)
@@ -476,26 +677,38 @@ def _apply_identities(
     sweep: HeadSweep,
     source: ExactLogits,
     reading: str,
+    budget: Budget,
 ) -> None:
     """Rows still undecided where sympy proves the witness's value equal to the bound: ``holds-equal``
-    (a minimum is at most, a maximum at least, the witness's value), at most :data:`MAX_IDENTITIES`."""
+    (a minimum is at most, a maximum at least, the witness's value), one identity each from
+    ``budget``; rows past it say so."""
     tried = 0
+    table = [str(x) for x in cmp.reason_table]
     for r in np.nonzero(cmp.codes == CODE["undecided"])[0]:
-        if tried >= MAX_IDENTITIES:
-            break
         n_ = int(cmp.n[r])
         try:
             w = sweep.witness(n_, reading)
         except InputError:
             continue
+        if not budget.take_identity():
+            why = f"identity budget reached (max_identities={budget.identities})"
+            if why not in table:
+                table.append(why)
+            if cmp.reason_codes is not None:
+                cmp.reason_codes[r] = table.index(why)
+            continue
         tried += 1
-        first, second = _witness_positions(w, reading)
-        if exactly_equal(_witness_expr(construction, w.tokens, first, second), expr.subs(N, n_)):
+        if reading in OFFSET_READINGS:
+            value = _logit_expr(construction, w.tokens, w.key_position)
+        else:
+            value = _witness_expr(construction, w.tokens, *_witness_positions(w, reading))
+        if exactly_equal(value, expr.subs(N, n_)):
             cmp.codes[r] = CODE["holds-equal"]
             if cmp.reason_codes is not None:
                 cmp.reason_codes[r] = 0
             if cmp.flags is not None:
                 cmp.flags[r] |= IDENTITY
+    cmp.reason_table = table
     if tried:
         cmp.detail["identity"] = "the witness input's value equals the bound (sympy, exact parameters)"
         cmp.detail["identity_rows"] = int(((cmp.flags & IDENTITY) > 0).sum()) if cmp.flags is not None else 0

@@ -618,7 +618,7 @@ class SweepTable(TableDisplay):
         mask = (
             (self.columns["n"] >= start)
             & (self.columns["n"] <= stop)
-            & ((self.columns["n"] - start) % step == 0)
+            & (((self.columns["n"] - start) % step == 0) | (self.columns["n"] == stop))
         )
         comparisons = {q: _take(c, mask) for q, c in self.comparisons.items()}
         if isinstance(self.columns, SweepColumns):

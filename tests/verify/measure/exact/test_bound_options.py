@@ -14,8 +14,8 @@ def test_the_options_are_stated_bounds_own() -> None:
     assert (
         stated_bound.READINGS is bound_options.READINGS and stated_bound.RELATIONS is bound_options.RELATIONS
     )
-    assert bound_options.READINGS == ("margin_inf", "gap_inf", "gap_sup")
-    assert bound_options.RELATIONS == ("<=", ">=")
+    assert bound_options.READINGS == ("margin_inf", "gap_inf", "gap_sup", "logit_inf", "logit_sup")
+    assert bound_options.RELATIONS == ("<=", ">=", "<", ">")
 
 
 def test_importing_the_options_loads_no_numerical_library() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import itertools
 
@@ -10,6 +11,8 @@ import mpmath
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ropeproof.constructions._compile import compile_construction
 from ropeproof.constructions._head import CompiledHead, load_head
@@ -194,3 +197,21 @@ def test_query_tokens_with_different_vectors_are_swept_as_their_union() -> None:
         target = rows[:, n - 2]
         others = torch.cat([rows[:, : n - 2], rows[:, n - 1 :]], dim=1).max(1).values
         assert table.columns["margin_inf"][n - 2] == pytest.approx(float((target - others).min()), abs=1e-12)
+
+
+_THREE_BACK_HEAD = compile_construction(retrieval_construction(3, 0.4, max_int=1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=st.integers(2, 30), span=st.integers(0, 30), step=st.integers(1, 40))
+def test_select_keeps_every_step_and_always_the_last_length(start: int, span: int, step: int) -> None:
+    """``select(A, B, STEP)`` (``--lengths A:B:STEP``) is ``A, A + STEP, ...`` and always ``B`` itself."""
+    stop = start + span
+    table = _sweep_to_61().select(start, stop, step)
+    expected = sorted({*range(start, stop + 1, step), stop})
+    assert table.columns["n"].tolist() == expected
+
+
+@functools.cache
+def _sweep_to_61():
+    return sweep_head(_THREE_BACK_HEAD, 61)

@@ -9,12 +9,17 @@ import mpmath
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ropeproof.constructions._compile import compile_construction
+from ropeproof.constructions._head import CompiledHead
 from ropeproof.constructions._paper import index_construction
 from ropeproof.machinery._errors import InputError
 from ropeproof.theory._construction import Construction, Plane, Rotated, Token
 from ropeproof.theory._family import Family, FamilyCase
+from ropeproof.theory._rope_spec import RopeSpec
+from ropeproof.verify.measure.exact._bound_checks import HOLDS
 from ropeproof.verify.measure.exact._index_sweep import index_sweep
 from ropeproof.verify.measure.exact._stated_bound import check_bound
 
@@ -58,7 +63,8 @@ def test_first_violation_is_exact_with_its_witness(certified: bool) -> None:
     assert len(w.tokens) == 4 and w.tokens[-1] in {"1", "2", "3"}
     summary = check.summary()
     assert summary["first_violation"]["n"] == 4 and summary["verdict"] == "violated"
-    assert summary["first_violation"]["witness"]["tokens"] == list(w.tokens)
+    excerpt = summary["first_violation"]["witness"]["excerpt"]
+    assert excerpt["tokens"] == list(w.tokens) and excerpt["positions"] == [0, 1, 2, 3]  # short: whole
     assert (
         summary["first_violation"]["enclosure"][0]
         <= float(truth[2])
@@ -126,8 +132,12 @@ def test_a_previous_token_head_over_its_own_family() -> None:
 def test_bad_input() -> None:
     with pytest.raises(InputError, match="reading='gap'"):
         check_bound(index(), 1, 5, reading="gap")
-    with pytest.raises(InputError, match="relation='<'"):
-        check_bound(index(), 1, 5, relation="<")
+    with pytest.raises(InputError, match="relation='=='"):
+        check_bound(index(), 1, 5, relation="==")
+    with pytest.raises(InputError, match="max_identities=-1 is out of range"):
+        check_bound(index(), 1, 5, max_identities=-1)
+    with pytest.raises(InputError, match="state the bound in m, not n"):
+        check_bound(index(), "1/n", 5, reading="logit_inf")
     with pytest.raises(InputError, match="carries no input family"):
         check_bound(index().with_family(None), 1, 5)
     with pytest.raises(InputError, match="symbols"):
@@ -142,3 +152,152 @@ def test_against_index_sweep_values() -> None:
     check = check_bound(index(), 1, 61)
     np.testing.assert_allclose(check.measured, index_sweep([THETA], [1.0], 61).margin_inf, rtol=0, atol=1e-15)
     assert (check.measured_hi - check.measured_lo < 1e-13).all()
+
+
+# ------------------------------------------------------------------------- the logit reading by offset
+
+PLANES, BASE, OFFSETS = 8, 200, 120
+
+
+def spectrum_head() -> CompiledHead:
+    """One token whose query and key are (1, 1) in each of 8 planes with theta_i = 200^(-i/8): its logit
+    at offset m is 2 B_m, B_m = sum_i cos(m theta_i) (Men et al.'s quantity for d = 16)."""
+    h = 2 * PLANES
+    freqs = [float(mpmath.mpf(BASE) ** (-mpmath.mpf(i) / PLANES)) for i in range(PLANES)]
+    eye = np.eye(h)
+    return CompiledHead(
+        "spectrum",
+        ("x",),
+        np.ones((1, h)),
+        eye,
+        eye,
+        eye,
+        eye,
+        np.ones((h, 1)),
+        RopeSpec(h, freqs=freqs),
+        1.0,
+    )
+
+
+SPECTRUM = Family("probe", (FamilyCase("probe", ("x",), ("x",), ("x",), None),), "one token, anywhere")
+
+
+def exact_b(m: int, head: CompiledHead) -> mpmath.mpf:
+    """2 sum_i cos(m theta_i) at the head's float64 frequencies, 50 digits."""
+    with mpmath.workdps(50):
+        return 2 * sum(mpmath.cos(m * mpmath.mpf(float(t))) for t in head.spec.plane_freqs)
+
+
+@pytest.mark.parametrize("certified", [False, True])
+def test_logit_reading_first_violation_is_exact(certified: bool) -> None:
+    """logit_inf(m) >= 0 for this spectrum first fails at the first m with B_m < 0 (mpmath), every
+    offset 0..120 judged as mpmath's sign says; the witness names the offset, the pair and the value."""
+    head = spectrum_head()
+    check = check_bound(head, 0, OFFSETS, "logit_inf", ">=", family=SPECTRUM, certified=certified)
+    truth = [exact_b(m, head) for m in range(OFFSETS + 1)]
+    negative = [m for m in range(OFFSETS + 1) if truth[m] < 0]
+    assert check.n.tolist() == list(range(OFFSETS + 1)) and check.first_violation == negative[0] == 29
+    for m, status in enumerate(check.status):
+        assert status in (("violated", "tight-violated") if m in negative else ("holds", "tight-holds"))
+    assert check.measured[29] == pytest.approx(float(truth[29]), abs=1e-12)
+    first = check.summary()["first_violation"]
+    assert first["m"] == 29 and first["witness"]["offset"] == 29 and first["witness"]["key_token"] == "x"
+    assert first["enclosure"][0] <= float(truth[29]) <= first["enclosure"][1]
+    assert check.statement() == "logit_inf(m) >= 0" and check.rows()[0]["m"] == 0
+    strict = check_bound(head, "0*m", OFFSETS, "logit_inf", ">", family=SPECTRUM, certified=certified)
+    assert strict.first_violation == 29
+
+
+@settings(max_examples=12, deadline=None)
+@given(c=st.integers(10, 18), certified=st.booleans())
+def test_a_row_equal_to_the_bound_violates_only_a_strict_relation(c: int, certified: bool) -> None:
+    """logit_sup(0) = 16 exactly (cos 0 = 1 in every plane) and below 16 at every m >= 1: against the
+    constant c, "<=" holds iff c >= 16 and "<" iff c > 16; the equal row is decided exactly (both
+    enclosures one float), never undecided."""
+    head = spectrum_head()
+    for relation, holds in (("<=", c >= 16), ("<", c > 16)):
+        check = check_bound(head, c, 30, "logit_sup", relation, family=SPECTRUM, certified=certified)
+        assert check.verdict() == ("holds" if holds else "violated")
+        assert check.first_violation == (None if holds else 0)
+        assert "undecided" not in check.status.tolist()
+
+
+# --------------------------------------------------------------- >= proves equality rows by identity
+
+
+def test_greater_equal_proves_equal_rows_by_identity_as_less_equal_does() -> None:
+    """T_Index's margin equals g(1) = 1 - cos(theta) at n = 2..7 and is below it from n = 8 (mpmath):
+    "<=" and ">=" both read n = 2..7 holds-equal (">=": every input's value compared, the touching ones
+    proved equal by sympy); ">" is violated from n = 2, the equal rows violating a strict relation."""
+    truth = exact_index_margins(20)
+    with mpmath.workprec(200):
+        g1 = 1 - mpmath.cos(mpmath.mpf(THETA))
+        below = [n for n in range(2, 21) if truth[n - 2] < g1 - mpmath.mpf(10) ** -40]
+    assert below[0] == 8
+    for relation, first in (("<=", None), (">=", 8), (">", 2)):
+        check = check_bound(index(), "1 - cos(theta)", 20, relation=relation, max_identities=64)
+        assert check.first_violation == first and "undecided" not in check.status.tolist()
+        equal = "tight-violated" if relation == ">" else "holds-equal"
+        assert check.status[:6].tolist() == [equal] * 6
+    few = check_bound(index(), "1 - cos(theta)", 20, relation=">=", max_identities=8)
+    reasons = few.summary()["undecided_reasons"]
+    undecided = int((few.status == "undecided").sum())
+    assert undecided and reasons == {"identity budget reached (max_identities=8)": undecided}
+    assert few.comparison.detail["identities_tried"] == "8 of max_identities=8"
+    assert few.first_violation == 8 and few.verdict() == "violated"
+
+
+def test_a_head_without_exact_parameters_says_why_a_touching_row_stays_open() -> None:
+    """The compiled T_Index head has float weights, no sympy parameters: the equal rows of ">=" stay
+    undecided, each saying that no identity applies, never a pass."""
+    head = compile_construction(index())
+    check = check_bound(head, "1 - cos(0.866)", 12, relation=">=")
+    assert check.verdict() == "violated" and check.first_violation == 8
+    reasons = check.summary()["undecided_reasons"]
+    assert reasons and all("no identity applies" in why for why in reasons)
+
+
+def test_a_true_bound_tight_at_the_familys_first_length_holds() -> None:
+    """T_Index with the query fixed at s = 3 (the family starts at n = 4): the margin is g(1) = 1 - cos
+    theta from n = 4 until a competitor 7 from the target scores closer, at n = 11 (mpmath: g(7) < g(1)).
+    ">=" with the default budgets reads every row to 10 holds-equal (a true bound, tight at n = 4, is not
+    unresolvable), and the first violation 11."""
+    case = next(c for c in index().family.cases if c.target_distance == 3)
+    three = index().with_family(Family("s = 3", (case,), "the query integer 3"))
+    with mpmath.workprec(200):
+        g = [2 * mpmath.sin(m * mpmath.mpf(THETA) / 2) ** 2 for m in range(1, 9)]
+    assert min(g[:6]) == g[0] and g[6] < g[0]  # offsets 1..6 from the target score no closer; 7 does
+    holds = check_bound(three, "1 - cos(theta)", 10, relation=">=")
+    assert holds.n.tolist() == list(range(4, 11)) and holds.verdict() == "holds"
+    assert holds.status.tolist() == ["holds-equal"] * 7
+    assert check_bound(three, "1 - cos(theta)", 20, relation=">=").first_violation == 11
+
+
+PATTERNS = {
+    # how the reading compares with the bound -> the statuses of <=, <, >=, > (holds / violated)
+    "<": ("H", "H", "V", "V"),
+    "=": ("H", "V", "H", "V"),
+    ">": ("V", "V", "H", "H"),
+}
+
+
+@settings(max_examples=6, deadline=None)
+@given(theta=st.sampled_from([0.866, 0.5, 1.3]), certified=st.booleans())
+def test_the_four_relations_agree_row_by_row(theta: float, certified: bool) -> None:
+    """T_Index's least logit by offset against cos(m theta) (the letter m back from a query m + s away
+    scores cos(s theta)): at every offset the four relations read one comparison, <, = or >, none
+    undecided; '=' rows are proved (identity), and hold only for the non-strict relations."""
+    c = index_construction(theta=theta, letters=2, max_int=6)
+    checks = [
+        check_bound(c, "cos(m*theta)", 5, "logit_inf", r, certified=certified) for r in ("<=", "<", ">=", ">")
+    ]
+    for m in range(6):
+        statuses = [str(ch.status[m]) for ch in checks]
+        assert "undecided" not in statuses
+        got = tuple("H" if s in HOLDS else "V" for s in statuses)
+        assert got in PATTERNS.values(), (m, statuses)
+        if got == PATTERNS["="]:
+            assert statuses[0] == statuses[2] == "holds-equal"
+            assert abs(checks[0].measured[m] - math.cos(m * theta)) < 1e-12
+    if theta == 0.866:  # m = 3: the letter 3 back from the query 6 scores cos(3 theta), the least there
+        assert [str(ch.status[3]) for ch in checks] == ["holds-equal", "tight-violated"] * 2
