@@ -145,6 +145,23 @@ class ResultCache:
             return
         self._cache.set((self.version, "object", key), data)
 
+    def put_file(self, key: str, data: bytes) -> None:
+        """Store ``data`` for ``key`` under this code version as a file of the cache's own
+        (:meth:`file`)."""
+        import io
+
+        self._cache.set((self.version, "file", key), io.BytesIO(data), read=True)
+
+    def file(self, key: str) -> Path | None:
+        """The cache's own file holding the bytes :meth:`put_file` stored for ``key`` under this code
+        version, or ``None``: to be read, copied or hard-linked, never written (the caller checks the
+        bytes: the cache is never a source)."""
+        handle = self._cache.get((self.version, "file", key), read=True)
+        if handle is None or not hasattr(handle, "name"):
+            return None
+        handle.close()
+        return Path(handle.name)
+
     def close(self) -> None:
         self._cache.close()
 

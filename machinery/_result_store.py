@@ -172,7 +172,11 @@ def result_file(product: Product[Any], args: dict[str, Any]) -> str:
 
 
 def _file_of(product: Product[Any], key: str) -> str:
-    return f"{product.name}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
+    return _file_named(product.name, key)
+
+
+def _file_named(name: str, key: str) -> str:
+    return f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
 
 
 class ResultStore:
@@ -197,6 +201,7 @@ class ResultStore:
         self._texts: dict[str, str] = {}
         self._objects: dict[str, Any] = {}
         self._defer = False
+        self._readings: list[dict[str, Kind]] = []
         self.computed: list[str] = []
         """The keys (:func:`result_key`) this store computed itself, in the order it finished them."""
         self.from_cache: list[str] = []
@@ -213,6 +218,8 @@ class ResultStore:
     def get(self, product: Product[T], **args: Any) -> T:
         """The value of ``product`` for ``args``, computed the first time it is asked for."""
         key = result_key(product, args)
+        for reads in self._readings:
+            reads[key] = product.kind
         if product.kind == "object":
             if key not in self._objects:
                 self._refuse_if_read_only(product, key)
@@ -221,6 +228,36 @@ class ResultStore:
         if key not in self._texts:
             self._texts[key] = self._data_text(product, args, key)
         return json.loads(self._texts[key])["value"]
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[dict[str, Kind]]:
+        """Within this block, every value asked of this store (by whoever asks: a product's own
+        computation included) is noted in the dict this yields, ``{key: kind}``: what a task read, that
+        :mod:`ropeproof._task_cache` keys the task's outcome or files by."""
+        reads: dict[str, Kind] = {}
+        self._readings.append(reads)
+        try:
+            yield reads
+        finally:
+            self._readings = [r for r in self._readings if r is not reads]
+
+    def held_text(self, key: str) -> str | None:
+        """The JSON text of the data value ``key`` as this store handed it out, or ``None`` when it has
+        not been asked for."""
+        return self._texts.get(key)
+
+    def adopt_text(self, key: str, text: str) -> None:
+        """Hold ``text``, the JSON text of the data value ``key`` read from the cache of earlier runs
+        (checked by the caller), as if it had been asked for: written to the directory (when it has
+        none yet) and logged as read from the cache (:data:`FROM_CACHE`)."""
+        if key in self._texts:
+            return
+        if self.directory is not None:
+            path = self.directory / _file_named(key.split("{", 1)[0], key)
+            if not path.is_file():
+                write_text_atomic(path, text)
+        self._texts[key] = text
+        self._record(key, FROM_CACHE)
 
     @contextlib.contextmanager
     def deferring(self) -> Iterator[None]:

@@ -125,14 +125,14 @@ def _start_worker(
 def draw_or_fail(
     name: str, quick: bool, store: ResultStore, out_dir: Path, formats: tuple[str, ...]
 ) -> list[Path] | str:
-    """The files of figure ``name`` drawn from ``store`` and saved in ``out_dir``, or, when drawing or
+    """The files of figure ``name`` drawn from ``store`` and saved in ``out_dir`` (and kept in the store's
+    cache of earlier runs, :func:`~ropeproof._task_cache.recorded_figure`), or, when drawing or
     saving it raises an :class:`Exception`, that exception's traceback as text (``KeyboardInterrupt``
     and other non-``Exception`` errors propagate)."""
-    from ropeproof.paper_figures import draw_figure
-    from ropeproof.paper_figures._style import save_figure
+    from ropeproof._task_cache import recorded_figure
 
     try:
-        return save_figure(draw_figure(name, quick, store), out_dir, formats)
+        return recorded_figure(name, quick, store, out_dir, formats)
     except Exception:
         return traceback.format_exc()
 
@@ -215,12 +215,12 @@ def _run_in_worker(task: Task, defer: bool) -> tuple[bool, Any, float]:
                 result = draw_or_fail(task.name, _WORKER["quick"], store, out_dir, formats)
                 sent_paths = result if isinstance(result, str) else [str(p) for p in result]
                 return False, sent_paths, time.perf_counter() - start
-            from ropeproof.claims._registry import run_claim
+            from ropeproof._task_cache import recorded_claim
 
             claim = _worker_claim(task)
             if claim is None:
                 return False, None, 0.0
-            ran = run_claim(claim, _worker_context())
+            ran = recorded_claim(claim, _worker_context())
         except ValueBusy:
             return True, None, time.perf_counter() - start
     try:

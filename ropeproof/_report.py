@@ -170,6 +170,7 @@ def report_dict(
     computations: Mapping[str, int] | None = None,
     from_cache: int = 0,
     task_seconds: Mapping[str, float] | None = None,
+    tasks_from_cache: int = 0,
 ) -> dict[str, Any]:
     """The machine-readable report: the run, counts per verdict and status, one entry per claim, and
     the corrections of the refuted statements among them (``corrections``, and ``no_correction`` for
@@ -177,11 +178,13 @@ def report_dict(
     fail ``--strict``; ``unexpected`` lists your claims (``origin: "user"``) whose result differs from
     what they expect, which fail ``--strict`` too. ``figure_errors`` (present only when some figure's
     drawing raised): ``{figure: traceback}``. ``computations`` (the run store's
-    :meth:`~ropeproof.machinery._result_store.ResultStore.computation_counts`) becomes ``run.computations``:
-    how
-    many values the run computed, any computed more than once, and how many it read from the cache of
-    earlier runs instead (``from_cache``). ``task_seconds`` becomes ``run.task_seconds``: the wall seconds
-    of each claim and figure (``"claim:ID"``, ``"figure:NAME"``), whichever process ran it."""
+    :meth:`~ropeproof.machinery._result_store.ResultStore.computation_counts`) becomes
+    ``run.computations``: how many values the run computed, any computed more than once, how many it
+    read from the cache of earlier runs instead (``from_cache``), and how many claims and figures it
+    gave back from that cache without running or drawing them (``tasks_from_cache``,
+    :mod:`ropeproof._task_cache`). ``task_seconds`` becomes ``run.task_seconds``: the wall seconds of each
+    claim and figure (``"claim:ID"``, ``"figure:NAME"``), whichever process ran it, or gave it back from
+    the cache."""
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
@@ -191,6 +194,7 @@ def report_dict(
             "values": len(computations),
             "computed_more_than_once": {k: n for k, n in sorted(computations.items()) if n > 1},
             "from_cache": from_cache,
+            "tasks_from_cache": tasks_from_cache,
         }
     if task_seconds is not None:
         run["task_seconds"] = {k: round(float(v), 3) for k, v in sorted(task_seconds.items())}
@@ -415,6 +419,7 @@ def write_report(
     computations: Mapping[str, int] | None = None,
     from_cache: int = 0,
     task_seconds: Mapping[str, float] | None = None,
+    tasks_from_cache: int = 0,
 ) -> dict[str, Any]:
     """Write ``out/report.json`` and ``out/report.md``; return the report dict (:func:`report_dict`)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -430,6 +435,7 @@ def write_report(
         computations,
         from_cache,
         task_seconds,
+        tasks_from_cache,
     )
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(render_markdown(report))

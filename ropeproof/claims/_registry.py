@@ -431,11 +431,17 @@ def run_claim(c: Claim, ctx: CheckContext) -> ClaimResult:
     )
 
 
-def run_claims(claims: list[Claim], ctx: CheckContext, progress: bool = True) -> Iterator[ClaimResult]:
-    """Run ``claims`` in order, yielding each result, with a tqdm progress bar when ``progress``."""
+def run_claims(
+    claims: list[Claim],
+    ctx: CheckContext,
+    progress: bool = True,
+    run: Callable[[Claim, CheckContext], ClaimResult] = run_claim,
+) -> Iterator[ClaimResult]:
+    """Run ``claims`` in order with ``run`` (default :func:`run_claim`), yielding each result, with a tqdm
+    progress bar when ``progress``."""
     from tqdm import tqdm
 
     bar = tqdm(claims, desc="ropeproof check", unit="claim", disable=not progress)
     for c in bar:
         bar.set_postfix_str(c.id)
-        yield run_claim(c, ctx)
+        yield run(c, ctx)

@@ -113,8 +113,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="the cache of earlier runs' results (default: $ROPEPROOF_CACHE_DIR, else ~/.cache/ropeproof); "
-        "a result is reused only by the same code version",
+        help="the cache of earlier runs' results (default: $ROPEPROOF_CACHE_DIR, else ~/.cache/ropeproof): "
+        "the store's values, the claims' outcomes and the figures' files, each reused only by the same code "
+        "version after its SHA-256 is checked, so an unchanged rerun runs no claim and draws no figure",
     )
     add_formats(p)
     p.add_argument(
@@ -212,11 +213,86 @@ def _early_second_process(args: argparse.Namespace) -> multiprocessing.pool.Pool
     imported: it imports them (and the figures' modules) meanwhile. ``None`` for ``--list`` and for a run
     with ``--claims``, whose second process starts (if at all) once the selection shows that it could
     take something; a run whose selection leaves it nothing stops it unused."""
-    if args.jobs < 2 or args.list or args.claims:
+    if args.jobs < 2 or args.list or args.claims or _kept_whole(args):
         return None
     from ropeproof._check_pool import start_second_process
 
     return start_second_process(figures=not args.no_figures)
+
+
+def _run_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What selects and shapes a check's tasks (:func:`~ropeproof._task_cache.run_key`)."""
+    return {
+        "quick": bool(args.quick),
+        "device": str(args.device),
+        "dtype": str(args.dtype),
+        "certified": bool(args.certified),
+        "only": list(args.only),
+        "skip": list(args.skip),
+        "figures": not args.no_figures,
+        "formats": None if args.formats is None else list(args.formats),
+        "plugins": not args.no_plugins,
+    }
+
+
+def _kept_whole(args: argparse.Namespace) -> bool:
+    """Whether the cache of earlier runs says that a check of these settings kept every task under this
+    code version (:func:`~ropeproof._task_cache.kept_run`): a rerun that gives every task back from the
+    cache needs no second process."""
+    if args.no_cache:
+        return False
+    from ropeproof._task_cache import kept_run
+    from ropeproof.machinery._errors import InputError
+    from ropeproof.machinery._result_cache import ResultCache
+
+    try:
+        cache = ResultCache(args.cache_dir)
+    except InputError:  # the run says so
+        return False
+    try:
+        return kept_run(cache, _run_settings(args)) is not None
+    finally:
+        cache.close()
+
+
+def _replayed(
+    claims: list[Claim],
+    names: list[str],
+    formats: tuple[str, ...],
+    corrections: list[Correction],
+    ctx: CheckContext,
+    out_dir: Path,
+) -> tuple[dict[str, ClaimResult], dict[str, list[Path]], dict[str, CorrectionResult], dict[str, float]]:
+    """The claims' results, the figures' files and the corrections' results that the cache of earlier
+    runs gives back without running them (:mod:`ropeproof._task_cache`): ``({id: result}, {figure: files
+    in out_dir}, {id: correction's result}, {task key: seconds})``."""
+    import time
+
+    from ropeproof._task_cache import replayed_claim, replayed_correction, replayed_figure
+
+    results: dict[str, ClaimResult] = {}
+    figures: dict[str, list[Path]] = {}
+    fixes: dict[str, CorrectionResult] = {}
+    seconds: dict[str, float] = {}
+    if ctx.store.cache is None:
+        return results, figures, fixes, seconds
+    for c in claims:
+        result = replayed_claim(c, ctx)
+        if result is not None:
+            results[c.id] = result
+            seconds[f"claim:{c.id}"] = result.seconds
+    for name in names:
+        start = time.perf_counter()
+        files = replayed_figure(name, ctx.quick, formats, ctx.store, out_dir)
+        if files is not None:
+            figures[name] = files
+            seconds[f"figure:{name}"] = time.perf_counter() - start
+    for correction in corrections:
+        fixed = replayed_correction(correction, ctx)
+        if fixed is not None:
+            fixes[correction.id] = fixed
+            seconds[f"correction:{correction.id}"] = fixed.seconds
+    return results, figures, fixes, seconds
 
 
 def _two_processes(
@@ -243,8 +319,8 @@ def _two_processes(
     from tqdm import tqdm
 
     from ropeproof._check_pool import CheckPool
+    from ropeproof._task_cache import recorded_claim
     from ropeproof._work_order import expected_seconds, transformers_tasks
-    from ropeproof.claims import run_claim
 
     fixed: dict[str, CorrectionResult] = {}
 
@@ -262,7 +338,7 @@ def _two_processes(
         args.quick,
         formats,
         getattr(args, "threads", None),
-        run_here=lambda c: run_claim(c, ctx),
+        run_here=lambda c: recorded_claim(c, ctx),
         context=(str(ctx.device), str(ctx.dtype).removeprefix("torch."), ctx.certified),
         seconds=expected_seconds(history, args.quick),
         on_claim=arrived,
@@ -279,14 +355,16 @@ def _two_processes(
 
 
 def _correct(correction: Correction, ctx: CheckContext, into: dict[str, CorrectionResult]) -> None:
-    """``correction`` computed (:func:`~ropeproof.claims._corrections.run_correction`) into ``into``."""
-    from ropeproof.claims._corrections import run_correction
+    """``correction`` computed (:func:`~ropeproof.claims._corrections.run_correction`, kept in the cache of
+    earlier runs: :func:`~ropeproof._task_cache.recorded_correction`) into ``into``."""
+    from ropeproof._task_cache import recorded_correction
 
-    into[correction.id] = run_correction(correction, ctx)
+    into[correction.id] = recorded_correction(correction, ctx)
 
 
 def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Pool | None) -> int:
     from ropeproof._report import STORE_DIR, write_report
+    from ropeproof._task_cache import complete_run, kept_run, recorded_claim, recorded_correction
     from ropeproof._work_order import record_seconds
     from ropeproof.claims import (
         CheckContext,
@@ -295,7 +373,7 @@ def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Poo
         registered_no_corrections,
         run_claims,
     )
-    from ropeproof.claims._corrections import corrections_for, run_correction
+    from ropeproof.claims._corrections import corrections_for
     from ropeproof.claims._loading import merge_claims, select_claims
     from ropeproof.machinery._atomic_output import atomic_directory
     from ropeproof.machinery._errors import InputError
@@ -320,38 +398,57 @@ def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Poo
         failed: dict[str, str] = {}  # figures whose drawing raised: their tracebacks (a bug)
         names: list[str] = []
         formats: tuple[str, ...] = ()
-        if not args.no_figures:
+        kept_whole = None if store.cache is None or yours else kept_run(store.cache, _run_settings(args))
+        if kept_whole is not None and not args.no_figures:  # the figures and formats of this very check
+            names, formats = kept_whole
+        elif not args.no_figures:
             from ropeproof.paper_figures import available_figure_names, default_formats
             from ropeproof.paper_figures._style import check_formats
 
             names = [n for n in available_figure_names() if drawn is None or n in drawn]  # report order
             formats = default_formats(args.quick) if args.formats is None else check_formats(args.formats)
         history = args.cache_dir if args.cache_dir is not None else default_cache_dir()
-        task_seconds: dict[str, float] = {}
         ids = {c.id for c in selected}
         fixing = corrections_for(registered_corrections(), ids)
-        if args.jobs > 1 and (names or any(c.builtin for c in selected)):  # else nothing it could take
-            results, figures, failed, task_seconds, corrections = _two_processes(
-                args, selected, names, formats, ctx, staging / "figures", history, fixing, second
+        kept, kept_figures, kept_fixes, task_seconds = _replayed(
+            selected, names, formats, fixing, ctx, staging / "figures"
+        )
+        todo = [c for c in selected if c.id not in kept]
+        to_draw = [n for n in names if n not in kept_figures]
+        to_fix = [c for c in fixing if c.id not in kept_fixes]
+        if args.jobs > 1 and (to_draw or any(c.builtin for c in todo)):  # else nothing it could take
+            results, figures, failed, ran_seconds, corrections = _two_processes(
+                args, todo, to_draw, formats, ctx, staging / "figures", history, to_fix, second
             )
+            task_seconds.update(ran_seconds)
         else:
-            results = list(run_claims(selected, ctx, progress=not args.no_progress))
-            if names:
+            results = list(run_claims(todo, ctx, progress=not args.no_progress, run=recorded_claim))
+            if to_draw:
                 from ropeproof._check_pool import draw_figures
 
                 figures, failed = draw_figures(
-                    names, staging / "figures", store, args.quick, formats, seconds=task_seconds
+                    to_draw, staging / "figures", store, args.quick, formats, seconds=task_seconds
                 )
             task_seconds.update({f"claim:{r.claim.id}": r.seconds for r in results})
-            corrections = [run_correction(c, ctx) for c in fixing]
+            corrections = [recorded_correction(c, ctx) for c in to_fix]
             task_seconds.update({f"correction:{r.correction.id}": r.seconds for r in corrections})
+        by_id = {**kept, **{r.claim.id: r for r in results}}
+        results = [by_id[c.id] for c in selected]  # report order
+        figures = {n: kept_figures.get(n) or figures[n] for n in names if n in kept_figures or n in figures}
+        fixed_by_id = {**kept_fixes, **{r.correction.id: r for r in corrections}}
+        corrections = [fixed_by_id[c.id] for c in fixing]
+        replayed = len(kept) + len(kept_figures) + len(kept_fixes)
         missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
         computations = store.computation_counts()
         reused = sum(store.computation_counts(FROM_CACHE).values())
-        if not reused:  # a run that read earlier results did not do the work the seconds order
+        if not reused and not replayed:  # a run that read earlier results did not do the work timed
             record_seconds(history, args.quick, task_seconds)
         store.finish_run()
         if store.cache is not None:
+            whole = not failed and all(c.builtin and r.outcome.verdict != "error" for c, r in zip(
+                selected, results, strict=True)) and all(r.error is None for r in corrections)  # fmt: skip
+            if whole and not yours:
+                complete_run(store.cache, _run_settings(args), names, formats)
             store.cache.close()
         flags = {"strict": args.strict, "figures": not args.no_figures, "only": args.only, "skip": args.skip}
         argv = getattr(args, "argv", None)
@@ -368,6 +465,7 @@ def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Poo
             computations,
             reused,
             task_seconds,
+            tasks_from_cache=replayed,
         )
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(report["counts"].items()))
     fixed = f", {len(corrections)} corrections" if corrections else ""

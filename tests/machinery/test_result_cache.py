@@ -118,6 +118,23 @@ def test_an_unchanged_second_check_computes_nothing_that_went_through_the_store(
     runs = {k: without_timings(json.loads((tmp_path / k / "report.json").read_text())) for k in "abc"}
     first, second, fresh = (runs[k]["run"]["computations"] for k in "abc")
     assert first["values"] > 0 and first["from_cache"] == 0
-    assert second["values"] == 0 and second["from_cache"] == first["values"]
-    assert fresh["values"] == first["values"] and fresh["from_cache"] == 0
+    # the second gives back every claim and correction (ropeproof._task_cache) and the data values they read
+    assert second["values"] == 0
+    assert second["tasks_from_cache"] == len(runs["a"]["claims"]) + len(runs["a"]["corrections"])
+    saved = sorted(p.name for p in (tmp_path / "a" / "store").glob("*.json"))
+    assert second["from_cache"] == len(saved)
+    assert sorted(p.name for p in (tmp_path / "b" / "store").glob("*.json")) == saved
+    assert fresh["values"] == first["values"] and fresh["from_cache"] == fresh["tasks_from_cache"] == 0
     assert runs["a"]["claims"] == runs["b"]["claims"] == runs["c"]["claims"]
+
+
+def test_a_file_is_kept_per_code_version_in_a_file_of_the_cache_s_own(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path, version="v1")
+    data = bytes(range(256)) * 300  # above diskcache's inline size: a file either way
+    cache.put_file("k", data)
+    cache.put_file("small", b"x")
+    path, small = cache.file("k"), cache.file("small")
+    assert path is not None and path.is_file() and path.read_bytes() == data
+    assert path.resolve().is_relative_to(tmp_path.resolve())
+    assert small is not None and small.read_bytes() == b"x"  # kept as a file however small
+    assert cache.file("other") is None and ResultCache(tmp_path, version="v2").file("k") is None

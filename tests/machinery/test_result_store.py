@@ -317,3 +317,36 @@ def test_two_processes_share_an_object_and_the_log_counts_each_computation(tmp_p
     store.finish_run()
     assert not any(p.name.startswith(".") for p in (tmp_path / "store").iterdir())
     assert store.computation_counts() == {}
+
+
+def test_reading_notes_every_value_asked_nested_ones_included(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "a")
+    store.get(ROWS, n=1)  # asked before: not this task's
+    with store.reading() as outer:
+        store.get(TOTAL, n=2)  # computes ROWS n=2 through the store
+        with store.reading() as inner:
+            store.get(THING, label="x")
+        store.get(TOTAL, n=2)  # held already: still read
+    store.get(ROWS, n=4)  # after: not noted
+    assert inner == {'test.thing{"label":"x"}': "object"}
+    assert outer == {'test.total{"n":2}': "data", 'test.rows{"n":2,"scale":1.0}': "data", **inner}
+    text = store.held_text('test.total{"n":2}')
+    assert text is not None and json.loads(text)["value"] == 1.0
+    assert store.held_text('test.total{"n":9}') is None
+
+
+def test_an_adopted_text_is_held_and_saved_as_if_computed(tmp_path: Path) -> None:
+    first = ResultStore(tmp_path / "a")
+    first.get(TOTAL, n=3)
+    key = 'test.total{"n":3}'
+    text = first.held_text(key)
+    assert text is not None
+    CALLS.clear()
+    second = ResultStore(tmp_path / "b")
+    second.adopt_text(key, text)
+    assert second.get(TOTAL, n=3) == 3.0 and CALLS == [] and second.from_cache == [key]
+    # the same file, byte for byte, where a saved run reads it
+    assert (tmp_path / "b" / result_file(TOTAL, {"n": 3})).read_bytes() == (
+        tmp_path / "a" / result_file(TOTAL, {"n": 3})
+    ).read_bytes()
+    assert ResultStore.saved(tmp_path / "b").get(TOTAL, n=3) == 3.0

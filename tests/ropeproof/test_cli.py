@@ -225,16 +225,26 @@ def test_a_subcommand_starts_without_the_others() -> None:
         assert out.stderr.strip().splitlines()[-1] in loaded, (argv, out.stderr)
 
 
-def test_check_starts_its_second_process_early_only_when_the_claims_are_all_built_in() -> None:
-    """``--jobs 1``, ``--list`` and ``--claims`` start no second process before the claims are known."""
+def test_check_starts_its_second_process_early_only_when_the_claims_are_all_built_in(tmp_path: Path) -> None:
+    """``--jobs 1``, ``--list`` and ``--claims`` start no second process before the claims are known, nor
+    does a rerun whose every task the cache kept (it gives them back, :mod:`ropeproof._task_cache`)."""
     import argparse
 
+    from ropeproof._task_cache import complete_run
     from ropeproof.commands import _check as check
+    from ropeproof.machinery._result_cache import ResultCache
 
     def args(**kw: object) -> argparse.Namespace:
-        return argparse.Namespace(**{"jobs": 2, "list": False, "claims": [], "no_figures": True, **kw})
+        settings = {"jobs": 2, "list": False, "claims": [], "no_figures": True, "no_cache": False}
+        settings |= {"quick": True, "device": "cpu", "dtype": "float64", "certified": False, "only": []}
+        settings |= {"skip": [], "formats": None, "no_plugins": False, "cache_dir": tmp_path / "cache"}
+        return argparse.Namespace(**{**settings, **kw})
 
-    for refused in (args(jobs=1), args(list=True), args(claims=["mine.py"])):
+    cache = ResultCache(tmp_path / "cache")
+    complete_run(cache, check._run_settings(args(quick=False)), [], [])
+    cache.close()
+    kept = args(quick=False)
+    for refused in (args(jobs=1), args(list=True), args(claims=["mine.py"]), kept):
         assert check._early_second_process(refused) is None
     second = check._early_second_process(args())
     try:

@@ -226,17 +226,22 @@ def accuracy_outcome(
     from ``start`` up to ``cap`` until each hop count's anytime-valid interval decides."""
     if (missing := missing_transformers()) is not None:
         return missing
-    from ropeproof.verify.studies.training._evaluation import decided_accuracy_per_hop
     from ropeproof.verify.studies.training._observations import recorded_accuracy_per_hop
-    from ropeproof.verify.studies.training._shipped_results import validation_chunks
+    from ropeproof.verify.studies.training._shipped_results import DECIDED_ACCURACY
 
     def rows_of(task: str, seed: int) -> dict[str, dict[str, Any]]:
-        record = shipped_record(task, config, seed)
         if source == "record":  # the run's own evaluation of the best checkpoint (float32 weights)
-            return recorded_accuracy_per_hop(record, min_accuracy)
-        model = shipped_model(store, task, config, seed)  # the shipped float16 weights, evaluated here
-        chunks = validation_chunks(store, task, record.seed)
-        return decided_accuracy_per_hop(model, task, record.seed, min_accuracy, start, cap, chunks=chunks)
+            return recorded_accuracy_per_hop(shipped_record(task, config, seed), min_accuracy)
+        # the shipped float16 weights, evaluated here: a result of the run's store
+        return store.get(
+            DECIDED_ACCURACY,
+            task=task,
+            config=config,
+            seed=seed,
+            threshold=min_accuracy,
+            start=start,
+            cap=cap,
+        )
 
     return judge_accuracy(config, rows_of)
 

@@ -23,6 +23,8 @@ of one
   one reading, sampled until decided: the claim ``training.length`` and the figure ``training_length``
   read the same rows, so each input is answered once per run; :data:`DIRECTORY_DECIDED_LENGTH_ROW` the
   same for a run directory;
+- :data:`DECIDED_ACCURACY` (data): a shipped model's accuracy per hop count on held-out prompts, sampled
+  until decided against a threshold (what the accuracy claims judge);
 - :data:`PROMPT_SCORES` (data): per-prompt layer-swap scores of one layer on one chunk of scoring prompts,
   and :data:`ABLATED_ACCURACY` (data): accuracy per hop count with some layers' attention zeroed, decided
   against a threshold (on :data:`VALIDATION_CHUNK`, each drawn once per run): what the readings of the head
@@ -200,6 +202,23 @@ def ABLATED_ACCURACY(
         shipped.model, task, shipped.record.seed, threshold, start, cap, ablate=list(layers), chunks=chunks,
         states=states,
     )  # fmt: skip
+
+
+@data_product("training.decided-accuracy")
+def DECIDED_ACCURACY(
+    store: ResultStore, task: str, config: str, seed: int, threshold: float, start: int = 400, cap: int = 2400
+) -> dict[str, Any]:
+    """:func:`~ropeproof.verify.studies.training._evaluation.decided_accuracy_per_hop` of a shipped model
+    (no layer ablated) on its run seed's held-out prompts (:data:`VALIDATION_CHUNK`), decided against
+    ``threshold``: what the accuracy claims judge
+    (:func:`~ropeproof.verify.studies.training._judging.accuracy_outcome`)."""
+    from ropeproof.verify.studies.training._evaluation import decided_accuracy_per_hop
+
+    shipped = store.get(SHIPPED_MODEL, task=task, config=config, seed=seed)
+    chunks = validation_chunks(store, task, shipped.record.seed)
+    return decided_accuracy_per_hop(
+        shipped.model, task, shipped.record.seed, threshold, start, cap, chunks=chunks
+    )
 
 
 @object_product("training.validation-states", shared=False)
