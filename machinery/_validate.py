@@ -21,6 +21,7 @@ import numbers
 from typing import cast
 
 from ropeproof.machinery._errors import InputError, RopeproofError
+from ropeproof.machinery._values import Parsed
 
 
 def _range_text(
@@ -82,7 +83,11 @@ def integer(
     error: type[RopeproofError] = InputError,
 ) -> int:
     """``value`` as an ``int`` if it is an integer in ``[low, high]`` (and even when ``even``), else
-    ``error`` naming ``name``, the value and the accepted values (see :func:`integer_problem`)."""
+    ``error`` naming ``name``, the value and the accepted values (see :func:`integer_problem`). A value
+    parsed once at the boundary (:class:`~ropeproof.machinery._values.Parsed`) whose range lies in
+    ``[low, high]`` is handed back as it is, unchecked."""
+    if isinstance(value, Parsed) and isinstance(value, int) and not even and value.covers(low, high):
+        return value
     problem = integer_problem(value, low=low, high=high, even=even, note=note)
     if problem is not None:
         raise error(f"{name}={_shown(value, numbers.Integral, int)} {problem}")
@@ -137,7 +142,12 @@ def real(
 ) -> float:
     """``value`` as a ``float`` if it is a real number (finite unless ``finite=False``) with ``low <=
     value`` (``<`` when ``low_open``) and ``value <= high`` (``<`` when ``high_open``), else ``error``
-    naming ``name``, the value and the accepted values (see :func:`real_problem`)."""
+    naming ``name``, the value and the accepted values (see :func:`real_problem`). A value parsed once at
+    the boundary (:class:`~ropeproof.machinery._values.Parsed`) whose range lies in ``[low, high]`` is
+    handed back as it is, unchecked (open ends and ``finite=False`` included: a parsed real is finite)."""
+    parsed = isinstance(value, Parsed) and isinstance(value, float) and value.covers(low, high)
+    if parsed and not (low_open and value == low) and not (high_open and value == high):
+        return value  # type: ignore[return-value]
     problem = real_problem(
         value, low=low, high=high, low_open=low_open, high_open=high_open, finite=finite, note=note
     )

@@ -201,3 +201,21 @@ def add_formats(p: argparse.ArgumentParser) -> None:
         help="image formats of the figures, comma-separated from png,pdf (default: png,pdf; png only with "
         "--quick, whose shortened sweeps make previews)",
     )
+
+
+def architecture(*extra: str) -> Callable[[str], str]:
+    """An architecture name: a key of the live registry
+    (:data:`~ropeproof.theory._architectures.ARCHITECTURES`, which ``register_converter`` extends) or one
+    of ``extra``. The registry is read when a value is parsed, never for ``--help``."""
+
+    def parse(text: str) -> str:
+        from ropeproof.theory._architectures import ARCHITECTURES
+
+        names = [*ARCHITECTURES, *extra]
+        if text not in names:
+            raise argparse.ArgumentTypeError(
+                f"invalid choice: {text!r} (choose from {', '.join(repr(n) for n in names)})"
+            )
+        return text
+
+    return parse

@@ -20,6 +20,7 @@ from ropeproof.commands._arguments import (
     add_dtype,
     add_json,
     add_output,
+    architecture,
     int_in,
     positive_float,
 )
@@ -46,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "arch",
-        choices=[*ARCHITECTURE_NAMES, TL],
+        type=architecture(TL),
+        metavar="{" + ",".join([*ARCHITECTURE_NAMES, TL]) + ",...}",
         help="target: gptj (GPTJForCausalLM), llama (LlamaForCausalLM) or tl (HookedTransformer)",
     )
     add_construction_params(p)

@@ -15,7 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from ropeproof.commands._arguments import add_command, add_dtype, add_json, add_output, int_in, positive_float
+from ropeproof.commands._arguments import (
+    add_command,
+    add_dtype,
+    add_json,
+    add_output,
+    architecture,
+    int_in,
+    positive_float,
+)
 from ropeproof.commands._choices import ARCHITECTURE_NAMES, LOGIT_SCALE, TASKS
 from ropeproof.machinery._atomic_output import atomic_directory
 
@@ -39,7 +47,12 @@ def register(sub: argparse._SubParsersAction) -> None:
             "horizon (unless --no-sample), and the config's ropeproof_certificate.label says which is which."
         ),
     )
-    p.add_argument("arch", choices=ARCHITECTURE_NAMES, help="target architecture")
+    p.add_argument(
+        "arch",
+        type=architecture(),
+        metavar="{" + ",".join(ARCHITECTURE_NAMES) + ",...}",
+        help="target architecture",
+    )
     p.add_argument("task", choices=TASKS, help="number (Index layers) or letter (Retrieval layers)")
     p.add_argument(
         "--solver",

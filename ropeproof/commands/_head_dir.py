@@ -230,9 +230,8 @@ def run_bound(args: argparse.Namespace, head: CompiledHead, family: Family | Non
     printed; the summary names the first violation and its witness."""
     from ropeproof.verify.measure._display import format_cell
     from ropeproof.verify.measure.exact._stated_bound import check_bound
-    from ropeproof.verify.measure.exact._sweep import parse_lengths
 
-    start, stop, step = parse_lengths(args.lengths)
+    start, stop, step = args.lengths
     if args.reading in OFFSET_READINGS:
         start, stop, step = parse_offsets(args.offsets, stop)
     check = check_bound(
@@ -295,9 +294,8 @@ def run_logits(args: argparse.Namespace, head: CompiledHead, family: Family | No
     from ropeproof.verify.kernel._devices import resolve_device
     from ropeproof.verify.measure._display import format_cell
     from ropeproof.verify.measure.exact._head_sweep import sweep_head
-    from ropeproof.verify.measure.exact._sweep import parse_lengths
 
-    start, stop, step = parse_offsets(args.offsets, parse_lengths(args.lengths)[1])
+    start, stop, step = parse_offsets(args.offsets, args.lengths.stop)
     table = sweep_head(
         head, max(stop + 1, 2), family=family, dtype=args.dtype, device=resolve_device(args.device)
     )
@@ -399,9 +397,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     from ropeproof.verify.kernel._devices import resolve_device
     from ropeproof.verify.measure._display import format_cell
     from ropeproof.verify.measure.exact._head_sweep import sweep_head
-    from ropeproof.verify.measure.exact._sweep import parse_lengths
 
-    start, stop, step = parse_lengths(args.lengths)  # already checked by the --lengths argument type
+    start, stop, step = args.lengths  # parsed once, by the --lengths argument type
     head = read_head(args.head_dir)
     family = chosen_family(head, getattr(args, "family", None))
     if getattr(args, "bound", None) is not None:

@@ -18,6 +18,7 @@ from ropeproof.commands import _head_dir as head_dir
 from ropeproof.commands._arguments import add_command, add_device, add_dtype, finite_float, int_in
 from ropeproof.commands._choices import DEFAULT_SHARD_ROOT, EXECUTORS, INDEX_TERMS
 from ropeproof.machinery._errors import InputError, RopeproofError
+from ropeproof.machinery._values import LIMITS, AlphabetSize, Angle, Lengths
 from ropeproof.verify.kernel._devices import dtype_name, resolve_device, resolve_dtype
 
 if TYPE_CHECKING:
@@ -36,15 +37,27 @@ more examples:
   ropeproof sweep index --theta 0.866 --lengths 2:10000000 --jsonl --executor dask --scheduler tcp://host:8786"""
 
 
-def lengths_text(text: str) -> str:
-    """``--lengths A:B[:STEP]`` checked when parsed (:func:`parse_lengths`); kept as text."""
-    from ropeproof.verify.measure.exact._sweep import parse_lengths
-
+def lengths_text(text: str) -> Lengths:
+    """``--lengths A:B[:STEP]``, parsed once here (:meth:`~ropeproof.machinery._values.Lengths.parse`);
+    everything after takes the :class:`~ropeproof.machinery._values.Lengths` as it is."""
     try:
-        parse_lengths(text)
+        return Lengths.parse(text)
     except RopeproofError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+
+
+def angle(text: str) -> Angle:
+    """``--theta``: a finite real angle, parsed once here (``LIMITS["theta"]``)."""
+    return Angle(finite_float(text))
+
+
+def alphabet_size(text: str) -> AlphabetSize:
+    """``--alphabet-size``: ``|ALPH|`` in ``LIMITS["alphabet_size"]``'s range, parsed once here."""
+    lim = LIMITS["alphabet_size"]
+    return AlphabetSize(int_in(int(lim.low), int(lim.high))(text))  # type: ignore[arg-type]
+
+
+alphabet_size.accepted = (2, int(LIMITS["alphabet_size"].high), False)  # type: ignore[attr-defined, arg-type]
 
 
 def shard_text(text: str) -> str:
@@ -80,12 +93,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     head_dir.add_head_option(p)
     head_dir.add_family_option(p)
-    p.add_argument("--theta", type=finite_float, help="RoPE angle of the plane (index, retrieval)")
+    p.add_argument("--theta", type=angle, help="RoPE angle of the plane (index, retrieval)")
     p.add_argument(
         "--alphabet-size",
         "--alphabet",
         dest="alphabet_size",
-        type=int_in(2),
+        type=alphabet_size,
         default=8,
         help="|ALPH| (retrieval; the alphabet_size of sweep_retrieval and retrieval_construction)",
     )
@@ -188,7 +201,6 @@ def _read_records(path: str) -> GapRecords:
 
 def _certified(args: argparse.Namespace) -> int:
     """One shard's records (``--shard``), or the whole check judged (no ``--shard``)."""
-    from ropeproof.verify.measure.exact._sweep import parse_lengths
     from ropeproof.verify.sweep_runs._certified_shards import (
         enclose_gap_records,
         judge_records,
@@ -197,9 +209,9 @@ def _certified(args: argparse.Namespace) -> int:
     from ropeproof.verify.sweep_runs._shard_runner import run_certified_index
     from ropeproof.verify.sweep_runs._sweep_files import atomic_output, parse_shard
 
-    if args.theta is None or not math.isfinite(args.theta):
-        return _fail(f"--theta is required and must be a finite number (got {args.theta})")
-    start, stop, step = parse_lengths(args.lengths)
+    if args.theta is None:
+        return _fail("--theta is required")
+    start, stop, step = args.lengths
     if start != 2 or step != 1:
         return _fail(f"certified-index checks every n = 2..B; give --lengths 2:B (got {args.lengths})")
     shard = parse_shard(args.shard) if args.shard else None
@@ -252,7 +264,7 @@ def _executor_conflict(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep, parse_lengths
+    from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep
     from ropeproof.verify.sweep_runs._certified_shards import judge_records, merge_gap_records
     from ropeproof.verify.sweep_runs._shard_runner import SweepSpec, run_sweep
     from ropeproof.verify.sweep_runs._sweep_files import (
@@ -291,9 +303,9 @@ def run(args: argparse.Namespace) -> int:
         return _certified(args)
     if args.parts:
         return _fail(f"unexpected arguments {args.parts} (only 'merge' takes files)")
-    if args.theta is None or not math.isfinite(args.theta):
-        return _fail(f"--theta is required and must be a finite number (got {args.theta})")
-    start, stop, step = parse_lengths(args.lengths)
+    if args.theta is None:
+        return _fail("--theta is required")
+    start, stop, step = args.lengths
     if args.executor == "dask":
         spec = SweepSpec(
             args.construction, args.theta, (start, stop, step), args.alphabet_size, dtype_name(args.dtype)

@@ -46,6 +46,7 @@ import numpy as np
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import real
+from ropeproof.machinery._values import Angle
 
 if TYPE_CHECKING:
     import torch
@@ -147,7 +148,7 @@ def _frequencies(theta: float | Sequence[float], shift: int) -> tuple[object, ob
     """``(hi, mid, lo, error)`` of ``theta`` (scalars, or float64 numpy arrays for a sequence) and
     whether ``theta`` was a sequence."""
     if isinstance(theta, int | float | np.floating | np.integer) and not isinstance(theta, bool):
-        red = reduce_frequency(float(theta), shift)
+        red = reduce_frequency(theta if isinstance(theta, Angle) else float(theta), shift)
         return red.hi, red.mid, red.lo, red.error, False
     if isinstance(theta, str | bytes) or not isinstance(theta, Sequence | np.ndarray):
         raise InputError(f"theta must be a real number or a sequence of them, got {type(theta).__name__}")

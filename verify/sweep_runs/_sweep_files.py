@@ -32,6 +32,7 @@ import numpy as np
 
 from ropeproof.machinery._atomic_output import atomic_path, check_output_file
 from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._values import Length
 from ropeproof.verify.measure.exact._bound_checks import HOLDS, STATUSES, VIOLATED, BoundComparison
 from ropeproof.verify.measure.exact._sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
 
@@ -90,7 +91,10 @@ def shard_lengths(start: int, stop: int, step: int, shard: tuple[int, int] | Non
     if count > rows:
         raise InputError(f"shard {k}/{count}: the lengths {start}:{stop}:{step} have only {rows} rows")
     lo, hi = (k - 1) * rows // count, k * rows // count
-    return selected_length(start, stop, step, lo), selected_length(start, stop, step, hi - 1)
+    first, last = selected_length(start, stop, step, lo), selected_length(start, stop, step, hi - 1)
+    if isinstance(start, Length) and isinstance(stop, Length):  # lengths parsed once: so are their shards'
+        return Length(first), Length(last)
+    return first, last
 
 
 # ------------------------------------------------------------------------------------------ summary

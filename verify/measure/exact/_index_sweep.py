@@ -29,6 +29,7 @@ import sympy as sp
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
+from ropeproof.machinery._values import Angle
 from ropeproof.theory._construction import Construction
 from ropeproof.theory._derive import OFFSET, derive
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
@@ -87,12 +88,14 @@ def stable_gaps_with_error(
 
     Shapes: m [...] (offsets, any shape); return.0 [...]; return.1 [...] (the shape of m)
     """
+    if not np.all(np.isfinite(np.asarray(freqs, dtype=np.float64))):
+        raise InputError("freqs must be finite")
     u = UNIT_ROUNDOFF
     out = np.zeros(np.asarray(m).shape)
     err = np.zeros(out.shape)
     k = 0
     for theta, a in zip(freqs, amps, strict=True):
-        r, e_r = reduced_angles_with_error(m, float(theta))
+        r, e_r = reduced_angles_with_error(m, Angle(theta))  # finite: checked above, once for all planes
         s = np.sin(r / 2)
         ds = e_r / 2 + 2 * SIN_ULPS * u * np.abs(s)
         term = 2.0 * a * s**2

@@ -50,11 +50,12 @@ import numpy as np
 
 from ropeproof.machinery._memory_budget import check_allocation
 from ropeproof.machinery._validate import integer
+from ropeproof.machinery._values import LIMITS
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF
 
 TABLE_CODES = 1 << 14
 """Alphabets with at most this many non-zero codes keep one mpmath table of every ``c omega``."""
-MAX_ALPHABET = 2**32
+MAX_ALPHABET = int(LIMITS["alphabet_size"].high)  # type: ignore[arg-type]
 """Largest ``|ALPH|``: the code position ``x = d theta / omega`` must keep an absolute error far below
 ``1/2`` (it is about ``A * 1e-16``), and the two angle tables take ``2^17`` mpmath values (~2 s)."""
 WINDOW = 2

@@ -40,26 +40,22 @@ from functools import lru_cache
 import numpy as np
 
 from ropeproof.machinery._errors import InputError
-from ropeproof.machinery._validate import integer, real
+from ropeproof.machinery._validate import integer
+from ropeproof.machinery._values import LIMITS, AlphabetSize, Angle
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF, reduced_angles_with_error
 from ropeproof.verify.measure.exact._index_sweep import SIN_ULPS
 from ropeproof.verify.measure.exact._prefix_topk import RunningTopK
-from ropeproof.verify.measure.exact._retrieval_codes import check_alphabet, code_table, extremes
 from ropeproof.verify.measure.exact._retrieval_codes import code_angles as code_angles  # re-exported
+from ropeproof.verify.measure.exact._retrieval_codes import code_table, extremes
 from ropeproof.verify.measure.exact._retrieval_gap_inf import (
     gap_inf_enumerated as gap_inf_enumerated,  # re-exported
 )
 
 NEG, POS = -math.inf, math.inf
-MAX_LENGTH = 2**26 - 1
+MAX_LENGTH = int(LIMITS["length"].high)  # type: ignore[arg-type]
 """Longest supported length (angle reduction needs distances below ``2^26``)."""
 GAP_SUP_KINDS = ("query", "target", "other")
 """Which position is on top in the input attaining ``gap_sup``."""
-
-
-def _check(alphabet_size: int, theta: float) -> None:
-    check_alphabet(alphabet_size)
-    real(theta, "theta")
 
 
 @dataclass
@@ -178,8 +174,7 @@ class RetrievalRows:
     """Streams the rows of :func:`retrieval_sweep`; the prefix state is carried between blocks."""
 
     def __init__(self, alphabet_size: int, theta: float) -> None:
-        _check(alphabet_size, theta)
-        self.alphabet_size, self.theta = int(alphabet_size), float(theta)
+        self.alphabet_size, self.theta = AlphabetSize.of(alphabet_size), Angle.of(theta)  # once, or as parsed
         self.s_hi, self.c_hi, self.s_lo, self.c_lo, s_err_hi, s_err = query_logits(self.alphabet_size)
         self.h_top = RunningTopK(3)
         self.l_top = RunningTopK(3)

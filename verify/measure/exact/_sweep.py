@@ -46,6 +46,7 @@ from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._memory_budget import check_allocation
 from ropeproof.machinery._result_store import ResultStore, object_product
 from ropeproof.machinery._validate import integer
+from ropeproof.machinery._values import AlphabetSize, Angle, Length, Lengths
 from ropeproof.theory._bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.verify.kernel._devices import dtype_name, resolve_dtype
 from ropeproof.verify.kernel._resolution import gap_resolution
@@ -97,18 +98,12 @@ ROW_BYTES = 1024
 """Bytes of one row of :meth:`SweepTable.rows` (a dict of Python scalars; measured ~600)."""
 
 
-def parse_lengths(text: str) -> tuple[int, int, int]:
-    """``"A:B[:STEP]"`` -> ``(A, B, STEP)`` with ``2 <= A <= B`` and ``STEP >= 1``."""
-    parts = text.split(":")
-    if len(parts) not in (2, 3):
-        raise InputError(f"lengths={text!r} must look like A:B or A:B:STEP")
-    try:
-        a, b, step = int(parts[0]), int(parts[1]), int(parts[2]) if len(parts) == 3 else 1
-    except ValueError:
-        raise InputError(f"lengths={text!r}: A, B and STEP must be integers") from None
-    if a < 2 or b < a or step < 1:
-        raise InputError(f"lengths={text!r}: need 2 <= A <= B and STEP >= 1 (a query needs one key)")
-    return a, b, step
+def parse_lengths(text: str | Lengths) -> tuple[int, int, int]:
+    """``"A:B[:STEP]"`` -> ``(A, B, STEP)`` with ``2 <= A <= B`` and ``STEP >= 1``
+    (:meth:`~ropeproof.machinery._values.Lengths.parse`, the one parser; parsed lengths pass as they
+    are)."""
+    start, stop, step = Lengths.of(text)
+    return start, stop, step
 
 
 READING_COLUMNS = {
@@ -422,8 +417,9 @@ def _sweep_dtype(dtype: DtypeLike) -> DtypeLike:
 
 
 def _check_sweep_args(start: int, stop: int, block: int) -> None:
-    start = integer(start, "start", low=2, high=MAX_LENGTH)
-    integer(stop, "stop", low=start, high=MAX_LENGTH, note=f"start={start}")
+    if not (isinstance(start, Length) and isinstance(stop, Length) and start <= stop):  # else parsed once
+        start = integer(start, "start", low=2, high=MAX_LENGTH)
+        integer(stop, "stop", low=start, high=MAX_LENGTH, note=f"start={start}")
     integer(block, "block", low=1)
 
 
@@ -438,7 +434,7 @@ def iter_index_sweep(
 ) -> Iterator[SweepBlock]:
     """The rows ``n = start .. stop`` of :func:`sweep_index`, ``block`` at a time."""
     _check_sweep_args(start, stop, block)
-    reduce_frequency(theta)  # validates theta
+    theta = Angle.of(theta)  # checked here unless parsed already (the command line's --theta)
     dt = _sweep_dtype(dtype)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
     measured = _IndexDtypeRows(theta, dt, device) if dt != "float64" else None
@@ -530,6 +526,7 @@ def iter_retrieval_sweep(
     """The rows ``n = start .. stop`` of :func:`sweep_retrieval`, ``block`` at a time (float64: memory
     ``O(block |ALPH|)``; other dtypes compute the measured logits for all of ``2 .. stop`` at once)."""
     _check_sweep_args(start, stop, block)
+    alphabet_size, theta = AlphabetSize.of(alphabet_size), Angle.of(theta)  # once, unless parsed already
     dt = _sweep_dtype(dtype)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
     rows = RetrievalRows(alphabet_size, theta)
