@@ -18,10 +18,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import cast
+from typing import Any, ClassVar, cast
 
 from ropeproof.machinery._errors import InputError, RopeproofError
-from ropeproof.machinery._values import Parsed
+
+
+class Parsed:
+    """A value that was checked against :attr:`LIMIT` once, where the user gave it."""
+
+    LIMIT: ClassVar[Any]
+    """The :class:`~ropeproof.machinery._values.Limit` it was checked against."""
+
+    @classmethod
+    def covers(cls, low: float | None, high: float | None) -> bool:
+        """Whether a check for ``[low, high]`` is implied by the parse (so it may be skipped)."""
+        return cls.LIMIT.contains(low, high)
 
 
 def _range_text(

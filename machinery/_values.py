@@ -13,9 +13,9 @@ the range it was parsed against. :class:`Lengths` is ``--lengths A:B[:STEP]``: `
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._validate import Parsed, integer, real
 
 
 @dataclass(frozen=True)
@@ -52,17 +52,6 @@ LIMITS: dict[str, Limit] = {
 read (``LIMITS["alphabet_size"].high`` is the largest alphabet any sweep accepts)."""
 
 
-class Parsed:
-    """A value that was checked against :attr:`LIMIT` once, where the user gave it."""
-
-    LIMIT: ClassVar[Limit]
-
-    @classmethod
-    def covers(cls, low: float | None, high: float | None) -> bool:
-        """Whether a check for ``[low, high]`` is implied by the parse (so it may be skipped)."""
-        return cls.LIMIT.contains(low, high)
-
-
 class Angle(Parsed, float):
     """A finite real angle in radians, parsed once (:meth:`of`)."""
 
@@ -74,8 +63,6 @@ class Angle(Parsed, float):
         :class:`InputError` naming ``name`` otherwise."""
         if isinstance(value, Angle):
             return value
-        from ropeproof.machinery._validate import real
-
         return cls(real(value, name, note=cls.LIMIT.note))
 
 
@@ -89,8 +76,6 @@ class AlphabetSize(Parsed, int):
         """``value`` itself when it is an :class:`AlphabetSize`, else checked and parsed."""
         if isinstance(value, AlphabetSize):
             return value
-        from ropeproof.machinery._validate import integer
-
         lim = cls.LIMIT
         return cls(integer(value, name, low=int(lim.low), high=int(lim.high), note=lim.note))  # type: ignore[arg-type]
 
@@ -105,8 +90,6 @@ class Length(Parsed, int):
         """``value`` itself when it is a :class:`Length`, else checked and parsed."""
         if isinstance(value, Length):
             return value
-        from ropeproof.machinery._validate import integer
-
         lim = cls.LIMIT
         return cls(integer(value, name, low=int(lim.low), high=int(lim.high), note=lim.note))  # type: ignore[arg-type]
 

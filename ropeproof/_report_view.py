@@ -3,7 +3,7 @@ its claims into rows (``to_pandas()`` when pandas is installed).
 
 ``ReportView.from_results(results, ctx)`` wraps fresh results (:func:`ropeproof._report.report_dict`);
 ``ReportView.load(path)`` reads a ``report.json`` that ``ropeproof check`` wrote. The markdown is
-``report.md``'s (:func:`ropeproof._report.render_markdown`).
+``report.md``'s (:func:`ropeproof._report_markdown.render_markdown`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ropeproof._report import check_report_format, render_markdown, report_dict
+from ropeproof._report import check_report_format, report_dict
+from ropeproof._report_markdown import render_markdown
 from ropeproof.claims import CheckContext, ClaimResult
 from ropeproof.verify.measure._display import TableDisplay, html_table
 

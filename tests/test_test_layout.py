@@ -35,6 +35,8 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.commands._ps_score": "tests/ropeproof/test_commands.py",
     "ropeproof.commands._sweep": "tests/ropeproof/test_commands.py",
     "ropeproof._errata_report": "tests/ropeproof/test_errata.py",
+    "ropeproof._findings_page": "tests/ropeproof/test_findings.py",  # the findings page, rendered and kept
+    "ropeproof._report_markdown": "tests/ropeproof/test_report.py",  # report.md beside report.json
     "ropeproof._json_values": "tests/ropeproof/test_report.py",  # the report's JSON encoding
     # ---- theory: facts checked where they are used against independent references
     "ropeproof.theory._bounds": "tests/verify/measure/exact/test_bounds_and_sweep.py",  # bounds vs the sweep

@@ -48,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ropeproof._report import check_report_format, render_readme_findings, replace_readme_findings
+    from ropeproof._findings_page import render_readme_findings, replace_readme_findings
+    from ropeproof._report import check_report_format
 
     if args.update_readme is not None:  # before any work: a link or special file is never replaced
         check_replaceable_file(args.update_readme, "--update")

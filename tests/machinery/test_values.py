@@ -120,7 +120,7 @@ def counted_checks() -> Iterator[Counter]:
                 f"2:{STOP}:5",
             ],
             {"theta": 1, "lengths": 1, "alphabet_size": 1},
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_each_value_of_a_sweep_is_checked_once(argv: list[str], expected: dict[str, int]) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ropeproof._cli import main
-from ropeproof._report import readme_findings, render_readme_findings, without_timings
+from ropeproof._findings_page import readme_findings, render_readme_findings
+from ropeproof._report import without_timings
 from ropeproof.commands import _findings as findings
 
 FINDINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "findings.md"
@@ -149,7 +150,7 @@ def test_findings_reads_at_most_its_limits(
 
 
 def test_the_page_lists_what_only_the_full_check_judges_with_its_pins() -> None:
-    from ropeproof._report import full_check_only_lines
+    from ropeproof._findings_page import full_check_only_lines
     from ropeproof.claims import registered_claims
     from ropeproof.claims._training import LAST_LAYER_VERDICTS
 

@@ -27,7 +27,7 @@ def test_report_carries_format_and_version(tmp_path: Path) -> None:
 
 def test_long_cells_are_cut_with_a_pointer_to_the_full_value(tmp_path: Path) -> None:
     """Issue 12: counterexample cells were cut at 160 characters with no way to the full value."""
-    from ropeproof._report import CELL_LIMIT
+    from ropeproof._report_markdown import CELL_LIMIT
 
     ctx = CheckContext(torch.device("cpu"), torch.float64, quick=True)
     long_input = {"tokens": [f"token{i}" for i in range(80)]}
@@ -59,7 +59,8 @@ def test_values_become_json_data() -> None:
 def test_sampled_accuracies_get_a_table_with_their_intervals(tmp_path: Path) -> None:
     """A claim whose figures hold per-row sampled accuracies (correct, count, 95% interval) shows them as a
     table under its finding in report.md and the README section, intervals rounded outward."""
-    from ropeproof._report import interval_table, render_readme_findings
+    from ropeproof._findings_page import render_readme_findings
+    from ropeproof._report_markdown import interval_table
     from ropeproof.verify.measure._statistics import proportion_interval
 
     lo, hi = proportion_interval(97, 100).bounds

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from ropeproof._report import render_markdown, write_report
+from ropeproof._report import write_report
+from ropeproof._report_markdown import render_markdown
 from ropeproof._report_view import ReportView
 from ropeproof.claims import CheckContext, Claim, Outcome, run_claim
 
