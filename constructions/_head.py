@@ -225,6 +225,24 @@ def _read_weights(src: Path, version: int) -> dict[str, np.ndarray]:
     return {m: w[m] for m in MATRICES}
 
 
+def _check_parameters(meta: dict, meta_path: Path) -> None:
+    """``metadata.parameters`` of a head file, when present: a mapping whose every value is a finite real
+    number (a bound may name them; NaN, an infinity or a string is refused here, naming it)."""
+    from ropeproof.theory._bound_expression import parameter_value
+
+    metadata = meta.get("metadata")
+    params = metadata.get("parameters") if isinstance(metadata, dict) else None
+    if params is None:
+        return
+    if not isinstance(params, dict):
+        raise InputError(f"{meta_path}: metadata.parameters must be a mapping of names to numbers")
+    for name, value in params.items():
+        try:
+            parameter_value(str(name), value)
+        except InputError as exc:
+            raise InputError(f"{meta_path}: metadata.parameters: {exc}") from None
+
+
 def load_head(path: str | Path) -> CompiledHead:
     """Read a head written by :func:`save_head` (or a version-1 ``weights.npz`` head, with a
     :class:`LegacyFormatWarning`). Every problem raises :class:`InputError` naming the file."""
@@ -242,6 +260,7 @@ def load_head(path: str | Path) -> CompiledHead:
     weights = LEGACY_WEIGHTS_FILE if version == 1 else WEIGHTS_FILE
     if not (src / weights).is_file():
         raise InputError(f"{src} has head.json but no {weights}")
+    _check_parameters(meta, meta_path)
     mats = _read_weights(src, version)
     try:
         return CompiledHead(

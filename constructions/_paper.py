@@ -27,6 +27,7 @@ from typing import Any
 import sympy as sp
 
 from ropeproof.machinery._errors import ConstructionError, InputError
+from ropeproof.machinery._size_limits import check_size
 from ropeproof.machinery._validate import integer, real
 from ropeproof.theory._construction import (
     Construction,
@@ -145,6 +146,21 @@ def integer_tokens(max_int: int) -> list[Token]:
     return [Token(str(s), "integer", {"s": s}) for s in range(1, max_int + 1)]
 
 
+def _count(letters: int | Sequence[str]) -> int:
+    """How many letters ``letters`` asks for (0 for a value letter_tokens refuses with its own error)."""
+    if isinstance(letters, int) and not isinstance(letters, bool):
+        return max(0, letters)
+    return len(letters) if isinstance(letters, Sequence) and not isinstance(letters, str) else 0
+
+
+def _check_vocabulary(what: str, tokens: int, cases: int = 0) -> None:
+    """Refuse, before any token is built, a vocabulary past the limit ``construction tokens``, or a
+    family of ``cases`` cases listing every token past ``construction family entries``
+    (:mod:`ropeproof.machinery._size_limits`)."""
+    check_size(what, tokens, "construction tokens")
+    check_size(f"the family of {what}", cases * tokens, "construction family entries")
+
+
 def index_construction(
     theta: float = INDEX_THETA,
     max_int: int = NUMBER_TASK_MAX_INT,
@@ -159,6 +175,11 @@ def index_construction(
     """
     integer(max_int, "max_int", low=1, error=ConstructionError)
     real(value_weight, "value_weight", low=1, low_open=True, error=ConstructionError)  # selective value
+    _check_vocabulary(
+        f"index_construction(max_int={max_int}, letters={_count(letters)})",
+        _count(letters) + max_int,
+        max_int,
+    )
     tokens = letter_tokens(letters) + integer_tokens(max_int)
     weight = sp.nsimplify(value_weight)
     return Construction(
@@ -191,6 +212,10 @@ def retrieval_construction(
     """
     integer(alphabet_size, "alphabet_size", low=2, error=ConstructionError)
     integer(max_int, "max_int", low=1, error=ConstructionError)
+    _check_vocabulary(
+        f"retrieval_construction(alphabet_size={alphabet_size}, max_int={max_int})",
+        alphabet_size * (alphabet_size + max_int),
+    )
     omega = 2 * sp.pi / alphabet_size
     letters = letter_tokens(alphabet_size)
     tokens: list[Token] = []
@@ -238,6 +263,11 @@ def reflexive_construction(
 ) -> Construction:
     """Reflexive: every token attends to itself (``cos((j - i) theta)`` peaks at ``j = i``)."""
     integer(max_int, "max_int", low=0, error=ConstructionError)
+    _check_vocabulary(
+        f"reflexive_construction(max_int={max_int}, letters={_count(letters)})",
+        _count(letters) + max_int,
+        max_int,
+    )
     tokens = letter_tokens(letters) + integer_tokens(max_int)
     return Construction(
         name="reflexive",

@@ -340,7 +340,11 @@ def atomic_path(path: str | Path, *, replace: bool = True, option: str = "--out"
     check_replaceable_file(path, option)
     parent = path.parent if str(path.parent) else Path(".")
     with terminate_cleanly():
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix + ".partial", dir=parent)
+        try:
+            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix + ".partial", dir=parent)
+        except OSError as exc:  # named by the user's path, never by the temporary's
+            where = "does not exist" if not parent.is_dir() else f"cannot be written ({exc.strerror or exc})"
+            raise OutputError(f"{option} {path}: the directory {str(parent)!r} {where}") from None
         os.close(fd)
         tmp = Path(name)
         try:

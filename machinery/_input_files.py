@@ -10,12 +10,15 @@ link is followed (reading through one changes nothing). Every refusal is an
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._memory_budget import format_bytes
+from ropeproof.machinery._size_limits import limit
 
 _KINDS = {
     stat.S_IFDIR: "a directory",
@@ -25,6 +28,8 @@ _KINDS = {
     stat.S_IFSOCK: "a socket",
 }
 _CHUNK = 1 << 20
+JSON_LIMIT = limit("JSON file bytes")
+"""The most bytes read from a JSON file a user names (a family, a training record)."""
 
 
 def read_bytes(path: str | Path, limit: int, option: str) -> bytes:
@@ -73,3 +78,40 @@ def read_text(path: str | Path, limit: int, option: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{option} {path} is not UTF-8 text (byte {exc.start})") from None
+
+
+def check_regular_file(path: str | Path, option: str) -> int:
+    """The size of ``path`` when it is a regular file (opened without blocking, so a FIFO is refused,
+    not waited on), else the same :class:`InputError` as :func:`read_bytes`. For files read as a
+    stream, whose size has no limit (a sweep's JSON Lines shards)."""
+    path = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise InputError(f"{option} {path} does not exist") from None
+    except OSError as exc:
+        raise InputError(f"{option} {path} cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+        raise InputError(f"{option} {path} is {kind}, not a regular file; only regular files are read")
+    return int(st.st_size)
+
+
+def read_json(path: str | Path, option: str, limit: int = JSON_LIMIT) -> Any:
+    """The JSON value in the regular file ``path`` (:func:`read_text`, at most ``limit`` bytes); a file
+    that is not JSON (truncated, say) or nests too deeply for the parser is an :class:`InputError`
+    naming ``option`` and the path."""
+    text = read_text(path, limit, option)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{option} {path} is not JSON ({exc.msg} at line {exc.lineno}); truncated?"
+        ) from None
+    except RecursionError:
+        raise InputError(f"{option} {path} nests too deeply to be read as JSON") from None

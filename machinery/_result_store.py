@@ -53,7 +53,7 @@ import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
@@ -78,6 +78,9 @@ FROM_CACHE = ".from-cache"
 """The log of values read from the cache of earlier runs instead of computed (same format)."""
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 """A product name: lower-case letters, digits, ``_``, ``.`` and ``-`` (it names the product's files)."""
+PACKAGE_NAMESPACES = ("beyond", "errata", "exact", "figure", "llm-eval", "multihop", "subjects", "training")
+"""The first dotted parts of the package's product names: a product defined outside the package (a claims
+file's) may not use them."""
 
 
 class ValueBusy(BaseException):
@@ -107,6 +110,20 @@ class Product(Generic[T]):
             raise InputError(f"product name {self.name!r} must match {NAME.pattern}")
         if self.kind not in ("data", "object"):
             raise InputError(f"product {self.name!r}: kind={self.kind!r}; accepted: 'data', 'object'")
+        module = str(getattr(self.compute, "__module__", None) or "")
+        owner = "" if module == "ropeproof" or module.startswith("ropeproof.") else module or "?"
+        if owner and self.name.split(".")[0] in PACKAGE_NAMESPACES:
+            raise InputError(
+                f"product name {self.name!r} (defined in {module}) shadows the package's products "
+                f"{self.name.split('.')[0]}.*; the namespaces {list(PACKAGE_NAMESPACES)} are the "
+                "package's own: name your product otherwise (e.g. 'mine.' + the rest)"
+            )
+        object.__setattr__(self, "owner", owner)
+
+    owner: str = field(default="", init=False, compare=False)
+    """The module that defined the product when it is not the package's own (a claims file's), else
+    ``""``: part of every key of its values (:func:`result_key`), so what a claims file computes lives
+    in its own namespace and never stands for a value of the package's."""
 
 
 def data_product(name: str) -> Callable[[Callable[..., T]], Product[T]]:
@@ -163,7 +180,13 @@ def result_key(product: Product[Any], args: dict[str, Any]) -> str:
     """The canonical text of a value's identity: the product's name and its arguments (defaults filled
     in, :func:`bound_arguments`) as sorted JSON."""
     full = to_json_data(bound_arguments(product, args), f"{product.name} arguments")
-    return product.name + _dumps(dict(sorted(full.items())))
+    return _prefix(product) + _dumps(dict(sorted(full.items())))
+
+
+def _prefix(product: Product[Any]) -> str:
+    """The start of a value's key: the product's name, after its owner for a product defined outside the
+    package (:attr:`Product.owner`)."""
+    return f"{product.owner}:{product.name}" if product.owner else product.name
 
 
 def result_file(product: Product[Any], args: dict[str, Any]) -> str:
@@ -253,7 +276,8 @@ class ResultStore:
         if key in self._texts:
             return
         if self.directory is not None:
-            path = self.directory / _file_named(key.split("{", 1)[0], key)
+            name = key.split("{", 1)[0].rsplit(":", 1)[-1]  # the product name, after its owner if any
+            path = self.directory / _file_named(name, key)
             if not path.is_file():
                 write_text_atomic(path, text)
         self._texts[key] = text
@@ -377,8 +401,8 @@ class ResultStore:
         entry = {
             "format": RESULT_FORMAT,
             "version": RESULT_VERSION,
-            "product": product.name,
-            "args": json.loads(key[len(product.name) :]),
+            "product": _prefix(product),  # the owner too, for a product from outside the package
+            "args": json.loads(key[len(_prefix(product)) :]),
             "value": value,
         }
         self._record(key)

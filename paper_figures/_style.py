@@ -109,10 +109,13 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+def _atomic_write(
+    path: Path, write: Callable[[Path], None], replace: bool = True, option: str = "--out"
+) -> None:
     """``write(tmp)`` to a temporary path moved onto ``path`` when it succeeds
-    (:func:`ropeproof.machinery._atomic_output.atomic_path`)."""
-    with atomic_path(path) as tmp:
+    (:func:`ropeproof.machinery._atomic_output.atomic_path`; ``replace=False``: created exclusively, an
+    :class:`~ropeproof.machinery._errors.OutputError` naming ``option`` if ``path`` exists by then)."""
+    with atomic_path(path, replace=replace, option=option) as tmp:
         write(tmp)
 
 
@@ -122,9 +125,17 @@ _SAVE_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def save_figure(result: FigureResult, out_dir: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+def save_figure(
+    result: FigureResult,
+    out_dir: Path,
+    formats: Sequence[str] = FORMATS,
+    *,
+    replace: bool = True,
+    option: str = "--out",
+) -> list[Path]:
     """Write ``NAME.png`` and ``NAME.pdf`` (those of them in ``formats``), ``NAME.csv`` (the plotted
-    rows) and ``NAME.caption.txt``; return the paths in that order."""
+    rows) and ``NAME.caption.txt``; return the paths in that order. ``replace=False`` creates each file
+    exclusively (one that appeared meanwhile, another run's, is refused naming ``option``)."""
     chosen = check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -132,11 +143,13 @@ def save_figure(result: FigureResult, out_dir: Path, formats: Sequence[str] = FO
     images = [out_dir / f"{name}.{fmt}" for fmt in chosen]
     with matplotlib.rc_context(fname=str(STYLE)):
         for fmt, path in zip(chosen, images, strict=True):
-            _atomic_write(path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, **_SAVE_OPTIONS[fmt]))
+            _atomic_write(
+                path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, **_SAVE_OPTIONS[fmt]), replace, option
+            )
     csv_path = out_dir / f"{name}.csv"
-    _atomic_write(csv_path, lambda p: p.write_text(rows_csv(result.rows)))
+    _atomic_write(csv_path, lambda p: p.write_text(rows_csv(result.rows)), replace, option)
     cap = out_dir / f"{name}.caption.txt"
-    _atomic_write(cap, lambda p: p.write_text(result.caption.strip() + "\n"))
+    _atomic_write(cap, lambda p: p.write_text(result.caption.strip() + "\n"), replace, option)
     return [*images, csv_path, cap]
 
 

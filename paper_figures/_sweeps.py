@@ -23,7 +23,7 @@ import sympy as sp
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.paper_figures._style import COLORS, FigureResult, styled, subplots
-from ropeproof.theory._bound_expression import N, parse_bound
+from ropeproof.theory._bound_expression import N, bound_tree, check_lengths, parse_bound
 from ropeproof.verify.measure.exact._stated_bound import BoundCheck
 
 QUANTITIES = ("margin_inf", "gap_inf", "gap_sup", "logit_inf", "logit_sup")
@@ -79,6 +79,7 @@ def _bound_values(bound: BoundLike, n: np.ndarray) -> tuple[np.ndarray, str] | N
         return None
     if isinstance(bound, str):
         expr = parse_bound(bound)
+        check_lengths(bound.strip(), bound_tree(bound), n.tolist())  # undefined or too large: refused
         return _lambdified(expr, n), bound.strip()
     if isinstance(bound, int | float) and not isinstance(bound, bool):
         return np.full(n.shape, float(bound)), repr(bound)

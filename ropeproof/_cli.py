@@ -42,6 +42,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "export-model",
     "train",
     "llm-eval",
+    "cache",
 )
 """Modules under :mod:`ropeproof.commands`, one per subcommand, in help order."""
 
@@ -72,7 +73,11 @@ class ArgumentParser(argparse.ArgumentParser):
         self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see '{self.prog} --help')\n")
+        hint = ""
+        match = re.fullmatch(r"argument (--[\w-]+)(?:/[^:]*)?: expected one argument", message)
+        if match:  # a value that starts with '-', such as --bound '-1 + 2/n', reads as an option
+            hint = f"; a value starting with '-' goes after '=': {match.group(1)}=VALUE"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}{hint} (see '{self.prog} --help')\n")
 
 
 def requested_subcommand(argv: Sequence[str]) -> str | None:

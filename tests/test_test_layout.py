@@ -22,6 +22,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "ropeproof.claims._remark31": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.claims._rope": "tests/ropeproof/claims/test_registry.py",
     "ropeproof.claims._thm31": "tests/ropeproof/claims/test_registry.py",
+    "ropeproof.commands._cache": "tests/machinery/test_result_cache.py",  # `cache info` and `cache clear`
     "ropeproof.commands._check": "tests/ropeproof/test_cli.py",
     "ropeproof.commands._summaries": "tests/ropeproof/test_cli.py",
     "ropeproof.commands._compile": "tests/ropeproof/test_commands.py",

@@ -36,6 +36,8 @@ from ropeproof.machinery._errors import InputError
 
 FAMILY_FORMAT = "ropeproof-family"
 """The ``"format"`` tag of a family written by :meth:`Family.to_dict`."""
+MAX_DISTANCE = 2**31 - 1
+"""The largest fixed target distance a case may state (lengths are int32-indexed past it)."""
 
 
 def _names(value: object, what: str) -> tuple[str, ...]:
@@ -68,10 +70,10 @@ class FamilyCase:
             object.__setattr__(self, what, _names(getattr(self, what), f"case {self.label!r}: {what}"))
         d = self.target_distance
         if d is not None:
-            if isinstance(d, bool) or not isinstance(d, numbers.Integral) or int(d) < 0:
+            if isinstance(d, bool) or not isinstance(d, numbers.Integral) or not 0 <= int(d) <= MAX_DISTANCE:
                 raise InputError(
-                    f"case {self.label!r}: target_distance={d!r}; accepted: an integer >= 0 (0: the query "
-                    "is its own target) or None (any distance 1 .. n - 1)"
+                    f"case {self.label!r}: target_distance={d!r}; accepted: an integer 0 .. {MAX_DISTANCE} "
+                    "(0: the query is its own target) or None (any distance 1 .. n - 1)"
                 )
             object.__setattr__(self, "target_distance", int(d))
 
@@ -222,18 +224,22 @@ class Family:
         from ropeproof.machinery._atomic_output import write_text_atomic
 
         out = Path(path)
-        write_text_atomic(out, json.dumps(self.to_dict(), indent=1) + "\n")
+        write_text_atomic(out, json.dumps(self.to_dict(), indent=1) + "\n", option="family file")
         return out
 
     @classmethod
     def load(cls, path: str | Path) -> Family:
         """The family in the JSON file ``path`` (written by :meth:`save`)."""
+        from ropeproof.machinery._input_files import read_json
+
         src = Path(path)
+        data = read_json(src, "family file")  # a regular file of at most JSON_LIMIT bytes
         try:
-            data = json.loads(src.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"family file {str(src)!r} is unreadable or not JSON: {exc}") from None
-        return cls.from_dict(data)
+            return cls.from_dict(data)
+        except InputError as exc:
+            raise InputError(f"family file {str(src)!r}: {exc}") from None
+        except RecursionError:
+            raise InputError(f"family file {str(src)!r} nests too deeply") from None
 
 
 def token_family(tokens: Iterable[str], query_tokens: Iterable[str] | None = None) -> Family:

@@ -51,6 +51,7 @@ import torch
 
 from ropeproof.claims._loading import (
     ClaimLoadError,
+    check_claims_file,
     claim_source,
     entry_point_claims,
     load_claims,
@@ -332,8 +333,7 @@ def _checked_source(spec: str | Path) -> str:
     text = str(spec)
     path = Path(text).expanduser()
     if text.endswith(".py") or path.exists():
-        if not path.is_file():
-            raise ClaimLoadError(f"--claims {text}: no such file")
+        check_claims_file(text, path)
         return str(path.resolve())
     parts = text.split(".")
     if not all(p.isidentifier() for p in parts) or importlib.util.find_spec(parts[0]) is None:

@@ -45,8 +45,13 @@ from typing import Any
 
 from ropeproof.claims._global_state import global_state_restored
 from ropeproof.claims._registry import USER_CLAIMS, Claim, ClaimSet
-from ropeproof.machinery._errors import RopeproofError
+from ropeproof.machinery._errors import InputError, RopeproofError
+from ropeproof.machinery._input_files import check_regular_file
+from ropeproof.machinery._memory_budget import format_bytes
+from ropeproof.machinery._size_limits import limit
 
+CLAIMS_FILE_LIMIT = limit("claims file bytes")
+"""The largest claims file imported."""
 ENTRY_POINT_GROUP = "ropeproof.claims"
 """The entry-point group third-party packages register claims under."""
 
@@ -163,12 +168,28 @@ def load_claims(spec: str | Path, keep_path: bool = False) -> list[Claim]:
     text = str(spec)
     path = Path(text).expanduser()
     if text.endswith(".py") or path.exists():
-        if not path.is_file():
-            raise ClaimLoadError(f"--claims {text}: no such file")
+        check_claims_file(text, path)
         path = path.resolve()
         return _record(_claims_of_module(_import_file(path, keep_path)), str(path))
     module = _import_module(text, keep_path)
     return _record(_claims_of_module(module), module.__name__)
+
+
+def check_claims_file(text: str, path: Path) -> None:
+    """Refuse (:class:`ClaimLoadError`, one line) a ``--claims`` path that is missing, not a regular file
+    (a FIFO, a device such as ``/dev/zero``, a directory: never read) or larger than
+    :data:`CLAIMS_FILE_LIMIT`."""
+    if not path.exists():
+        raise ClaimLoadError(f"--claims {text}: no such file")
+    try:
+        size = check_regular_file(path, "--claims")
+    except InputError as exc:
+        raise ClaimLoadError(str(exc)) from None
+    if size > CLAIMS_FILE_LIMIT:
+        raise ClaimLoadError(
+            f"--claims {text} is larger than {format_bytes(CLAIMS_FILE_LIMIT)}, the most read from it; "
+            "it is not a file this command reads"
+        )
 
 
 def _entry_points() -> Sequence[Any]:

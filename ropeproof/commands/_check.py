@@ -441,7 +441,8 @@ def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Poo
         missing = [nc for nc in registered_no_corrections() if nc.claim in ids]
         computations = store.computation_counts()
         reused = sum(store.computation_counts(FROM_CACHE).values())
-        if not reused and not replayed:  # a run that read earlier results did not do the work timed
+        # a run that read earlier results did not do the work the seconds order; --no-cache writes nothing
+        if not reused and not replayed and not args.no_cache:
             record_seconds(history, args.quick, task_seconds)
         store.finish_run()
         if store.cache is not None:

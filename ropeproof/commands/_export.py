@@ -40,8 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Write a directory that GPTJForCausalLM / LlamaForCausalLM.from_pretrained (or TransformerLens)\n"
             "loads, with a tokenizer AutoTokenizer.from_pretrained loads (word i = the head's token i).\n"
-            "Frequencies are placed exactly or the command fails with the reason (e.g. GPT-J's base\n"
-            "is fixed at 10000: use --theta 0.8659643233600653 = 10000**(-2/128) for index). Attention\n"
+            "Frequencies are placed on the architecture's RoPE spectrum, whose formula in float64 gives\n"
+            "each to a relative 1e-12 (LLaMA derives rope_theta so; the library then evaluates it in\n"
+            "float32, checked to hold every frequency), or the command fails with the reason (e.g. GPT-J's\n"
+            "base is fixed at 10000: use --theta 0.8659643233600653 = 10000**(-2/128) for index). Attention\n"
             "weights need from_pretrained(..., attn_implementation='eager'); the default, sdpa, has none."
         ),
     )

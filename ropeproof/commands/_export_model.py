@@ -114,9 +114,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ropeproof.constructions._multihop_compile import compile_program
+    from ropeproof.machinery._size_limits import check_size
     from ropeproof.verify.interop.hf._model_export import export_model
     from ropeproof.verify.studies.beyond._checkpoint_solvers import checkpoint_spec
 
+    check_size(f"export-model --layers {args.layers}", args.layers, "export-model layers")  # before any work
     with atomic_directory(args.out, args.force) as staging:  # refuses a bad --out before any work
         spec = checkpoint_spec(
             args.task,

@@ -124,6 +124,8 @@ HEAD_OPTIONS = (
     "plot",
 )
 """Options of ``sweep`` that apply only with ``--head`` (their ``argparse`` destinations)."""
+NOT_FOR_HEADS = ("theta", "shard", "jsonl", "term")
+"""Options of ``sweep`` that a head directory does not take (refused with ``--head``)."""
 
 
 def option_conflict(args: argparse.Namespace) -> str | None:
@@ -138,6 +140,13 @@ def option_conflict(args: argparse.Namespace) -> str | None:
         return f"{', '.join(given)} only apply with --head DIR" if given else None
     if getattr(args, "offsets", None) is not None and getattr(args, "reading", None) not in OFFSET_READINGS:
         return f"--offsets only applies with --reading {' or '.join(OFFSET_READINGS)}"
+    # the options of the built-in sweeps mean nothing for a head: refused, never ignored
+    foreign = [f"--{dest}" for dest in NOT_FOR_HEADS if getattr(args, dest, None) not in (None, False)]
+    if foreign:
+        return (
+            f"{', '.join(foreign)}: not an option of a head sweep (--head DIR); it applies to the built-in "
+            "index, retrieval and certified-index sweeps"
+        )
     if getattr(args, "bound", None) is None:
         loose = [g for g in given if g in ("--relation", "--max-refine", "--max-identities", "--certified")]
         if getattr(args, "reading", None) not in (None, *OFFSET_READINGS):
@@ -349,6 +358,10 @@ def plot_targets(path: Path) -> tuple[Path, str, tuple[str, ...]]:
     suffix both; anything else is refused."""
     from ropeproof.paper_figures._style import FORMATS
 
+    if path.is_dir():
+        raise InputError(
+            f"--plot={str(path)!r} is a directory; give a file name (e.g. {str(path / 'sweep.png')!r})"
+        )
     suffix = path.suffix.lower()
     if suffix in ("", ".png", ".pdf"):
         formats = FORMATS if not suffix else (suffix[1:],)
@@ -374,7 +387,8 @@ def write_plot(args: argparse.Namespace, sweep: Any, quantity: str, label: str |
         check_output_file(path, args.force, option="--plot")
     label = label or getattr(sweep, "subject", None) or getattr(sweep, "head", "head")
     figure = plot_sweeps({str(label): sweep}, quantity=quantity, name=stem)
-    written = save_figure(figure, directory, formats)
+    # created exclusively unless --force: a concurrent run writing the same --plot is refused, not raced
+    written = save_figure(figure, directory, formats, replace=bool(args.force), option="--plot")
     print(f"ropeproof sweep: wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
 
 

@@ -127,11 +127,23 @@ def _fmt(v: float) -> str:
     return f"{v:.6g}" if math.isfinite(v) else str(v)
 
 
+def _check_work(args: argparse.Namespace) -> None:
+    """Refuse, before any input is built, scores whose swapped rows pass the limit ``ps-score work``:
+    inputs x swaps per input (``K (K - 1) / 2`` for ``K = (length - 1) // block_size`` blocks) x length."""
+    from ropeproof.machinery._size_limits import check_size
+
+    blocks = (int(args.length) - 1) // int(args.block_size)
+    work = int(args.n_inputs) * (blocks * (blocks - 1) // 2) * int(args.length)
+    what = f"ps-score on {args.n_inputs} inputs of length {args.length} (block size {args.block_size})"
+    check_size(what, work, "ps-score work")
+
+
 def run(args: argparse.Namespace) -> int:
     from ropeproof.verify.measure.ps._exact import exact_exclusion, sampled_exclusion
     from ropeproof.verify.measure.ps._per_frequency import per_frequency_scores
     from ropeproof.verify.measure.ps._scores import ps_scores
 
+    _check_work(args)
     subj = _subject(args)
     start = time.perf_counter()
     sc = ps_scores(subj.head, subj.inputs, tau=args.tau, block_size=args.block_size)

@@ -20,5 +20,6 @@ SUMMARIES: dict[str, str] = {
     "train": "train [A]'s GPT-J model on the number or letter task, with checkpoints and resume (hf extra)",
     "llm-eval": "run [A]'s frontier-LLM 1-hop protocol on a model (endpoint, Anthropic, HF directory, "
     "callable)",
+    "cache": "show (info) or empty (clear) the cache of earlier runs' results that check reads and fills",
 }
 """Each subcommand's one-line help (``ropeproof --help``; the first line of ``ropeproof NAME --help``)."""

@@ -11,13 +11,14 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ropeproof.commands import _head_dir as head_dir
 from ropeproof.commands._arguments import add_command, add_device, add_dtype, finite_float, int_in
 from ropeproof.commands._choices import DEFAULT_SHARD_ROOT, EXECUTORS, INDEX_TERMS
 from ropeproof.machinery._errors import InputError, RopeproofError
+from ropeproof.machinery._input_files import check_regular_file, read_text
+from ropeproof.machinery._size_limits import limit
 from ropeproof.machinery._values import LIMITS, AlphabetSize, Angle, Lengths
 from ropeproof.verify.kernel._devices import dtype_name, resolve_device, resolve_dtype
 
@@ -133,7 +134,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=80,
         help="interval precision in bits (certified-index; --head --bound --certified: at least 53)",
     )
-    p.add_argument("--term", default="min", choices=INDEX_TERMS, help="certified-index: bound term")
+    p.add_argument(
+        "--term", default=None, choices=INDEX_TERMS, help="certified-index, merge: bound term (default min)"
+    )
     d = p.add_argument_group("running the shards on Dask (index, retrieval with --jsonl; certified-index)")
     d.add_argument(
         "--executor",
@@ -178,11 +181,16 @@ def _fail(message: str) -> int:
     return 2
 
 
+RECORDS_LIMIT = limit("gap-records file bytes")
+"""The most bytes read from one gap-records shard file."""
+
+
 def _is_records(path: str) -> bool:
     from ropeproof.verify.sweep_runs._certified_shards import FORMAT as RECORDS_FORMAT
 
+    check_regular_file(path, "merge")  # a FIFO or /dev/zero is refused, never read
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             return f'"format": "{RECORDS_FORMAT}"' in f.read(200)
     except OSError as e:
         raise InputError(f"cannot read {path!r}: {e.strerror}") from None
@@ -191,11 +199,12 @@ def _is_records(path: str) -> bool:
 def _read_records(path: str) -> GapRecords:
     from ropeproof.verify.sweep_runs._certified_shards import GapRecords
 
+    text = read_text(path, RECORDS_LIMIT, "merge")
     try:
-        return GapRecords.from_json(Path(path).read_text(encoding="utf-8"))
+        return GapRecords.from_json(text)
     except RopeproofError as e:
         raise InputError(f"{path!r}: {e}") from None
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
         raise InputError(f"{path!r} is not a complete gap-records file ({type(e).__name__})") from None
 
 
@@ -231,7 +240,31 @@ def _certified(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_workers(workers: int | None) -> None:
+    """Refuse more local Dask workers than the cores, or than the memory limit holds at the limit
+    ``dask worker bytes`` each (:mod:`ropeproof.machinery._size_limits`): each is a process of its own."""
+    import os
+
+    from ropeproof.machinery._memory_budget import format_bytes, memory_limit
+    from ropeproof.machinery._size_limits import limit
+
+    if workers is None:
+        return
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        raise InputError(f"--workers {workers}: this machine has {cores} cores; accepted: 1 .. {cores}")
+    each = limit("dask worker bytes")
+    fits = max(1, memory_limit() // each)
+    if workers > fits:
+        raise InputError(
+            f"--workers {workers} needs about {format_bytes(workers * each)} ({format_bytes(each)} a "
+            f"worker); the memory limit {format_bytes(memory_limit())} holds {fits}"
+        )
+
+
 def _dask_options(args: argparse.Namespace) -> dict[str, object]:
+    if args.scheduler is None:
+        _check_workers(args.workers)
     return {
         "executor": "dask",
         "workers": args.workers,
@@ -284,6 +317,8 @@ def run(args: argparse.Namespace) -> int:
     conflict = _executor_conflict(args) or head_dir.option_conflict(args)
     if conflict is not None:
         return _fail(conflict)
+    if args.term is None:
+        args.term = "min"
     if args.head_dir is not None:
         with atomic_output(args.out, sys.stdout, args.force) as out, contextlib.redirect_stdout(out):
             return head_dir.run_sweep(args)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ropeproof.machinery._errors import InputError
-from ropeproof.machinery._input_files import read_bytes, read_text
+from ropeproof.machinery._input_files import check_regular_file, read_bytes, read_json, read_text
 
 
 def test_regular_files_and_links_to_them_are_read(tmp_path: Path) -> None:
@@ -57,3 +57,27 @@ def test_a_file_that_grows_while_read_is_refused(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(os, "read", read)
     with pytest.raises(InputError, match="larger than 20 B"):
         read_bytes(path, 20, "--x")
+
+
+def test_json_files_and_streamed_files(tmp_path: Path) -> None:
+    """read_json: the value, or one line for a truncated file or one nested past the parser;
+    check_regular_file: the size of a regular file, the same refusal as read_bytes for anything else."""
+    (tmp_path / "ok.json").write_text('{"a": [1, 2]}')
+    (tmp_path / "cut.json").write_text('{"a": [1, ')
+    (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000)
+    assert read_json(tmp_path / "ok.json", "--x") == {"a": [1, 2]}
+    with pytest.raises(InputError, match=r"--x .*cut.json is not JSON .*truncated"):
+        read_json(tmp_path / "cut.json", "--x")
+    with pytest.raises(InputError, match="nests too deeply"):
+        read_json(tmp_path / "deep.json", "--x")
+    with pytest.raises(InputError, match="larger than 10 B"):
+        read_json(tmp_path / "ok.json", "--x", limit=10)
+    assert check_regular_file(tmp_path / "ok.json", "--x") == 13
+    os.mkfifo(tmp_path / "fifo")
+    for special, kind in (
+        (tmp_path / "fifo", "a FIFO"),
+        ("/dev/zero", "a character device"),
+        (tmp_path, "a dir"),
+    ):
+        with pytest.raises(InputError, match=f"--x {special} is {kind}"):
+            check_regular_file(special, "--x")

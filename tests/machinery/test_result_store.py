@@ -31,6 +31,10 @@ from ropeproof.machinery._result_store import (
 CALLS: list[tuple[str, dict[str, Any]]] = []
 
 
+HERE = f"{__name__}:"
+"""A product defined outside the package has its module in its keys."""
+
+
 @data_product("test.rows")
 def ROWS(store: ResultStore, n: int, scale: float = 1.0) -> list[dict[str, Any]]:
     CALLS.append(("rows", {"n": n, "scale": scale}))
@@ -96,8 +100,9 @@ def test_a_directory_holds_every_data_value_and_a_second_store_reads_instead_of_
     assert again.get(TOTAL, n=4) == total and CALLS == [] and again.computed == []
     saved = ResultStore.saved(tmp_path / "store")
     assert saved.get(ROWS, n=4) == store.get(ROWS, n=4)
-    assert saved.saved_keys() == sorted(['test.rows{"n":4,"scale":1.0}', 'test.total{"n":4}'])
-    with pytest.raises(MissingResult, match=r"do not hold test\.rows\{\"n\":5,\"scale\":1\.0\}"):
+    here = f"{__name__}:"  # a product defined outside the package: its module is part of its keys
+    assert saved.saved_keys() == sorted([here + 'test.rows{"n":4,"scale":1.0}', here + 'test.total{"n":4}'])
+    with pytest.raises(MissingResult, match=r"do not hold \S*:test\.rows\{\"n\":5,\"scale\":1\.0\}"):
         saved.get(ROWS, n=5)
     with pytest.raises(MissingResult, match=r"object product 'test\.thing'"):
         saved.get(THING, label="x")
@@ -113,7 +118,7 @@ def test_a_file_of_another_value_is_refused(tmp_path: Path) -> None:
     entry = json.loads(path.read_text())
     entry["args"] = {"n": 7}
     path.write_text(json.dumps(entry))
-    with pytest.raises(InputError, match=r"holds test\.rows"):
+    with pytest.raises(InputError, match=r"holds \S*:test\.rows"):
         ResultStore(tmp_path).get(ROWS, n=2)
     path.write_text(json.dumps({"format": "something else"}))
     with pytest.raises(InputError, match="is not a ropeproof-result v1 file"):
@@ -312,7 +317,8 @@ def test_two_processes_share_an_object_and_the_log_counts_each_computation(tmp_p
     assert [p.returncode for p in procs] == [0, 0]
     assert outs == ["[0, 1, 2, 3] 41", "[0, 1, 2, 3] 41"]
     store = ResultStore(tmp_path / "store")
-    assert store.computation_counts() == {'test.table{"n":4}': 1, "test.lock{}": 2}
+    # products defined in a script: "__main__" is part of their keys
+    assert store.computation_counts() == {'__main__:test.table{"n":4}': 1, "__main__:test.lock{}": 2}
     assert (tmp_path / "store" / OBJECTS).is_dir()
     store.finish_run()
     assert not any(p.name.startswith(".") for p in (tmp_path / "store").iterdir())
@@ -328,17 +334,21 @@ def test_reading_notes_every_value_asked_nested_ones_included(tmp_path: Path) ->
             store.get(THING, label="x")
         store.get(TOTAL, n=2)  # held already: still read
     store.get(ROWS, n=4)  # after: not noted
-    assert inner == {'test.thing{"label":"x"}': "object"}
-    assert outer == {'test.total{"n":2}': "data", 'test.rows{"n":2,"scale":1.0}': "data", **inner}
-    text = store.held_text('test.total{"n":2}')
+    assert inner == {HERE + 'test.thing{"label":"x"}': "object"}
+    assert outer == {
+        HERE + 'test.total{"n":2}': "data",
+        HERE + 'test.rows{"n":2,"scale":1.0}': "data",
+        **inner,
+    }
+    text = store.held_text(HERE + 'test.total{"n":2}')
     assert text is not None and json.loads(text)["value"] == 1.0
-    assert store.held_text('test.total{"n":9}') is None
+    assert store.held_text(HERE + 'test.total{"n":9}') is None
 
 
 def test_an_adopted_text_is_held_and_saved_as_if_computed(tmp_path: Path) -> None:
     first = ResultStore(tmp_path / "a")
     first.get(TOTAL, n=3)
-    key = 'test.total{"n":3}'
+    key = HERE + 'test.total{"n":3}'
     text = first.held_text(key)
     assert text is not None
     CALLS.clear()
@@ -350,3 +360,42 @@ def test_an_adopted_text_is_held_and_saved_as_if_computed(tmp_path: Path) -> Non
         tmp_path / "a" / result_file(TOTAL, {"n": 3})
     ).read_bytes()
     assert ResultStore.saved(tmp_path / "b").get(TOTAL, n=3) == 3.0
+
+
+def test_products_from_outside_the_package_live_in_their_own_namespace(tmp_path: Path) -> None:
+    """A claims file's product may not take a name in the package's namespaces (refused, naming it), and
+    a product it names like another module's is a different value: its module is part of the key, so
+    nothing it computes stands for another's value in a shared store directory."""
+    import ast
+    import re
+
+    from ropeproof.machinery._result_store import PACKAGE_NAMESPACES, result_key
+
+    with pytest.raises(
+        InputError, match=r"'exact.index-sweep-table' .* shadows the package's products exact"
+    ):
+        data_product("exact.index-sweep-table")(lambda store: 1)
+    # every product of the package is in one of its namespaces (so the rule covers each one)
+    root = Path(__file__).resolve().parents[2]
+    names = []
+    for folder in ("ropeproof", "theory", "constructions", "verify", "paper_figures"):
+        for path in (root / folder).rglob("*.py"):
+            calls = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)]
+            for node in calls:
+                maker = getattr(node.func, "id", "")
+                if maker in ("data_product", "object_product") and isinstance(node.args[0], ast.Constant):
+                    names.append(node.args[0].value)
+    assert len(names) > 40 and {re.split(r"\.", n)[0] for n in names} <= set(PACKAGE_NAMESPACES)
+    assert "exact.index-sweep-table" in names
+
+    def compute(store: ResultStore, n: int) -> int:
+        return n
+
+    compute.__module__ = "ropeproof_user_claims.a_0"
+    first = data_product("mine.value")(compute)
+    other = Product("mine.value", lambda store, n: -n, "data")
+    other_key, first_key = result_key(other, {"n": 1}), result_key(first, {"n": 1})
+    assert first_key.startswith("ropeproof_user_claims.a_0:mine.value") and first_key != other_key
+    store = ResultStore(tmp_path)
+    assert store.get(first, n=1) == 1 and store.get(other, n=1) == -1
+    assert ResultStore(tmp_path).get(first, n=1) == 1  # read back from its own file

@@ -94,6 +94,33 @@ def test_sweep_head_plot(tmp_path: Path, capsys) -> None:
     capsys.readouterr()
     assert (tmp_path / "b.pdf").exists() and "violated" in (tmp_path / "b.csv").read_text()
     assert main([*argv, "--plot", str(tmp_path / "x.svg")]) == 2
+    (tmp_path / "pdir").mkdir()
+    assert main([*argv, "--plot", str(tmp_path / "pdir")]) == 2  # a directory: refused, not pdir.png beside
+    assert "is a directory; give a file name" in capsys.readouterr().err
+    assert not (tmp_path / "pdir.png").exists() and not (tmp_path / "pdir.pdf").exists()
+    # without --force every file is created exclusively: one that appears meanwhile (a concurrent run's)
+    # is refused, not replaced
+    from ropeproof.machinery._errors import OutputError
+    from ropeproof.paper_figures._style import save_figure
+    from ropeproof.paper_figures._sweeps import plot_sweeps
+    from ropeproof.verify.measure.exact._head_sweep import sweep_head
+
+    figure = plot_sweeps({"h": sweep_head(str(tmp_path / "h"), 6)}, name="m")
+    before = (tmp_path / "m.png").read_bytes()
+    with pytest.raises(OutputError, match=r"--plot .*m.png appeared meanwhile; it was not replaced"):
+        save_figure(figure, tmp_path, ("png",), replace=False, option="--plot")
+    assert (tmp_path / "m.png").read_bytes() == before
+
+
+def test_options_of_the_builtin_sweeps_are_refused_with_a_head(tmp_path: Path, capsys) -> None:
+    """--theta, --shard, --jsonl and --term mean nothing for a head directory: refused, never ignored."""
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    argv = ["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:6", "--bound", "1"]
+    for extra in (["--theta", "0.5"], ["--shard", "1/2"], ["--jsonl"], ["--term", "min"]):
+        assert main([*argv, *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert f"{extra[0]}: not an option of a head sweep (--head DIR)" in err, err
 
 
 def test_the_caption_names_only_lengths_with_rows() -> None:

@@ -97,6 +97,40 @@ CASES = [
     ),
     (["llm-eval", "--provider", "openai", "--model", "m", "--extra-body", "[1]", "--out", "x"], "a JSON"),
     (["llm-eval", "plot", "--out", "x"], "the following arguments are required: DIR"),
+    # special files are refused, never read (a device never ends, a FIFO without a writer blocks)
+    (["sweep", "merge", "/dev/zero"], "merge /dev/zero is a character device, not a regular file"),
+    (["sweep", "merge", "/dev/null", "/dev/zero"], "merge /dev/null is a character device"),
+    (["check", "--claims", "/dev/zero", "--out", "r"], "--claims /dev/zero is a character device, not a"),
+    (["check", "--claims", "/", "--out", "r"], "--claims / is a directory, not a regular file"),
+    (["cache", "info", "--cache-dir", "/dev/null"], "/dev/null exists and is not a directory"),
+    (
+        ["sweep", "--head", "h", "--bound", "-1+2"],
+        "expected one argument; a value starting with '-' goes after '=': --bound=VALUE",
+    ),
+    (  # the error names the user's path, never the temporary beside it
+        ["sweep", "index", "--theta", "0.8", "--lengths", "2:5", "--out", "/proc/ropeproof_out"],
+        "--out /proc/ropeproof_out: the directory '/proc' cannot be written",
+    ),
+    # sizes past the one table of limits: refused with the estimate and the limit, before any work
+    (["compile", "index", "--max-int", "100000000", "--out", "h"], "needs about 1e+08 tokens; the limit is"),
+    (["compile", "retrieval", "--alphabet-size", "100000", "--out", "h"], "about 1e+10 tokens; the limit"),
+    (["ps-score", "random", "--length", "100000"], "needs about 5e+16 entries; the limit is 1099511627776"),
+    (["export-model", "gptj", "number", "--layers", "100000", "--out", "m"], "the limit is 1024 layers"),
+    (
+        [
+            "sweep",
+            "certified-index",
+            "--theta",
+            "0.8",
+            "--lengths",
+            "2:9",
+            "--executor",
+            "dask",
+            "--workers",
+            "100000",
+        ],
+        "--workers 100000: this machine has",
+    ),
 ]
 
 
@@ -162,8 +196,12 @@ def test_sizes_that_cannot_fit_are_refused(capsys, monkeypatch, tmp_path: Path) 
     )
     out = tmp_path / "h"
     code, _, err = run_cli(["compile", "index", "--letters", "100000", "--out", str(out)], capsys)
-    assert_one_line_error(code, err, "compile", "needs about 447 GiB, more than the memory limit of 64 GiB")
+    assert_one_line_error(code, err, "compile", "needs about 100016 tokens; the limit is 32768 tokens")
     assert not out.exists() and list(tmp_path.iterdir()) == []  # and no staging directory is left
+    monkeypatch.setenv(ENV_VAR, "16GiB")
+    code, _, err = run_cli(["compile", "index", "--letters", "30000", "--out", str(out)], capsys)
+    assert_one_line_error(code, err, "compile", "needs about 40.3 GiB, more than the memory limit of 16 GiB")
+    assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
 def test_compile_refuses_an_existing_head_unless_forced(tmp_path: Path, capsys) -> None:

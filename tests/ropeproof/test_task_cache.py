@@ -29,6 +29,10 @@ from ropeproof.verify.measure._outcome import Outcome
 CALLS: list[str] = []
 
 
+HERE = __name__ + ":"
+"""Products defined outside the package carry their module in their keys."""
+
+
 @data_product("test.task-rows")
 def ROWS(store: ResultStore, n: int) -> list[int]:
     CALLS.append(f"rows {n}")
@@ -64,7 +68,7 @@ def test_a_kept_claim_is_given_back_without_running_with_the_values_it_read(tmp_
     assert second is not None and CALLS == []
     assert second.outcome == first.outcome and second.claim is CLAIM and second.quick
     # the value it read is in the new run's store, the file byte for byte the first run's
-    assert again.store.from_cache == ['test.task-rows{"n":5}']
+    assert again.store.from_cache == [HERE + 'test.task-rows{"n":5}']
     assert [p.read_bytes() for p in sorted((tmp_path / "b").glob("*.json"))] == [
         p.read_bytes() for p in sorted((tmp_path / "a").glob("*.json"))
     ]
@@ -93,7 +97,7 @@ def test_a_changed_value_read_or_altered_bytes_are_a_miss(tmp_path: Path) -> Non
     recorded_claim(CLAIM, ctx)
     cache = ctx.store.cache
     assert cache is not None
-    key = 'test.task-rows{"n":5}'
+    key = HERE + 'test.task-rows{"n":5}'
     kept = cache.get_text(key)
     assert kept is not None
     # the value it read was computed again differently (or altered): its digest differs

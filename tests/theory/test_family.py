@@ -4,6 +4,7 @@ the JSON round trip, the checks on bad input, and a construction carrying its fa
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from ropeproof import Family, FamilyCase
 from ropeproof.constructions._paper import index_construction, reflexive_construction, retrieval_construction
-from ropeproof.machinery._errors import ConstructionError, InputError
+from ropeproof.machinery._errors import ConstructionError, InputError, OutputError
 from ropeproof.theory._family import token_family
 from ropeproof.verify.measure.exact._families import family_for
 
@@ -96,3 +97,66 @@ def test_a_construction_carries_its_family() -> None:
         family_for(c.with_family(None))
     with pytest.raises(ConstructionError, match="uses tokens that construction 'index' lacks"):
         c.with_family(Family("f", (FamilyCase("x", ("Z",), ("A",), ("A",), 1),), ""))
+
+
+def test_family_files_are_regular_bounded_json(tmp_path: Path) -> None:
+    """Family.load reads only a regular file of bounded size (never a FIFO or /dev/zero), refuses a
+    distance past int32, a deeply nested file and a truncated one in one line; Family.save into a
+    missing directory names the user's path, not a temporary file."""
+    import os
+
+    fam = Family("f", (case("a", 1),), "one case")
+    os.mkfifo(tmp_path / "fifo")
+    for path, match in (
+        ("/dev/zero", "is a character device, not a regular file"),
+        (tmp_path / "fifo", "is a FIFO, not a regular file"),
+        (tmp_path, "is a directory"),
+    ):
+        with pytest.raises(InputError, match=match):
+            Family.load(path)
+    data = fam.to_dict()
+    data["cases"][0]["target_distance"] = 10**30
+    (tmp_path / "far.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"target_distance=10{30}; accepted: an integer 0 \.\. 2147483647"):
+        Family.load(tmp_path / "far.json")
+    (tmp_path / "deep.json").write_text('{"cases": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(InputError, match="nests too deeply"):
+        Family.load(tmp_path / "deep.json")
+    (tmp_path / "cut.json").write_text(json.dumps(fam.to_dict())[:-5])
+    with pytest.raises(InputError, match="is not JSON"):
+        Family.load(tmp_path / "cut.json")
+    with pytest.raises(OutputError) as missing:
+        fam.save(tmp_path / "no" / "f.json")
+    assert str(tmp_path / "no" / "f.json") in str(missing.value) and ".partial" not in str(missing.value)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=3),
+    lambda sub: st.lists(sub, max_size=3) | st.dictionaries(st.text(max_size=3), sub, max_size=3),
+    max_leaves=8,
+)
+
+
+_CASE_KEYS = ("label", "query_tokens", "target_tokens", "other_tokens", "target_distance")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["format", "name", "description", "every_offset", "cases", *_CASE_KEYS]), _JSON)
+def test_fuzz_families_loaded_from_json(key: str, value: object) -> None:
+    """A saved family with one field replaced by random JSON: loaded as the family it states (its
+    round trip equal) or refused with an InputError, never another exception."""
+    import tempfile
+
+    data = Family("f", (case("a", 1), case("b", None)), "two cases").to_dict()
+    target = data["cases"][0] if key in _CASE_KEYS else data
+    target[key] = value
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.json"
+        path.write_text(json.dumps(data))
+        try:
+            loaded = Family.load(path)
+        except InputError:
+            return
+    assert Family.from_dict(loaded.to_dict()) == loaded
+    distance = loaded.cases[0].target_distance
+    assert distance is None or (type(distance) is int and 0 <= distance <= 2**31 - 1)

@@ -32,6 +32,7 @@ import numpy as np
 
 from ropeproof.machinery._atomic_output import atomic_path, check_output_file
 from ropeproof.machinery._errors import InputError
+from ropeproof.machinery._input_files import check_regular_file
 from ropeproof.machinery._values import Length
 from ropeproof.verify.measure.exact._bound_checks import HOLDS, STATUSES, VIOLATED, BoundComparison
 from ropeproof.verify.measure.exact._sweep import QUANTITIES, READING_COLUMNS, STATUS_COLUMNS, SweepBlock
@@ -579,12 +580,17 @@ class SweepFile:
                 prev = line
 
 
+_HEADER_LIMIT = 1 << 20
+"""The most characters read as a sweep file's header line."""
+
+
 def read_sweep_file(path: str | os.PathLike[str]) -> SweepFile:
     """Header, summary and check of a sweep JSON Lines file (format v3; ``NaN``/``Infinity`` refused)."""
     p = Path(path)
+    check_regular_file(p, "merge")  # a FIFO or a device such as /dev/zero is refused, never read
     try:
         with p.open(encoding="utf-8") as f:
-            header_line = f.readline()
+            header_line = f.readline(_HEADER_LIMIT)
             head = _load(header_line)
             size = p.stat().st_size
             f.seek(max(0, size - (1 << 20)))

@@ -168,6 +168,68 @@ def test_sweep_head_bound_finds_the_first_violation(tmp_path: Path, capsys) -> N
         assert message in capsys.readouterr().err
 
 
+def test_a_bound_names_its_own_symbols_and_the_head_its_finite_parameters(tmp_path: Path, capsys) -> None:
+    """A head parameter named like a bound's own symbol (n, pi, a function) is refused, naming it, never
+    substituted; a parameter that is NaN, infinite or a string is refused when the head is loaded; a
+    bound undefined at a length (0/0, log of 0) is refused with the length, never simplified away."""
+    import json
+
+    head = tmp_path / "h"
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(head)]) == 0
+    capsys.readouterr()
+    meta_path = head / "head.json"
+    original = meta_path.read_text()
+
+    def with_parameters(text: str) -> None:
+        meta = json.loads(original)
+        meta["metadata"]["parameters"] = "PARAMETERS"
+        meta_path.write_text(json.dumps(meta).replace('"PARAMETERS"', text))  # NaN, 1e999 as typed
+
+    argv = ["sweep", "--head", str(head), "--lengths", "2:6", "--bound", "pi^2/(2*n^2)"]
+    for params, message in (
+        ('{"theta": 0.866, "n": 5}', "parameter 'n' has the name of a bound's own symbol"),
+        ('{"pi": 3}', "parameter 'pi' has the name of a bound's own symbol"),
+        ('{"cos": 3}', "parameter 'cos' has the name of a bound's own symbol"),
+        ('{"theta": NaN}', "parameter 'theta' = nan; accepted: a finite real number"),
+        ('{"theta": 1e999}', "parameter 'theta' = inf; accepted: a finite real number"),
+        ('{"theta": "abc"}', "parameter 'theta' = 'abc'; accepted: a finite real number"),
+    ):
+        with_parameters(params)
+        assert main(argv) == 2, params
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    with_parameters('{"theta": 0.866}')
+    assert main([*argv[:-1], "1 - cos(theta)", "--json"]) == 0
+    assert _json(capsys)["summary"]["statement"] == "margin_inf(n) <= 1 - cos(theta)"
+    for bound, lengths, message in (
+        ("(n-5)/(n-5)", "4:6", "undefined at n=5: a division by zero"),
+        ("log(n, 0)", "2:6", "a logarithm to a base that is not positive or is 1"),
+        ("1/log(0)", "2:6", "the logarithm of a number that is not positive"),
+        ("n/log(0)", "2:6", "the logarithm of a number that is not positive"),
+        ("10**10**10", "2:6", "the limit is 4194304 bits"),
+        ("2**2**2**2**2**2", "2:6", "the limit is 4194304 bits"),
+        ("n**n**n", "2:9", "at n=8"),
+    ):
+        assert main(["sweep", "--head", str(head), "--lengths", lengths, "--bound", bound]) == 2, bound
+        assert message in capsys.readouterr().err, bound
+
+
+def test_a_legacy_heads_rebuild_is_sized_before_it_is_built(tmp_path: Path, capsys) -> None:
+    """A head that records no family is swept over its construction's family, rebuilt from
+    construction_args: a vocabulary past the limit is refused before any token is built (it allocated
+    7.5 GB first)."""
+    import json
+
+    assert main(["compile", "index", "--theta", "0.866", "--letters", "2", "--out", str(tmp_path / "h")]) == 0
+    capsys.readouterr()
+    meta = json.loads((tmp_path / "h" / "head.json").read_text())
+    meta.pop("family")
+    meta["metadata"]["construction_args"]["max_int"] = 10**8
+    (tmp_path / "h" / "head.json").write_text(json.dumps(meta))
+    assert main(["sweep", "--head", str(tmp_path / "h"), "--lengths", "2:5"]) == 2
+    assert "needs about 1e+08 tokens; the limit is 32768 tokens" in capsys.readouterr().err
+
+
 def test_parse_token_ids() -> None:
     assert parse_token_ids(None) is None
     assert parse_token_ids("2:5") == [2, 3, 4]

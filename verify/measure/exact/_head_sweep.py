@@ -17,12 +17,13 @@ A family given to :func:`sweep_head` replaces all three.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from ropeproof.constructions._head import CompiledHead
+from ropeproof.constructions._head import CompiledHead, load_head
 from ropeproof.constructions._paper import CONSTRUCTIONS
 from ropeproof.machinery._errors import InputError, RopeproofError
 from ropeproof.theory._family import Family, token_family
@@ -181,7 +182,7 @@ class HeadSweep(TableDisplay):
 
 
 def sweep_head(
-    head: CompiledHead,
+    head: CompiledHead | str | Path,
     max_n: int,
     family: Family | None = None,
     dtype: DtypeLike = torch.float64,
@@ -194,7 +195,13 @@ def sweep_head(
     (:func:`~ropeproof.verify.measure.exact._discrepancy.exact_sweep`; NaN above). Lengths where the
     family has no input (below :meth:`~ropeproof.theory._family.Family.min_length`) are NaN.
     ``logits_only``: only the logit reading by offset (:meth:`HeadSweep.logits`); the length extremes
-    are not computed (NaN, no witness), which spares the one-pass sweep over lengths."""
+    are not computed (NaN, no witness), which spares the one-pass sweep over lengths. ``head``: a
+    compiled head or a head directory (as for
+    :func:`~ropeproof.verify.measure.exact._stated_bound.check_bound`)."""
+    if isinstance(head, str | Path):
+        head = load_head(head)
+    if not isinstance(head, CompiledHead):
+        raise InputError(f"head must be a CompiledHead or a head directory, got {type(head).__name__}")
     fam, source = resolve_head_family(head, family)
     dt = resolve_dtype(dtype)
     tables = build_tables(head, fam, max_n, dt, device)

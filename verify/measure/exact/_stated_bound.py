@@ -51,7 +51,7 @@ from ropeproof.constructions._compile import compile_construction
 from ropeproof.constructions._head import CompiledHead, load_head
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
-from ropeproof.theory._bound_expression import N, parse_bound
+from ropeproof.theory._bound_expression import N, bound_parameters, bound_tree, check_lengths, parse_bound
 from ropeproof.theory._construction import Construction
 from ropeproof.theory._family import Family
 from ropeproof.verify.measure._display import TableDisplay
@@ -272,11 +272,13 @@ def _lengths(lengths: int | Iterable[int], family: Family, offsets: bool = False
     return start, stop
 
 
-def _parameters(head: CompiledHead, construction: Construction | None) -> dict[str, float]:
+def _parameters(head: CompiledHead, construction: Construction | None) -> dict[str, object]:
+    """The subject's parameters as a bound may name them (checked by the bound's parser: a reserved
+    name, a non-finite or non-numeric value is refused there)."""
     if construction is not None:
-        return {s.name: float(v) for s, v in construction.parameters.items()}
+        return {s.name: v for s, v in construction.parameters.items()}
     params = head.metadata.get("parameters")
-    return {str(k): float(v) for k, v in params.items()} if isinstance(params, dict) else {}
+    return {str(k): v for k, v in params.items()} if isinstance(params, dict) else {}
 
 
 @dataclass
@@ -284,6 +286,8 @@ class _StatedBound:
     text: str
     expr: sp.Expr | None
     fn: Callable[[int], float] | None
+    tree: sp.Expr | None = None
+    """The bound as written, unevaluated (text), checked at every length before it is enclosed."""
 
 
 def _offset_text(text: str) -> str:
@@ -300,7 +304,7 @@ def _offset_text(text: str) -> str:
     return tokenize.untokenize(out)
 
 
-def _bound(bound: Bound, parameters: dict[str, float], variable: str = "n") -> _StatedBound:
+def _bound(bound: Bound, parameters: dict[str, object], variable: str = "n") -> _StatedBound:
     """The stated bound as an expression in the row symbol :data:`N` (``variable``: ``n`` for lengths,
     ``m`` for offsets), or a callable."""
     if variable == "m" and "m" in parameters:
@@ -308,7 +312,7 @@ def _bound(bound: Bound, parameters: dict[str, float], variable: str = "n") -> _
     if isinstance(bound, str):
         text = _offset_text(bound) if variable == "m" else bound
         expr = parse_bound(text, parameters)
-        return _StatedBound(bound.strip(), expr, None)
+        return _StatedBound(bound.strip(), expr, None, bound_tree(text, bound_parameters(parameters)))
     if isinstance(bound, int | float) and not isinstance(bound, bool):
         if not math.isfinite(float(bound)):
             raise InputError(f"bound={bound!r} must be finite")
@@ -337,11 +341,17 @@ def _bound_enclosure(stated: _StatedBound, n: np.ndarray) -> tuple[np.ndarray, n
         for i, v in enumerate(n.tolist()):
             try:
                 values[i] = float(stated.fn(int(v)))
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise InputError(f"bound({v}) did not return a number: {exc}") from None
+            if not math.isfinite(values[i]):
+                raise InputError(
+                    f"bound({v}) = {float(values[i])!r}; the bound must be finite at every length"
+                )
         return values, values.copy(), values.copy()
     expr = stated.expr
     assert expr is not None
+    # every node defined and of bounded size at every length, before anything is evaluated
+    check_lengths(stated.text, stated.tree if stated.tree is not None else expr, n.tolist())
     lo, hi = np.empty(n.size), np.empty(n.size)
     with arb_precision(128):
         if N not in expr.free_symbols:
@@ -352,7 +362,10 @@ def _bound_enclosure(stated: _StatedBound, n: np.ndarray) -> tuple[np.ndarray, n
                 lo[i], hi[i] = arb_ends(arb_value(expr, {N: arb(int(v))}))
     if np.isinf(lo).any() or np.isinf(hi).any():
         bad = int(n[np.nonzero(np.isinf(lo) | np.isinf(hi))[0][0]])
-        raise InputError(f"bound={stated.text!r} is not finite (or not enclosed) at n={bad}")
+        raise InputError(
+            f"bound={stated.text!r} is not finite in float64 at n={bad} (beyond its range, about 1.8e308, "
+            "or not enclosed)"
+        )
     return lo / 2 + hi / 2, lo, hi
 
 
@@ -435,6 +448,8 @@ def check_bound(
     rows they leave open are ``undecided`` and say which budget stopped them.
     """
     start_time = time.perf_counter()
+    if not isinstance(certified, bool | np.bool_):
+        raise InputError(f"certified={certified!r}; accepted: True or False")
     if reading not in READINGS:
         raise InputError(f"reading={reading!r}; accepted: {list(READINGS)}")
     if relation not in RELATIONS:

@@ -44,6 +44,8 @@ from ropeproof.machinery._atomic_output import (
     write_text_atomic,
 )
 from ropeproof.machinery._errors import InputError, OutputError
+from ropeproof.machinery._input_files import read_json
+from ropeproof.machinery._size_limits import limit
 from ropeproof.machinery._validate import integer
 from ropeproof.verify.interop.hf._library import quiet_progress, require_transformers
 from ropeproof.verify.kernel._devices import resolve_device
@@ -56,6 +58,8 @@ from ropeproof.verify.studies.training._run_budget import check_run_budget
 
 RECORD_FILE = "training.json"
 """The run record: task, config, seed, per-step losses and per-checkpoint evaluations."""
+RECORD_LIMIT = limit("JSON file bytes")
+"""The most bytes read from a training record."""
 STATE_FILE = "training_state.pt"
 CHECKPOINTS = "checkpoints"
 RECORD_FORMAT, RECORD_VERSION = "ropeproof-training", 1
@@ -108,9 +112,16 @@ def load_record(path: str | Path) -> TrainingRecord:
     """The :class:`TrainingRecord` in run directory (or record file) ``path``."""
     path = Path(path)
     file = path / RECORD_FILE if path.is_dir() else path
-    if not file.is_file():
+    if not file.exists():
         raise InputError(f"{file} does not exist; it is written by ropeproof train")
-    return TrainingRecord.from_json(json.loads(file.read_text()))
+    data = read_json(file, "the training record", limit=RECORD_LIMIT)  # truncated: one line, not a crash
+    try:
+        return TrainingRecord.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(
+            f"the training record {file} is not a complete record ({type(exc).__name__}: {exc}); was it "
+            "truncated or edited?"
+        ) from None
 
 
 def checkpoint_dir(out: Path, step: int) -> Path:

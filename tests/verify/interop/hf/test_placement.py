@@ -86,8 +86,11 @@ def compiled_index_0866() -> CompiledHead:
 
 def test_llama_places_the_rounded_index_angle_exactly() -> None:
     head = compiled_index_0866()
-    pl = place_head(head, "llama")  # rope_theta derived so that plane 1 is exactly 0.8660
-    assert pl.target_spec().plane_freqs[pl.planes[0][1]] == pytest.approx(0.8660, rel=1e-12)
+    pl = place_head(head, "llama")  # rope_theta derived so that plane 1 is 0.8660 to FREQ_RTOL
+    from ropeproof.verify.interop.hf._placement import FREQ_RTOL
+
+    assert FREQ_RTOL == 1e-12  # the "relative 1e-12" of export's help and docs/guides/exports.md
+    assert pl.target_spec().plane_freqs[pl.planes[0][1]] == pytest.approx(0.8660, rel=FREQ_RTOL)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -215,3 +215,15 @@ def test_select_keeps_every_step_and_always_the_last_length(start: int, span: in
 @functools.cache
 def _sweep_to_61():
     return sweep_head(_THREE_BACK_HEAD, 61)
+
+
+def test_sweep_head_takes_a_head_directory_as_check_bound_does(tmp_path) -> None:
+    """A head directory is read (the same sweep as its loaded head); None or another object is an
+    InputError naming what is accepted, not an AttributeError."""
+    head = compile_construction(index_construction(theta=0.866, max_int=8, letters=2))
+    head.save(tmp_path / "h")
+    from_path, loaded = sweep_head(str(tmp_path / "h"), 8), sweep_head(load_head(tmp_path / "h"), 8)
+    assert np.array_equal(from_path.columns["margin_inf"], loaded.columns["margin_inf"], equal_nan=True)
+    for bad in (None, 5):
+        with pytest.raises(InputError, match="head must be a CompiledHead or a head directory"):
+            sweep_head(bad, 8)  # type: ignore[arg-type]

@@ -301,3 +301,119 @@ def test_the_four_relations_agree_row_by_row(theta: float, certified: bool) -> N
             assert abs(checks[0].measured[m] - math.cos(m * theta)) < 1e-12
     if theta == 0.866:  # m = 3: the letter 3 back from the query 6 scores cos(3 theta), the least there
         assert [str(ch.status[3]) for ch in checks] == ["holds-equal", "tight-violated"] * 2
+
+
+def test_a_parameter_named_like_a_bound_symbol_is_refused_never_substituted() -> None:
+    """A Construction parameter ``n`` (or a head's ``pi``) would replace the bound's own symbol: refused,
+    naming it; the same bound without it is judged at every length."""
+    import dataclasses
+
+    c = index(8)
+    shadowing = dataclasses.replace(c, parameters={**c.parameters, sp.Symbol("n"): 3.0})
+    with pytest.raises(InputError, match="parameter 'n' has the name of a bound's own symbol"):
+        check_bound(shadowing, "1/n", 8)
+    head = compile_construction(c)
+    head.metadata["parameters"] = {"pi": 3}
+    with pytest.raises(InputError, match="parameter 'pi' has the name"):
+        check_bound(head, "pi^2/(2*n^2)", 8)
+    head.metadata["parameters"] = {"theta": float("nan")}
+    with pytest.raises(InputError, match="parameter 'theta' = nan"):
+        check_bound(head, "1 - cos(theta)", 8)
+    stated = check_bound(c, "1/n", 8)  # the midpoint of each row's enclosure of 1/n
+    assert all(
+        lo <= 1 / n <= hi for n, lo, hi in zip(range(2, 9), stated.bound_lo, stated.bound_hi, strict=True)
+    )
+    assert np.allclose(stated.bound, [1 / n for n in range(2, 9)], rtol=1e-15, atol=0)
+
+
+def test_undefined_bounds_callables_returning_inf_and_certified_must_be_a_bool() -> None:
+    c = index(8)
+    with pytest.raises(InputError, match="undefined at n=5: a division by zero"):
+        check_bound(c, "(n-5)/(n-5)", range(4, 7))
+    with pytest.raises(InputError, match="undefined at n=5"):
+        check_bound(c, (sp.Symbol("n") - 5) ** -1, range(4, 7))  # a sympy expression too
+    assert check_bound(c, "(n-5)/(n-5)", range(6, 9)).bound.tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(InputError, match=r"bound\(3\) = inf; the bound must be finite"):
+        check_bound(c, lambda n: math.inf if n == 3 else 1.0, 8)
+    with pytest.raises(InputError, match="certified='yes'; accepted: True or False"):
+        check_bound(c, "1", 8, certified="yes")  # type: ignore[arg-type]
+
+
+def test_a_bound_beyond_float64_says_so() -> None:
+    with pytest.raises(InputError, match=r"not finite in float64 at n=2 \(beyond its range"):
+        check_bound(index(8), "1e400", 8)
+    with pytest.raises(InputError, match="the limit is 4194304 bits"):
+        check_bound(index(8), "10**10**10", 8)
+
+
+_BOUND_LEAVES = st.one_of(st.integers(0, 4).map(str), st.just("n"), st.just("theta"))
+_BOUND_TREES = st.recursive(
+    _BOUND_LEAVES,
+    lambda sub: st.one_of(
+        st.tuples(st.sampled_from(["+", "-", "*", "/"]), sub, sub),
+        st.tuples(st.sampled_from(["log", "sqrt", "cos"]), sub),
+    ),
+    max_leaves=4,
+)
+
+
+def _bound_text(tree: object) -> str:
+    if isinstance(tree, str):
+        return tree
+    op, *args = tree  # type: ignore[misc]
+    return (
+        f"{op}({_bound_text(args[0])})"
+        if len(args) == 1
+        else f"({_bound_text(args[0])}){op}({_bound_text(args[1])})"
+    )
+
+
+def _bound_oracle(tree: object, n: int) -> mpmath.mpf | None:
+    """The bound at ``n`` in mpmath at 200 bits (rational steps exact), ``None`` where a step is
+    undefined (a division by zero, a logarithm of a number that is not positive, a negative root)."""
+    from fractions import Fraction
+
+    def value(t: object) -> Fraction | mpmath.mpf | None:
+        if isinstance(t, str):
+            return Fraction(n) if t == "n" else Fraction(THETA) if t == "theta" else Fraction(int(t))
+        op, *args = t  # type: ignore[misc]
+        vals = [value(a) for a in args]
+        if any(v is None for v in vals):
+            return None
+        if op in "+-*/":
+            a, b = vals
+            if op == "/" and b == 0:
+                return None
+            if not (isinstance(a, Fraction) and isinstance(b, Fraction)):
+                a, b = (
+                    mpmath.mpf(v.numerator) / v.denominator if isinstance(v, Fraction) else v for v in vals
+                )
+            return a + b if op == "+" else a - b if op == "-" else a * b if op == "*" else a / b
+        (x,) = (mpmath.mpf(v.numerator) / v.denominator if isinstance(v, Fraction) else v for v in vals)
+        if (op == "log" and x <= 0) or (op == "sqrt" and x < 0):
+            return None
+        return {"log": mpmath.log, "sqrt": mpmath.sqrt, "cos": mpmath.cos}[op](x)
+
+    with mpmath.workprec(200):
+        v = value(tree)
+        return (
+            None if v is None else mpmath.mpf(v.numerator) / v.denominator if isinstance(v, Fraction) else v
+        )
+
+
+@settings(max_examples=8, deadline=None)
+@given(_BOUND_TREES)
+def test_fuzz_check_bound_against_an_mpmath_oracle(tree: object) -> None:
+    """Random bounds in n and the construction's theta through check_bound: refused exactly where the
+    oracle finds a step undefined at a judged length; otherwise every row's bound enclosure holds the
+    oracle's value."""
+    text = _bound_text(tree)
+    truth = {n: _bound_oracle(tree, n) for n in range(2, 9)}
+    try:
+        check = check_bound(index(8), text, 8)
+    except InputError as exc:
+        assert any(v is None for v in truth.values()), (text, str(exc))
+        return
+    assert all(v is not None for v in truth.values()), text
+    for n, lo, hi in zip(check.n.tolist(), check.bound_lo, check.bound_hi, strict=True):
+        assert lo <= float(truth[n]) <= hi or math.isclose(float(truth[n]), lo, rel_tol=1e-15), (text, n)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from pathlib import Path
 
 import pytest
 import torch
 
-from ropeproof.machinery._errors import OutputError
+from ropeproof.machinery._errors import InputError, OutputError
 from ropeproof.verify.measure._tasks import number_task
 from ropeproof.verify.measure._tokenizer import prompt_text
 from ropeproof.verify.studies.training._config import SMALL
@@ -61,6 +62,15 @@ def test_resume_refuses_another_run_and_a_full_directory(tmp_path: Path) -> None
         train("number", TINY, tmp_path / "run", progress=False)
     with pytest.raises(OutputError, match="nothing to resume"):
         train("number", TINY, tmp_path / "none", resume=True, progress=False)
+    # a truncated record: one line naming it, not a JSONDecodeError
+    record = tmp_path / "run" / "training.json"
+    record.write_text(record.read_text()[:40])
+    with pytest.raises(InputError, match=r"the training record .*training.json is not JSON .*truncated"):
+        train("number", TINY.with_overrides(steps=3), tmp_path / "run", resume=True, progress=False)
+    record.unlink()
+    os.mkfifo(record)  # no writer: never waited on
+    with pytest.raises(InputError, match="is a FIFO, not a regular file"):
+        load_record(tmp_path / "run")
 
 
 def test_checkpoint_loads_with_from_pretrained_and_answers_through_the_tokenizer(tmp_path: Path) -> None:
