@@ -118,6 +118,11 @@ NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theor
 """Figures that run the shipped trained checkpoints, so they need ``transformers`` (the ``hf`` extra)."""
 
 
+FULL_FIGURES = frozenset({"training_length"})
+"""Figures that take ``full=True``: they then draw the rows no verdict reads as well (``ropeproof figures
+--full``), which ``ropeproof check`` does not compute."""
+
+
 def figure_names() -> list[str]:
     """The names :func:`make_all` accepts in ``only``."""
     return list(figures())
@@ -143,12 +148,13 @@ def make_all(
     only: list[str] | None = None,
     formats: list[str] | tuple[str, ...] | None = None,
     store: ResultStore | None = None,
+    full: bool = False,
 ) -> dict[str, list[Path]]:
     """Draw and save the figures named in ``only`` under ``out_dir`` (an empty list draws none; default:
     every figure this installation can draw, :func:`available_figure_names`; a figure named in ``only``
     that needs a missing extra raises the error that names the extra), in ``formats`` (default:
     :func:`default_formats`), from the results in ``store`` (default: a fresh store, shared by the
-    figures drawn)."""
+    figures drawn); ``full``: the :data:`FULL_FIGURES` with the rows no verdict reads."""
     table = figures()
     unknown = sorted(set(only or []) - set(table))
     if unknown:
@@ -156,17 +162,19 @@ def make_all(
     chosen = set(only) if only is not None else set(available_figure_names())
     fmts = default_formats(quick) if formats is None else check_formats(formats)
     store = ResultStore() if store is None else store
-    return {name: save_figure(draw_figure(name, quick, store), Path(out_dir), fmts) for name in table
+    return {name: save_figure(draw_figure(name, quick, store, full), Path(out_dir), fmts) for name in table
             if name in chosen}  # fmt: skip
 
 
-def draw_figure(name: str, quick: bool, store: ResultStore) -> FigureResult:
-    """The figure ``name`` drawn from ``store``; its files must be named after the figure
-    (``--only per_frequency`` used to write ``ps_per_frequency.*``)."""
+def draw_figure(name: str, quick: bool, store: ResultStore, full: bool = False) -> FigureResult:
+    """The figure ``name`` drawn from ``store`` (``full``: a :data:`FULL_FIGURES` figure with the rows no
+    verdict reads); its files must be named after the figure (``--only per_frequency`` used to write
+    ``ps_per_frequency.*``)."""
     table = figures()
     if name not in table:
         raise InputError(f"unknown figure {name!r}; accepted: {sorted(table)}")
-    result = table[name](quick, store=store)
+    extra = {"full": True} if full and name in FULL_FIGURES else {}
+    result = table[name](quick, store=store, **extra)
     if result.name != name:
         raise RuntimeError(f"figure {name!r} returned files named {result.name!r}; they must match")
     return result

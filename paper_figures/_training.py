@@ -249,21 +249,24 @@ COMPILED_SETTINGS = {"smallest": ("compiled width 6/8", "s--"), "best": ("compil
 """The compiled checkpoints of the length study that the figure draws, with legend and line style."""
 
 
-def trained_length_dirs(quick: bool = False) -> list[Path]:
-    """Seed 0 of each shipped configuration (paper, then small), then :data:`TRAINED_LENGTH_MODELS`; with
-    ``quick`` only the smallest shipped configuration's (the preview the frequency figures show too)."""
+def trained_length_dirs(quick: bool = False, full: bool = False) -> list[Path]:
+    """Seed 0 of the paper configuration (the rows the claim ``training.length`` judges), then
+    :data:`TRAINED_LENGTH_MODELS`; with ``full`` seed 0 of every shipped configuration (paper, then small);
+    with ``quick`` only the smallest shipped configuration's (the preview the frequency figures show
+    too)."""
     configs = [c for c in CONFIGS if any(0 in shipped_seeds(t, c) for t in TASKS)]
-    chosen = configs[-1:] if quick else configs
+    chosen = configs[-1:] if quick else configs if full else configs[:1]
     shipped = [shipped_path(t, c) for c in chosen for t in TASKS if 0 in shipped_seeds(t, c)]
     return shipped if quick else shipped + [Path(d) for d in TRAINED_LENGTH_MODELS]
 
 
-def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str, Any]]:
+def _trained_rows(store: ResultStore, path: Path, quick: bool, full: bool = False) -> list[dict[str, Any]]:
     """The rows of one trained model under every reading of the length study for its task
     (:func:`~ropeproof.verify.studies.training._lengths.study_plan`): a shipped seed-0 checkpoint's rows are
     the very rows the claim ``training.length`` reads from the run's store (no input is answered twice),
-    any other run directory's are computed for it the same way."""
-    from ropeproof.verify.studies.training._lengths import reading, reading_rows, study_plan
+    any other run directory's are computed for it the same way; with ``full`` also the one-look rows no
+    verdict reads (``judged`` says which)."""
+    from ropeproof.verify.studies.training._lengths import first_look, reading, reading_rows, study_plan
     from ropeproof.verify.studies.training._shipped_results import (
         DECIDED_LENGTH_ROW,
         DIRECTORY_DECIDED_LENGTH_ROW,
@@ -273,7 +276,7 @@ def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str,
     task, config = record.task, record.config.name
     shipped = config in CONFIGS and 0 in shipped_seeds(task, config)
     shipped = shipped and path.resolve() == shipped_path(task, config).resolve()
-    plan = study_plan(quick)
+    plan = study_plan(quick, full)
 
     rows = []
     for key in plan["readings"]:
@@ -282,14 +285,14 @@ def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str,
             continue
 
         def measure(n: int, cap: int, key: str = key) -> dict[str, Any]:
-            sample = {"n": n, "reading": key, "first": plan["first"], "cap": cap}
+            sample = {"n": n, "reading": key, "first": first_look(n, plan["cap"]), "cap": cap}
             if shipped:
                 return store.get(DECIDED_LENGTH_ROW, task=task, config=config, seed=0, **sample)
             return store.get(DIRECTORY_DECIDED_LENGTH_ROW, path=str(path), **sample)
 
-        for row in reading_rows(key, plan["lengths"], plan["first"], plan["cap"], measure):
-            build = r.build if r.hops == (1, 2, 3, 4) else f"{r.build}, {len(r.hops)} hop"
-            label = f"trained {config}" + ("" if build == "distractors" else f", {build} build")
+        for row in reading_rows(key, plan["lengths"], plan["cap"], measure, full):
+            plain = r.build == "distractors" and r.positions == "uniform"
+            label = f"trained {config}" + ("" if plain else f", {key.split('-', 1)[1]}")
             rows.append(
                 {
                     "task": task,
@@ -305,6 +308,7 @@ def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str,
                     "ci_hi": row["ci_high"],
                     "interval": row["interval"],
                     "table_rebuilt": row["table_rebuilt"],
+                    "judged": row["judged"],
                     "certified_horizon": None,
                     "first_failure": None,
                 }
@@ -313,25 +317,32 @@ def _trained_rows(store: ResultStore, path: Path, quick: bool) -> list[dict[str,
 
 
 def length_figure_rows(
-    quick: bool = False, trained: list[Path] | None = None, store: ResultStore | None = None
+    quick: bool = False,
+    trained: list[Path] | None = None,
+    store: ResultStore | None = None,
+    full: bool = False,
 ) -> list[dict[str, Any]]:
-    """Trained models (every reading of the length study, the claim's rows) and the compiled checkpoints
-    of the length study (width 6/8 and the best at width 128), with anytime-valid 95% intervals,
-    certified horizons and exact first failures (``store``: the run's, default a fresh one)."""
+    """Trained models (every reading of the length study, the claim's rows; with ``full`` the rows no
+    verdict reads too) and the compiled checkpoints of the length study (width 6/8 and the best at width
+    128), with anytime-valid 95% intervals, certified horizons and exact first failures (``store``: the
+    run's, default a fresh one)."""
     paths = None if trained is None else [str(Path(p)) for p in trained]
-    return (ResultStore() if store is None else store).get(LENGTH_DATA, quick=quick, trained=paths)
+    got = ResultStore() if store is None else store
+    return got.get(LENGTH_DATA, quick=quick, trained=paths, full=bool(full))
 
 
 @data_product("figure.training-length")
-def LENGTH_DATA(store: ResultStore, quick: bool, trained: list[str] | None = None) -> list[dict[str, Any]]:
+def LENGTH_DATA(
+    store: ResultStore, quick: bool, trained: list[str] | None = None, full: bool = False
+) -> list[dict[str, Any]]:
     """The rows of :func:`length_figure_rows` for the run directories ``trained`` (``None``:
-    :func:`trained_length_dirs` of ``quick``, so a saved run names no directory of the machine that made
-    it)."""
+    :func:`trained_length_dirs` of ``quick`` and ``full``, so a saved run names no directory of the
+    machine that made it)."""
     from ropeproof.verify.studies.beyond._multihop_length import STANDARD_STUDY
 
     rows = []
-    for path in trained_length_dirs(quick) if trained is None else [Path(p) for p in trained]:
-        rows += _trained_rows(store, Path(path), quick)
+    for path in trained_length_dirs(quick, full) if trained is None else [Path(p) for p in trained]:
+        rows += _trained_rows(store, Path(path), quick, full)
     study = store.get(STANDARD_STUDY, quick=quick)
     summary = study["summary"]
     for r in study["rows"]:
@@ -358,13 +369,18 @@ def LENGTH_DATA(store: ResultStore, quick: bool, trained: list[str] | None = Non
 
 @styled
 def length_figure(
-    quick: bool = False, store: ResultStore | None = None, trained: list[Path] | None = None
+    quick: bool = False,
+    store: ResultStore | None = None,
+    trained: list[Path] | None = None,
+    full: bool = False,
 ) -> FigureResult:
     """Accuracy against length (log axis to 10^4): trained models (``trained``: run directories, default
-    :func:`trained_length_dirs` of ``quick``), the width-6/8 and the best compiled checkpoints, each
-    compiled one with its certified horizon (dotted) and exact first failure (triangle); bars are 95%
-    anytime-valid intervals (the rows' own, :func:`length_figure_rows`)."""
-    rows = length_figure_rows(quick, trained, store)
+    :func:`trained_length_dirs` of ``quick`` and ``full``), the width-6/8 and the best compiled
+    checkpoints, each compiled one with its certified horizon (dotted) and exact first failure (triangle);
+    bars are 95% anytime-valid intervals (the rows' own, :func:`length_figure_rows`). By default the
+    trained rows are the ones the claim ``training.length`` judges; ``full`` (``ropeproof figures --full``)
+    adds the small configuration's seed 0 and the one-look rows no verdict reads (hollow markers)."""
+    rows = length_figure_rows(quick, trained, store, full)
     fig, axes = subplots(1, 2, figsize=(7.6, 3.0), sharey=True, layout="constrained")
     models = list(dict.fromkeys(r["model"] for r in rows))
     palette = colormaps["tab10"]
@@ -380,6 +396,9 @@ def length_figure(
             acc = np.array([r["accuracy"] for r in sel])
             err = np.array([acc - [r["ci_lo"] for r in sel], np.array([r["ci_hi"] for r in sel]) - acc])
             ax.errorbar(n, acc, yerr=err, fmt=style, ms=3, lw=1.0, capsize=2, color=color, label=model)
+            unjudged = np.array([r.get("judged") is False for r in sel])
+            if unjudged.any():  # the one-look rows of --full: no verdict reads them
+                ax.plot(n[unjudged], acc[unjudged], "o", ms=3, mfc="white", color=color)
             if compiled:
                 ax.axvline(sel[0]["certified_horizon"], color=color, ls=":", lw=1.0)
                 if sel[0]["first_failure"] is not None:
@@ -395,17 +414,32 @@ def length_figure(
     caption = (
         "Length generalisation on [A]'s tasks with 1-4 hops (the 'distractors' build: [A]'s 17-token input "
         "preceded by random distractor tokens; for the letter task the trained models also on the 'window' "
-        "and 'both' builds and on the 'near' build with 1-hop chains, the chain within [A]'s 17 tokens at "
-        "the end, ropeproof.verify.measure._task_lengths): trained models (seed 0 of each shipped "
-        "configuration, trained on 17 tokens; the rows of claim training.length, each sampled until its "
-        "anytime-valid 95% interval decides the claim's threshold, so the bars are wide where few inputs "
-        "decided it) against the compiled 12-layer checkpoints that ropeproof export-model writes, "
+        "and 'both' builds, on the 'near' build (the chain within [A]'s 17 tokens at the end) with 1-hop "
+        "chains and with 1-4 hops, and with the earlier draw that puts a chain's middle steps near the "
+        "query, ropeproof.verify.measure._task_lengths): trained models trained on 17 tokens against the "
+        "compiled 12-layer checkpoints that ropeproof export-model writes, "
         "the width-6/8 one (theta = 1) and the best (width 128, the best heads on GPT-J's spectrum), whose "
         "bars are the length study's anytime-valid 95% intervals too. Dotted verticals: each compiled "
         "checkpoint's certified horizon (every input of the family proved correct up to it); triangles: its "
         "exact first failure (every length probed between grid points). [A] reports its letter model above "
         "90% up to 850 tokens."
     )
+    if full and not quick:
+        caption += (
+            " Shown: seed 0 of each shipped configuration (ropeproof figures --full). Judged (filled "
+            "markers): the paper seed's rows that claim training.length reads, each sampled until its "
+            "anytime-valid 95% interval decides the claim's threshold (bars wide where few inputs decided "
+            "it); not judged (hollow markers): the small seed's rows and the lengths a reading does not "
+            "judge or no longer needs after a contradiction, one forward batch each, which no verdict reads."
+        )
+    elif not quick:
+        caption += (
+            " Shown: paper seed 0, only the rows claim training.length judges, each sampled until its "
+            "anytime-valid 95% interval decides the claim's threshold (bars wide where few inputs decided "
+            "it): a letter reading contradicted at its longest length shows that length alone. The rows "
+            "no verdict reads (the small seeds, one look at the other lengths) are left out; ropeproof "
+            "figures --full draws them."
+        )
     if quick:
         from ropeproof.verify.studies.training._lengths import study_plan
 

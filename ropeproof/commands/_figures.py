@@ -1,5 +1,5 @@
-"""``ropeproof figures [--out DIR] [--quick] [--only NAME ...] [--formats png,pdf] [--from-report DIR]``:
-regenerate the paper figures, or draw a saved report's figures again from its results."""
+"""``ropeproof figures [--out DIR] [--quick] [--full] [--only NAME ...] [--formats png,pdf] [--from-report
+DIR]``: regenerate the paper figures, or draw a saved report's figures again from its results."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_output(p, Path("ropeproof-report/figures"), "output directory")
     p.add_argument("--quick", action="store_true", help="shorter sweeps (seconds instead of a minute)")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="also draw the rows no verdict reads, which ropeproof check does not compute (training_length: "
+        "the small configuration's seed 0 and one look at every length a reading does not judge)",
+    )
     p.add_argument(
         "--only",
         nargs="+",
@@ -76,11 +82,15 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     quick, only, store = args.quick, args.only, None
     if args.from_report is not None:
+        if args.full:
+            raise InputError(
+                "--full draws rows a report did not compute; drop --from-report (or --full) to draw them"
+            )
         store, quick, drawn = _saved_run(args.from_report, args.quick)
         only = args.only if args.only else drawn
     with atomic_directory(args.out, args.force) as staging:
         try:
-            made = make_all(staging, quick, only, formats=args.formats, store=store)
+            made = make_all(staging, quick, only, formats=args.formats, store=store, full=args.full)
         except RopeproofError:
             raise
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:

@@ -137,3 +137,35 @@ def test_the_per_frequency_preview_scores_and_states_its_own_counts() -> None:
     assert PER_FREQUENCY_QUICK == {"n_inputs": 32, "n_samples": 64}
     assert "on 32 inputs of 17 tokens" in result.caption and "over 64 random key" in result.caption
     assert len(result.rows) == 2 * 32  # two input distributions, one row per plane of head_dim 64
+
+
+def test_full_reaches_only_the_figures_that_take_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``full`` is passed to the figures of FULL_FIGURES (which then draw the rows no verdict reads) and
+    to no other figure, whose signature has no such argument."""
+    import ropeproof.paper_figures as pf
+    from ropeproof.machinery._result_store import ResultStore
+
+    seen: list[tuple[str, dict]] = []
+
+    def fake(name: str):  # type: ignore[no-untyped-def]
+        def draw(quick: bool, store: ResultStore | None = None, **kwargs):  # type: ignore[no-untyped-def]
+            seen.append((name, kwargs))
+            return pf.FigureResult(name, None, [], "")
+
+        return draw
+
+    import inspect
+
+    real = pf.figures()
+    assert all("full" in inspect.signature(real[n]).parameters for n in pf.FULL_FIGURES)
+    assert "full" not in inspect.signature(real["e_geometry"]).parameters
+    monkeypatch.setattr(pf, "figures", lambda: {n: fake(n) for n in ("training_length", "e_geometry")})
+    for name in ("training_length", "e_geometry"):
+        pf.draw_figure(name, False, ResultStore(), full=True)
+        pf.draw_figure(name, False, ResultStore())
+    assert seen == [
+        ("training_length", {"full": True}),
+        ("training_length", {}),
+        ("e_geometry", {}),
+        ("e_geometry", {}),
+    ]

@@ -61,8 +61,12 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
     assert models == {"compiled width 6/8", "compiled best (width 128)", f"trained {configs[-1]}"}
     assert f"Quick preview: the trained models of the {configs[-1]} configuration only" in lengths.caption
     assert "at 17, 64, 850 tokens" in lengths.caption
-    trained = [r for r in lengths.rows if r["kind"] == "trained"]
+    judged = [r for r in lengths.rows if r["kind"] == "trained"]
+    assert {r["n"] for r in judged} <= {17, 64, 850} and all(r["judged"] for r in judged)
+    # with --full, every length of the plan: the judged rows are the same, the others one look each
+    trained = [r for r in length_figure(quick=True, store=store, full=True).rows if r["kind"] == "trained"]
     assert {r["n"] for r in trained} == {17, 64, 850}
+    assert [r for r in trained if r["judged"]] == judged
     assert {r["reading"] for r in trained} == {"letter-distractors", "number-distractors"}
     assert {r["build"] for r in trained if r["task"] == "number"} == {"distractors"}  # its vocabulary
     assert all(r["accuracy"] >= 0.875 for r in trained if r["n"] == 17)  # the training length, 8 inputs
@@ -87,15 +91,16 @@ def test_length_and_frequency_figures(tmp_path: Path) -> None:
 
 
 def test_the_quick_length_preview_measures_the_smallest_configuration() -> None:
-    """The full length figure measures seed 0 of every shipped configuration (paper first); its quick
-    preview only the smallest one's, both tasks."""
+    """The length figure measures paper seed 0 (the claim's judged rows), with ``full`` seed 0 of every
+    shipped configuration (paper first); its quick preview only the smallest one's, both tasks."""
     from ropeproof.paper_figures._training import _shipped_configs, trained_length_dirs
 
     def configs(dirs: list[Path]) -> list[tuple[str, str]]:
         return [(load_record(d).task, load_record(d).config.name) for d in dirs]
 
     assert _shipped_configs() == ["paper", "small"]
-    assert configs(trained_length_dirs()) == [
+    assert configs(trained_length_dirs()) == [("number", "paper"), ("letter", "paper")]
+    assert configs(trained_length_dirs(full=True)) == [
         (t, c) for c in ("paper", "small") for t in ("number", "letter")
     ]
     assert configs(trained_length_dirs(quick=True)) == [("number", "small"), ("letter", "small")]
@@ -132,11 +137,14 @@ def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:
 
     run = tmp_path / "my-run"
     shutil.copytree(shipped_path("letter"), run)
-    rows = length_figure_rows(quick=True, trained=[run])
+    rows = length_figure_rows(quick=True, trained=[run], full=True)
     mine = {(r["build"], r["n"]): r["accuracy"] for r in rows if r.get("path") == "my-run"}
     shipped = {
         (r["build"], r["n"]): r["accuracy"]
-        for r in length_figure_rows(quick=True, trained=[shipped_path("letter")])
+        for r in length_figure_rows(quick=True, trained=[shipped_path("letter")], full=True)
         if r["kind"] == "trained"
     }
     assert mine == shipped and {n for _b, n in mine} == {17, 64, 850}
+    judged = length_figure_rows(quick=True, trained=[run])  # the default: the judged rows only
+    assert {r["n"] for r in judged if r["kind"] == "trained"} < {17, 64, 850}
+    assert all(r["judged"] for r in judged if r["kind"] == "trained")

@@ -311,3 +311,12 @@ def test_figures_from_a_damaged_report_is_a_one_line_refusal(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and err.startswith("ropeproof figures: error:"), err
     assert not (tmp_path / "out").exists()
+
+
+def test_figures_full_refuses_a_saved_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--full draws rows no report computed, so it is refused with --from-report, in one line, exit 2."""
+    argv = ["figures", "--full", "--from-report", str(tmp_path), "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--full draws rows a report did not compute" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()

@@ -227,36 +227,60 @@ class SequentialProportion:
         return "undecided" if self.trials == 0 else decide(self.estimate(), threshold)
 
 
-def look_sizes(first: int, cap: int) -> list[int]:
-    """The sample sizes at which :func:`sample_until_decided` looks: ``first``, ``2 first``, ``3 first``,
-    ... ending at ``cap``: a look after every batch of ``first``. The running interval is valid at every
-    size, so looking often costs no coverage, and a row that decides draws at most one batch of ``first``
-    it did not need (a schedule whose batches grow with the sample draws up to half of it)."""
-    return list(_looks(first, cap))
+def look_sizes(first: int, cap: int, step: int | None = None) -> list[int]:
+    """The sample sizes at which :func:`sample_until_decided` looks: ``first``, ``first + step``, ``first
+    + 2 step``, ... ending at ``cap`` (``step`` defaults to ``first``): a look after every batch. Callers
+    that draw through a model make a batch one forward batch, so a row stops after the first forward
+    whose draws decide it. The running interval is valid at every size, so looking often costs no
+    coverage, and a row that decides draws at most one batch it did not need (a schedule whose batches
+    grow with the sample draws up to half of it)."""
+    return list(_looks(first, cap, step))
 
 
-def _looks(first: int, cap: int) -> Iterator[int]:
+def _looks(first: int, cap: int, step: int | None = None) -> Iterator[int]:
     """:func:`look_sizes` one at a time (a row that decides early never lists the rest)."""
     first = integer(first, "first", low=1)
     cap = integer(cap, "cap", low=first)
-    yield from range(first, cap, first)
+    step = first if step is None else integer(step, "step", low=1)
+    yield from range(first, cap, step)
     yield cap
 
 
 def sample_until_decided(
-    first: int, cap: int, measure: Callable[[int, int], None], decided: Callable[[], bool]
+    first: int,
+    cap: int,
+    measure: Callable[[int, int], None],
+    decided: Callable[[], bool],
+    step: int | None = None,
 ) -> int:
     """Grow a sample batch by batch until it decides: ``measure(done, count)`` adds items ``done .. count
-    - 1`` to the caller's sample (at the sizes of :func:`look_sizes`); stop as soon as ``decided()`` or at
-    ``cap``. Returns the final size. Pair it with :class:`SequentialProportion`, whose interval stays valid
-    under this optional stopping (a fixed-sample interval does not)."""
+    - 1`` to the caller's sample (at the sizes of :func:`look_sizes` of ``first``, ``cap``, ``step``); stop
+    as soon as ``decided()`` or at ``cap``. Returns the final size. Pair it with
+    :class:`SequentialProportion`, whose interval stays valid under this optional stopping (a fixed-sample
+    interval does not)."""
     done = 0
-    for count in _looks(first, cap):
+    for count in _looks(first, cap, step):
         measure(done, count)
         done = count
         if decided():
             break
     return done
+
+
+def first_decided(
+    outcomes: Sequence[bool] | np.ndarray, threshold: float, level: float = LEVEL
+) -> int | None:
+    """The smallest number ``t`` of the draws ``outcomes`` (in order) at which
+    :func:`confidence_sequence` of the first ``t`` decides ``threshold`` (``None`` if none does): what a
+    sequential test that looked after every single draw would draw (the yardstick of a test that looks
+    after every batch)."""
+    right = np.asarray(outcomes, dtype=bool).reshape(-1)
+    t = real(threshold, "threshold")
+    successes = np.cumsum(right)
+    for i in range(right.size):
+        if decide(confidence_sequence(int(successes[i]), i + 1, level), t) != "undecided":
+            return i + 1
+    return None
 
 
 def grow_until_decided(

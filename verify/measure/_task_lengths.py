@@ -26,6 +26,14 @@ that a sample grown chunk by chunk is an i.i.d. sample (what an anytime-valid in
 :func:`ropeproof.verify.measure._statistics.confidence_sequence`) and only the chunks used are generated;
 the trained models' study uses it. The 17-token generators that training draws from are untouched.
 
+**Where a chain's middle steps sit** (``positions``, :data:`POSITIONS`). Training draws them like [A]'s
+generator (:mod:`ropeproof.verify.measure._tasks`): the ``h - 1`` positions between the query and the
+target are a uniform ``(h - 1)``-subset of the pair window (``"uniform"``, the default). ``"near-query"``
+is the draw the trained models' study used before: the largest ``h - 1`` of a uniform 3-subset, which
+pushes the middle steps toward the query (a 2-hop chain's first step has mean position about 3/4 of the
+way to the query instead of 1/2); it is kept as a named reading
+(:data:`~ropeproof.verify.studies.training._lengths.READINGS`), not a default.
+
 Chains keep [A]'s structure and balance (hops, targets, answers) and are checked by
 :func:`ropeproof.verify.measure._tasks.follow_number_chain` / ``follow_letter_chain`` in the tests.
 
@@ -62,6 +70,9 @@ VECTOR_BUILDS: tuple[str, ...] = (*BUILDS, "near")
 """How :func:`long_inputs` builds them: :data:`BUILDS` and ``"near"`` (module docstring)."""
 CHUNK = 16
 """Inputs per independently seeded chunk of :func:`long_inputs`."""
+POSITIONS: tuple[str, ...] = ("uniform", "near-query")
+"""How :func:`long_inputs` places a chain's middle steps (module docstring): ``"uniform"`` (as in
+training, the default) or ``"near-query"`` (the earlier, query-biased draw)."""
 
 
 def _check(task: str, n: int, build: str) -> None:
@@ -232,22 +243,29 @@ def _subset(rng: np.random.Generator, count: int, size: int, k: int) -> np.ndarr
     return -np.sort(-pick, axis=1)
 
 
-def _chains(rng: np.random.Generator, hops: np.ndarray, first_mid: int, n: int, n_targets: int):
+def _chains(
+    rng: np.random.Generator, hops: np.ndarray, first_mid: int, n: int, n_targets: int, positions: str
+):
     """Per input: the chain positions ``p_1 > .. > p_h`` (``p_1 .. p_(h-1)`` in ``[first_mid, n - 1)``,
     ``p_h`` the target in ``[0, n_targets)``) as a ``[count, 4]`` array padded with ``-1``, and the
-    targets."""
+    targets. ``positions`` ``"uniform"``: ``p_1 .. p_(h-1)`` a uniform ``(h - 1)``-subset (a uniform
+    ``(h - 1)``-subset of a uniform 3-subset); ``"near-query"``: the largest ``h - 1`` of a uniform
+    3-subset (module docstring)."""
     count = hops.size
     mids = _subset(rng, count, n - 1 - first_mid, 3) + first_mid  # the first h - 1 of them are used
     targets = rng.integers(0, n_targets, size=count)
+    if positions == "uniform":  # h - 1 of the 3 chosen uniformly, then in decreasing order again
+        order = np.argsort(rng.random((count, 3)), axis=1)
+        mids = np.take_along_axis(mids, order, axis=1)
     chain = np.full((count, 4), -1, dtype=np.int64)
     for h in range(1, 5):
         sel = hops == h
-        chain[sel, : h - 1] = mids[sel, : h - 1]
+        chain[sel, : h - 1] = -np.sort(-mids[sel, : h - 1], axis=1)
         chain[sel, h - 1] = targets[sel]
     return chain, targets
 
 
-def _number_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops: np.ndarray):
+def _number_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops: np.ndarray, positions: str):
     if build in ("distractors", "near"):
         n_letters, core, max_int = 8, TASK_LENGTH, NUMBER_TASK_MAX_INT
     elif build == "window":
@@ -261,7 +279,7 @@ def _number_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops
     codes[:, pad : pad + n_letters] = rng.integers(0, NUMBER_TASK_LETTERS, size=(count, n_letters))
     p = np.arange(n_letters, core)
     codes[:, pad + n_letters :] = base + 1 + np.floor(rng.random((count, p.size)) * np.minimum(max_int, p))
-    chain, targets = _chains(rng, hops, n_letters, core, n_letters)
+    chain, targets = _chains(rng, hops, n_letters, core, n_letters, positions)
     answers = rng.integers(0, NUMBER_TASK_LETTERS, size=count)
     rows = np.arange(count)
     prev = np.full(count, core - 1)
@@ -280,7 +298,7 @@ def _number_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops
     return codes, answers, targets + pad, _number_names(max_int)
 
 
-def _letter_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops: np.ndarray):
+def _letter_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops: np.ndarray, positions: str):
     alpha, width = ALPHABET_SIZE, ALPHABET_SIZE + LETTER_TASK_MAX_INT
     if build == "window":
         n_targets, core = n - 9, n
@@ -308,7 +326,7 @@ def _letter_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops
     )
     codes = np.empty((count, n), dtype=np.int64)
     codes[:, :-1] = first * width + second
-    chain, targets = _chains(rng, hops, n_targets, core, n_targets)
+    chain, targets = _chains(rng, hops, n_targets, core, n_targets, positions)
     final = alpha + rng.integers(0, LETTER_TASK_MAX_INT, size=count)  # the target's integer
     for k in range(4):
         live = chain[:, k] >= 0
@@ -321,10 +339,14 @@ def _letter_chunk(rng: np.random.Generator, count: int, n: int, build: str, hops
     return codes, answers, targets + pad, _letter_pair_names()
 
 
-def _check_vector(task: str, n: int, build: str, hops: Sequence[int]) -> tuple[int, ...]:
+def _check_vector(
+    task: str, n: int, build: str, hops: Sequence[int], positions: str = "uniform"
+) -> tuple[int, ...]:
     check_task(task)
     if build not in VECTOR_BUILDS:
         raise InputError(f"build={build!r} is unknown; accepted: {list(VECTOR_BUILDS)}")
+    if positions not in POSITIONS:
+        raise InputError(f"positions={positions!r} is unknown; accepted: {list(POSITIONS)}")
     integer(n, "n", low=TASK_LENGTH, note="[A]'s length")
     got = tuple(sorted({int(h) for h in hops}))
     if not got or got[0] < 1 or got[-1] > 4:
@@ -333,24 +355,32 @@ def _check_vector(task: str, n: int, build: str, hops: Sequence[int]) -> tuple[i
 
 
 def long_chunk(
-    task: str, n: int, build: str, seed: int, chunk: int, hops: Sequence[int] = (1, 2, 3, 4)
+    task: str,
+    n: int,
+    build: str,
+    seed: int,
+    chunk: int,
+    hops: Sequence[int] = (1, 2, 3, 4),
+    positions: str = "uniform",
 ) -> LongInputs:
     """Chunk ``chunk`` of :func:`long_inputs`: :data:`CHUNK` i.i.d. inputs from the generator seeded by
-    ``(seed, n, build, hops, chunk)``."""
-    hop_set = _check_vector(task, n, build, hops)
+    ``(seed, n, build, hops, positions, chunk)`` (``"near-query"`` keeps the earlier study's seeds, so its
+    inputs are the ones that study drew)."""
+    hop_set = _check_vector(task, n, build, hops, positions)
     integer(chunk, "chunk", low=0)
     integer(seed, "seed", low=0)
-    key = [int(seed), int(n), VECTOR_BUILDS.index(build), *hop_set, 0, int(chunk)]
+    salt = 0 if positions == "near-query" else 1
+    key = [int(seed), int(n), VECTOR_BUILDS.index(build), *hop_set, salt, int(chunk)]
     rng = np.random.default_rng(np.random.SeedSequence(key))
     h = np.array(hop_set)[rng.integers(0, len(hop_set), size=CHUNK)]
     make = _number_chunk if task == "number" else _letter_chunk
-    codes, answers, targets, names = make(rng, CHUNK, int(n), build, h)
+    codes, answers, targets, names = make(rng, CHUNK, int(n), build, h, positions)
     return LongInputs(task, int(n), build, codes, answers, h, targets, names)
 
 
 def long_inputs(
     task: str, n: int, start: int, stop: int, build: str = "distractors", seed: int = 0,
-    hops: Sequence[int] = (1, 2, 3, 4),
+    hops: Sequence[int] = (1, 2, 3, 4), positions: str = "uniform",
 ) -> LongInputs:  # fmt: skip
     """Inputs ``start .. stop - 1`` of length ``n`` (module docstring): input ``i`` is row ``i % CHUNK`` of
     :func:`long_chunk` ``i // CHUNK``, the same whichever range it is asked in; only the chunks the range
@@ -358,7 +388,8 @@ def long_inputs(
     start = integer(start, "start", low=0)
     stop = integer(stop, "stop", low=start + 1)
     parts = [
-        long_chunk(task, n, build, seed, c, hops) for c in range(start // CHUNK, (stop - 1) // CHUNK + 1)
+        long_chunk(task, n, build, seed, c, hops, positions)
+        for c in range(start // CHUNK, (stop - 1) // CHUNK + 1)
     ]
     lo = start - (start // CHUNK) * CHUNK
     sl = slice(lo, lo + stop - start)

@@ -212,3 +212,71 @@ def test_far_rows_decide_in_one_small_batch_and_near_rows_grow() -> None:
             16, 200, measure, lambda seq=seq, t=threshold: seq.decide(t) != "undecided"
         )
         assert used == want_n == seq.trials and seq.decide(threshold) == want_side
+
+
+def _mixture_excludes(successes: int, trials: int, p: float) -> bool:
+    """Whether the Beta(1/2, 1/2) mixture martingale at ``p`` reaches 1 / 0.05 (p left out of the 95%
+    confidence sequence), in 40-digit arithmetic: the definition, not the root finding."""
+    with mpmath.workdps(40):
+        k, f = successes, trials - successes
+        mix = mpmath.beta(0.5 + k, 0.5 + f) / mpmath.beta(0.5, 0.5)
+        return mix / (mpmath.mpf(p) ** k * (1 - mpmath.mpf(p)) ** f) >= 20
+
+
+def test_the_first_decided_draw_is_where_the_mixture_first_excludes_the_threshold() -> None:
+    """``first_decided`` of all-correct draws against 0.9 and 0.95 is the first count at which the
+    mixture martingale (evaluated directly) leaves the threshold out; a rate of 0.2 against 0.9 decides
+    within a few draws; a proportion at the threshold never decides."""
+    from ropeproof.verify.measure._statistics import first_decided
+
+    for threshold in (0.9, 0.95):
+        want = next(t for t in range(1, 400) if _mixture_excludes(t, t, threshold))
+        assert first_decided([True] * 400, threshold) == want
+    low = np.random.default_rng(2).random(64) < 0.2
+    k = first_decided(low, 0.9)
+    assert k is not None and k <= 8
+    assert _mixture_excludes(int(low[:k].sum()), k, 0.9)
+    assert not _mixture_excludes(int(low[: k - 1].sum()), k - 1, 0.9)
+    assert first_decided([True, False] * 50, 0.5) is None
+
+
+@settings(deadline=None, max_examples=25)
+@given(
+    rate=st.sampled_from([0.0, 0.15, 0.4, 0.97, 1.0]),
+    threshold=st.sampled_from([0.5, 0.9, 0.95]),
+    step=st.integers(1, 64),
+    seed=st.integers(0, 10**6),
+)
+def test_a_test_that_looks_every_batch_stops_at_the_first_batch_that_decides(
+    rate: float, threshold: float, step: int, seed: int
+) -> None:
+    """Looking after every batch of ``step`` draws, a sequential test stops after the first batch at whose
+    end its running interval decides: never before the first draw at which the confidence sequence
+    decides, and, where the draws keep it decided (far from the threshold), at that draw rounded up to
+    the batch."""
+    from ropeproof.verify.measure._statistics import SequentialProportion, first_decided, sample_until_decided
+
+    draws = np.random.default_rng(seed).random(600) < rate
+    seq = SequentialProportion()
+
+    def measure(done: int, count: int) -> None:
+        seq.add(draws[done:count])
+
+    used = sample_until_decided(step, 600, measure, lambda: seq.decide(threshold) != "undecided", step)
+    k = first_decided(draws, threshold)
+    if k is None:
+        assert seq.decide(threshold) == "undecided" and used == 600
+        return
+    assert used >= k  # the running interval holds the threshold while every look's interval does
+    if abs(rate - threshold) >= 0.3:  # far: once decided, later draws keep it decided
+        assert used == min(600, -(-k // step) * step)
+
+
+def test_looks_after_the_first_come_every_step() -> None:
+    from ropeproof.verify.measure._statistics import look_sizes
+
+    assert look_sizes(100, 800, 240) == [100, 340, 580, 800]
+    assert look_sizes(240, 2400, 240) == list(range(240, 2401, 240))
+    assert look_sizes(16, 40) == [16, 32, 40]
+    with pytest.raises(InputError, match="step=0 is out of range"):
+        look_sizes(16, 40, 0)

@@ -118,3 +118,46 @@ def test_vectorised_inputs_refuse_bad_arguments() -> None:
         long_inputs("letter", 40, 0, 4, hops=(5,))
     with pytest.raises(InputError, match="stop="):
         long_inputs("letter", 40, 4, 4)
+
+
+@pytest.mark.parametrize("task", ["letter", "number"])
+def test_middle_steps_are_uniform_by_default_and_near_the_query_only_when_asked(task: str) -> None:
+    """A 2-hop chain's middle step (read off the tokens by following the chain) is uniform over the pair
+    window by default, as in training (chi-square against the uniform law), and under ``"near-query"``
+    follows the law of the largest of a uniform 3-subset, C(v - lo, 2) / C(size, 3); the two laws differ
+    by far more than the sampling noise; the 3-hop steps are a uniform 2-subset."""
+    from math import comb
+
+    from scipy.stats import chisquare
+
+    from ropeproof.verify.measure._task_lengths import chain_positions, long_inputs
+
+    n = 40 if task == "letter" else 17
+    lo, hi = (8, n - 1)  # letter: 8 targets then pairs; number: [A]'s 8 letters then integers
+    values = np.arange(lo, hi)
+    size = values.size
+    near = np.array([comb(v - lo, 2) for v in values]) / comb(size, 3)
+
+    def mids(positions: str, hops: int) -> np.ndarray:
+        batch = long_inputs(task, n, 0, 3200, "distractors", 5, (hops,), positions)
+        return np.array([chain_positions(task, inst.tokens)[1:hops] for inst in batch.instances()])
+
+    first = mids("uniform", 2)[:, 0]
+    assert chisquare(np.bincount(first - lo, minlength=size)).pvalue > 1e-3
+    biased_first = mids("near-query", 2)[:, 0]
+    biased = np.bincount(biased_first - lo, minlength=size)
+    can = near > 0  # the largest of three is never among the two lowest positions
+    assert (biased[~can] == 0).all()
+    assert chisquare(biased[can], near[can] * biased.sum()).pvalue > 1e-3
+    # the two laws' means, each within 5 standard errors of its own and far from the other's
+    for got, law in ((first, np.full(size, 1 / size)), (biased_first, near)):
+        mean = float((values * law).sum())
+        error = float(np.sqrt(((values - mean) ** 2 * law).sum() / got.size))
+        assert abs(got.mean() - mean) < 5 * error
+    assert biased_first.mean() - first.mean() > 0.2 * size
+    pairs = mids("uniform", 3)
+    assert (pairs[:, 0] > pairs[:, 1]).all()
+    index = (pairs[:, 0] - lo) * size + (pairs[:, 1] - lo)
+    seen = np.bincount(index, minlength=size * size).reshape(size, size)
+    cells = seen[np.tril_indices(size, -1)]  # every (p1 > p2) pair equally likely
+    assert cells.size == comb(size, 2) and chisquare(cells).pvalue > 1e-3

@@ -136,8 +136,9 @@ def decided_accuracy_per_hop(
 ) -> dict[str, dict[str, Any]]:
     """Per hop count, the accuracy on held-out prompts sampled until its anytime-valid 95% interval
     (:class:`~ropeproof.verify.measure._statistics.SequentialProportion`) decides ``threshold`` for every
-    hop count: the first ``start`` prompts, then more at the sizes of
-    :func:`~ropeproof.verify.measure._statistics.look_sizes`, up to ``cap``. The prompts are the chunks of
+    hop count: the first ``start`` prompts, then one forward batch (:func:`forward_batch`: 240 prompts of
+    17 tokens) at a time (:func:`~ropeproof.verify.measure._statistics.look_sizes`), up to ``cap``, stopping
+    at the first look that decides. The prompts are the chunks of
     :func:`validation_chunk` in order (``chunks``: a function giving chunk ``k``, such as the run's store
     keeps; only the chunks used are drawn). With ``ablate`` (a layer, or a list of layers), those blocks'
     attention outputs are zeroed (what :func:`ablated_accuracy_per_hop`'s hook does, here without hooks:
@@ -180,8 +181,9 @@ def decided_accuracy_per_hop(
         for h, seq in seqs.items():
             seq.add(right[hops == h].numpy())
 
+    step = forward_batch(chunk_of(0).input_ids.shape[1])  # one forward batch per look after the first
     sample_until_decided(
-        start, cap, measure, lambda: all(s.decide(threshold) != "undecided" for s in seqs.values())
+        start, cap, measure, lambda: all(s.decide(threshold) != "undecided" for s in seqs.values()), step
     )
     rows: dict[str, dict[str, Any]] = {}
     for h, seq in seqs.items():

@@ -23,6 +23,7 @@ from ropeproof.machinery._result_store import ResultStore
 from ropeproof.verify.measure._outcome import Outcome
 from ropeproof.verify.studies.training._config import deviations_by_run, in_a_configuration
 from ropeproof.verify.studies.training._lengths import (
+    first_look,
     flip_text,
     reading,
     reading_finding,
@@ -36,6 +37,7 @@ from ropeproof.verify.studies.training._observations import (
     SHOWS,
     UNDECIDED,
     Finding,
+    best_evaluation,
     combine,
     hop_by_hop,
     layer_roles,
@@ -186,6 +188,9 @@ def readings_outcome(
     figures["where_readings_stand"] = {
         k: f(paper_details[k]) for k, f in (stand or {}).items() if paper_details.get(k)
     }
+    figures["where_readings_stand_said"] = (
+        "; ".join(f"{k}: {v}" for k, v in figures["where_readings_stand"].items()) or "no paper seed"
+    )
     detail = "" if seeds_of("paper") else NO_PAPER
     return Outcome(verdict, figures, key_figure="reading_verdicts", detail=detail)
 
@@ -197,7 +202,8 @@ def judge_accuracy(config: str, rows_of: Callable[[str, int], dict[str, dict[str
     """Accuracy per hop count of every shipped ``config`` seed and task, ``rows_of(task, seed) -> {hop:
     {"side", "ci_low", ...}}`` (figures ``"{task}-seed{seed}"``): ``violated`` when some row is decided
     ``below`` its bar, else ``unresolvable`` when one is ``undecided``, else ``holds``; ``worst_ci_low``
-    is the lowest interval end (``unresolvable`` when no ``config`` seed ships)."""
+    is the lowest interval end and ``worst_said`` names its row with its count and interval
+    (``unresolvable`` when no ``config`` seed ships)."""
     figures: dict[str, Any] = {}
     sides = []
     for seed in seeds_of(config):
@@ -207,7 +213,13 @@ def judge_accuracy(config: str, rows_of: Callable[[str, int], dict[str, dict[str
             sides += [r["side"] for r in rows.values()]
     if not sides:
         return Outcome("unresolvable", figures, detail=f"no {config} checkpoint ships")
-    figures["worst_ci_low"] = min(r["ci_low"] for k, v in figures.items() for r in v.values())
+    cells = [(k, h, r) for k, v in figures.items() for h, r in v.items()]
+    name, hop, worst = min(cells, key=lambda c: c[2]["ci_low"])
+    figures["worst_ci_low"] = worst["ci_low"]
+    figures["worst_said"] = (
+        f"{worst['ci_low']:.6g}, {name} at {hop} hops: {worst['correct']}/{worst['count']} prompts, interval "
+        f"[{worst['ci_low']:.3f}, {worst['ci_high']:.3f}]"
+    )
     verdict = "violated" if "below" in sides else "unresolvable" if "undecided" in sides else "holds"
     return Outcome(
         verdict,
@@ -317,19 +329,30 @@ def last_layer_causal_finding(rows: Mapping[str, Mapping[str, Any]]) -> Finding:
     return CONTRADICTS if "above" in sides else UNDECIDED if "undecided" in sides else SHOWS
 
 
-def _lowest(rows_per_seed: list[Any]) -> float:
-    return min(r["ci_low"] for rows in rows_per_seed for r in rows.values())
+def _single_layer(details: list[Any]) -> str:
+    worst = min((x["worst"] for x in details), key=lambda w: w["accuracy"])
+    lowest = min(x["worst"]["lowest_ci_low"] for x in details)
+    layer = worst["layer"] if worst["layer"] == "undecided which" else f"layer {worst['layer']}"
+    return (
+        "no single layer's ablation drops every hop count below 0.5 in "
+        f"{sum(not x['necessary'] for x in details)} of {len(details)} paper seeds; lowest accuracy after "
+        f"one: {worst['accuracy']:.3f} ({worst['correct']}/{worst['count']} prompts at {worst['hops']} "
+        f"hops, anytime-valid 95% interval [{worst['ci_low']:.3f}, {worst['ci_high']:.3f}], {layer}); "
+        f"lowest interval end over every layer and hop count: {lowest:.3f}"
+    )
+
+
+def _causal(details: list[Any]) -> str:
+    row = min((r for rows in details for r in rows.values()), key=lambda r: r["ci_low"])
+    return (
+        f"accuracy with the last layer zeroed stays >= {row['ci_low']:.3f} (lowest interval end: "
+        f"{row['correct']}/{row['count']} prompts, interval [{row['ci_low']:.3f}, {row['ci_high']:.3f}])"
+    )
 
 
 LAST_LAYER_STANDS: dict[str, Callable[[list[Any]], str]] = {
-    "causal": lambda d: (
-        f"accuracy with the last layer zeroed stays >= {_lowest(d):.3f} (lowest interval end)"
-    ),
-    "any-single-layer": lambda d: (
-        "no single layer's ablation drops every hop count below 0.5 in "
-        f"{sum(not x['necessary'] for x in d)} of {len(d)} paper seeds; lowest accuracy after one: "
-        f"{min(x['worst']['accuracy'] for x in d):.3f}"
-    ),
+    "causal": _causal,
+    "any-single-layer": _single_layer,
 }
 """Where the last-layer readings stand, from the paper seeds' details (:func:`readings_outcome`)."""
 
@@ -393,9 +416,35 @@ def letter_last_layer_outcome(store: ResultStore, max_accuracy: float, start: in
 # -- pure heads ----------------------------------------------------------------------------------------
 
 
+def layer_gaps(record: TrainingRecord) -> list[dict[str, Any]]:
+    """Per layer of the best checkpoint, the numbers the per-layer reading decides on: ``S_pos`` and
+    ``S_sym`` with their 95% bootstrap intervals over the run record's scoring prompts, and the interval of
+    the difference ``[S_pos low - S_sym high, S_pos high - S_sym low]``
+    (:func:`~ropeproof.verify.studies.training._observations.pure`)."""
+    dyn = best_evaluation(record)["dynamics"]
+    out = []
+    n = len(dyn["S_pos_ci"])
+    means = zip(dyn.get("S_pos", [None] * n), dyn.get("S_sym", [None] * n), strict=True)
+    for layer, ((p, s), p_ci, s_ci) in enumerate(zip(means, dyn["S_pos_ci"], dyn["S_sym_ci"], strict=True)):
+        gap = None if p_ci is None or s_ci is None else [p_ci[0] - s_ci[1], p_ci[1] - s_ci[0]]
+        out.append(
+            {"layer": layer, "S_pos": p, "S_pos_ci": p_ci, "S_sym": s, "S_sym_ci": s_ci, "gap_ci": gap}
+        )
+    return out
+
+
 def _prompt_share(details: list[Any]) -> str:
-    low = min(t["worst_layer"]["ci_low"] for d in details for t in d.values() if t["worst_layer"])
-    return f"holds for any bar on the share of pure prompts up to {low:.3f} (worst layer and seed)"
+    worsts = [w for d in details for t in d.values() if (w := t["worst_layer"])]
+    if not worsts:
+        return "no layer's scores resolved"
+    low = min(w["lowest_ci_low"] for w in worsts)
+    worst = min(worsts, key=lambda w: w["share"])
+    layer = worst["layer"] if worst["layer"] == "undecided which" else f"layer {worst['layer']}"
+    return (
+        f"holds for any bar on the share of pure prompts up to {low:.3f} (lowest interval end over every "
+        f"layer and seed); lowest share {worst['share']:.3f} ({worst['pure']}/{worst['prompts']} prompts, "
+        f"anytime-valid 95% interval [{worst['ci_low']:.3f}, {worst['ci_high']:.3f}], {layer})"
+    )
 
 
 def _ablated(details: list[Any]) -> str:
@@ -419,8 +468,12 @@ def judge_pure_heads(
     seed)`` that of :func:`~ropeproof.verify.studies.training._readings.functional_purity`."""
 
     def per_layer(config: str, seed: int) -> tuple[Finding, Any]:
-        found = [pure_heads(shipped_record(t, config, seed), min_gap) for t in TASKS]
-        return combine(found), dict(zip(TASKS, found, strict=True))
+        records = {t: shipped_record(t, config, seed) for t in TASKS}
+        found = [pure_heads(records[t], min_gap) for t in TASKS]
+        detail = {
+            t: {"finding": f, "layers": layer_gaps(records[t])} for t, f in zip(TASKS, found, strict=True)
+        }
+        return combine(found), detail
 
     def per_prompt_reading(config: str, seed: int) -> tuple[Finding, Any]:
         out = {t: per_prompt(t, config, seed) for t in TASKS}
@@ -454,11 +507,16 @@ def pure_heads_outcome(store: ResultStore, min_gap: float) -> Outcome:
 # -- length --------------------------------------------------------------------------------------------
 
 
+SMALL_NOT_MEASURED = "not measured: no verdict reads them (ropeproof figures --full draws small seed 0)"
+"""What the length claim says of the small seeds, which its verdicts and pins do not read."""
+
+
 def judge_lengths(
     primary: str, plan: Mapping[str, Any], row: Callable[[str, str, int, int, int], dict[str, Any]]
 ) -> Outcome:
     """The length observation under every reading of ``plan``
-    (:func:`~ropeproof.verify.studies.training._lengths.study_plan`), primary ``primary``: each seed's rows
+    (:func:`~ropeproof.verify.studies.training._lengths.study_plan`), primary ``primary``: each paper
+    seed's rows (and each small seed's when ``plan["full"]``: no verdict reads them)
     measured by :func:`~ropeproof.verify.studies.training._lengths.reading_rows` with ``row(reading,
     config, seed, n, cap)``, read by :func:`~ropeproof.verify.studies.training._lengths.reading_finding`,
     each reading's verdict over the paper seeds; figures give every reading's verdict, where each that
@@ -467,35 +525,40 @@ def judge_lengths(
     rows: dict[str, Any] = {}
     per_reading: dict[str, dict[str, Any]] = {}
     groups = configuration_groups()  # read once for every reading
+    settings = SETTINGS if plan.get("full") else ("paper",)  # the verdicts read the paper seeds only
     for key in plan["readings"]:
         r = reading(key)
-        found: dict[str, dict[int, Finding]] = {}
-        for config in SETTINGS:
+        per_reading[key] = {"seeds": {}}
+        found: dict[str, dict[int, Finding]] = {"small": {}}
+        for config in settings:
             found[config] = {}
             for seed in seeds_of(config):
 
                 def measure(n: int, cap: int, key: str = key, config: str = config, seed: int = seed) -> Any:
                     return row(key, config, seed, n, cap)
 
-                measured = reading_rows(key, plan["lengths"], plan["first"], plan["cap"], measure)
+                measured = reading_rows(key, plan["lengths"], plan["cap"], measure, plan.get("full", False))
                 rows.setdefault(f"{config}-seed{seed}", []).extend(measured)
-                finding = reading_finding(key, measured)
+                finding = reading_finding(key, measured, plan["lengths"])
                 found[config][seed] = finding["finding"]
-                per_reading.setdefault(key, {}).setdefault("seeds", {})[f"{config}-seed{seed}"] = finding
+                per_reading[key]["seeds"][f"{config}-seed{seed}"] = finding
         per_reading[key].update(
             says=r.says,
             verdict=verdict_over_seeds(found["paper"]),
             by_configuration=verdict_by_configuration(found["paper"], groups),
             paper=seed_summary(found["paper"]),
-            small=seed_summary(found["small"]),
+            small=seed_summary(found["small"]) if "small" in settings else SMALL_NOT_MEASURED,
         )
     verdicts = {k: v["verdict"] for k, v in per_reading.items()}
     verdict = verdicts[primary]
     flips = {k: v for k, v in verdicts.items() if v != verdict}
+    stands = {k: flip_text(v) for k, v in per_reading.items()}
     figures: dict[str, Any] = {
         "reading": primary,
         "reading_verdicts": verdicts,
-        "readings_that_flip_it": {k: flip_text(per_reading[k]) for k in flips},
+        "readings_that_flip_it": {k: stands[k] for k in flips},
+        "where_readings_stand": stands,
+        "where_readings_stand_said": "; ".join(f"{k} {v}" for k, v in stands.items()),
         "readings": per_reading,
         "readings_said": "; ".join(f"{k} {v}" for k, v in verdicts.items()),
         "configuration_changes": sorted(
@@ -532,7 +595,7 @@ def length_outcome(store: ResultStore, quick: bool, primary: str) -> Outcome:
             seed=seed,
             reading=key,
             n=n,
-            first=plan["first"],
+            first=first_look(n, plan["cap"]),
             cap=cap,
         )
 

@@ -5,10 +5,18 @@ threshold (:func:`ropeproof.verify.measure._statistics.confidence_sequence`).
 
 **Readings** (:data:`READINGS`). [A] reports its letter model above 90% up to 850 tokens and its number
 model failing soon after the training length, without saying how its long inputs were built. Each
-reading is one task, build and threshold: the letter task on the ``distractors``, ``window`` and ``both``
-builds and on the ``near`` build with 1-hop chains (the chain within 16 tokens of the query behind a
-distractor prefix), each ">= 0.9 at every n <= 850"; the number task on ``distractors`` (the only build
-in its vocabulary: it knows the integers 1..16), "below 0.5 at every n >= 64".
+reading is one task, build, hop counts, chain positions and threshold: the letter task on the
+``distractors``, ``window`` and ``both`` builds and on the ``near`` build (the chain within 16 tokens of
+the query behind a distractor prefix) with 1-hop chains and with the 1-4 hops the models were trained
+on, each ">= 0.9 at every n <= 850"; the number task on ``distractors`` (the only build in its
+vocabulary: it knows the integers 1..16), "below 0.5 at every n >= 64". A chain's middle steps sit
+uniformly, as in training, except in the named reading ``letter-distractors-near-query``: the earlier
+draw that pushes them toward the query (:data:`~ropeproof.verify.measure._task_lengths.POSITIONS`).
+
+**Flip points** (:func:`reading_finding`). A reading reports the threshold at which its verdict would
+flip only from lengths it sampled until decided: a length given one look (after a contradiction) or
+undecided at the cap is "not decided", never a flip point, and every flip point names its length, its
+count and its interval.
 
 **Forwards.** Models are loaded for this study with PyTorch's scaled-dot-product attention (the study
 needs only the argmax of the last position's logits; a test checks the answers equal eager attention's),
@@ -46,10 +54,12 @@ TABLE_ROWS = 2048
 LENGTHS = (17, 32, 64, 128, 256, 512, 850, 1024)
 """The lengths of the study (``--quick``: :data:`QUICK_LENGTHS`)."""
 QUICK_LENGTHS = (17, 64, 850)
-FIRST, CAP = 16, 1024
-"""Each row draws :data:`FIRST` inputs, then grows (:func:`~ropeproof.verify.measure._statistics.look_sizes`)
-until its interval decides, at most :data:`CAP` (``--quick``: :data:`QUICK_FIRST`, :data:`QUICK_CAP`)."""
-QUICK_FIRST, QUICK_CAP = 8, 64
+CAP = 1024
+"""Each row is looked at after every forward batch (:func:`first_look` inputs:
+:func:`~ropeproof.verify.studies.training._evaluation.forward_batch`, about
+:data:`~ropeproof.verify.studies.training._evaluation.TOKENS_PER_FORWARD` tokens) and stops at the first
+look where its interval decides, at most :data:`CAP` inputs (``--quick``: :data:`QUICK_CAP`)."""
+QUICK_CAP = 64
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,8 @@ class LengthReading:
     says: str
     lengths: tuple[int, ...] | None = None
     """The lengths this reading measures (``None``: the study's)."""
+    positions: str = "uniform"
+    """Where a chain's middle steps sit (:data:`~ropeproof.verify.measure._task_lengths.POSITIONS`)."""
 
     def applies(self, n: int) -> bool:
         return n >= self.low and (self.high is None or n <= self.high)
@@ -82,7 +94,13 @@ READINGS: tuple[LengthReading, ...] = (
     LengthReading(
         "letter-distractors", "letter", "distractors", (1, 2, 3, 4), 0.9, "above", 17, 850,
         "letter model >= 0.9 at every n <= 850, [A]'s 17 tokens' 8 targets first, then n - 9 distractor "
-        "pairs (1-4 hops)",
+        "pairs (1-4 hops, middle steps uniform as in training)",
+    ),
+    LengthReading(
+        "letter-distractors-near-query", "letter", "distractors", (1, 2, 3, 4), 0.9, "above", 17, 850,
+        "letter model >= 0.9 at every n <= 850, the 'distractors' build with the earlier draw that pushes a "
+        "chain's middle steps toward the query (the largest h - 1 of 3 uniform positions)",
+        positions="near-query",
     ),
     LengthReading(
         "letter-window", "letter", "window", (1, 2, 3, 4), 0.9, "above", 17, 850,
@@ -99,12 +117,19 @@ READINGS: tuple[LengthReading, ...] = (
         (17, 64, 256, 850),
     ),
     LengthReading(
+        "letter-near-all-hops", "letter", "near", (1, 2, 3, 4), 0.9, "above", 17, 850,
+        "letter model >= 0.9 at every n <= 850, a chain of 1-4 hops (the hop counts it was trained on) "
+        "within [A]'s 17 tokens at the end, behind n - 17 distractor pairs (measured at 17, 64, 256 and "
+        "850)",
+        (17, 64, 256, 850),
+    ),
+    LengthReading(
         "number-distractors", "number", "distractors", (1, 2, 3, 4), 0.5, "below", 64, None,
         "number model below 0.5 at every n >= 64, [A]'s 17 tokens behind n - 17 distractors (1-4 hops)",
     ),
 )  # fmt: skip
-"""Every reading the claim ``training.length`` reports (module docstring); the first four are the letter
-half, the last the number half."""
+"""Every reading the claim ``training.length`` reports (module docstring); all but the last are the
+letter half, the last the number half."""
 QUICK_READINGS = ("letter-distractors", "number-distractors")
 
 
@@ -116,33 +141,61 @@ def reading(key: str) -> LengthReading:
     raise InputError(f"reading={key!r} is unknown; accepted: {[r.key for r in READINGS]}")
 
 
-def study_plan(quick: bool) -> dict[str, Any]:
-    """The study the claim and the figure share: ``readings`` (keys), ``lengths``, ``first`` and ``cap``
-    (rows are measured by :func:`reading_rows`)."""
+def study_plan(quick: bool, full: bool = False) -> dict[str, Any]:
+    """The study the claim and the figure share: ``readings`` (keys), ``lengths``, ``cap`` (rows are
+    measured by :func:`reading_rows`, looked at after every forward batch, :func:`first_look`) and
+    ``full``: whether the rows no verdict reads are measured too (the one-look rows of
+    :func:`reading_rows`; ``ropeproof figures --full``)."""
     keys = list(QUICK_READINGS if quick else (r.key for r in READINGS))
     lengths = list(QUICK_LENGTHS if quick else LENGTHS)
-    first, cap = (QUICK_FIRST, QUICK_CAP) if quick else (FIRST, CAP)
-    return {"readings": keys, "lengths": lengths, "first": first, "cap": cap}
+    return {"readings": keys, "lengths": lengths, "cap": QUICK_CAP if quick else CAP, "full": bool(full)}
+
+
+def first_look(n: int, cap: int) -> int:
+    """The inputs of a row's first look, and of every look after it, at length ``n``: one forward batch
+    (:func:`~ropeproof.verify.studies.training._evaluation.forward_batch`), at most ``cap``."""
+    from ropeproof.verify.studies.training._evaluation import forward_batch
+
+    return min(forward_batch(n), int(cap))
 
 
 def reading_rows(
-    key: str, lengths: Sequence[int], first: int, cap: int, measure: Callable[[int, int], dict[str, Any]]
+    key: str,
+    lengths: Sequence[int],
+    cap: int,
+    measure: Callable[[int, int], dict[str, Any]],
+    full: bool = False,
 ) -> list[dict[str, Any]]:
-    """One model's rows under reading ``key``, in order of length: ``measure(n, row_cap)`` gives the row
-    at length ``n`` sampled from ``first`` inputs up to ``row_cap``. Lengths are measured where a
-    contradiction is likeliest first (the longest first for an above-reading, the shortest first for a
-    below-reading); a length the reading judges gets ``cap`` until some judged length contradicts the
-    reading, every other row one look (``row_cap = first``: an estimate with its interval, for the
-    figure; the finding no longer depends on it)."""
+    """One model's rows under reading ``key``, in order of length, each with ``judged`` added:
+    ``measure(n, row_cap)`` gives the row at length ``n`` sampled one forward batch at a time
+    (:func:`first_look`) up to ``row_cap``. A judged length gets ``cap`` (sampled until decided); lengths
+    are measured where a contradiction is likeliest first (the longest first for an above-reading, the
+    shortest first for a below-reading). Once a judged length contradicts an above-reading, its verdict
+    and its flip points no longer depend on the other lengths, so those are not judged, nor are the
+    lengths a reading does not judge: they are measured only when ``full`` (one look, ``row_cap =
+    first_look(n, cap)``: an estimate with its interval for the figure) and are absent otherwise; a
+    below-reading judges every length it covers to the cap, since from which length every length is
+    decided below its threshold (``decided_below_from``) reads all of them."""
     r = reading(key)
     order = sorted(r.measured(lengths), reverse=r.want == "above")
     contradicted = False
     rows: dict[int, dict[str, Any]] = {}
     for n in order:
-        row_cap = cap if r.applies(n) and not contradicted else first
-        rows[n] = row = measure(n, row_cap)
-        contradicted |= r.applies(n) and row["side"] not in (r.want, "undecided")
+        judged = r.applies(n) and (r.want == "below" or not contradicted)
+        if not (judged or full):
+            continue
+        row = measure(n, cap if judged else first_look(n, cap))
+        rows[n] = {**row, "judged": judged}
+        contradicted |= judged and row["side"] not in (r.want, "undecided")
     return [rows[n] for n in sorted(rows)]
+
+
+POINT_KEYS = ("n", "correct", "count", "accuracy", "ci_low", "ci_high", "side")
+"""What a flip point or worst row names: its length, count, accuracy and interval."""
+
+
+def _point(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row[k] for k in POINT_KEYS if k in row}
 
 
 def length_model(path: str | Path, rows: int = TABLE_ROWS) -> Any:
@@ -180,10 +233,19 @@ def _check(model: Any, task: str, n: int, build: str) -> None:
         )
 
 
-def encoded(task: str, n: int, start: int, stop: int, build: str, seed: int, hops: Sequence[int]) -> Batch:
+def encoded(
+    task: str,
+    n: int,
+    start: int,
+    stop: int,
+    build: str,
+    seed: int,
+    hops: Sequence[int],
+    positions: str = "uniform",
+) -> Batch:
     """Inputs ``start .. stop - 1`` of :func:`long_inputs` encoded for the trained models of ``task``."""
     enc = TaskEncoder(task)
-    got = long_inputs(task, n, start, stop, build, seed, hops)
+    got = long_inputs(task, n, start, stop, build, seed, hops, positions)
     table = torch.as_tensor(got.table(enc.index, enc.vocab_size - 1))
     codes, answers = torch.as_tensor(got.codes), torch.as_tensor(got.answers)
     return Batch(table[codes], table[answers], torch.as_tensor(got.hops))
@@ -194,29 +256,32 @@ def decided_length_row(
     task: str,
     n: int,
     threshold: float,
-    first: int = FIRST,
+    first: int | None = None,
     cap: int = CAP,
     build: str = "distractors",
     hops: Sequence[int] = (1, 2, 3, 4),
     seed: int = 0,
+    positions: str = "uniform",
 ) -> dict[str, Any]:
     """Accuracy at length ``n`` sampled until its anytime-valid 95% interval decides ``threshold``:
-    inputs ``0 .. first - 1`` of :func:`long_inputs` first, then more at the sizes of
-    :func:`~ropeproof.verify.measure._statistics.look_sizes`, at most ``cap`` (the inputs a row used do not
-    depend on ``cap``).
+    inputs ``0 .. first - 1`` of :func:`long_inputs` first (``None``: one forward batch,
+    :func:`first_look`), then ``first`` more at a time
+    (:func:`~ropeproof.verify.measure._statistics.look_sizes`), at most ``cap``, stopping at the first
+    look that decides (the inputs a row used do not depend on ``cap``).
 
-    Returns ``{"task", "build", "hops", "n", "count", "correct", "accuracy", "ci_low", "ci_high",
-    "interval", "threshold", "side", "cap", "per_hop", "n_positions", "table_rebuilt"}``: ``count`` the
-    inputs used, ``side`` ``"above"``, ``"below"`` or ``"undecided"`` (the cap reached), ``per_hop`` ``{h:
-    [correct, count]}``, ``n_positions`` the model's stored table and ``table_rebuilt`` whether ``n``
-    exceeds it."""
+    Returns ``{"task", "build", "hops", "positions", "n", "count", "correct", "accuracy", "ci_low", "ci_high",
+    "interval", "threshold", "side", "cap", "look", "per_hop", "n_positions", "table_rebuilt"}``:
+    ``count`` the inputs used, ``look`` the inputs per look, ``side`` ``"above"``, ``"below"`` or
+    ``"undecided"`` (the cap reached), ``per_hop`` ``{h: [correct, count]}``, ``n_positions`` the
+    model's stored table and ``table_rebuilt`` whether ``n`` exceeds it."""
     _check(model, task, n, build)
     threshold = real(threshold, "threshold", low=0.0, high=1.0)
+    first = first_look(n, cap) if first is None else integer(first, "first", low=1)
     seq = SequentialProportion()
     per_hop: dict[str, list[int]] = {}
 
     def measure(done: int, count: int) -> None:
-        batch = encoded(task, n, done, count, build, seed, hops)
+        batch = encoded(task, n, done, count, build, seed, hops, positions)
         right = last_answers(model, batch.input_ids) == batch.answers
         seq.add(right.numpy())
         for h, r in zip(batch.hops.tolist(), right.tolist(), strict=True):
@@ -231,6 +296,7 @@ def decided_length_row(
         "task": task,
         "build": build,
         "hops": sorted({int(h) for h in hops}),
+        "positions": positions,
         "n": int(n),
         "count": est.n,
         "correct": seq.successes,
@@ -241,69 +307,127 @@ def decided_length_row(
         "threshold": threshold,
         "side": seq.decide(threshold),
         "cap": int(cap),
+        "look": first,
         "per_hop": dict(sorted(per_hop.items())),
         "n_positions": stored,
         "table_rebuilt": int(n) > stored,
     }
 
 
-def reading_finding(key: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """What one model's rows say under reading ``key``: ``finding`` (``shows`` when every length the
-    reading covers is decided on its side, ``contradicts`` when one is decided on the other, else
-    ``undecided``) and where the verdict would flip: for an ``above`` reading it shows at every threshold
-    up to ``holds_up_to`` (the lowest interval end over the covered lengths) and contradicts at every
-    threshold above ``fails_above`` (the lowest upper end); for a ``below`` reading the reverse
-    (``holds_above``, ``fails_up_to``), and ``decided_below_from``: the least length from which every
-    measured length is decided below the threshold (``None`` if none)."""
+def reading_finding(
+    key: str, rows: Sequence[dict[str, Any]], lengths: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """What one model's rows say under reading ``key``, from the rows it judged (``judged``, absent:
+    judged) at the lengths it covers (of the study's ``lengths``, :meth:`LengthReading.measured`;
+    ``None``: the rows' lengths; a covered length with no row is not decided): ``finding`` (``shows``
+    when every judged length is decided on its side, ``contradicts`` when one is decided on the other,
+    else ``undecided``), ``not_decided`` (the covered lengths not sampled to a decision: no row, one look,
+    or undecided at the cap) and where the verdict would flip, each flip point from decided lengths only
+    and with its row (:data:`POINT_KEYS`) beside it (``*_row``). For an ``above`` reading it contradicts
+    at every threshold above ``fails_above`` (the lowest upper end over the decided lengths) and shows at
+    every threshold up to ``holds_up_to`` (the lowest lower end, ``None`` unless every covered length is
+    decided); for a ``below`` reading the reverse (``fails_up_to``, ``holds_above``), and
+    ``decided_below_from``: the least length from which every covered length is decided below the
+    threshold (``None`` if none). ``worst``: the judged row with the
+    lowest lower end (``above``) or highest upper end (``below``)."""
     from ropeproof.verify.studies.training._observations import CONTRADICTS, SHOWS, UNDECIDED, combine
 
     r = reading(key)
     covered = [row for row in rows if r.applies(row["n"])]
-    if not covered:
-        return {"reading": key, "finding": UNDECIDED, "lengths": 0}
-    sides = [row["side"] for row in covered]
+    study = [row["n"] for row in rows] if lengths is None else r.measured(lengths)
+    covered_n = {n for n in study if r.applies(n)} | {row["n"] for row in covered}
+    judged = [row for row in covered if row.get("judged", True)]
+    if not judged:
+        return {"reading": key, "finding": UNDECIDED, "lengths": 0, "not_decided": sorted(covered_n)}
+    sides = [row["side"] for row in judged]
     found = combine([SHOWS if s == r.want else UNDECIDED if s == "undecided" else CONTRADICTS for s in sides])
-    out: dict[str, Any] = {"reading": key, "finding": found, "lengths": len(covered)}
+    decided = [row for row in judged if row["side"] != "undecided"]
+    open_lengths = sorted(covered_n - {row["n"] for row in decided})
+    out: dict[str, Any] = {
+        "reading": key, "finding": found, "lengths": len(judged), "not_decided": open_lengths,
+    }  # fmt: skip
+
+    def extreme(rows: list[dict[str, Any]], end: str, pick: Callable[..., Any], name: str) -> None:
+        row = pick(rows, key=lambda row: row[end]) if rows else None
+        out[name] = None if row is None else row[end]
+        out[f"{name}_row"] = None if row is None else _point(row)
+
+    every = decided if not open_lengths else []
     if r.want == "above":
-        out["holds_up_to"] = min(row["ci_low"] for row in covered)
-        out["fails_above"] = min(row["ci_high"] for row in covered)
-        worst = min(covered, key=lambda row: row["ci_low"])
+        extreme(decided, "ci_high", min, "fails_above")
+        extreme(every, "ci_low", min, "holds_up_to")
+        worst = min(judged, key=lambda row: row["ci_low"])
     else:
-        out["holds_above"] = max(row["ci_high"] for row in covered)
-        out["fails_up_to"] = max(row["ci_low"] for row in covered)
-        worst = max(covered, key=lambda row: row["ci_high"])
+        extreme(decided, "ci_low", max, "fails_up_to")
+        extreme(every, "ci_high", max, "holds_above")
+        worst = max(judged, key=lambda row: row["ci_high"])
         below_from = None
-        for row in sorted(rows, key=lambda row: -row["n"]):
-            if row["side"] != "below":
+        decided_n = {row["n"]: row["side"] for row in decided}
+        for n in sorted(covered_n, reverse=True):
+            if decided_n.get(n) != "below":
                 break
-            below_from = row["n"]
+            below_from = n
         out["decided_below_from"] = below_from
-    out["worst"] = {k: worst[k] for k in ("n", "accuracy", "ci_low", "ci_high", "count", "side")}
+    out["worst"] = _point(worst)
     return out
 
 
+def point_text(seed: str, row: dict[str, Any]) -> str:
+    """One flip point or worst row with its seed, length, count and interval."""
+    return (
+        f"{seed} at n = {row['n']}: {row['correct']}/{row['count']} inputs, accuracy {row['accuracy']:.3f}, "
+        f"anytime-valid 95% interval [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+    )
+
+
+def _bound(seeds: dict[str, dict[str, Any]], name: str, pick: Callable[..., Any]) -> str | None:
+    """The ``name`` flip point over ``seeds`` (``pick`` min or max) with its row, or ``None`` when some
+    seed has none."""
+    values = {k: v.get(name) for k, v in seeds.items()}
+    if not values or None in values.values():
+        return None
+    seed = pick(values, key=lambda k: values[k])
+    return f"{values[seed]:.3f} ({point_text(seed, seeds[seed][f'{name}_row'])})"
+
+
+def _not_decided(seeds: dict[str, dict[str, Any]]) -> str:
+    lists = {k: ", ".join(map(str, v["not_decided"])) for k, v in seeds.items() if v.get("not_decided")}
+    if not lists:
+        return "not decided"
+    if len(lists) == len(seeds) > 1 and len(set(lists.values())) == 1:
+        said = f"every paper seed n = {next(iter(lists.values()))}"
+    else:
+        said = "; ".join(f"{k} n = {v}" for k, v in lists.items())
+    return f"not decided (lengths not sampled to a decision: {said})"
+
+
 def flip_text(found: dict[str, Any]) -> str:
-    """Where a reading's verdict lies and the thresholds at which it would flip, worst paper seed:
-    ``found`` is ``{"verdict", "seeds": {"{config}-seed{seed}": reading_finding(...)}}``; for an
-    ``above`` reading the lowest ``holds_up_to`` and ``fails_above`` over the paper seeds, for a ``below``
-    reading the highest ``holds_above`` and ``fails_up_to`` and the latest ``decided_below_from`` ("never"
-    when some paper seed has none); the verdict alone when no paper seed was measured."""
+    """Where a reading's verdict lies and the thresholds at which it would flip, worst paper seed, each
+    flip point with its seed, length, count and interval (:func:`point_text`), from decided lengths only:
+    ``found`` is ``{"verdict", "seeds": {"{config}-seed{seed}": reading_finding(...)}}``; for an ``above``
+    reading the lowest ``fails_above`` and ``holds_up_to`` over the paper seeds, for a ``below`` reading the
+    highest ``fails_up_to`` and ``holds_above`` and the latest ``decided_below_from``; a flip point some
+    paper seed lacks is "not decided", naming the lengths not sampled to a decision; the verdict alone when
+    no paper seed was measured."""
     seeds = {k: v for k, v in found["seeds"].items() if k.startswith("paper-")}
     if not seeds:
         return found["verdict"]
-    if "holds_up_to" in next(iter(seeds.values())):
-        low = min(v.get("holds_up_to", 1.0) for v in seeds.values())
-        high = min(v.get("fails_above", 1.0) for v in seeds.values())
-        return (
-            f"{found['verdict']}: holds for thresholds up to {low:.3f}, fails above {high:.3f} (worst seed)"
-        )
-    high = max(v.get("holds_above", 0.0) for v in seeds.values())
-    low = max(v.get("fails_up_to", 0.0) for v in seeds.values())
+    if reading(next(iter(seeds.values()))["reading"]).want == "above":
+        fails = _bound(seeds, "fails_above", min)
+        holds = _bound(seeds, "holds_up_to", min)
+        where = f"holds for thresholds up to {holds}" if holds else f"where it holds: {_not_decided(seeds)}"
+        fails = fails or "no length decided"
+        return f"{found['verdict']}: fails at thresholds above {fails}; {where} (worst seed)"
+    fails = _bound(seeds, "fails_up_to", max)
+    holds = _bound(seeds, "holds_above", max)
     froms = [v.get("decided_below_from") for v in seeds.values()]
-    since = "never" if None in froms else f"from n = {max(froms)}"
+    since = (
+        f"from n = {max(froms)}" if froms and None not in froms else f"from no length ({_not_decided(seeds)})"
+    )
+    where = f"holds for thresholds above {holds}" if holds else f"where it holds: {_not_decided(seeds)}"
     return (
-        f"{found['verdict']}: holds for thresholds above {high:.3f}, fails up to {low:.3f} (worst seed); "
-        f"decided below the threshold at every measured length {since}"
+        f"{found['verdict']}: fails at thresholds up to {fails or 'no length decided'}; {where} (worst "
+        f"seed); decided below the threshold at every length {since}"
     )
 
 

@@ -95,17 +95,39 @@ def per_prompt_purity(
     }
 
 
+WORST_KEYS = ("share", "pure", "prompts", "accuracy", "correct", "count", "ci_low", "ci_high", "hops")
+"""What :func:`worst_of` keeps of the worst row: its value, its count and its interval."""
+UNDECIDED_WHICH = "undecided which"
+"""The worst layer's name where its interval does not lie below every other layer's."""
+
+
+def worst_of(rows: list[dict[str, Any]], value: str, name: str) -> dict[str, Any] | None:
+    """The row of ``rows`` with the lowest ``value``, its ``name`` kept only when it is decided against
+    the others (its interval's upper end below every other row's lower end, the intervals
+    ``ci_low``/``ci_high``), else :data:`UNDECIDED_WHICH`; ``lowest_ci_low``: the lowest lower end over
+    all rows (where a bar on the value would flip, whichever row it is). ``None`` for no rows."""
+    if not rows:
+        return None
+    worst = min(rows, key=lambda r: r[value])
+    others = [r for r in rows if r is not worst]
+    decided = all(worst["ci_high"] < r["ci_low"] for r in others)
+    return {
+        **{k: v for k, v in worst.items() if k in WORST_KEYS},
+        name: worst[name] if decided else UNDECIDED_WHICH,
+        "lowest_ci_low": min(r["ci_low"] for r in rows),
+    }
+
+
 def per_prompt_reading(store: ResultStore, task: str, config: str, seed: int, n_layer: int) -> dict[str, Any]:
-    """:func:`per_prompt_purity` of every layer and the finding (every layer mostly pure)."""
+    """:func:`per_prompt_purity` of every layer and the finding (every layer mostly pure); ``worst_layer``
+    (:func:`worst_of`): the layer with the lowest share of pure prompts, with its count (``pure`` of
+    ``prompts``) and interval, named only when decided against the others."""
     layers = [per_prompt_purity(store, task, config, seed, layer) for layer in range(n_layer)]
     resolved = [r for r in layers if r["resolved"]]
-    worst = min(resolved, key=lambda r: r["share"]) if resolved else None
     return {
         "finding": combine([r["finding"] for r in layers]),
         "layers": layers,
-        "worst_layer": None
-        if worst is None
-        else {k: worst[k] for k in ("layer", "share", "ci_low", "ci_high")},
+        "worst_layer": worst_of(resolved, "share", "layer"),
     }
 
 
@@ -135,8 +157,10 @@ def functional_purity(store: ResultStore, task: str, config: str, seed: int, rec
 def single_layer_ablations(store: ResultStore, config: str, seed: int, n_layer: int) -> dict[str, Any]:
     """Each layer of the letter model ablated alone, decided against 0.5 per hop count (from
     :data:`SINGLE_LAYER_START` prompts): ``{"layers":
-    {layer: rows}, "necessary": [layers whose ablation drops every hop count below 0.5], "worst":
-    lowest accuracy over layers and hop counts, "finding"}`` (``shows`` when some layer is necessary)."""
+    {layer: rows}, "necessary": [layers whose ablation drops every hop count below 0.5], "worst", "finding"}``
+    (``shows`` when some layer is necessary); ``worst`` (:func:`worst_of`): the lowest accuracy over layers
+    and hop counts with its count and interval, its layer named only when decided against every other
+    layer's rows."""
     from ropeproof.verify.studies.training._shipped_results import ABLATED_ACCURACY
 
     out: dict[str, Any] = {}
@@ -154,14 +178,12 @@ def single_layer_ablations(store: ResultStore, config: str, seed: int, n_layer: 
             necessary.append(layer)
         else:
             findings.append(CONTRADICTS if "above" in sides else UNDECIDED)
-    worst = min((r["accuracy"], int(k), h) for k, rows in out.items() for h, r in rows.items())
+    flat = [{**r, "layer": int(k), "hops": int(h)} for k, rows in out.items() for h, r in rows.items()]
+    worst = min(flat, key=lambda r: r["accuracy"])
+    # the worst layer is decided against the other layers' rows (its own other hop counts aside)
+    named = worst_of([worst, *(r for r in flat if r["layer"] != worst["layer"])], "accuracy", "layer")
     finding = SHOWS if SHOWS in findings else UNDECIDED if UNDECIDED in findings else CONTRADICTS
-    return {
-        "layers": out,
-        "necessary": necessary,
-        "worst": {"accuracy": worst[0], "layer": worst[1], "hops": int(worst[2])},
-        "finding": finding,
-    }
+    return {"layers": out, "necessary": necessary, "worst": named, "finding": finding}
 
 
 def last_layer_symbolic_per_hop(store: ResultStore, config: str, seed: int, n_layer: int) -> dict[str, Any]:

@@ -100,7 +100,7 @@ def _decided_row(model: Any, n: int, reading: str, first: int, cap: int) -> dict
     from ropeproof.verify.studies.training._lengths import reading as reading_of
 
     r = reading_of(reading)
-    row = decided_length_row(model, r.task, n, r.threshold, first, cap, r.build, r.hops)
+    row = decided_length_row(model, r.task, n, r.threshold, first, cap, r.build, r.hops, 0, r.positions)
     return {**row, "reading": reading}
 
 

@@ -72,10 +72,44 @@ def test_decided_accuracies_grow_until_the_interval_decides() -> None:
         assert final.low <= row["ci_low"] <= row["accuracy"] <= row["ci_high"] <= final.high
         assert row["interval"].startswith("beta-binomial confidence sequence")
         assert row["side"] == ("below" if row["ci_high"] < 0.95 else "undecided")
-    assert sum(r["count"] for r in rows.values()) in look_sizes(8, 64)
+    assert sum(r["count"] for r in rows.values()) in look_sizes(8, 64, 240)
     ablated = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=CFG.n_layer - 1)
     assert sum(r["count"] for r in ablated.values()) == 8
     both = decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=[0, CFG.n_layer - 1])
     assert sum(r["count"] for r in both.values()) == 8
     with pytest.raises(InputError, match="ablate="):
         decided_accuracy_per_hop(model, "number", 0, 0.95, start=8, cap=8, ablate=CFG.n_layer)
+
+
+def test_decided_accuracies_stop_at_the_first_forward_batch_that_decides_every_hop_count() -> None:
+    """After the first look, accuracies are looked at after every forward batch (240 prompts of 17
+    tokens): the prompts drawn are the first look size at which every hop count's own answers decide the
+    bar (:func:`~ropeproof.verify.measure._statistics.first_decided`), no later."""
+    from ropeproof.verify.measure._statistics import first_decided, look_sizes
+    from ropeproof.verify.studies.training._data import concatenate
+    from ropeproof.verify.studies.training._evaluation import (
+        decided_accuracy_per_hop,
+        forward_batch,
+        last_answers,
+        validation_chunk,
+    )
+    from ropeproof.verify.studies.training._shipped import load_shipped
+
+    shipped = load_shipped("letter", config="small", seed=0)
+    model, seed = shipped.model, shipped.record.seed
+    batch = concatenate([validation_chunk("letter", seed, k) for k in range(4)])
+    right = (last_answers(model, batch.input_ids) == batch.answers).numpy()
+    hops = batch.hops.numpy()
+    sizes = look_sizes(8, 800, forward_batch(17))
+    want = next(
+        size
+        for size in sizes
+        if all(
+            (k := first_decided(right[:size][hops[:size] == h], 0.9)) is not None
+            and k <= int((hops[:size] == h).sum())
+            for h in (1, 2, 3, 4)
+        )
+    )
+    rows = decided_accuracy_per_hop(model, "letter", seed, 0.9, start=8, cap=800)
+    assert sum(r["count"] for r in rows.values()) == want and want > 8
+    assert all(r["side"] == "above" for r in rows.values())

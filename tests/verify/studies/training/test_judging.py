@@ -52,7 +52,10 @@ def test_over_seeds_holds_only_when_every_paper_seed_shows(monkeypatch: pytest.M
 
 
 def _rows(*sides: str, low: float = 0.96) -> dict[str, dict[str, Any]]:
-    return {str(h): {"side": s, "ci_low": low - 0.01 * h} for h, s in enumerate(sides, start=1)}
+    return {
+        str(h): {"side": s, "ci_low": low - 0.01 * h, "ci_high": low + 0.02, "correct": 90 + h, "count": 100}
+        for h, s in enumerate(sides, start=1)
+    }
 
 
 def test_accuracy_holds_until_a_row_is_below_or_undecided(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,17 +69,22 @@ def test_accuracy_holds_until_a_row_is_below_or_undecided(monkeypatch: pytest.Mo
         "number-seed1",
         "letter-seed1",
         "worst_ci_low",
+        "worst_said",
     }
     rows[("letter", 1)] = _rows("above", "undecided", low=0.9)
     out = judging.judge_accuracy("paper", lambda task, seed: rows[(task, seed)])
     assert out.verdict == "unresolvable" and out.figures["worst_ci_low"] == pytest.approx(0.88)
+    assert (
+        out.figures["worst_said"] == "0.88, letter-seed1 at 2 hops: 92/100 prompts, interval [0.880, 0.920]"
+    )
     assert out.counterexample is out.figures
     rows[("number", 0)] = _rows("below", "above")
     assert judging.judge_accuracy("paper", lambda task, seed: rows[(task, seed)]).verdict == "violated"
     # the small setting has one seed here
     small = judging.judge_accuracy("small", lambda task, seed: rows[(task, seed)])
     assert (
-        set(small.figures) == {"number-seed0", "letter-seed0", "worst_ci_low"} and small.verdict == "violated"
+        set(small.figures) == {"number-seed0", "letter-seed0", "worst_ci_low", "worst_said"}
+        and small.verdict == "violated"
     )
     _no_seeds(monkeypatch)
     none = judging.judge_accuracy("small", lambda task, seed: rows[(task, seed)])
@@ -111,8 +119,15 @@ def test_configuration_holds_when_some_paper_seed_follows_a_for_both_tasks(
 # -- the last letter layer -----------------------------------------------------------------------------
 
 
+def _worst(accuracy: float, layer: int | str = 0) -> dict[str, Any]:
+    return {
+        "accuracy": accuracy, "correct": round(100 * accuracy), "count": 100, "ci_low": accuracy - 0.05,
+        "ci_high": accuracy + 0.05, "hops": 1, "layer": layer, "lowest_ci_low": accuracy - 0.08,
+    }  # fmt: skip
+
+
 def _single(necessary: list[int], worst: float, finding: str) -> dict[str, Any]:
-    return {"finding": finding, "necessary": necessary, "worst": {"accuracy": worst, "layer": 0, "hops": 1}}
+    return {"finding": finding, "necessary": necessary, "worst": _worst(worst)}
 
 
 def test_last_layer_causal_finding_reads_every_hop_count() -> None:
@@ -147,14 +162,21 @@ def test_letter_last_layer_verdict_is_the_causal_readings_and_the_others_are_rep
     assert out.figures["readings_that_flip_it"] == ["any-single-layer", "descriptive"]
     assert out.figures["readings"]["any-single-layer"]["detail"]["paper-seed0"] == {
         "necessary": [11],
-        "worst": {"accuracy": 0.1, "layer": 0, "hops": 1},
+        "worst": _worst(0.1),
     }
     stands = out.figures["where_readings_stand"]
-    assert stands["causal"] == "accuracy with the last layer zeroed stays >= 0.180 (lowest interval end)"
+    assert stands["causal"] == (
+        "accuracy with the last layer zeroed stays >= 0.180 (lowest interval end: 92/100 prompts, interval "
+        "[0.180, 0.220])"
+    )
     assert stands["any-single-layer"] == (
         "no single layer's ablation drops every hop count below 0.5 in 1 of 2 paper seeds; lowest accuracy "
-        "after one: 0.100"
+        "after one: 0.100 (10/100 prompts at 1 hops, anytime-valid 95% interval [0.050, 0.150], layer 0); "
+        "lowest interval end over every layer and hop count: 0.020"
     )
+    assert out.figures["where_readings_stand_said"].startswith("causal: accuracy with the last layer")
+    single[("paper", 0)]["worst"] = _worst(0.1, "undecided which")
+    assert "0.150], undecided which)" in run().figures["where_readings_stand"]["any-single-layer"]
     assert "descriptive" not in stands
     causal[("paper", 1)] = _rows("below", "undecided", low=0.3)
     assert run().verdict == "unresolvable"
@@ -176,8 +198,12 @@ PURE = _record([[0.8, 0.9], [0.0, 0.1]], [[0.0, 0.1], [0.8, 0.9]])  # gaps of at
 MIXED = _record([[0.8, 0.9], [0.4, 0.5]], [[0.0, 0.1], [0.3, 0.4]])  # second layer: gap within 0.2
 
 
-def _prompt(finding: str, low: float) -> dict[str, Any]:
-    return {"finding": finding, "worst_layer": {"layer": 0, "ci_low": low}, "layers": {}}
+def _prompt(finding: str, low: float, layer: int | str = 0) -> dict[str, Any]:
+    worst = {
+        "layer": layer, "share": low + 0.1, "pure": round(100 * (low + 0.1)), "prompts": 100, "ci_low": low,
+        "ci_high": low + 0.2, "lowest_ci_low": low,
+    }  # fmt: skip
+    return {"finding": finding, "worst_layer": worst, "layers": {}}
 
 
 def _functional(finding: str, lows: list[float]) -> dict[str, Any]:
@@ -207,19 +233,25 @@ def test_pure_heads_verdict_is_the_per_layer_readings(monkeypatch: pytest.Monkey
         "per-prompt": "holds",
         "functional": "holds",
     }
-    assert out.figures["readings"]["per-layer"]["detail"]["paper-seed1"] == {
-        "number": "shows",
-        "letter": "shows",
-    }
+    detail = out.figures["readings"]["per-layer"]["detail"]["paper-seed1"]
+    assert {t: d["finding"] for t, d in detail.items()} == {"number": "shows", "letter": "shows"}
+    assert [g["gap_ci"] for g in detail["number"]["layers"]] == [
+        pytest.approx([0.7, 0.9]),
+        pytest.approx([-0.9, -0.7]),
+    ]
     stands = out.figures["where_readings_stand"]
     assert stands == {
-        "per-prompt": "holds for any bar on the share of pure prompts up to 0.700 (worst layer and seed)",
+        "per-prompt": "holds for any bar on the share of pure prompts up to 0.700 (lowest interval end over "
+        "every layer and seed); lowest share 0.800 (80/100 prompts, anytime-valid 95% interval [0.700, "
+        "0.900], layer 0)",
         "functional": "holds for any accuracy bar up to 0.920",
     }
+    prompt[("number", 0)] = _prompt("shows", 0.7, "undecided which")
+    assert run().figures["where_readings_stand"]["per-prompt"].endswith("0.900], undecided which)")
     records[("letter", 1)] = MIXED
     out = run()
     assert out.verdict == "violated" and out.figures["readings_that_flip_it"] == ["functional", "per-prompt"]
-    assert out.figures["readings"]["per-layer"]["detail"]["paper-seed1"]["letter"] == "contradicts"
+    assert out.figures["readings"]["per-layer"]["detail"]["paper-seed1"]["letter"]["finding"] == "contradicts"
     prompt[("number", 0)] = _prompt("contradicts", 0.3)
     assert run().figures["reading_verdicts"]["per-prompt"] == "violated"
     functional = {k: _functional("shows", []) for k in functional}
@@ -235,7 +267,7 @@ def _length_row(key: str, n: int, accuracy: float, cap: int) -> dict[str, Any]:
     side = "above" if low >= threshold else "below" if high < threshold else "undecided"
     return {
         "reading": key, "n": n, "accuracy": accuracy, "ci_low": low, "ci_high": high, "count": cap,
-        "threshold": threshold, "side": side,
+        "correct": round(accuracy * cap), "threshold": threshold, "side": side,
     }  # fmt: skip
 
 
@@ -267,11 +299,23 @@ def test_length_verdict_is_the_primary_readings_and_flips_with_a_row() -> None:
     assert out.figures["paper_letter_850"] == (
         "above 90% (accuracy 0.950, anytime-valid 95% interval [0.930, 0.970] on 64 inputs)"
     )
-    # every seed of both settings, each reading's lengths; the letter reading measures 850 first
-    assert {(c, s) for _, c, s, _, _ in calls} == {("paper", 0), ("paper", 1), ("small", 0)}
+    # every paper seed (the verdicts read no other), each reading's judged lengths; the letter reading
+    # measures 850 first
+    assert {(c, s) for _, c, s, _, _ in calls} == {("paper", 0), ("paper", 1)}
     assert calls[0] == ("letter-distractors", "paper", 0, 850, 64)
     assert out.figures["inputs_answered"] == sum(c[4] for c in calls)
-    assert [r["n"] for r in out.figures["rows"]["paper-seed0"]] == [17, 64, 850, 17, 64, 850]
+    assert {(k, n) for k, _, _, n, _ in calls} == {
+        ("letter-distractors", 17), ("letter-distractors", 64), ("letter-distractors", 850),
+        ("number-distractors", 64), ("number-distractors", 850),
+    }  # fmt: skip
+    assert out.figures["readings"]["letter-distractors"]["small"] == judging.SMALL_NOT_MEASURED
+    calls.clear()
+    full = judging.judge_lengths("letter-distractors", study_plan(True, full=True), row)
+    assert {(c, s) for _, c, s, _, _ in calls} == {("paper", 0), ("paper", 1), ("small", 0)}
+    assert ("number-distractors", "paper", 0, 17, 64) in calls  # one look at a length no verdict reads
+    assert full.figures["reading_verdicts"] == out.figures["reading_verdicts"]
+    calls.clear()
+    assert [r["n"] for r in out.figures["rows"]["paper-seed0"]] == [17, 64, 850, 64, 850]
     drops[("paper", 1)] = 0.5  # paper seed 1's letter model below 0.9 at 850
     out = judging.judge_lengths("letter-distractors", plan, row)
     assert out.verdict == "violated"
@@ -296,29 +340,52 @@ def test_length_without_paper_seeds_is_unresolvable(monkeypatch: pytest.MonkeyPa
     assert out.figures["paper_letter_850"] == "not measured"
 
 
-def test_flip_text_names_the_worst_paper_seed() -> None:
+def _found(key: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"reading": key, **_finding(key, rows)}
+
+
+def _finding(key: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from ropeproof.verify.studies.training._lengths import reading_finding
+
+    return reading_finding(key, rows)
+
+
+def test_flip_text_names_the_worst_paper_seed_with_counts_and_intervals() -> None:
+    """Every flip point names its seed, length, count and interval; a flip point that needs a length not
+    sampled to a decision is "not decided", naming the lengths."""
+    key = "letter-distractors"
+    seed0 = [_length_row(key, 17, 0.97, 240), _length_row(key, 850, 0.5, 56)]
+    seed1 = [_length_row(key, 17, 0.96, 240), _length_row(key, 850, 0.6, 56)]
     above = {
         "verdict": "violated",
-        "seeds": {
-            "paper-seed0": {"holds_up_to": 0.4, "fails_above": 0.6},
-            "paper-seed1": {"holds_up_to": 0.7, "fails_above": 0.5},
-            "small-seed0": {"holds_up_to": 0.1, "fails_above": 0.1},
-        },
+        "seeds": {"paper-seed0": _found(key, seed0), "paper-seed1": _found(key, seed1), "small-seed0": {}},
     }
-    assert flip_text(above) == "violated: holds for thresholds up to 0.400, fails above 0.500 (worst seed)"
-    below = {
-        "verdict": "holds",
-        "seeds": {
-            "paper-seed0": {"holds_above": 0.2, "fails_up_to": 0.1, "decided_below_from": 64},
-            "paper-seed1": {"holds_above": 0.3, "fails_up_to": 0.05, "decided_below_from": 128},
-        },
-    }
-    assert flip_text(below) == (
-        "holds: holds for thresholds above 0.300, fails up to 0.100 (worst seed); decided below the "
-        "threshold at every measured length from n = 128"
+    assert flip_text(above) == (
+        "violated: fails at thresholds above 0.520 (paper-seed0 at n = 850: 28/56 inputs, accuracy 0.500, "
+        "anytime-valid 95% interval [0.480, 0.520]); holds for thresholds up to 0.480 (paper-seed0 at n = "
+        "850: 28/56 inputs, accuracy 0.500, anytime-valid 95% interval [0.480, 0.520]) (worst seed)"
     )
-    below["seeds"]["paper-seed1"]["decided_below_from"] = None
-    assert flip_text(below).endswith("at every measured length never")
+    seed0[0] = {**_length_row(key, 17, 0.97, 240), "judged": False}  # one look after the contradiction
+    above["seeds"]["paper-seed0"] = _found(key, seed0)
+    assert flip_text(above).endswith(
+        "where it holds: not decided (lengths not sampled to a decision: paper-seed0 n = 17) (worst seed)"
+    )
+    seed1[0] = {**_length_row(key, 17, 0.96, 240), "judged": False}
+    above["seeds"]["paper-seed1"] = _found(key, seed1)
+    assert "(lengths not sampled to a decision: every paper seed n = 17)" in flip_text(above)
+    key = "number-distractors"
+    rows = [_length_row(key, n, a, 64) for n, a in ((64, 0.7), (128, 0.45), (256, 0.2))]
+    below = {"verdict": "violated", "seeds": {"paper-seed0": _found(key, rows)}}
+    text = flip_text(below)
+    assert text.startswith("violated: fails at thresholds up to 0.680 (paper-seed0 at n = 64: 45/64 inputs")
+    assert "holds for thresholds above 0.720 (paper-seed0 at n = 64" in text
+    assert text.endswith("decided below the threshold at every length from n = 128")
+    rows[1] = _length_row(key, 128, 0.5, 1024)  # undecided at the cap: no flip at 128
+    assert flip_text({**below, "seeds": {"paper-seed0": _found(key, rows)}}).endswith("from n = 256")
+    rows[2] = {**_length_row(key, 256, 0.2, 4), "judged": False}
+    assert flip_text({**below, "seeds": {"paper-seed0": _found(key, rows)}}).endswith(
+        "from no length (not decided (lengths not sampled to a decision: paper-seed0 n = 128, 256))"
+    )
     assert flip_text({"verdict": "unresolvable", "seeds": {"small-seed0": {}}}) == "unresolvable"
 
 

@@ -94,6 +94,23 @@ def test_rows_stop_when_decided_and_use_the_same_inputs_whatever_the_cap() -> No
     assert far["correct"] == int(right)
 
 
+def test_a_row_stops_at_the_first_forward_batch_that_decides_it() -> None:
+    """A row looked at after every forward batch (4 inputs at 850 tokens) draws the first count at which
+    the confidence sequence of its own answers decides, rounded up to the batch: no more."""
+    from ropeproof.verify.measure._statistics import first_decided
+    from ropeproof.verify.studies.training._shipped import shipped_path
+
+    model = length_model(shipped_path("letter", "paper"))
+    batch = encoded("letter", 850, 0, 32, "distractors", 0, (1, 2, 3, 4))
+    right = (last_predictions(model, batch.input_ids) == batch.answers).numpy()
+    k = first_decided(right, 0.9)
+    assert k is not None
+    row = decided_length_row(model, "letter", 850, 0.9, cap=1024)
+    assert row["look"] == forward_batch(850) == 4
+    assert row["count"] == -(-k // 4) * 4 and row["side"] != "undecided"
+    assert row["correct"] == int(right[: row["count"]].sum())
+
+
 def test_rows_refuse_what_the_model_cannot_read() -> None:
     from ropeproof.verify.studies.training._shipped import shipped_path
 
@@ -109,7 +126,10 @@ def test_rows_refuse_what_the_model_cannot_read() -> None:
 
 
 def _row(n: int, low: float, high: float, side: str) -> dict:
-    return {"n": n, "accuracy": (low + high) / 2, "ci_low": low, "ci_high": high, "count": 16, "side": side}
+    return {
+        "n": n, "accuracy": (low + high) / 2, "ci_low": low, "ci_high": high, "count": 16, "correct": 8,
+        "side": side,
+    }  # fmt: skip
 
 
 def test_readings_say_where_they_flip() -> None:
@@ -118,16 +138,29 @@ def test_readings_say_where_they_flip() -> None:
     from which every measured length is decided below."""
     rows = [_row(17, 0.95, 1.0, "above"), _row(850, 0.91, 0.99, "above"), _row(1024, 0.1, 0.4, "below")]
     found = reading_finding("letter-distractors", rows)
-    assert found["finding"] == "shows" and found["lengths"] == 2
+    assert found["finding"] == "shows" and found["lengths"] == 2 and found["not_decided"] == []
     assert found["holds_up_to"] == 0.91 and found["fails_above"] == 0.99 and found["worst"]["n"] == 850
+    assert found["holds_up_to_row"] == {**_row(850, 0.91, 0.99, "above")}
     rows[1] = _row(850, 0.2, 0.6, "below")
-    assert reading_finding("letter-distractors", rows)["finding"] == "contradicts"
+    rows[0] = {**rows[0], "judged": False}  # one look after the contradiction: never a flip point
+    found = reading_finding("letter-distractors", rows)
+    assert found["finding"] == "contradicts" and found["not_decided"] == [17]
+    assert found["holds_up_to"] is None and found["fails_above"] == 0.6 and found["lengths"] == 1
+    # what the check computes: the contradicting length alone; the study's other lengths are not decided
+    found = reading_finding("letter-distractors", rows[1:2], [17, 64, 850, 1024])
+    assert found["not_decided"] == [17, 64] and found["holds_up_to"] is None and found["fails_above"] == 0.6
     number = [_row(17, 0.9, 1.0, "above"), _row(64, 0.6, 0.9, "above"), _row(128, 0.1, 0.4, "below")]
     found = reading_finding("number-distractors", number)
     assert found["finding"] == "contradicts" and found["fails_up_to"] == 0.6 and found["holds_above"] == 0.9
     assert found["decided_below_from"] == 128
+    number.append({**_row(256, 0.1, 0.3, "below"), "judged": False})
+    found = reading_finding("number-distractors", number)
+    assert found["decided_below_from"] is None and found["not_decided"] == [256]
+    assert found["holds_above"] is None
+    found = reading_finding("number-distractors", number[:3], [17, 64, 128, 512])  # 512 has no row
+    assert found["decided_below_from"] is None and found["not_decided"] == [512]
     number[1] = _row(64, 0.3, 0.55, "undecided")
-    assert reading_finding("number-distractors", number)["finding"] == "undecided"
+    assert reading_finding("number-distractors", number[:3])["finding"] == "undecided"
 
 
 def test_readings_measure_first_where_a_contradiction_is_likeliest() -> None:
@@ -146,16 +179,27 @@ def test_readings_measure_first_where_a_contradiction_is_likeliest() -> None:
 
     lengths = [17, 64, 850, 1024]
     sides = {17: "above", 64: "above", 850: "below", 1024: "below"}
-    rows = reading_rows("letter-distractors", lengths, 16, 1024, measure(sides))
-    assert [r["n"] for r in rows] == lengths
-    assert asked == [(1024, 16), (850, 1024), (64, 16), (17, 16)]  # 1024 is not judged; 850 contradicts
+    rows = reading_rows("letter-distractors", lengths, 1024, measure(sides), full=True)
+    assert [r["n"] for r in rows] == lengths and [r["judged"] for r in rows] == [False, False, True, False]
+    assert asked == [(1024, 4), (850, 1024), (64, 64), (17, 240)]  # 1024 is not judged; 850 contradicts
     asked.clear()
-    reading_rows("letter-near", lengths, 16, 1024, measure(dict.fromkeys(lengths, "above")))
+    rows = reading_rows("letter-distractors", lengths, 1024, measure(sides))  # what the check computes
+    assert asked == [(850, 1024)] and [r["n"] for r in rows] == [850]
+    asked.clear()
+    reading_rows("letter-near", lengths, 1024, measure(dict.fromkeys(lengths, "above")))
     assert asked == [(850, 1024), (64, 1024), (17, 1024)]  # it measures 17, 64, 256 and 850 only
     asked.clear()
     sides = {17: "above", 64: "above", 850: "undecided", 1024: "below"}
-    reading_rows("number-distractors", lengths, 16, 1024, measure(sides))
-    assert asked == [(17, 16), (64, 1024), (850, 16), (1024, 16)]  # 64 contradicts "below 0.5 from 64"
+    rows = reading_rows("number-distractors", lengths, 1024, measure(sides), full=True)
+    # 64 contradicts "below 0.5 from 64", but from which length every length is decided below reads them all
+    assert asked == [(17, 240), (64, 1024), (850, 1024), (1024, 1024)]
+    assert [r["judged"] for r in rows] == [False, True, True, True]
+    asked.clear()
+    assert [r["n"] for r in reading_rows("number-distractors", lengths, 1024, measure(sides))] == [
+        64,
+        850,
+        1024,
+    ]
     plan = study_plan(False)
-    assert plan["readings"] == [r.key for r in READINGS] and (plan["first"], plan["cap"]) == (16, 1024)
+    assert plan["readings"] == [r.key for r in READINGS] and plan["cap"] == 1024 and not plan["full"]
     assert reading("letter-near").hops == (1,) and reading("letter-near").build == "near"

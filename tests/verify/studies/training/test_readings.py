@@ -74,7 +74,12 @@ def test_single_layer_ablations_and_the_last_layer_per_hop() -> None:
     store = ResultStore()
     found = readings.single_layer_ablations(store, "small", 0, 6)
     accuracies = [(r["accuracy"], int(k)) for k, rows in found["layers"].items() for r in rows.values()]
-    assert found["worst"]["accuracy"] == min(a for a, _ in accuracies)
+    worst = found["worst"]
+    assert worst["accuracy"] == min(a for a, _ in accuracies) and worst["count"] > 0
+    assert worst["ci_low"] <= worst["accuracy"] == worst["correct"] / worst["count"] <= worst["ci_high"]
+    others = [r for k, rows in found["layers"].items() for r in rows.values() if k != str(worst["layer"])]
+    named = worst["layer"] != readings.UNDECIDED_WHICH
+    assert named == all(worst["ci_high"] < r["ci_low"] for r in others)
     for layer in found["necessary"]:
         assert all(r["side"] == "below" for r in found["layers"][str(layer)].values())
     assert (found["finding"] == SHOWS) == bool(found["necessary"])
@@ -86,3 +91,21 @@ def test_single_layer_ablations_and_the_last_layer_per_hop() -> None:
     for v in last["per_hop"].values():
         assert v["finding"] == is_label(v["S_pos_ci"], v["S_sym_ci"], "symbolic")
         assert v["S_pos_ci"][0] <= v["S_pos"] <= v["S_pos_ci"][1]
+
+
+def _share(layer: int, share: float, low: float, high: float) -> dict:
+    pure = round(50 * share)
+    return {"layer": layer, "share": share, "pure": pure, "prompts": 50, "ci_low": low, "ci_high": high}
+
+
+def test_a_worst_layer_is_named_only_when_decided_against_the_others() -> None:
+    """The lowest share keeps its layer only when its interval lies below every other layer's; otherwise
+    it is 'undecided which', with its count and interval either way, and the lowest lower end over all."""
+    rows = [_share(0, 0.86, 0.70, 0.95), _share(5, 0.88, 0.72, 0.96), _share(2, 0.99, 0.9, 1.0)]
+    worst = readings.worst_of(rows, "share", "layer")
+    assert worst is not None and worst["layer"] == readings.UNDECIDED_WHICH  # 0 against 5: intervals overlap
+    assert (worst["share"], worst["pure"], worst["prompts"]) == (0.86, 43, 50)
+    assert (worst["ci_low"], worst["ci_high"], worst["lowest_ci_low"]) == (0.70, 0.95, 0.70)
+    rows[:2] = [_share(0, 0.8, 0.7, 0.85), _share(5, 0.99, 0.96, 1.0)]  # 0 now below both others
+    assert readings.worst_of(rows, "share", "layer")["layer"] == 0
+    assert readings.worst_of([], "share", "layer") is None
