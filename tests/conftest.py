@@ -118,6 +118,19 @@ def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.setenv("ROPEPROOF_CACHE_DIR", str(tmp_path_factory.mktemp("result-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_precision_kept() -> Iterator[None]:
+    """A test leaves mpmath's global precision as it found it (a test that sets ``mpmath.mp.dps`` without
+    putting it back changes every later test of its worker): a leak fails the test that made it."""
+    import mpmath
+
+    before = mpmath.mp.prec
+    yield
+    after = mpmath.mp.prec
+    mpmath.mp.prec = before
+    assert after == before, f"the test left mpmath.mp.prec at {after} (found {before}); use mpmath.workprec"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _thread_policy() -> Iterator[int]:
     """The toolkit's thread policy for the whole session (the previous setting restored at the end)."""

@@ -108,7 +108,13 @@ def add_family_option(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--certified",
         action="store_true",
-        help="with --bound: enclose every row by interval arithmetic (Arb at --prec bits, at least 53)",
+        help=(
+            "with --bound: enclose every row by interval arithmetic: each plane's cos and sin in Arb at "
+            "--prec bits (at least 53), the sums over the family's inputs in float64 intervals rounded "
+            "outward (so --prec does not narrow a row below float64's resolution); rows touching the bound "
+            "are re-enclosed input by input in Arb and decided by identity where the subject is a "
+            "construction"
+        ),
     )
 
 
