@@ -11,6 +11,7 @@ import sys
 import sysconfig
 import tomllib
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,10 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
     (wheel,) = dist.glob("ropeproof-*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the library only: no test, fixture or test server ships
+        shipped = archive.namelist()
+    assert not [n for n in shipped if n.startswith("tests/") or "/tests/" in n or "chat_server" in n]
+    assert {"ropeproof/machinery/_values.py", "ropeproof/verify/sweep_runs/__init__.py"} <= set(shipped)
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
