@@ -6,7 +6,7 @@ reference would show no parameter list for them. When the package is loaded (aft
 docstring has no ``Parameters`` section gets one, written from the signature:
 
 - one item per parameter a caller passes (``self``, ``cls`` and a hypothesis composite's ``draw``
-  aside), by name; the section parser takes its annotation
+  aside), by name (``*args`` and ``**kwargs`` with their stars); the section parser takes its annotation
   and default from the signature, so both are shown as the code states them;
 - as its description, the first sentence of the docstring's prose that names the parameter as code
   (````name````, or ````name=value````), whole; no sentence names it: no description (nothing is made up);
@@ -56,8 +56,9 @@ def sentences(text: str) -> list[str]:
 
 
 def describing(name: str, prose: list[str]) -> str:
-    """The first sentence naming ``name`` as code (````name```` or ````name=value````), or ``""``."""
-    mark = re.compile(rf"``{re.escape(name)}(?:=[^`]*)?``")
+    """The first sentence naming ``name`` as code (````name````, ````*name```` or ````name=value````),
+    or ``""``."""
+    mark = re.compile(rf"``\*{{0,2}}{re.escape(name.lstrip('*'))}(?:=[^`]*)?``")
     return next((s for s in prose if mark.search(s)), "")
 
 
@@ -87,7 +88,8 @@ def _parameters(obj: Any) -> list[str] | None:
             params = params[1:]  # hypothesis passes a composite strategy's ``draw`` itself
     if drop_first and params and params[0].name in {"self", "cls"}:
         params = params[1:]
-    return [p.name for p in params]
+    stars = {"variadic positional": "*", "variadic keyword": "**"}
+    return [stars.get(p.kind.value, "") + p.name for p in params]
 
 
 def _returns(obj: Any) -> bool:
