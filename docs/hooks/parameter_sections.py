@@ -105,7 +105,7 @@ def with_sections(text: str, obj: Any) -> str:
     none and ``obj``'s signature gives one."""
     found = sections(text)
     titles = {title for title, _ in found}
-    names = None if "Parameters" in titles else _parameters(obj)
+    names = None if "Parameters" in titles or NO_PARAMETERS in text else _parameters(obj)
     returns = not titles & {"Returns", "Yields"} and _returns(obj)
     if names is None and not returns:
         return text
