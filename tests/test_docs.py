@@ -290,6 +290,14 @@ def documented(width: int) -> int:
     """
 
 
+def listed(alpha: int, beta: int) -> None:
+    """Two knobs.
+
+    - ``alpha``: the first, e.g. ``1``.
+    - ``beta``: the second (``0 .. 9``, or ``x. Y``). Then more.
+    """
+
+
 def nothing() -> None:
     """Takes nothing; returns nothing."""
 
@@ -386,6 +394,14 @@ def test_a_parameters_section_is_written_from_the_signature(
     ]
     assert str(_section(fn, "returns").value[0].annotation) == "list[float]"
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_description_is_the_whole_sentence(planted) -> None:
+    """A list item is a sentence of its own; no sentence ends inside code."""
+    assert [p.description for p in _section(planted["listed"], "parameters").value] == [
+        "``alpha``: the first, e.g. ``1``.",
+        "``beta``: the second (``0 .. 9``, or ``x. Y``).",
+    ]
 
 
 def test_a_written_section_is_kept_and_the_rest_placed_around_it(planted) -> None:

@@ -31,8 +31,14 @@ NO_PARAMETERS = "Takes no parameters."
 
 SECTION = re.compile(r"^([A-Z]\w*(?: \w+)*)\n-{3,}[ \t]*$", re.M)
 """A numpy section heading: its title over a line of dashes."""
-SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bcf\.)\s+(?=[A-Z`(\[*])")
-"""Where one sentence of a paragraph ends and the next begins."""
+SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\.\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bcf\.)\s+(?=[A-Z`(\[*\x00])")
+"""Where one sentence of a paragraph ends and the next begins (code spans aside)."""
+CODE = re.compile(r"``.+?``|`[^`]+`", re.S)
+"""A code span, in which no sentence ends (and no list item begins)."""
+HOLE = re.compile(r"\x00(\d+)\x00")
+"""A code span set aside while a paragraph is split."""
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s", re.M)
+"""The first line of an item of a Markdown list: each item is a sentence of its own at least."""
 
 
 def sections(text: str) -> list[tuple[str, int]]:
@@ -42,7 +48,7 @@ def sections(text: str) -> list[tuple[str, int]]:
 
 def sentences(text: str) -> list[str]:
     """The sentences of a docstring's prose (the text before its first section), each on one line;
-    code blocks and doctest lines are not prose."""
+    code blocks and doctest lines are not prose, and no sentence ends inside a code span."""
     found = sections(text)
     prose = text[: found[0][1]] if found else text
     prose = re.sub(r"^```.*?^```[ \t]*$", "", prose, flags=re.M | re.S)
@@ -51,8 +57,18 @@ def sentences(text: str) -> list[str]:
         lines = [line for line in paragraph.splitlines() if not line.lstrip().startswith(">>>")]
         if not lines or lines[0].startswith((" ", "\t")):
             continue
-        out += [s for s in SENTENCE_END.split(" ".join(" ".join(lines).split())) if s]
+        out += _paragraph_sentences("\n".join(lines))
     return out
+
+
+def _paragraph_sentences(paragraph: str) -> list[str]:
+    spans = CODE.findall(paragraph)
+    holes = iter(range(len(spans)))
+    masked = CODE.sub(lambda m: f"\x00{next(holes)}\x00", paragraph)
+    out = []
+    for item in LIST_ITEM.split(masked):
+        out += [s for s in SENTENCE_END.split(" ".join(item.split())) if s]
+    return [HOLE.sub(lambda m: " ".join(spans[int(m.group(1))].split()), s) for s in out]
 
 
 def describing(name: str, prose: list[str]) -> str:
