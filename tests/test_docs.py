@@ -441,12 +441,9 @@ def test_classes_methods_and_what_is_left(planted) -> None:
         ("x", "float", None),
         ("y", "float", "0.0"),
     ]
-    assert [p.name for p in _section(planted["points"], "parameters").value] == [
-        "bound"
-    ]  # draw is hypothesis's
-    assert (
-        planted["Failed"].docstring.value == "Raised with ``Exception``'s arguments."
-    )  # its __init__ is unknown
+    # a composite strategy's draw is hypothesis's to pass; an exception's __init__ is Exception's
+    assert [p.name for p in _section(planted["points"], "parameters").value] == ["bound"]
+    assert planted["Failed"].docstring.value == "Raised with ``Exception``'s arguments."
     assert planted["_private"].docstring.value == "Private."
 
 
