@@ -263,6 +263,251 @@ def test_no_role_is_left_in_the_docstrings(sphinx_roles) -> None:
     assert not left, left[:10]
 
 
+PLANTED = '''
+"""A planted module."""
+
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+
+def scale_rows(n: int, scale: float = 1.0, *rest: str, flag: bool = False) -> list[float]:
+    """Scale the rows. ``n`` is the number of rows. Each is multiplied by ``scale`` (e.g. ``2.0``).
+
+    ```python
+    scale_rows(n=3, flag=True)  # ``flag`` here is code, not prose
+    ```
+    """
+
+
+def documented(width: int) -> int:
+    """Already documented.
+
+    Parameters
+    ----------
+    width : int
+        The width, as written here.
+    """
+
+
+def listed(alpha: int, beta: int) -> None:
+    """Two knobs.
+
+    - ``alpha``: the first, e.g. ``1``.
+    - ``beta``: the second (``0 .. 9``, or ``x. Y``). Then more.
+    """
+
+
+def nothing() -> None:
+    """Takes nothing; returns nothing."""
+
+
+def raising(limit: int = 3) -> str:
+    """Checks ``limit=3`` style values.
+
+    Raises
+    ------
+    ValueError
+        When it is negative.
+    """
+
+
+class Box:
+    """A box of ``width`` cells."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+
+    def grow(self, by: int) -> "Box":
+        """A box ``by`` cells wider."""
+
+    @staticmethod
+    def make(size: int) -> "Box":
+        """A box."""
+
+    @property
+    def area(self) -> int:
+        """The cells."""
+
+
+class Plain:
+    """No ``__init__`` of its own."""
+
+
+@dataclass
+class Point:
+    """A point at ``x``, ``y``."""
+
+    x: float
+    y: float = 0.0
+
+
+class Failed(ValueError):
+    """Raised with ``Exception``'s arguments."""
+
+
+@st.composite
+def points(draw, bound: float = 1.0) -> Point:
+    """Points within ``bound``."""
+
+
+def _private(a: int) -> int:
+    """Private."""
+'''
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory):
+    """The parameters extension run on a planted package, as the site build runs it (after griffe's
+    dataclasses extension, which writes a dataclass's ``__init__``)."""
+    griffe = pytest.importorskip("griffe")
+    root = tmp_path_factory.mktemp("planted")
+    (root / "planted.py").write_text(PLANTED)
+    extension = _hook("parameter_sections").ParameterSections()
+    module = griffe.load(
+        "planted",
+        search_paths=[str(root)],
+        docstring_parser="numpy",
+        extensions=griffe.load_extensions("dataclasses", extension),
+    )
+    return module
+
+
+def _section(obj, kind: str):
+    return next((s for s in obj.docstring.parse("numpy") if s.kind.value == kind), None)
+
+
+def test_a_parameters_section_is_written_from_the_signature(
+    planted, caplog: pytest.LogCaptureFixture
+) -> None:
+    fn = planted["scale_rows"]
+    params = _section(fn, "parameters").value
+    assert [p.name for p in params] == ["n", "scale", "*rest", "flag"]
+    assert [str(p.annotation) for p in params] == ["int", "float", "str", "bool"]
+    assert [p.default for p in params] == [None, "1.0", "()", "False"]
+    # the sentence naming each as code, whole (an abbreviation does not end it); none in a code block
+    assert [p.description for p in params] == [
+        "``n`` is the number of rows.",
+        "Each is multiplied by ``scale`` (e.g. ``2.0``).",
+        "",
+        "",
+    ]
+    assert str(_section(fn, "returns").value[0].annotation) == "list[float]"
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_description_is_the_whole_sentence(planted) -> None:
+    """A list item is a sentence of its own; no sentence ends inside code."""
+    assert [p.description for p in _section(planted["listed"], "parameters").value] == [
+        "``alpha``: the first, e.g. ``1``.",
+        "``beta``: the second (``0 .. 9``, or ``x. Y``).",
+    ]
+
+
+def test_a_written_section_is_kept_and_the_rest_placed_around_it(planted) -> None:
+    kept = planted["documented"]
+    assert kept.docstring.value.count("Parameters\n---") == 1
+    assert _section(kept, "parameters").value[0].description == "The width, as written here."
+    assert str(_section(kept, "returns").value[0].annotation) == "int"
+    # before an existing section: Parameters, then Returns, then Raises; ``limit=3`` names ``limit``
+    raising = planted["raising"]
+    assert [s.kind.value for s in raising.docstring.parse("numpy")] == [
+        "text",
+        "parameters",
+        "returns",
+        "raises",
+    ]
+    assert _section(raising, "parameters").value[0].description == "Checks ``limit=3`` style values."
+    assert _section(raising, "parameters").value[0].default == "3"
+
+
+def test_callables_without_parameters_say_so(planted) -> None:
+    ext = _hook("parameter_sections")
+    assert planted["nothing"].docstring.value.endswith(ext.NO_PARAMETERS)
+    assert _section(planted["nothing"], "returns") is None  # -> None: no Returns section
+    assert planted["Plain"].docstring.value.endswith(ext.NO_PARAMETERS)  # object's __init__
+
+
+def test_classes_methods_and_what_is_left(planted) -> None:
+    box = planted["Box"]
+    assert [(p.name, p.description) for p in _section(box, "parameters").value] == [
+        ("width", "A box of ``width`` cells.")
+    ]
+    assert [p.name for p in _section(box["grow"], "parameters").value] == ["by"]  # no self
+    assert [p.name for p in _section(box["make"], "parameters").value] == ["size"]  # a staticmethod
+    assert box["area"].docstring.value == "The cells."  # a property
+    point = _section(planted["Point"], "parameters").value
+    assert [(p.name, str(p.annotation), p.default) for p in point] == [
+        ("x", "float", None),
+        ("y", "float", "0.0"),
+    ]
+    # a composite strategy's draw is hypothesis's to pass; an exception's __init__ is Exception's
+    assert [p.name for p in _section(planted["points"], "parameters").value] == ["bound"]
+    assert planted["Failed"].docstring.value == "Raised with ``Exception``'s arguments."
+    assert planted["_private"].docstring.value == "Private."
+
+
+def test_a_second_pass_adds_no_section(planted) -> None:
+    ext = _hook("parameter_sections")
+    for name in ("scale_rows", "documented", "nothing", "raising", "Box", "Plain", "Point", "Failed"):
+        obj = planted[name]
+        assert ext.with_sections(obj.docstring.value, obj) == obj.docstring.value
+
+
+ENTRY = re.compile(r'<div class="doc doc-object doc-(\w+)">\s*<h\d[^>]*\bid="([\w.]+)"')
+PARAMETERS = re.compile(r'class="field-name">Parameters:</th>(.*?)</td>', flags=re.S)
+PARAMETER = re.compile(r"<b><code>([\w*]+)</code></b>")
+
+
+def _runtime(ident: str):
+    """The object a reference entry's identifier names (``ropeproof.theory.RopeSpec.to_layout``)."""
+    import importlib
+
+    parts = ident.split(".")
+    for k in range(len(parts), 0, -1):  # the longest module prefix, then its attributes
+        try:
+            obj = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        for part in parts[k:]:
+            obj = getattr(obj, part)
+        return obj
+    raise LookupError(ident)
+
+
+def _documented_parameters(site: Path) -> tuple[dict[str, tuple[list[str], list[str] | None]], list[str]]:
+    """Each function, method and class entry of the built reference -> (the parameters its callers pass,
+    by Python's signature; those its entry lists, ``[]`` where it says it takes none, ``None`` where it
+    says nothing); and the exceptions that take ``Exception``'s arguments, which are left out."""
+    import inspect
+
+    none = _hook("parameter_sections").NO_PARAMETERS
+    found, left = {}, []
+    for page in sorted((site / "reference").rglob("index.html")):
+        html = page.read_text()
+        heads = list(ENTRY.finditer(html))
+        for head, following in zip(heads, [*heads[1:], None], strict=True):
+            kind, ident = head.groups()
+            if kind not in ("function", "class"):
+                continue
+            obj = _runtime(ident)
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, BaseException)
+                and not inspect.isfunction(obj.__init__)
+            ):
+                left.append(ident)
+                continue
+            want = list(inspect.signature(obj).parameters)
+            if not isinstance(obj, type) and "." in obj.__qualname__ and want[:1] == ["self"]:
+                want = want[1:]
+            entry = html[head.end() : following.start() if following else len(html)]
+            table = PARAMETERS.search(entry)
+            shown = [n.lstrip("*") for n in PARAMETER.findall(table.group(1))] if table else None
+            found[ident] = (want, [] if shown is None and none in entry else shown)
+    return found, left
+
+
 def _mkdocs(config: Path, site: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
@@ -295,6 +540,15 @@ def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
     assert "Parameters:" in theory and "doc-signature" in theory
     figures = (site / "reference" / "paper-figures" / "index.html").read_text()
     assert 'href="#ropeproof.paper_figures.save_figure"' in figures
+    # every documented function, method and class lists the parameters its callers pass, as Python's
+    # signature has them, in a parameters table, or says it takes none; only exceptions that take
+    # Exception's arguments say nothing
+    callables, left = _documented_parameters(site)
+    assert len(callables) > 250 and "ropeproof.theory.RopeSpec.to_layout" in callables
+    wrong = {ident: pair for ident, pair in callables.items() if pair[0] != pair[1]}
+    assert not wrong, list(wrong.items())[:10]
+    assert sum(want == [] for want, _ in callables.values()) < len(callables) / 2
+    assert all(issubclass(_runtime(ident), Exception) for ident in left) and len(left) < 20
 
 
 def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
