@@ -508,12 +508,47 @@ def test_semantic_claims_file(tmp_path: Path) -> None:
     du = found["examples.semantic.du-token-consistency"]
     assert du["status"] == "expected holds, got holds" and not du["certified"]  # sampled, not certified
     assert all(du["figures"]["decided"].values())
+    spectral = {
+        "examples.semantic.spectrum-signal-bound": ("wrong_by_n", 1349),
+        "examples.semantic.spectrum-p-rope-flat": ("at_least_4", "holds"),
+        "examples.semantic.spectrum-base-scan": ("good_runs", 1),
+    }
+    for claim_id, (figure, value) in spectral.items():
+        c = found[claim_id]
+        assert c["status"] == "expected holds, got holds" and c["certified"] and c["figures"][figure] == value
+    assert found["examples.semantic.spectrum-signal-bound"]["figures"]["check_bound_first_violation_n"] == 768
     w = assert_false_claim_reported(found, "examples.semantic.lowest-planes-never-fail", 768, "b")
     assert (w["target_offset"], w["competitor_offset"]) == (-767, -766)
     assert (
         json.loads("\n".join(_guide_block("counterexample of examples.semantic.lowest-planes-never-fail")))
         == w
     )
+
+
+def test_semantic_spectrum_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spectrum view against mpmath: on the lowest planes the target's logit B(d) first falls below the
+    near rival's R = sum_k cos(pi/4 - theta_k) at d = 1348 (its enclosure holds the 40-digit B(d) - R; every
+    d in 2..1347 is above), and the example's exact sweep is already wrong at n = 1349, by at least that."""
+    spec = example_module("semantic_channel", "semantic_spectrum", monkeypatch)
+    heads = example_module("semantic_channel", "semantic_head", monkeypatch)
+    swept = spec.signal_sweep("lowest", 2000)
+    assert swept.first_violation == 1348 and swept.exact_first and swept.start == 2
+    with mpmath.workdps(40):
+        thetas = [mpmath.mpf(t) for t in heads.frequencies("lowest")]
+        rival = mpmath.fsum(mpmath.cos(mpmath.pi / 4 - t) for t in thetas)
+        assert spec.rival_level(heads.frequencies("lowest")) < rival
+
+        def lead(d: int) -> mpmath.mpf:
+            return mpmath.fsum(mpmath.cos(d * t) for t in thetas) - rival
+
+        lo, hi = swept.witness
+        assert lead(1348) < 0 and lo - 1e-15 <= lead(1348) <= hi  # the sweep's R is rounded down
+        assert all(lead(d) >= 0 for d in range(2, 1348))
+    head = ropeproof.sweep_head(
+        ropeproof.compile_construction(heads.semantic_head("lowest")), 1349, gap_inf_limit=0
+    )
+    assert head.columns["margin_inf"][1349 - 2] <= float(lead(1348)) + 1e-12
+    assert spec.signal_sweep("p-RoPE", 2000).holds
 
 
 def test_semantic_property_tests(monkeypatch: pytest.MonkeyPatch) -> None:
