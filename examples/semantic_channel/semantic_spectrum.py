@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-import mpmath
+import sympy as sp
 from semantic_head import BASE, OMEGA, PLANE_SETS, SPECTRUM, frequencies
 
 from ropeproof import ParameterScan, Spectrum, SpectrumSweep, scan_parameter, sweep_spectrum
@@ -38,12 +38,10 @@ def signal_spectrum(variant: str) -> Spectrum:
 
 def rival_level(thetas: list[float]) -> float:
     """``R = sum_k cos(omega - theta_k)`` (the logit of a word one code away at distance 1), rounded down
-    to a float below the exact value (40-digit mpmath, then one step down), so ``B < rival_level`` implies
-    ``B < R``."""
-    with mpmath.workdps(40):
-        omega = mpmath.mpf(str(OMEGA.evalf(45)))
-        exact = mpmath.fsum(mpmath.cos(omega - mpmath.mpf(t)) for t in thetas)
-        return math.nextafter(float(exact), -math.inf)
+    to a float below the exact value (each ``theta_k`` the exact value of its float; the sum to 40 digits
+    by sympy, then one float step down), so ``B < rival_level`` implies ``B < R``."""
+    exact = sp.Add(*(sp.cos(OMEGA - sp.Rational(t)) for t in thetas))
+    return math.nextafter(float(sp.N(exact, 40)), -math.inf)
 
 
 def lead_over_rival(thetas: list[float]) -> Spectrum:
