@@ -391,7 +391,21 @@ def test_previous_token_claims_file(tmp_path: Path) -> None:
         "examples.previous-token.p075-costs-under-1e-6",
         "examples.previous-token.nope-cannot",
         "examples.previous-token.p025-keeps-half",
+        "examples.previous-token.spectrum-first-violation",
+        "examples.previous-token.spectrum-margins-agree",
+        "examples.previous-token.fraction-scan",
     }
+    spectral = found["examples.previous-token.spectrum-first-violation"]
+    assert spectral["status"] == "expected holds, got holds" and spectral["certified"]
+    assert (
+        spectral["figures"]["first_violation_n"]
+        == spectral["figures"]["check_bound_first_violation_n"]
+        == 460
+    )
+    scan = found["examples.previous-token.fraction-scan"]
+    assert scan["status"] == "expected holds, got holds" and scan["figures"]["runs"] == [[0.3125, 1.0]]
+    assert scan["figures"]["check_bound_disagrees"] == {}
+    assert found["examples.previous-token.spectrum-margins-agree"]["status"] == "expected holds, got holds"
     for claim_id in ("examples.previous-token.p075-costs-under-1e-6", "examples.previous-token.nope-cannot"):
         assert found[claim_id]["status"] == "expected holds, got holds" and found[claim_id]["certified"]
     w = assert_false_claim_reported(found, "examples.previous-token.p025-keeps-half", 460, "the")
@@ -399,6 +413,31 @@ def test_previous_token_claims_file(tmp_path: Path) -> None:
     assert (
         json.loads("\n".join(_guide_block("counterexample of examples.previous-token.p025-keeps-half"))) == w
     )
+
+
+def test_previous_token_spectrum_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spectrum view against mpmath: the lead L(m) = sum_k (1 - cos(m theta_k)) of 0.25-RoPE first falls
+    below HALF at m = 458 (its enclosure holds the 40-digit value; every earlier m >= 1 is above), and the
+    example's exact sweep's margin at n = 460 lies in that enclosure; offset 0 (the target) is not checked."""
+    spec = example_module("previous_token", "previous_token_spectrum", monkeypatch)
+    heads = example_module("previous_token", "previous_token_head", monkeypatch)
+    swept = spec.margin_sweep(0.25, heads.HALF, 2000)
+    assert swept.first_violation == 458 and swept.exact_first and swept.start == 1
+    assert spec.first_failing_length(swept.first_violation) == 460 and spec.first_failing_length(1) == 2
+    half = mpmath.mpf(heads.HALF)
+    with mpmath.workdps(40):
+        thetas = [mpmath.mpf(t) for t in heads.frequencies(0.25) if t]
+
+        def lead(m: int) -> mpmath.mpf:
+            return mpmath.fsum(1 - mpmath.cos(m * t) for t in thetas)
+
+        lo, hi = swept.witness
+        assert lo <= lead(458) <= hi and lead(458) < half
+        assert all(lead(m) >= half for m in range(1, 458))
+    margins, errors = spec.margins_from_spectrum(0.25, 500)
+    head = ropeproof.sweep_head(ropeproof.compile_construction(heads.previous_token_head(0.25)), 500)
+    assert lo <= head.columns["margin_inf"][460 - 2] <= hi
+    assert np.abs(margins - head.columns["margin_inf"]).max() <= errors.max()
 
 
 def test_previous_token_property_tests(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -469,12 +508,47 @@ def test_semantic_claims_file(tmp_path: Path) -> None:
     du = found["examples.semantic.du-token-consistency"]
     assert du["status"] == "expected holds, got holds" and not du["certified"]  # sampled, not certified
     assert all(du["figures"]["decided"].values())
+    spectral = {
+        "examples.semantic.spectrum-signal-bound": ("wrong_by_n", 1349),
+        "examples.semantic.spectrum-p-rope-flat": ("at_least_4", "holds"),
+        "examples.semantic.spectrum-base-scan": ("good_runs", 1),
+    }
+    for claim_id, (figure, value) in spectral.items():
+        c = found[claim_id]
+        assert c["status"] == "expected holds, got holds" and c["certified"] and c["figures"][figure] == value
+    assert found["examples.semantic.spectrum-signal-bound"]["figures"]["check_bound_first_violation_n"] == 768
     w = assert_false_claim_reported(found, "examples.semantic.lowest-planes-never-fail", 768, "b")
     assert (w["target_offset"], w["competitor_offset"]) == (-767, -766)
     assert (
         json.loads("\n".join(_guide_block("counterexample of examples.semantic.lowest-planes-never-fail")))
         == w
     )
+
+
+def test_semantic_spectrum_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spectrum view against mpmath: on the lowest planes the target's logit B(d) first falls below the
+    near rival's R = sum_k cos(pi/4 - theta_k) at d = 1348 (its enclosure holds the 40-digit B(d) - R; every
+    d in 2..1347 is above), and the example's exact sweep is already wrong at n = 1349, by at least that."""
+    spec = example_module("semantic_channel", "semantic_spectrum", monkeypatch)
+    heads = example_module("semantic_channel", "semantic_head", monkeypatch)
+    swept = spec.signal_sweep("lowest", 2000)
+    assert swept.first_violation == 1348 and swept.exact_first and swept.start == 2
+    with mpmath.workdps(40):
+        thetas = [mpmath.mpf(t) for t in heads.frequencies("lowest")]
+        rival = mpmath.fsum(mpmath.cos(mpmath.pi / 4 - t) for t in thetas)
+        assert spec.rival_level(heads.frequencies("lowest")) < rival
+
+        def lead(d: int) -> mpmath.mpf:
+            return mpmath.fsum(mpmath.cos(d * t) for t in thetas) - rival
+
+        lo, hi = swept.witness
+        assert lead(1348) < 0 and lo - 1e-15 <= lead(1348) <= hi  # the sweep's R is rounded down
+        assert all(lead(d) >= 0 for d in range(2, 1348))
+    head = ropeproof.sweep_head(
+        ropeproof.compile_construction(heads.semantic_head("lowest")), 1349, gap_inf_limit=0
+    )
+    assert head.columns["margin_inf"][1349 - 2] <= float(lead(1348)) + 1e-12
+    assert spec.signal_sweep("p-RoPE", 2000).holds
 
 
 def test_semantic_property_tests(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,8 @@ Run it::
 
 from __future__ import annotations
 
-from previous_token_head import HALF, previous_token_head, two_token_margin
+from previous_token_head import HALF, VARIANTS, previous_token_head, two_token_margin
+from previous_token_spectrum import agreement, first_failing_length, fraction_scan, margin_sweep
 
 from ropeproof import check_bound
 from ropeproof.claims import CheckContext, ClaimSet, Outcome, Quick
@@ -99,3 +100,102 @@ def _(ctx: CheckContext) -> Outcome:
         raise ValueError(f"half={ctx.params['half']} is above half of RoPE's n = 2 margin")
     check = check_bound(previous_token_head(p), ctx.params["half"], max_n, relation=">=", certified=True)
     return _judge_bound(check, key="first_violation_n")
+
+
+# ------------------------------------------------------------------ the same head through the spectrum API
+
+
+@CLAIMS.claim(
+    id="examples.previous-token.spectrum-first-violation",
+    statement=(
+        "Through the spectrum API, 0.25-RoPE's lead L(m) = sum_k (1 - cos(m theta_k)) first falls below "
+        "{half} at offset m = 458 (certified), which is length n = 460: the first violation check_bound "
+        "finds for 'worst margin >= {half} at every n <= {max_n}'."
+    ),
+    reference=REFERENCE,
+    params={"p": 0.25, "half": HALF, "max_n": 2000},
+    pins={"first_violation_m": 458, "first_violation_n": 460},
+)
+def _(ctx: CheckContext) -> Outcome:
+    p, half, max_n = ctx.params["p"], ctx.params["half"], ctx.params["max_n"]
+    swept = margin_sweep(p, half, max_n)
+    check = check_bound(previous_token_head(p), half, max_n, relation=">=", certified=True)
+    n = first_failing_length(swept.first_violation)
+    figures = {
+        "first_violation_m": swept.first_violation,
+        "first_violation_n": n,
+        "check_bound_first_violation_n": check.first_violation,
+        "witness": None if swept.witness is None else list(swept.witness),
+        "enclosed": swept.enclosed,
+    }
+    return Outcome.judge(
+        ok=n is not None and n == check.first_violation and swept.exact_first,
+        figures=figures,
+        key_figure="first_violation_n",
+        counterexample=None if n == check.first_violation else figures,
+        resolvable=swept.exact_first and check.verdict() != "unresolvable",
+        certified=True,
+    )
+
+
+@CLAIMS.claim(
+    id="examples.previous-token.spectrum-margins-agree",
+    statement=(
+        "For every p-RoPE variant, the worst margins read from the spectrum (running minima of L(m)) equal "
+        "the example's exact sweep's margin_inf at every n <= {max_n}, to within the spectrum sweep's error "
+        "bound."
+    ),
+    reference=REFERENCE,
+    params={"max_n": Quick(2000, 400)},
+)
+def _(ctx: CheckContext) -> Outcome:
+    rows = [agreement(p, ctx.params["max_n"]) for p in VARIANTS]
+    apart = [r for r in rows if not r["max_difference"] <= r["max_error_bound"]]
+    return Outcome.judge(
+        ok=not apart,
+        figures={"variants": rows},
+        key_figure="variants",
+        counterexample={"apart": apart} if apart else None,
+    )
+
+
+@CLAIMS.claim(
+    id="examples.previous-token.fraction-scan",
+    statement=(
+        "Scanning the p-RoPE fraction p = k/16: the fractions keeping a worst margin >= {half} at every "
+        "n <= {max_n} form one run, from p = 5/16 to p = 1 (every verdict certified); each bad "
+        "fraction fails first at the length check_bound finds."
+    ),
+    reference=REFERENCE,
+    params={"half": HALF, "max_n": 2000},
+    pins={"smallest_good": 0.3125, "good_runs": 1},
+)
+def _(ctx: CheckContext) -> Outcome:
+    scan = fraction_scan(ctx.params["half"], ctx.params["max_n"])
+    runs = [[r.lo, r.hi] for r in scan.intervals]
+    smallest = scan.smallest_good
+    figures = {
+        "good_runs": len(runs),
+        "runs": runs,
+        "smallest_good": None if smallest is None else smallest[1],
+        "first_failing_n": {
+            f"{p:g}": first_failing_length(m) for p, m in zip(scan.values, scan.first_violations, strict=True)
+        },
+        "counts": scan.counts(),
+    }
+    bound = ctx.params["half"]
+    disagree = {}  # each bad fraction's first failing length against check_bound's first violation
+    for p, m in zip(scan.values, scan.first_violations, strict=True):
+        if m is not None:
+            check = check_bound(previous_token_head(p), bound, ctx.params["max_n"], relation=">=")
+            if check.first_violation != first_failing_length(m):
+                disagree[f"{p:g}"] = check.first_violation
+    figures["check_bound_disagrees"] = disagree
+    return Outcome.judge(
+        ok=bool(scan.is_interval) and runs[-1:] == [[0.3125, 1.0]] and not disagree,
+        figures=figures,
+        key_figure="smallest_good",
+        counterexample=None if scan.is_interval and not disagree else {"good_runs": runs, **disagree},
+        resolvable=scan.counts()["undecided"] == 0,
+        certified=True,
+    )

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import itertools
 
-from semantic_head import semantic_head
+from semantic_head import BASE, semantic_head
+from semantic_spectrum import base_scan, signal_spectrum, signal_sweep
 from token_consistency import flip_probability, spectrum
 
-from ropeproof import check_bound
-from ropeproof.claims import CheckContext, ClaimSet, Outcome
+from ropeproof import check_bound, sweep_spectrum
+from ropeproof.claims import CheckContext, ClaimSet, Outcome, Quick
 
 CLAIMS = ClaimSet(
     "examples.semantic", section="A semantic channel on the lowest planes (Barbero et al., Du et al.)"
@@ -146,6 +147,107 @@ def _(ctx: CheckContext) -> Outcome:
         counterexample={"failed": failed} if failed else None,
         resolvable=bool(failed) or None not in decided.values(),
         detail="sampled: Clopper-Pearson intervals, not certified",
+    )
+
+
+# ------------------------------------------------------------------ the same head through the spectrum API
+
+
+@CLAIMS.claim(
+    id="examples.semantic.spectrum-signal-bound",
+    statement=(
+        "Through the spectrum API: on RoPE's lowest four planes the target's logit sum_k cos(d theta_k) "
+        "first falls below that of a word one code away at distance 1 at d = 1348 (certified), so the head "
+        "is wrong by n = 1349 at the latest; the exact sweep's first violation comes earlier, at n = 768."
+    ),
+    meaning="The signal's decay bounds the horizon; a competitor rotated toward the target ends it first.",
+    reference=BARBERO,
+    params={"variant": "lowest", "max_n": 2000},
+    pins={"signal_lost_at_d": 1348, "wrong_by_n": 1349, "check_bound_first_violation_n": 768},
+)
+def _(ctx: CheckContext) -> Outcome:
+    p = ctx.params
+    swept = signal_sweep(p["variant"], p["max_n"])
+    d = swept.first_violation
+    by = None if d is None else d + 1
+    check = check_bound(semantic_head(p["variant"]), 0, by or p["max_n"], relation=">=", certified=True)
+    figures = {
+        "signal_lost_at_d": d,
+        "wrong_by_n": by,
+        "check_bound_first_violation_n": check.first_violation,
+        "lead_enclosure": None if swept.witness is None else list(swept.witness),
+    }
+    ok = (
+        by is not None
+        and swept.exact_first
+        and check.first_violation is not None
+        and check.first_violation <= by
+    )
+    return Outcome.judge(
+        ok=ok,
+        figures=figures,
+        key_figure="wrong_by_n",
+        counterexample=None if ok else figures,
+        resolvable=swept.exact_first and check.verdict() != "unresolvable",
+        certified=True,
+    )
+
+
+@CLAIMS.claim(
+    id="examples.semantic.spectrum-p-rope-flat",
+    statement=(
+        "Through the spectrum API: under p-RoPE the target's logit is exactly 4 at every distance "
+        "d <= {max_m} (certified): the channel's signal does not decay, at distances beyond the lengths "
+        "check_bound covers."
+    ),
+    reference=BARBERO,
+    params={"variant": "p-RoPE", "max_m": Quick(65535, 4095)},
+)
+def _(ctx: CheckContext) -> Outcome:
+    p = ctx.params
+    swept = sweep_spectrum(signal_spectrum(p["variant"]), p["max_m"], ">=", 4.0)
+    below = sweep_spectrum(signal_spectrum(p["variant"]), p["max_m"], "<=", 4.0)
+    figures = {"at_least_4": swept.verdict(), "at_most_4": below.verdict(), "enclosed": swept.enclosed}
+    return Outcome.judge(
+        ok=swept.holds and below.holds,
+        figures=figures,
+        key_figure="at_least_4",
+        counterexample=None if swept.holds and below.holds else figures,
+        resolvable=swept.verdict() != "undecided" and below.verdict() != "undecided",
+        certified=True,
+    )
+
+
+@CLAIMS.claim(
+    id="examples.semantic.spectrum-base-scan",
+    statement=(
+        "Scanning the base b of the lowest four planes (grid of ratio 1.01 over [10^4, 10^6]): the bases "
+        "whose target logit stays at least the near rival's at every distance 2 <= d < {max_n} form one run, "
+        "from b = 1.7e4 (two significant figures) up; the example's base 10^4 loses at d = 1348 (certified)."
+    ),
+    reference=BARBERO,
+    params={"max_n": 2000},
+    pins={"good_runs": 1, "smallest_good_2sf": 1.7e4, "example_base_lost_at_d": 1348},
+)
+def _(ctx: CheckContext) -> Outcome:
+    scan = base_scan(ctx.params["max_n"])
+    runs = [[r.lo, r.hi] for r in scan.intervals]
+    smallest = scan.smallest_good
+    figures = {
+        "good_runs": len(runs),
+        "runs": runs,
+        "smallest_good": None if smallest is None else list(smallest),
+        "smallest_good_2sf": None if smallest is None else float(f"{smallest[1]:.1e}"),
+        "example_base_lost_at_d": scan.first_violations[0] if scan.values[0] == BASE else None,
+        "counts": scan.counts(),
+    }
+    return Outcome.judge(
+        ok=bool(scan.is_interval),
+        figures=figures,
+        key_figure="good_runs",
+        counterexample=None if scan.is_interval else {"good_runs": runs},
+        resolvable=scan.counts()["undecided"] == 0,
+        certified=True,
     )
 
 

@@ -71,7 +71,8 @@ class GoodInterval:
 @dataclass(frozen=True)
 class ParameterScan:
     """The result of :func:`scan_parameter` (module docstring): per grid value its verdict and first
-    violation, the good intervals and the two thresholds."""
+    violation, the good intervals and the two thresholds; ``start`` is the first offset checked (the
+    sweeps' ``start=``)."""
 
     values: tuple[float, ...]
     verdicts: tuple[str, ...]
@@ -81,6 +82,7 @@ class ParameterScan:
     threshold: float
     resolution: str
     certified: bool
+    start: int = 0
 
     @property
     def intervals(self) -> tuple[GoodInterval, ...]:
@@ -132,7 +134,7 @@ class ParameterScan:
     def summary(self) -> dict[str, Any]:
         """JSON-ready: the grid's size and resolution, the counts, the intervals and both thresholds."""
         return {
-            "relation": f"B(m) {self.relation} {self.threshold!r} for 0 <= m <= {self.max_m}",
+            "relation": f"B(m) {self.relation} {self.threshold!r} for {self.start} <= m <= {self.max_m}",
             "resolution": self.resolution,
             "grid": len(self.values),
             "counts": self.counts(),
@@ -220,5 +222,13 @@ def scan_parameter(
             if visit(i) == "bad":
                 break
     return ParameterScan(
-        tuple(grid), tuple(verdicts), tuple(firsts), max_m, relation, float(threshold), stated, certified
+        tuple(grid),
+        tuple(verdicts),
+        tuple(firsts),
+        max_m,
+        relation,
+        float(threshold),
+        stated,
+        certified,
+        int(sweep_options.get("start", 0)),
     )

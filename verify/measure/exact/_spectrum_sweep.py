@@ -66,7 +66,7 @@ class SpectrumSweep:
     ``enclosed`` how many rows took a ball; ``exact_first`` is true when no undecided row precedes the
     first violation (so it is *the* first). ``values``/``errors`` (when kept) are the float ``B`` and
     its bound for offsets ``0 .. checked_to``; ``minimum`` is ``(offset, B_float)`` of the least float
-    value seen.
+    value seen. ``start``: the first checked offset (rows below it are not checked).
 
     Shapes: values [checked_to + 1]; errors [checked_to + 1]
     """
@@ -85,6 +85,7 @@ class SpectrumSweep:
     certified: bool
     values: np.ndarray | None = field(default=None, repr=False, compare=False)
     errors: np.ndarray | None = field(default=None, repr=False, compare=False)
+    start: int = 0
 
     @property
     def exact_first(self) -> bool:
@@ -95,7 +96,7 @@ class SpectrumSweep:
 
     @property
     def holds(self) -> bool:
-        """Every row ``0 .. max_m`` holds (certified when :attr:`certified`)."""
+        """Every row ``start .. max_m`` holds (certified when :attr:`certified`)."""
         return self.first_violation is None and self.n_undecided == 0 and self.checked_to == self.max_m
 
     def verdict(self) -> str:
@@ -108,6 +109,7 @@ class SpectrumSweep:
         """JSON-ready: the relation, the verdict, the first violation with its enclosure, the counts."""
         return {
             "relation": f"B(m) {self.relation} {self.threshold!r}",
+            "start": self.start,
             "max_m": self.max_m,
             "checked_to": self.checked_to,
             "verdict": self.verdict(),
@@ -224,6 +226,7 @@ def sweep_spectrum(
     certified: bool = True,
     stop_at_first: bool = True,
     keep_values: bool = False,
+    start: int = 0,
     prec: int = 80,
     refine_prec: int = 320,
     chunk: int = 4096,
@@ -236,7 +239,9 @@ def sweep_spectrum(
     Arb enclosure for the rows within it; with ``certified=False`` rows within the bound are
     ``undecided`` (none is enclosed). ``stop_at_first`` ends the sweep at the end of the chunk holding
     the first violated row (``checked_to`` is that row). ``keep_values`` keeps the float values and
-    bounds of the checked rows.
+    bounds of the checked rows. ``start``: only the rows ``m = start .. max_m`` are checked (``0 <= start
+    <= max_m``; a logit reading whose offset 0 is the target itself starts at 1); ``first_violation``,
+    ``undecided`` and ``minimum`` are then over those rows, while kept values still begin at offset 0.
     """
     if not isinstance(spectrum, Spectrum):
         raise InputError(f"spectrum must be a Spectrum, got {type(spectrum).__name__}")
@@ -245,6 +250,7 @@ def sweep_spectrum(
         raise InputError(f"relation={relation!r} is unknown; accepted: {list(RELATIONS)}")
     t = real(threshold, "threshold")
     chunk = integer(chunk, "chunk", low=1, high=1 << 20)
+    start = integer(start, "start", low=0, high=max_m, note="start <= max_m")
     integer(prec, "prec", low=53, high=4096)
     integer(refine_prec, "refine_prec", low=53, high=4096)
     undecided: list[int] = []
@@ -255,12 +261,15 @@ def sweep_spectrum(
     kept_v, kept_e = [], []
     checked_to = max_m
     for m0, b, err in _chunks(spectrum, max_m, chunk):
-        i = int(np.argmin(b))
-        if b[i] < minimum[1]:
-            minimum = (m0 + i, float(b[i]))
+        skip = min(max(start - m0, 0), b.size)  # rows of this chunk below start
+        if skip < b.size:
+            i = skip + int(np.argmin(b[skip:]))
+            if b[i] < minimum[1]:
+                minimum = (m0 + i, float(b[i]))
         gap = b - t
         close = np.abs(gap) <= err * (1 + 1e-9) + 1e-300
         bad = ~close & (gap < 0) if relation in (">=", ">") else ~close & (gap > 0)
+        close[:skip] = bad[:skip] = False
         candidates = np.nonzero(close | bad)[0]
         stop = False
         for j in candidates.tolist():
@@ -310,4 +319,5 @@ def sweep_spectrum(
         certified,
         values,
         errors,
+        start,
     )

@@ -87,3 +87,15 @@ def test_grid_and_bad_input() -> None:
         parameter_grid(1.0, 2.0, 0.1, "cubic")
     with pytest.raises(InputError, match="Spectrum"):
         scan_parameter(lambda x: [x], 1, [1.0])  # type: ignore[arg-type,return-value]
+
+
+def test_the_sweeps_start_is_recorded() -> None:
+    """``start=`` reaches every sweep (offset 0, where ``B`` is largest, is then not a row) and the summary
+    states the offsets checked."""
+    build = lambda x: Spectrum((x,))  # noqa: E731
+    plain = scan_parameter(build, 50, [0.5, 1.0], relation="<=", threshold=0.9)
+    assert plain.verdicts == ("bad", "bad") and plain.first_violations == (0, 0)
+    started = scan_parameter(build, 50, [0.5, 1.0], relation="<=", threshold=0.9, start=1)
+    # cos(m/2) first exceeds 0.9 again at m = 12 (12/2 = 6, near 2 pi); cos(m) at m = 6
+    assert started.first_violations == (12, 6) and started.start == 1
+    assert "for 1 <= m <= 50" in started.summary()["relation"]

@@ -116,3 +116,27 @@ def test_exact_frequencies_are_covered_by_the_bound() -> None:
     values, errors = spectrum_values(spectrum, 100_000)
     for m in (0, 1, 4097, 65_535, 99_999, 100_000):
         assert abs(mpmath.mpf(values[m]) - mp_value(spectrum, m)) <= errors[m]
+
+
+@settings(deadline=None, max_examples=20)
+@given(
+    freqs=st.lists(st.floats(0.001, 3.2), min_size=1, max_size=4),
+    threshold=st.floats(-1.0, 3.0),
+    start=st.integers(0, 300),
+)
+def test_start_skips_the_rows_below_it(freqs: list[float], threshold: float, start: int) -> None:
+    """Rows below ``start`` are not checked: the first violation is the brute-force one from ``start`` on
+    (offset 0 of a sum of cosines is its largest value, so ``<=`` below it fails there without ``start``)."""
+    spectrum = Spectrum(tuple(freqs))
+    max_m = 400
+    brute = next((m for m in range(start, max_m + 1) if mp_value(spectrum, m) > threshold), None)
+    result = sweep_spectrum(spectrum, max_m, "<=", threshold, chunk=64, start=start)
+    assert result.first_violation == brute and result.start == start
+    assert result.minimum[0] >= start
+    whole = sweep_spectrum(spectrum, max_m, "<=", threshold, chunk=64, start=start, keep_values=True)
+    assert whole.values[0] == pytest.approx(sum(1.0 for _ in freqs))  # kept values still begin at 0
+
+
+def test_start_out_of_range_is_named() -> None:
+    with pytest.raises(InputError, match="start"):
+        sweep_spectrum(Spectrum((1.0,)), 10, start=11)
