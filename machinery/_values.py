@@ -13,6 +13,7 @@ the range it was parsed against. :class:`Lengths` is ``--lengths A:B[:STEP]``: `
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import Parsed, integer, real
@@ -66,32 +67,30 @@ class Angle(Parsed, float):
         return cls(real(value, name, note=cls.LIMIT.note))
 
 
-class AlphabetSize(Parsed, int):
+class _ParsedCount(Parsed, int):
+    """An integer parsed once against the class's :attr:`LIMIT` (its range and note)."""
+
+    @classmethod
+    def of(cls, value: object, name: str | None = None) -> Self:
+        """``value`` itself when it is already of this class, else checked against :attr:`LIMIT` and
+        parsed; :class:`InputError` naming ``name`` (default: the limit's name) otherwise."""
+        if isinstance(value, cls):
+            return value
+        lim = cls.LIMIT
+        low, high = int(lim.low), None if lim.high is None else int(lim.high)
+        return cls(integer(value, name or lim.name, low=low, high=high, note=lim.note))
+
+
+class AlphabetSize(_ParsedCount):
     """``|ALPH|``, the number of letters, in ``LIMITS["alphabet_size"]``'s range, parsed once."""
 
     LIMIT = LIMITS["alphabet_size"]
 
-    @classmethod
-    def of(cls, value: object, name: str = "alphabet_size") -> AlphabetSize:
-        """``value`` itself when it is an :class:`AlphabetSize`, else checked and parsed."""
-        if isinstance(value, AlphabetSize):
-            return value
-        lim = cls.LIMIT
-        return cls(integer(value, name, low=int(lim.low), high=int(lim.high), note=lim.note))  # type: ignore[arg-type]
 
-
-class Length(Parsed, int):
+class Length(_ParsedCount):
     """A sequence length ``n`` in ``LIMITS["length"]``'s range, parsed once."""
 
     LIMIT = LIMITS["length"]
-
-    @classmethod
-    def of(cls, value: object, name: str = "n") -> Length:
-        """``value`` itself when it is a :class:`Length`, else checked and parsed."""
-        if isinstance(value, Length):
-            return value
-        lim = cls.LIMIT
-        return cls(integer(value, name, low=int(lim.low), high=int(lim.high), note=lim.note))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

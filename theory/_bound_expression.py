@@ -154,18 +154,7 @@ def parse_bound(text: str, parameters: Mapping[str, float] | None = None) -> sp.
     check_tree(text, bound_tree(text, params), None)  # the nodes without n, before sympy evaluates any
     namespace: dict[str, object] = {"n": N, **CONSTANTS, **FUNCTIONS}
     namespace.update({name: sp.Symbol(name, real=True) for name in params})
-    try:
-        expr = parse_expr(
-            text,
-            local_dict=namespace,
-            global_dict=_globals(),
-            transformations=(auto_symbol, auto_number, rationalize, convert_xor),
-            evaluate=True,
-        )
-    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
-        raise InputError(f"bound={text!r} is not an expression in n: {exc}") from None
-    if not isinstance(expr, sp.Expr):
-        raise InputError(f"bound={text!r} is not an expression (got {type(expr).__name__})")
+    expr = _parsed(text, namespace, evaluate=True)
     expr = expr.subs({sp.Symbol(name, real=True): sp.Rational(v) for name, v in params.items()})
     extra = sorted(s.name for s in expr.free_symbols if s != N)
     if extra:
@@ -173,6 +162,24 @@ def parse_bound(text: str, parameters: Mapping[str, float] | None = None) -> sp.
     if expr.is_real is False or expr.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
         raise InputError(f"bound={text!r} is not a finite real expression")
     return expr
+
+
+def _parsed(text: str, namespace: dict[str, object], evaluate: bool) -> sp.Expr:
+    """``text`` parsed by sympy with ``namespace`` for its names (nothing else in reach), evaluated or
+    kept as written; :class:`InputError` naming the bound unless it is an expression."""
+    try:
+        out = parse_expr(
+            text,
+            local_dict=namespace,
+            global_dict=_globals(),
+            transformations=(auto_symbol, auto_number, rationalize, convert_xor),
+            evaluate=evaluate,
+        )
+    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+        raise InputError(f"bound={text!r} is not an expression in n: {exc}") from None
+    if not isinstance(out, sp.Expr):
+        raise InputError(f"bound={text!r} is not an expression (got {type(out).__name__})")
+    return out
 
 
 def _globals() -> dict[str, object]:
@@ -186,19 +193,7 @@ def bound_tree(text: str, parameters: Mapping[str, object] | None = None) -> sp.
     params = bound_parameters(parameters)
     namespace: dict[str, object] = {"n": N, **CONSTANTS, **{name: sp.Function(name) for name in FUNCTIONS}}
     namespace.update({name: sp.Rational(v) for name, v in params.items()})
-    try:
-        tree = parse_expr(
-            text,
-            local_dict=namespace,
-            global_dict=_globals(),
-            transformations=(auto_symbol, auto_number, rationalize, convert_xor),
-            evaluate=False,
-        )
-    except (SyntaxError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
-        raise InputError(f"bound={text!r} is not an expression in n: {exc}") from None
-    if not isinstance(tree, sp.Expr):
-        raise InputError(f"bound={text!r} is not an expression (got {type(tree).__name__})")
-    return tree
+    return _parsed(text, namespace, evaluate=False)
 
 
 class _Unknown:

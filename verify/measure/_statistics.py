@@ -226,6 +226,20 @@ class SequentialProportion:
         """:func:`decide` on the running interval (``"undecided"`` before any draw)."""
         return "undecided" if self.trials == 0 else decide(self.estimate(), threshold)
 
+    def record(self, threshold: float) -> dict[str, object]:
+        """The sample as a report row: ``count``, ``correct``, ``accuracy`` (the estimate), ``ci_low``,
+        ``ci_high``, ``interval`` (the method) and ``side`` (:meth:`decide` against ``threshold``)."""
+        est = self.estimate()
+        return {
+            "count": est.n,
+            "correct": self.successes,
+            "accuracy": est.value,
+            "ci_low": est.low,
+            "ci_high": est.high,
+            "interval": est.method,
+            "side": self.decide(threshold),
+        }
+
 
 def look_sizes(first: int, cap: int, step: int | None = None) -> list[int]:
     """The sample sizes at which :func:`sample_until_decided` looks: ``first``, ``first + step``, ``first

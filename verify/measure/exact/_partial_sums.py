@@ -39,10 +39,9 @@ from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
 from ropeproof.theory._spectrum import Spectrum
 from ropeproof.verify.kernel._angles import UNIT_ROUNDOFF, offset_angles_with_error
-from ropeproof.verify.measure.exact._arb_expr import arb_of
-from ropeproof.verify.measure.exact._certified import arb_ends, arb_precision
+from ropeproof.verify.measure.exact._certified import arb_ends
 from ropeproof.verify.measure.exact._index_sweep import SIN_ULPS
-from ropeproof.verify.measure.exact._spectrum_sweep import freq_slack
+from ropeproof.verify.measure.exact._spectrum_sweep import arb_frequencies, freq_slack
 
 MAX_OFFSETS = 1 << 20
 """The most offsets one call evaluates."""
@@ -119,14 +118,7 @@ def partial_sum_values(spectrum: Spectrum, max_m: int, chunk: int = 2048) -> tup
 def enclose_partial_sums(spectrum: Spectrum, m: int, prec: int = 80) -> tuple[float, float]:
     """Float64 ``(lo, hi)`` enclosing ``f(m)`` exactly (Arb at ``prec`` bits plus the bits of ``|m| max
     theta``)."""
-    big = max(abs(t) for t in spectrum.freqs)
-    extra = max(0, math.frexp(big * abs(m) + 1)[1]) + 8
-    with arb_precision(integer(prec, "prec", low=53, high=4096) + extra):
-        thetas = (
-            [arb_of(x) for x in spectrum.exact_freqs]
-            if spectrum.exact_freqs is not None
-            else [arb(t) for t in spectrum.freqs]
-        )
+    with arb_frequencies(spectrum, m, prec) as thetas:
         re = im = arb(0)
         total = arb(0)
         for t, a in zip(thetas, spectrum.amps, strict=True):  # type: ignore[arg-type]

@@ -32,7 +32,9 @@ row that neither decides is ``undecided``: never counted as holding.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,18 +190,23 @@ def _table(theta: list[float], size: int) -> tuple[np.ndarray, np.ndarray, float
     return cos_t, sin_t, e_t * (1 + 8 * u)
 
 
+@contextlib.contextmanager
+def arb_frequencies(spectrum: Spectrum, m: int, prec: int) -> Iterator[list[arb]]:
+    """The spectrum's frequencies as Arb balls (exact from their sympy expressions when the spectrum has
+    them), at a local precision of ``prec`` bits (53..4096) plus the bits of ``|m| max |theta_k|``, so
+    that every angle ``m theta_k`` keeps ``prec`` bits; the precision holds inside the block."""
+    big = max(abs(t) for t in spectrum.freqs)
+    extra = max(0, math.frexp(big * abs(int(m)) + 1)[1]) + 8
+    with arb_precision(integer(prec, "prec", low=53, high=4096) + extra):
+        exact = spectrum.exact_freqs
+        yield [arb_of(x) for x in exact] if exact is not None else [arb(t) for t in spectrum.freqs]
+
+
 def enclose_spectrum(spectrum: Spectrum, m: int, prec: int = 80) -> tuple[float, float]:
     """Float64 ``(lo, hi)`` enclosing ``B(m)`` exactly (an Arb ball at ``prec`` bits plus the bits of
     ``|m| max |theta_k|``; frequencies as their sympy expressions when the spectrum has them)."""
     m = int(m)
-    big = max(abs(t) for t in spectrum.freqs)
-    extra = max(0, math.frexp(big * abs(m) + 1)[1]) + 8
-    with arb_precision(integer(prec, "prec", low=53, high=4096) + extra):
-        thetas = (
-            [arb_of(x) for x in spectrum.exact_freqs]
-            if spectrum.exact_freqs is not None
-            else [arb(t) for t in spectrum.freqs]
-        )
+    with arb_frequencies(spectrum, m, prec) as thetas:
         total = arb(0)
         for t, a in zip(thetas, spectrum.amps, strict=True):  # type: ignore[arg-type]
             total += arb(a) * (t * m).cos()

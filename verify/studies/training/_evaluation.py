@@ -185,19 +185,7 @@ def decided_accuracy_per_hop(
     sample_until_decided(
         start, cap, measure, lambda: all(s.decide(threshold) != "undecided" for s in seqs.values()), step
     )
-    rows: dict[str, dict[str, Any]] = {}
-    for h, seq in seqs.items():
-        est = seq.estimate()
-        rows[str(h)] = {
-            "count": est.n,
-            "correct": seq.successes,
-            "accuracy": est.value,
-            "ci_low": est.low,
-            "ci_high": est.high,
-            "interval": est.method,
-            "side": seq.decide(threshold),
-        }
-    return rows
+    return {str(h): seq.record(threshold) for h, seq in seqs.items()}
 
 
 def _zero_output(module: Any, args: Any, output: Any) -> Any:

@@ -290,7 +290,6 @@ def decided_length_row(
             counts[1] += 1
 
     sample_until_decided(first, cap, measure, lambda: seq.decide(threshold) != "undecided")
-    est = seq.estimate()
     stored = int(getattr(model.config, "stored_n_positions", model.config.n_positions))
     return {
         "task": task,
@@ -298,14 +297,8 @@ def decided_length_row(
         "hops": sorted({int(h) for h in hops}),
         "positions": positions,
         "n": int(n),
-        "count": est.n,
-        "correct": seq.successes,
-        "accuracy": est.value,
-        "ci_low": est.low,
-        "ci_high": est.high,
-        "interval": est.method,
+        **seq.record(threshold),
         "threshold": threshold,
-        "side": seq.decide(threshold),
         "cap": int(cap),
         "look": first,
         "per_hop": dict(sorted(per_hop.items())),
