@@ -134,7 +134,6 @@ def many_plane_figure(quick: bool = False, store: ResultStore | None = None) -> 
     ax.set_title("Many-plane T_Index: margin against length (expected slope -2/K)", fontsize=10)
     ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.grid(True, which="major", lw=0.3)
-    fig.tight_layout()
     caption = (
         "Normalised worst-case margin of many-plane T_Index (logit of the target minus the best other key, "
         "divided by the sum of plane amplitudes) against sequence length, log-log. Solid steps: the mixed "
@@ -234,7 +233,6 @@ def letter_codes_figure(quick: bool = False, store: ResultStore | None = None) -
     right.set_ylabel("worst-case Retrieval margin (logit units)")
     right.set_title("|ALPH| = 8 on the slowest planes, head_dim 128", fontsize=9)
     right.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
     caption = (
         "Left: worst-case Retrieval margin at theta = 0 (every length) of the one-plane letter code "
         "(letters at angles 2 pi c / |ALPH|, [A]'s T_Retrieval; margin 2 sin(pi/|ALPH|)^2 ~ 2 pi^2/|ALPH|^2) "
@@ -337,7 +335,6 @@ def partial_induction_figure(quick: bool = False, store: ResultStore | None = No
     right.set_ylabel("worst-case margin (logit units; positive part)")
     right.set_title("Margin against length (n0 = 64)", fontsize=9)
     right.legend(fontsize=6)
-    fig.tight_layout()
     caption = (
         "[B]'s partial induction (return the value of the last earlier occurrence of a letter). Left: "
         "exact horizon against the rotation theta of the positional plane. Two planes (theta = 0 letter "

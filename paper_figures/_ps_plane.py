@@ -103,7 +103,6 @@ def ps_plane_figure(quick: bool = False, store: ResultStore | None = None) -> Fi
     ax.set_aspect("equal")
     ax.legend(fontsize=7, loc="lower left")
     ax.set_title("Positional-symbolic plane (17 tokens, tau = 1e-4)", fontsize=9)
-    fig.tight_layout()
     caption = (
         "Positional-symbolic plane. Each point is one head's mean (S_pos, S_sym) over 100 inputs of 17 "
         "tokens ([A]'s score: swap every pair of non-query inputs, cosine similarity of the swapped "
@@ -174,7 +173,6 @@ def per_frequency_figure(quick: bool = False, store: ResultStore | None = None) 
         bottom.set_ylabel("deviation / row variance")
         bottom.legend(fontsize=7)
     fig.suptitle("Per-frequency profile: random head, head_dim 64, base 10000, 17 tokens", fontsize=10)
-    fig.tight_layout()
     caption = (
         "Per-frequency profile of one random RoPE head (head_dim 64, base 10000, N(0, 1/64) weights, "
         "scale 1/8). Each of the 32 planes is cut out as a 2-D head (its slice of W_Q and W_K, its "
@@ -246,7 +244,6 @@ def ps_scale_figure(quick: bool = False, store: ResultStore | None = None) -> Fi
         ax.set_title(name, fontsize=9)
         ax.legend(fontsize=7)
     axes[0].set_ylabel("score")
-    fig.tight_layout()
     index_at_1 = next(r for r in rows if r["head"].startswith("T_Index") and r["scale"] == 1.0)
     caption = (
         "[A]'s positional and symbolic scores (tau = 1e-4, 100 inputs of 17 tokens) against the logit "

@@ -93,10 +93,12 @@ def subplots(
     ncols: int = 1,
     *,
     figsize: tuple[float, float],
-    layout: str | None = None,
+    layout: str = "constrained",
     **kwargs: Any,
 ) -> tuple[Figure, Any]:
-    """``(figure, axes)`` like ``pyplot.subplots``, on a detached :class:`Figure` (no pyplot state)."""
+    """``(figure, axes)`` like ``pyplot.subplots``, on a detached :class:`Figure` (no pyplot state), laid
+    out by ``layout`` (default ``"constrained"``: every label, title and legend inside the figure, so
+    :func:`save_figure` needs no tight bounding box, which costs a second layout and draw per file)."""
     fig = Figure(figsize=figsize, layout=layout)
     return fig, fig.subplots(nrows, ncols, **kwargs)
 
@@ -134,18 +136,27 @@ def save_figure(
     option: str = "--out",
 ) -> list[Path]:
     """Write ``NAME.png`` and ``NAME.pdf`` (those of them in ``formats``), ``NAME.csv`` (the plotted
-    rows) and ``NAME.caption.txt``; return the paths in that order. ``replace=False`` creates each file
+    rows) and ``NAME.caption.txt``; return the paths in that order. The figure is laid out once, by its
+    layout engine as the first image is drawn; the other formats reuse those positions (the engine is
+    put back afterwards). ``replace=False`` creates each file
     exclusively (one that appeared meanwhile, another run's, is refused naming ``option``)."""
     chosen = check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name, fig = result.name, result.figure
     images = [out_dir / f"{name}.{fmt}" for fmt in chosen]
-    with matplotlib.rc_context(fname=str(STYLE)):
-        for fmt, path in zip(chosen, images, strict=True):
-            _atomic_write(
-                path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, **_SAVE_OPTIONS[fmt]), replace, option
-            )
+    engine = fig.get_layout_engine()
+    try:
+        with matplotlib.rc_context(fname=str(STYLE)):
+            for fmt, path in zip(chosen, images, strict=True):
+                _atomic_write(
+                    path, lambda p, fmt=fmt: fig.savefig(p, format=fmt, **_SAVE_OPTIONS[fmt]), replace, option
+                )
+                if engine is not None:  # laid out by the first file: the others keep its positions
+                    fig.set_layout_engine("none")
+    finally:
+        if engine is not None:
+            fig.set_layout_engine(engine)
     csv_path = out_dir / f"{name}.csv"
     _atomic_write(csv_path, lambda p: p.write_text(rows_csv(result.rows)), replace, option)
     cap = out_dir / f"{name}.caption.txt"

@@ -66,6 +66,31 @@ def test_saving_is_deterministic_and_complete(tmp_path: Path) -> None:
     assert not list((tmp_path / "c").glob(".*"))  # no temporary files left behind
 
 
+def _inside_canvas(fig: Figure) -> bool:
+    """Whether everything drawn on ``fig`` (its tight bounding box) lies on its canvas (to 0.01 inch)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    drawn, canvas = fig.get_tightbbox(FigureCanvasAgg(fig).get_renderer()), fig.bbox_inches
+    return bool(drawn.x0 >= canvas.x0 - 0.01 and drawn.y0 >= canvas.y0 - 0.01) and bool(
+        drawn.x1 <= canvas.x1 + 0.01 and drawn.y1 <= canvas.y1 + 0.01
+    )
+
+
+def test_figures_are_laid_out_once_and_fit_their_canvas(tmp_path: Path) -> None:
+    """Figures are saved without a tight bounding box (a second layout and draw per file): the
+    constrained layout keeps every label, title and legend on the canvas, the figure is laid out once
+    for all its formats, and its layout engine is given back."""
+    for result in (theory_figure(), geometry_figure()):
+        fig = result.figure
+        engine = fig.get_layout_engine()
+        assert type(engine).__name__ == "ConstrainedLayoutEngine"
+        save_figure(result, tmp_path / result.name, ("png", "pdf"))
+        assert fig.get_layout_engine() is engine and _inside_canvas(fig)
+    planted = theory_figure().figure
+    planted.axes[0].text(1.5, 0.5, "outside", transform=planted.axes[0].transAxes)
+    assert not _inside_canvas(planted)
+
+
 def test_registry_and_errors() -> None:
     assert figure_names() == list(figures())
     assert {"a_theory_bounds", "ps_plane", "many_plane_margin"} <= set(figure_names())

@@ -412,3 +412,55 @@ def test_the_transformers_tasks_are_the_claims_and_figures_that_run_models() -> 
     assert not keys & {"claim:thm3.1.index", "claim:multihop.length", "figure:c_accuracy"}
     for glob in TRANSFORMERS_CLAIMS:  # no stale pattern
         assert transformers_tasks([i for i in ids if i.startswith(glob.rstrip("*"))], []), glob
+
+
+FORKED_RUN = """
+import sys
+from ropeproof import _check_pool
+from ropeproof._cli import main
+
+started = []
+real = _check_pool.start_second_process
+
+
+def start(figures, method="spawn"):
+    started.append(method)
+    return real(figures, method)
+
+
+_check_pool.start_second_process = start
+code = main(sys.argv[1:])
+print("started:", ",".join(started))
+sys.exit(code)
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="fork is used on Linux only")
+def test_a_cpu_run_forks_its_second_process_after_the_imports_and_reports_what_one_process_does(
+    tmp_path: Path,
+) -> None:
+    """``check --jobs 2`` on the CPU, as a command (no thread but the main one), forks its second process
+    once the claims and the figures' modules are imported (so they are not imported twice) instead of
+    spawning one first thing; the report and the figures are those of ``--jobs 1``, and the forked child
+    is stopped by SIGTERM without a traceback (its parent's SIGTERM handler is not kept)."""
+    import subprocess
+    import sys
+
+    from ropeproof._report import without_timings
+
+    select = ["--quick", "--only", "remark3.1.positional-cannot-retrieve.*", "--no-progress"]
+    select += ["--device", "cpu"]
+    reports, figures = {}, {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        argv = ["check", *select, "--jobs", jobs, "--out", str(out)]
+        argv += ["--cache-dir", str(tmp_path / f"c{jobs}")]
+        run = subprocess.run([sys.executable, "-c", FORKED_RUN, *argv], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip().splitlines()[-1] == ("started: fork" if jobs == "2" else "started:")
+        assert "Traceback" not in run.stderr, run.stderr
+        report = without_timings(json.loads((out / "report.json").read_text()))
+        report["run"].pop("command")
+        reports[jobs] = report
+        figures[jobs] = _files(out / "figures")
+    assert reports["1"] == reports["2"] and figures["1"] == figures["2"] and figures["1"]
