@@ -91,49 +91,13 @@ def _warm_up(figures: bool) -> None:
         _WORKER.pop("claims", None)
 
 
-def _warm_up_forked(figures: bool) -> None:
-    """:func:`_warm_up` in a process forked from ``check``: SIGTERM gets its default action back (the
-    parent's handler, :func:`~ropeproof.machinery._atomic_output.terminate_cleanly`, would unwind the
-    parent's staging code in the child: ``Pool.terminate`` stops the child with SIGTERM)."""
-    import signal
-
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _warm_up(figures)
-
-
-def fork_is_safe(device: object) -> bool:
-    """Whether the second process may be forked from ``check`` once it has imported the claims and the
-    figures' modules (:func:`start_second_process` ``method="fork"``), which then costs it no import:
-    on Linux, where ``fork`` is a start method, for a run on the CPU (``device``, as ``str()`` gives it;
-    a process that has touched CUDA cannot be forked), and only while this process runs no other thread
-    (a lock another thread holds would stay held in the child)."""
-    import sys
-
-    return (
-        sys.platform == "linux"
-        and "fork" in multiprocessing.get_all_start_methods()
-        and str(device) == "cpu"
-        and threading.active_count() == 1
-    )
-
-
-def start_second_process(figures: bool, method: str = "spawn") -> multiprocessing.pool.Pool:
-    """A second process for a :class:`CheckPool` (its ``process``), started now, that imports the built-in
-    claims, and with ``figures`` the figures' modules; it takes no task before the pool hands it the run's
-    settings. ``method="spawn"``: a fresh interpreter (nothing is inherited), started before this process
-    imports them, so both import at once; ``"fork"`` (:func:`fork_is_safe`): a copy of this process once
-    it has imported them, so the second imports nothing (the imports cost CPU time in one process
-    instead of two). Whoever starts it stops it (:meth:`CheckPool.cancel`, or ``terminate`` when no pool
-    takes it)."""
-    import sys
-
-    if method not in ("spawn", "fork"):
-        raise ValueError(f"method={method!r}; accepted: 'spawn', 'fork'")
-    if method == "spawn":
-        return multiprocessing.get_context("spawn").Pool(1, initializer=_warm_up, initargs=(figures,))
-    for stream in (sys.stdout, sys.stderr):  # else the child could write the parent's buffered output again
-        stream.flush()
-    return multiprocessing.get_context("fork").Pool(1, initializer=_warm_up_forked, initargs=(figures,))
+def start_second_process(figures: bool) -> multiprocessing.pool.Pool:
+    """A second process for a :class:`CheckPool` (its ``process``), started now: a fresh interpreter
+    (``spawn``: nothing is inherited) that imports the built-in claims, and with ``figures`` the figures'
+    modules, while the caller goes on; it takes no task before the pool hands it the run's settings.
+    Whoever starts it stops it (:meth:`CheckPool.cancel`, or ``terminate`` when no pool takes it)."""
+    ctx = multiprocessing.get_context("spawn")
+    return ctx.Pool(1, initializer=_warm_up, initargs=(figures,))
 
 
 def _start_worker(

@@ -124,10 +124,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_JOBS,
         help="2: share the claims and figures with a second process, longest first by this machine's last "
         "computing run (both share the run's store, so nothing is computed twice; the tasks that run "
-        "transformers go to the second first while they are at most half the work); on Linux, on the CPU, it "
-        "is forked once the claims are imported, so it imports nothing again; elsewhere it starts first "
-        "thing; with --claims none is started when only claims of yours and no figures are run, as those "
-        "run in the first process; 1: one process",
+        "transformers go to the second first while they are at most half the work); it starts first thing, "
+        "unless --claims is given: then none is started when only claims of yours and no figures are run, "
+        "as those run in the first process; 1: one process",
     )
     p.set_defaults(run=run)
 
@@ -200,8 +199,7 @@ def run(args: argparse.Namespace) -> int:
 
             limit = {} if args.claim_timeout is None else {"timeout": args.claim_timeout}
             process = ClaimsProcess(args.claims, entry_points=plugins, **limit)
-        fork = second is None and process is None and _forks_later(args)
-        return _run(args, [] if process is None else process.claims, second, fork)
+        return _run(args, [] if process is None else process.claims, second)
     finally:
         if second is not None:
             second.terminate()  # the run's pool stopped it already, or it had nothing to take
@@ -212,24 +210,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _early_second_process(args: argparse.Namespace) -> multiprocessing.pool.Pool | None:
     """The second process of a run that shares its work (``--jobs 2``), started before the claims are
-    imported: it imports them (and the figures' modules) meanwhile. ``None`` for ``--list``, for a run
-    that forks it later (:func:`_forks_later`) and for a run with ``--claims``, whose second process
-    starts (if at all) once the selection shows that it could take something; a run whose selection
-    leaves it nothing stops it unused."""
-    if args.jobs < 2 or args.list or args.claims or _forks_later(args) or _kept_whole(args):
+    imported: it imports them (and the figures' modules) meanwhile. ``None`` for ``--list`` and for a run
+    with ``--claims``, whose second process starts (if at all) once the selection shows that it could
+    take something; a run whose selection leaves it nothing stops it unused."""
+    if args.jobs < 2 or args.list or args.claims or _kept_whole(args):
         return None
     from ropeproof._check_pool import start_second_process
 
     return start_second_process(figures=not args.no_figures)
-
-
-def _forks_later(args: argparse.Namespace) -> bool:
-    """Whether a run that shares its work forks its second process once it has imported the claims and
-    the figures' modules (:func:`~ropeproof._check_pool.fork_is_safe`), instead of starting it first
-    thing: then the imports cost CPU time in one process, not two."""
-    from ropeproof._check_pool import fork_is_safe
-
-    return args.jobs >= 2 and fork_is_safe(args.device)
 
 
 def _run_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -317,14 +305,11 @@ def _two_processes(
     history: Path,
     corrections: list[Correction],
     second: multiprocessing.pool.Pool | None,
-    fork: bool = False,
 ) -> tuple[
     list[ClaimResult], dict[str, list[Path]], dict[str, str], dict[str, float], list[CorrectionResult]
 ]:
     """``claims`` and the figures ``names`` (drawn into ``out_dir``) run by this process and a second
-    one (``second`` when it was started early; else, with ``fork``, one forked now, before any thread
-    starts, once the figures' modules are imported; else a new one:
-    :class:`~ropeproof._check_pool.CheckPool`),
+    one (``second`` when it was started early, else a new one: :class:`~ropeproof._check_pool.CheckPool`),
     longest first by the seconds of earlier runs (:func:`~ropeproof._work_order.expected_seconds` in
     ``history``), the second taking those that run ``transformers`` first where they are at most half the
     work (:func:`~ropeproof._work_order.transformers_tasks`), with ``corrections`` computed in this
@@ -338,13 +323,6 @@ def _two_processes(
     from ropeproof._work_order import expected_seconds, transformers_tasks
 
     fixed: dict[str, CorrectionResult] = {}
-    if second is None and fork:
-        from ropeproof._check_pool import fork_is_safe, start_second_process
-
-        if names:
-            import ropeproof.paper_figures  # noqa: F401  (inherited by the child)
-        if fork_is_safe(ctx.device):
-            second = start_second_process(figures=bool(names), method="fork")
 
     bar = tqdm(total=len(claims), desc="ropeproof check", unit="claim", disable=args.no_progress)
 
@@ -352,29 +330,22 @@ def _two_processes(
         bar.set_postfix_str(result.claim.id)
         bar.update()
 
-    try:
-        pool = CheckPool(
-            claims,
-            names,
-            out_dir,
-            ctx.store,
-            args.quick,
-            formats,
-            getattr(args, "threads", None),
-            run_here=lambda c: recorded_claim(c, ctx),
-            context=(str(ctx.device), str(ctx.dtype).removeprefix("torch."), ctx.certified),
-            seconds=expected_seconds(history, args.quick),
-            on_claim=arrived,
-            here_jobs={f"correction:{c.id}": functools.partial(_correct, c, ctx, fixed) for c in corrections},
-            process=second,
-            second_first=transformers_tasks((c.id for c in claims if c.builtin), names),
-        )
-    except BaseException:
-        bar.close()
-        if second is not None:  # no pool took it
-            second.terminate()
-            second.join()
-        raise
+    pool = CheckPool(
+        claims,
+        names,
+        out_dir,
+        ctx.store,
+        args.quick,
+        formats,
+        getattr(args, "threads", None),
+        run_here=lambda c: recorded_claim(c, ctx),
+        context=(str(ctx.device), str(ctx.dtype).removeprefix("torch."), ctx.certified),
+        seconds=expected_seconds(history, args.quick),
+        on_claim=arrived,
+        here_jobs={f"correction:{c.id}": functools.partial(_correct, c, ctx, fixed) for c in corrections},
+        process=second,
+        second_first=transformers_tasks((c.id for c in claims if c.builtin), names),
+    )
     try:
         results, figures = pool.finish()
     finally:
@@ -391,9 +362,7 @@ def _correct(correction: Correction, ctx: CheckContext, into: dict[str, Correcti
     into[correction.id] = recorded_correction(correction, ctx)
 
 
-def _run(
-    args: argparse.Namespace, yours: list, second: multiprocessing.pool.Pool | None, fork: bool = False
-) -> int:
+def _run(args: argparse.Namespace, yours: list, second: multiprocessing.pool.Pool | None) -> int:
     from ropeproof._report import STORE_DIR, write_report
     from ropeproof._task_cache import complete_run, kept_run, recorded_claim, recorded_correction
     from ropeproof._work_order import record_seconds
@@ -449,7 +418,7 @@ def _run(
         to_fix = [c for c in fixing if c.id not in kept_fixes]
         if args.jobs > 1 and (to_draw or any(c.builtin for c in todo)):  # else nothing it could take
             results, figures, failed, ran_seconds, corrections = _two_processes(
-                args, todo, to_draw, formats, ctx, staging / "figures", history, to_fix, second, fork
+                args, todo, to_draw, formats, ctx, staging / "figures", history, to_fix, second
             )
             task_seconds.update(ran_seconds)
         else:

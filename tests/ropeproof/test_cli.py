@@ -225,15 +225,11 @@ def test_a_subcommand_starts_without_the_others() -> None:
         assert out.stderr.strip().splitlines()[-1] in loaded, (argv, out.stderr)
 
 
-def test_check_starts_its_second_process_early_only_when_the_claims_are_all_built_in(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_check_starts_its_second_process_early_only_when_the_claims_are_all_built_in(tmp_path: Path) -> None:
     """``--jobs 1``, ``--list`` and ``--claims`` start no second process before the claims are known, nor
-    does a rerun whose every task the cache kept (it gives them back, :mod:`ropeproof._task_cache`), nor
-    a run that forks it once the claims are imported (where forking is safe)."""
+    does a rerun whose every task the cache kept (it gives them back, :mod:`ropeproof._task_cache`)."""
     import argparse
 
-    from ropeproof import _check_pool
     from ropeproof._task_cache import complete_run
     from ropeproof.commands import _check as check
     from ropeproof.machinery._result_cache import ResultCache
@@ -250,15 +246,6 @@ def test_check_starts_its_second_process_early_only_when_the_claims_are_all_buil
     kept = args(quick=False)
     for refused in (args(jobs=1), args(list=True), args(claims=["mine.py"]), kept):
         assert check._early_second_process(refused) is None
-    import threading
-
-    forks = _check_pool.fork_is_safe("cpu")
-    assert forks == (sys.platform == "linux" and threading.active_count() == 1)
-    assert check._forks_later(args()) == forks
-    assert not check._forks_later(args(jobs=1)) and not _check_pool.fork_is_safe("cuda")
-    if forks:
-        assert check._early_second_process(args()) is None  # forked later instead
-    monkeypatch.setattr(_check_pool, "fork_is_safe", lambda device: False)
     second = check._early_second_process(args())
     try:
         assert second is not None and second.apply(sorted, ([2, 1],)) == [1, 2]  # a live process
