@@ -118,7 +118,7 @@ NEEDS_HF = frozenset({"training_length", "training_frequencies", "training_theor
 """Figures that run the shipped trained checkpoints, so they need ``transformers`` (the ``hf`` extra)."""
 
 
-FULL_FIGURES = frozenset({"training_length"})
+FULL_FIGURES = frozenset({"training_length", "training_frequencies", "training_theory"})
 """Figures that take ``full=True``: they then draw the rows no verdict reads as well (``ropeproof figures
 --full``), which ``ropeproof check`` does not compute."""
 

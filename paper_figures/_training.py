@@ -461,32 +461,51 @@ def _shipped_configs() -> list[str]:
     return sorted({config for config, _ in _records()}, key=CONFIGS.index)
 
 
-def _profiled_layers(task: str, n_layer: int, quick: bool) -> list[int]:
-    """The layers whose frequency profiles the frequency and theory figures show: every layer, or under
-    ``quick`` only the layer the claim ``training.frequencies`` judges (the number model's first, the
-    letter model's last), so the figures' previews and the claim share their profiles."""
+def _profiled_layers(task: str, n_layer: int, every: bool) -> list[int]:
+    """The layers whose frequency profiles the frequency and theory figures show: with ``every`` (``ropeproof
+    figures --full``) every layer, else only the layer the claim ``training.frequencies`` judges (the number
+    model's first, the letter model's last), whose profile the claim computes anyway."""
     from ropeproof.verify.studies.training._judging import FREQUENCY_LAYER
 
-    return [FREQUENCY_LAYER[task](n_layer)] if quick else list(range(n_layer))
+    return list(range(n_layer)) if every else [FREQUENCY_LAYER[task](n_layer)]
 
 
-def frequency_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
-    """Per-frequency profile rows of every layer of both tasks' seed-0 models, every shipped configuration
-    (under ``quick`` only the last, the smallest, and per task only the layer the claim
-    ``training.frequencies`` judges), from ``store`` (default a fresh one)."""
-    return (ResultStore() if store is None else store).get(FREQUENCIES_DATA, quick=quick)
+def _profiled_configs(quick: bool, full: bool) -> list[str]:
+    """The shipped configurations the frequency figure shows: under ``quick`` the last (the smallest), with
+    ``full`` every one, else the first (paper), the one the claim ``training.frequencies`` judges."""
+    configs = _shipped_configs()
+    return configs[-1:] if quick else configs if full else configs[:1]
+
+
+FREQUENCY_FIGURES_SHOWN = (
+    " Shown: per task the layer the claim training.frequencies judges (the number model's first, the "
+    "letter model's last), of the {config} configuration's seed 0 (the claim judges every seed of it); "
+    "every layer of every shipped configuration is drawn by ropeproof figures --full, which computes the "
+    "profiles no verdict reads."
+)
+"""What the frequency and theory figures of ``ropeproof check`` show, and what ``--full`` adds (caption)."""
+
+
+def frequency_rows(
+    quick: bool = False, store: ResultStore | None = None, full: bool = False
+) -> list[dict[str, Any]]:
+    """Per-frequency profile rows of both tasks' seed-0 models (:func:`_profiled_configs`: the paper
+    configuration, under ``quick`` the smallest, with ``full`` every shipped one), per task the layer the
+    claim ``training.frequencies`` judges (with ``full`` and not ``quick``: every layer), from ``store``
+    (default a fresh one)."""
+    return (ResultStore() if store is None else store).get(FREQUENCIES_DATA, quick=quick, full=bool(full))
 
 
 @data_product("figure.training-frequencies")
-def FREQUENCIES_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
+def FREQUENCIES_DATA(store: ResultStore, quick: bool, full: bool = False) -> list[dict[str, Any]]:
     """The rows of :func:`frequency_rows` (the profiles the claim ``training.frequencies`` reads too)."""
     from ropeproof.verify.studies.training._shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
 
     rows = []
-    for config in _shipped_configs()[-1:] if quick else _shipped_configs():
+    for config in _profiled_configs(quick, full):
         for task in TASKS:
             n_layer = store.get(SHIPPED_MODEL, task=task, config=config).model.config.n_layer
-            for layer in _profiled_layers(task, n_layer, quick):
+            for layer in _profiled_layers(task, n_layer, full and not quick):
                 profile = store.get(
                     FREQUENCY_PROFILE, task=task, prompts=FIGURE_PROMPTS[quick], layer=layer, config=config
                 )
@@ -495,11 +514,14 @@ def FREQUENCIES_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
 
 
 @styled
-def frequencies_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
-    """Logit share per rotary frequency of every trained layer, with [A]'s frequencies marked."""
+def frequencies_figure(
+    quick: bool = False, store: ResultStore | None = None, full: bool = False
+) -> FigureResult:
+    """Logit share per rotary frequency of the trained layers :func:`frequency_rows` profiles (``full``:
+    every layer of every shipped configuration), with [A]'s frequencies marked."""
     from ropeproof.constructions._paper import INDEX_THETA, RETRIEVAL_THETA
 
-    rows = frequency_rows(quick, store)
+    rows = frequency_rows(quick, store, full)
     configs = sorted({r["config"] for r in rows}, key=CONFIGS.index)
     fig, axes = subplots(
         len(configs), 2, figsize=(7.2, 2.6 * len(configs)), squeeze=False, layout="constrained"
@@ -538,19 +560,24 @@ def frequencies_figure(quick: bool = False, store: ResultStore | None = None) ->
             f" Quick preview: the {configs[0]} configuration only, and per task only the layer the claim "
             "training.frequencies judges (the number model's first, the letter model's last)."
         )
+    elif not full:
+        caption += FREQUENCY_FIGURES_SHOWN.format(config=configs[0])
     return FigureResult("training_frequencies", fig, rows, caption)
 
 
-def theory_rows(quick: bool = False, store: ResultStore | None = None) -> list[dict[str, Any]]:
-    """:func:`ropeproof.verify.studies.training._head_theory.construction_comparison` of each trained layer
-    of the first shipped configuration's seed-0 models at the frequency of its largest logit share (under
-    ``quick`` the last configuration's, the smallest, and the layers of :func:`frequency_rows`' preview),
-    from ``store`` (default a fresh one)."""
-    return (ResultStore() if store is None else store).get(THEORY_DATA, quick=quick)
+def theory_rows(
+    quick: bool = False, store: ResultStore | None = None, full: bool = False
+) -> list[dict[str, Any]]:
+    """:func:`ropeproof.verify.studies.training._head_theory.construction_comparison` of the trained layers
+    of the first shipped configuration's seed-0 models (under ``quick`` the last configuration's, the
+    smallest) at the frequency of each one's largest logit share: per task the layer the claim
+    ``training.frequencies`` judges, with ``full`` and not ``quick`` every layer; from ``store`` (default a
+    fresh one)."""
+    return (ResultStore() if store is None else store).get(THEORY_DATA, quick=quick, full=bool(full))
 
 
 @data_product("figure.training-theory")
-def THEORY_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
+def THEORY_DATA(store: ResultStore, quick: bool, full: bool = False) -> list[dict[str, Any]]:
     """The rows of :func:`theory_rows`."""
     from ropeproof.verify.studies.training._head_theory import construction_comparison, dominant_plane
     from ropeproof.verify.studies.training._shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
@@ -559,7 +586,7 @@ def THEORY_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
     rows = []
     for task in TASKS:
         model = store.get(SHIPPED_MODEL, task=task, config=config).model
-        for layer in _profiled_layers(task, model.config.n_layer, quick):
+        for layer in _profiled_layers(task, model.config.n_layer, full and not quick):
             profile = store.get(
                 FREQUENCY_PROFILE, task=task, prompts=FIGURE_PROMPTS[quick], layer=layer, config=config
             )
@@ -569,9 +596,10 @@ def THEORY_DATA(store: ResultStore, quick: bool) -> list[dict[str, Any]]:
 
 
 @styled
-def theory_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
-    """Trained heads against the single-plane construction and Theorem 3.2's bound, against length."""
-    rows = theory_rows(quick, store)
+def theory_figure(quick: bool = False, store: ResultStore | None = None, full: bool = False) -> FigureResult:
+    """Trained heads against the single-plane construction and Theorem 3.2's bound, against length (the
+    layers of :func:`theory_rows`; ``full``: every layer)."""
+    rows = theory_rows(quick, store, full)
     fig, axes = subplots(2, 2, figsize=(7.2, 4.8), sharex=True, layout="constrained")
     cmap = colormaps["viridis"]
     for j, task in enumerate(TASKS):
@@ -619,4 +647,6 @@ def theory_figure(quick: bool = False, store: ResultStore | None = None) -> Figu
             " Quick preview: per task only the layer the claim training.frequencies judges (the number "
             "model's first, the letter model's last)."
         )
+    elif not full:
+        caption += FREQUENCY_FIGURES_SHOWN.format(config=rows[0]["config"])
     return FigureResult("training_theory", fig, rows, caption)

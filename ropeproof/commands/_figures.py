@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--full",
         action="store_true",
         help="also draw the rows no verdict reads, which ropeproof check does not compute (training_length: "
-        "the small configuration's seed 0 and one look at every length a reading does not judge)",
+        "the small configuration's seed 0 and one look at every length a reading does not judge; "
+        "training_frequencies and training_theory: every layer, and every shipped configuration, besides "
+        "the layer per task the claim training.frequencies judges)",
     )
     p.add_argument(
         "--only",

@@ -148,3 +148,37 @@ def test_length_figure_takes_trained_directories(tmp_path: Path) -> None:
     judged = length_figure_rows(quick=True, trained=[run])  # the default: the judged rows only
     assert {r["n"] for r in judged if r["kind"] == "trained"} < {17, 64, 850}
     assert all(r["judged"] for r in judged if r["kind"] == "trained")
+
+
+def test_the_frequency_figures_compute_in_check_only_the_profiles_the_claim_reads() -> None:
+    """``ropeproof check`` (not ``--full``) asks the frequency and theory figures for the profile of the
+    layer per task that ``training.frequencies`` judges, of the paper configuration's seed 0 (profiles the
+    claim computes anyway); ``--full`` asks for every layer of every shipped configuration; ``--quick``
+    for the judged layers of the smallest configuration."""
+    from types import SimpleNamespace
+
+    from ropeproof.paper_figures import _training as tr
+    from ropeproof.verify.studies.training._shipped_results import FREQUENCY_PROFILE, SHIPPED_MODEL
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.profiles: list[tuple[str, str, int]] = []
+
+        def get(self, product, **args):  # type: ignore[no-untyped-def]
+            if product is SHIPPED_MODEL:
+                return SimpleNamespace(model=SimpleNamespace(config=SimpleNamespace(n_layer=3)))
+            assert product is FREQUENCY_PROFILE and args.get("seed", 0) == 0
+            self.profiles.append((args["config"], args["task"], args["layer"]))
+            return [{"theta": 0.5, "share": 1.0, "layer": args["layer"], "task": args["task"]}]
+
+    configs = tr._shipped_configs()
+    judged = [("number", 0), ("letter", 2)]  # the number model's first layer, the letter model's last
+    for quick, full, want in (
+        (False, False, [(configs[0], t, layer) for t, layer in judged]),
+        (True, False, [(configs[-1], t, layer) for t, layer in judged]),
+        (False, True, [(c, t, layer) for c in configs for t, _ in judged for layer in range(3)]),
+    ):
+        store = Recorder()
+        tr.FREQUENCIES_DATA.compute(store, quick, full)
+        assert store.profiles == want, (quick, full)
+    assert len(configs) >= 2  # the full figure adds the other configuration
