@@ -530,9 +530,9 @@ def frequencies_figure(
     for (i, config), (j, task) in ((a, b) for a in enumerate(configs) for b in enumerate(TASKS)):
         ax = axes[i, j]
         layers = sorted({r["layer"] for r in rows if r["task"] == task and r["config"] == config})
-        for layer in layers:
+        for k, layer in enumerate(layers):
             sel = [r for r in rows if r["task"] == task and r["config"] == config and r["layer"] == layer]
-            color = cmap(layer / max(1, len(layers) - 1))
+            color = cmap(k / max(1, len(layers) - 1))
             ax.semilogx(
                 [r["theta"] for r in sel],
                 [r["share"] for r in sel],
@@ -547,7 +547,10 @@ def frequencies_figure(
         ax.set_title(f"{task} task, {config} configuration", fontsize=8)
         ax.set_xlabel("plane frequency theta (rad / position)")
         ax.set_ylabel("share of the last-token logit spread")
-    axes[0, 1].legend(loc="upper left", fontsize=5, ncol=2)
+        if len(layers) == 1:  # one layer a panel: each says which
+            ax.legend(loc="upper left", fontsize=5)
+    if max(len({r["layer"] for r in rows if r["task"] == t}) for t in TASKS) > 1:
+        axes[0, 1].legend(loc="upper left", fontsize=5, ncol=2)
     caption = (
         "Which RoPE frequencies move each trained layer's logits: for every rotary plane of each layer of "
         "the shipped seed-0 models (GPT-J rotary, base 10000), the standard deviation of that plane's "
