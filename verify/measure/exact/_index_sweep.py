@@ -23,16 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sp
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
 from ropeproof.machinery._values import Angle
-from ropeproof.theory._construction import Construction
-from ropeproof.theory._derive import OFFSET, derive
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from ropeproof.theory._construction import Construction
 
 
 def index_gap_expression(construction: Construction) -> sp.Expr:
@@ -41,6 +44,10 @@ def index_gap_expression(construction: Construction) -> sp.Expr:
     Derived from the construction's closed form (query integer ``s`` against a letter key at
     offsets ``-s`` and ``-s + m``), then rewritten with ``cos a - cos b = -2 sin sin``.
     """
+    import sympy as sp
+
+    from ropeproof.theory._derive import OFFSET, derive
+
     if construction.name != "index":
         raise InputError(f"index_gap_expression needs the index construction, got {construction.name!r}")
     d = derive(construction)

@@ -13,7 +13,8 @@
   so a row is decided wherever the enclosures separate; ties are decided by identities:
 
   - Index, term ``1 - cos(theta)``: the competitor next to the target scores ``g(1) = 2 sin(theta/2)^2``,
-    which sympy proves equal to ``1 - cos(theta)`` from the construction's closed form. Every reading
+    which sympy proves equal to ``1 - cos(theta)`` from the construction's closed form (proved once and
+    stored, :data:`INDEX_TERM_IDENTITY`, which a test proves again). Every reading
     is a minimum of ``g(m)`` over ``m <= M`` (``M = n - 1``, or ``ceil((n-1)/2)`` for ``gap_sup``) with
     ``m = 1`` included, so it is at most the term at every row, and equal to it wherever
     ``(M + 1) |theta mod 2 pi| <= 2 pi`` (then ``m theta`` stays in ``[theta, 2 pi - theta]``);
@@ -40,14 +41,11 @@ import mpmath
 import numpy as np
 from mpmath import iv
 
-from ropeproof.constructions._compile import compile_construction, compiled_head_bytes
-from ropeproof.constructions._paper import index_construction, retrieval_construction
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._memory_budget import check_allocation
 from ropeproof.machinery._result_store import ResultStore, object_product
 from ropeproof.machinery._validate import integer
 from ropeproof.machinery._values import AlphabetSize, Angle, Length, Lengths
-from ropeproof.theory._bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.verify.kernel._devices import dtype_name, resolve_dtype
 from ropeproof.verify.kernel._resolution import gap_resolution
 from ropeproof.verify.measure._display import TableDisplay
@@ -58,20 +56,14 @@ from ropeproof.verify.measure.exact._bound_checks import (
     judge_rows,
     min_of_terms,
 )
-from ropeproof.verify.measure.exact._certified import iv_exact_ends, iv_precision
-from ropeproof.verify.measure.exact._explain import explain_input, index_explanation, index_input_tokens
-from ropeproof.verify.measure.exact._families import retrieval_family
 from ropeproof.verify.measure.exact._index_sweep import (
     SIN_ULPS,
     IndexBlock,
-    index_gap_expression,
     iter_index_blocks,
     stable_gaps_with_error,
 )
-from ropeproof.verify.measure.exact._mp_reference import MpLogits
 from ropeproof.verify.measure.exact._retrieval_codes import code_table
 from ropeproof.verify.measure.exact._retrieval_gap_inf import gap_inf_values
-from ropeproof.verify.measure.exact._retrieval_refine import RetrievalRefiner
 from ropeproof.verify.measure.exact._retrieval_sweep import (
     MAX_LENGTH,
     RetrievalBlock,
@@ -82,7 +74,9 @@ from ropeproof.verify.measure.exact._retrieval_sweep import (
 if TYPE_CHECKING:
     import torch
 
+    from ropeproof.theory._bounds import ReportedBound
     from ropeproof.verify.kernel._devices import DeviceLike, DtypeLike
+    from ropeproof.verify.measure.exact._retrieval_refine import RetrievalRefiner
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
 _JUDGE_ORDER = ("gap_sup", "margin_inf", "gap_inf")
@@ -275,20 +269,52 @@ def _pi2_term(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return value, (UNIT_ROUNDOFF * value + PI2_HALF_ERROR / n2) * (1 + 8 * UNIT_ROUNDOFF) + 5e-324
 
 
+@dataclass(frozen=True)
+class PinnedIdentity:
+    """An identity ``lhs == rhs`` that sympy proved once, stored so that a run reads it instead of
+    proving it (and needs no sympy): both sides as sympy's ``str`` of the expressions they were derived
+    as, and ``proved``, what the proof returned. A test derives both sides again from the code they come
+    from and proves the identity again, so a change to either side, or to the proof, fails it."""
+
+    lhs: str
+    rhs: str
+    proved: bool
+
+
+INDEX_TERM_IDENTITY = PinnedIdentity(lhs="2*sin(theta/2)**2", rhs="1 - cos(theta)", proved=True)
+"""T_Index's gap at the adjacent offset, ``g(1)`` (from the construction's closed form,
+:func:`~ropeproof.verify.measure.exact._index_sweep.index_gap_expression`), equals Theorem 3.2's first term
+``1 - cos(theta)`` (:func:`~ropeproof.theory._bounds.index_bound`): :func:`index_term_identity`'s proof,
+stored. The Index rows read ``proved``; ``tests/verify/measure/exact/test_sweep.py`` re-derives both
+sides and re-proves it."""
+
+
 @functools.cache
 def index_term_identity() -> bool:
     """Whether sympy proves that T_Index's gap at the adjacent offset, ``g(1)`` (derived from the
-    construction's closed form, :func:`index_gap_expression`), equals Theorem 3.2's ``1 - cos(theta)``:
-    by the exponential form of the difference (:func:`~ropeproof.theory._trig_identity.
-    exponential_form_vanishes`), else by ``simplify``."""
+    construction's closed form, :func:`~ropeproof.verify.measure.exact._index_sweep.index_gap_expression`),
+    equals Theorem 3.2's ``1 - cos(theta)``: by the exponential form of the difference
+    (:func:`~ropeproof.theory._trig_identity.exponential_form_vanishes`), else by ``simplify``. The
+    sweeps read the stored outcome, :data:`INDEX_TERM_IDENTITY`; this proves it again (sympy)."""
     import sympy as sp
 
+    lhs, rhs = index_term_sides()
     from ropeproof.theory._trig_identity import exponential_form_vanishes
+
+    difference = lhs - rhs
+    return exponential_form_vanishes(difference) or bool(sp.simplify(difference) == 0)
+
+
+def index_term_sides() -> tuple[Any, Any]:
+    """``(g(1), 1 - cos(theta))`` as sympy expressions: the gap at the adjacent offset derived from T_Index's
+    closed form, and Theorem 3.2's first term (the two sides of :data:`INDEX_TERM_IDENTITY`)."""
+    from ropeproof.constructions._paper import index_construction
+    from ropeproof.theory._bounds import index_bound
+    from ropeproof.verify.measure.exact._index_sweep import index_gap_expression
 
     gap = index_gap_expression(index_construction(theta=0.5, max_int=1, letters=1))
     m = next(s for s in gap.free_symbols if s.name == "m")
-    difference = gap.subs(m, 1) - index_bound().terms[0].raw
-    return exponential_form_vanishes(difference) or bool(sp.simplify(difference) == 0)
+    return gap.subs(m, 1), index_bound().terms[0].raw
 
 
 @functools.cache
@@ -297,7 +323,7 @@ def retrieval_theta_zero_identity(alphabet_size: int) -> bool:
     input at ``theta = 0`` (target ``cos 0``, best competitor ``cos omega``) equals the bound."""
     import sympy as sp
 
-    from ropeproof.theory._bounds import OMEGA, THETA, N
+    from ropeproof.theory._bounds import OMEGA, THETA, N, retrieval_bound
     from ropeproof.theory._trig_identity import exponential_form_vanishes
 
     omega = 2 * sp.pi / alphabet_size
@@ -365,7 +391,7 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
     bound = np.minimum(t1[0], t2)
     red = reduce_frequency(theta)
     tp = abs(red.value) * (1 + 4 * UNIT_ROUNDOFF) + red.error
-    identity_ok = index_term_identity()
+    identity_ok = INDEX_TERM_IDENTITY.proved
     statement = (
         "g(1) = 2 sin(theta/2)^2 = 1 - cos(theta) (sympy, from the construction's closed form); every "
         "reading is a minimum over m <= M of g(m) with m = 1 included, equal to g(1) where "
@@ -397,6 +423,8 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
         def refine(n_: int, arg=arg, lo=lo) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
             # measured <= g(m*) for the attaining offset m*; the lower end stays the float enclosure's.
             # Ends are exact fractions (mpmath.iv at a local precision), never re-rounded through mpmath.mp
+            from ropeproof.verify.measure.exact._certified import iv_exact_ends, iv_precision
+
             r = int(np.searchsorted(n, n_))
             with iv_precision(REFINE_BITS):
                 g = 2 * iv.sin(int(arg[r]) * iv.mpf(theta) / 2) ** 2
@@ -529,10 +557,16 @@ def iter_retrieval_sweep(
     alphabet_size, theta = AlphabetSize.of(alphabet_size), Angle.of(theta)  # once, unless parsed already
     dt = _sweep_dtype(dtype)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
+    from ropeproof.verify.measure.exact._retrieval_refine import RetrievalRefiner
+
     rows = RetrievalRows(alphabet_size, theta)
     refiner = RetrievalRefiner(alphabet_size, theta)  # rows too close for float64, re-enclosed in order
     measured = None
     if dt != "float64":
+        from ropeproof.constructions._compile import compile_construction, compiled_head_bytes
+        from ropeproof.constructions._paper import retrieval_construction
+        from ropeproof.verify.measure.exact._families import retrieval_family
+
         vocab = alphabet_size * (alphabet_size + 1)  # (letter, letter) pairs and (letter, 1)
         check_allocation(  # before the construction's vocab^2 tokens are even built
             f"measured logits of a retrieval sweep with |ALPH| = {alphabet_size} ({vocab} tokens)",
@@ -677,6 +711,9 @@ def sweep_index(
 ) -> SweepTable:
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact._index_sweep.iter_index_blocks`)."""
+    from ropeproof.theory._bounds import index_bound
+    from ropeproof.verify.measure.exact._explain import index_explanation, index_input_tokens
+
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     dt = _sweep_dtype(dtype)
     check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max_n)
@@ -718,6 +755,8 @@ def sweep_index(
 def retrieval_witness_tokens(alphabet_size: int, codes: Sequence[int]) -> list[str]:
     """Token names of an input given per-position left-letter code offsets from ``Y = phi 0`` (the
     last entry is the query ``(c, Y)``; ``0`` marks the target, a pair with left letter ``Y``)."""
+    from ropeproof.constructions._paper import retrieval_construction
+
     c = retrieval_construction(alphabet_size, 0.0, max_int=1)
     by_left: dict[int, str] = {}
     query: dict[int, str] = {}
@@ -753,6 +792,12 @@ def sweep_retrieval(
 ) -> SweepTable:
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact._retrieval_sweep.retrieval_sweep`)."""
+    from ropeproof.constructions._compile import compile_construction
+    from ropeproof.constructions._paper import retrieval_construction
+    from ropeproof.theory._bounds import retrieval_bound
+    from ropeproof.verify.measure.exact._explain import explain_input
+    from ropeproof.verify.measure.exact._mp_reference import MpLogits
+
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     dt = _sweep_dtype(dtype)
     check_allocation(

@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 
 from ropeproof._cli import main
+from ropeproof.verify.measure.exact import _sweep
 from ropeproof.verify.measure.exact._bound_checks import CODE
 from ropeproof.verify.measure.exact._sweep import (
+    INDEX_TERM_IDENTITY,
+    PinnedIdentity,
     index_term_identity,
+    index_term_sides,
     iter_index_sweep,
     retrieval_theta_zero_identity,
     sweep_index,
@@ -90,6 +94,27 @@ def test_a_million_lengths_at_theta_1e_6_have_no_undecided_row() -> None:
 def test_identities_are_proved_by_sympy() -> None:
     assert index_term_identity()
     assert retrieval_theta_zero_identity(8) and retrieval_theta_zero_identity(3)
+
+
+def test_the_stored_index_identity_is_the_one_sympy_derives_and_proves_now() -> None:
+    """The sweeps read INDEX_TERM_IDENTITY instead of proving it (no sympy in a run): its two sides are
+    what the construction's closed form and Theorem 3.2's bound give today, and sympy proves them equal."""
+    lhs, rhs = index_term_sides()
+    assert (str(lhs), str(rhs)) == (INDEX_TERM_IDENTITY.lhs, INDEX_TERM_IDENTITY.rhs)
+    assert INDEX_TERM_IDENTITY.proved is index_term_identity() is True
+
+
+def test_the_index_rows_read_the_stored_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the stored proof withdrawn no row is equal by identity: the ties fall to the enclosures
+    (undecided where they overlap), so the verdicts above do rest on the stored fact."""
+    with_proof = sweep_index(1e-3, 300)
+    assert set(with_proof.comparisons["margin_inf"].status) == {"holds-equal"}
+    monkeypatch.setattr(_sweep, "INDEX_TERM_IDENTITY", PinnedIdentity("g(1)", "1 - cos(theta)", False))
+    without = sweep_index(1e-3, 300)
+    for q in ("gap_sup", "margin_inf", "gap_inf"):
+        statuses = set(without.comparisons[q].status)
+        assert "holds-equal" not in statuses and "undecided" in statuses, (q, statuses)
+        assert without.comparisons[q].detail["identity_rows"] == 0
 
 
 def test_retrieval_theta_zero_holds_with_equality_past_the_old_refinement_cap() -> None:
