@@ -21,15 +21,17 @@ ulps relative even when it is 1e-14. Cost: ``O(N K)`` for all ``n <= N``, stream
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
 from ropeproof.machinery._values import Angle
+from ropeproof.verify.kernel._angles import MAX_MULTIPLE, offset_error_cap
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
 
 if TYPE_CHECKING:
@@ -97,20 +99,68 @@ def stable_gaps_with_error(
     """
     if not np.all(np.isfinite(np.asarray(freqs, dtype=np.float64))):
         raise InputError("freqs must be finite")
-    u = UNIT_ROUNDOFF
     out = np.zeros(np.asarray(m).shape)
     err = np.zeros(out.shape)
-    k = 0
     for theta, a in zip(freqs, amps, strict=True):
         r, e_r = reduced_angles_with_error(m, Angle(theta))  # finite: checked above, once for all planes
         s = np.sin(r / 2)
-        ds = e_r / 2 + 2 * SIN_ULPS * u * np.abs(s)
-        term = 2.0 * a * s**2
-        err += 2.0 * a * ds * (2 * np.abs(s) + ds) + 3 * u * term
-        out += term
-        k += 1
-    err += k * u * out
-    return out, err * (1 + 8 * u) + 5e-324
+        out += 2.0 * a * s**2
+        err += _plane_error(a, s, e_r)
+    return out, _total_error(err, len(freqs), out)
+
+
+def _plane_error(a: float, s: np.ndarray, e_r: np.ndarray) -> np.ndarray:
+    """One plane's share of :func:`stable_gaps_with_error`'s bound, from ``s = sin(r / 2)`` and the
+    angle's error ``e_r`` (elementwise, so a subset of offsets gets the same bits)."""
+    u = UNIT_ROUNDOFF
+    ds = e_r / 2 + 2 * SIN_ULPS * u * np.abs(s)
+    term = 2.0 * a * s**2
+    return 2.0 * a * ds * (2 * np.abs(s) + ds) + 3 * u * term
+
+
+def _total_error(err: np.ndarray, planes: int, g: np.ndarray) -> np.ndarray:
+    """:func:`stable_gaps_with_error`'s bound from the planes' shares ``err`` (added to in place) and
+    the gap ``g``."""
+    u = UNIT_ROUNDOFF
+    err += planes * u * g
+    return err * (1 + 8 * u) + 5e-324
+
+
+def gap_error_cap(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> float:
+    """An upper bound on every error bound :func:`stable_gaps_with_error` reports for ``1 <= m <= max_m <
+    2^26``: its sum with ``|s| <= 1`` and each plane's angle error at its cap
+    (:func:`~ropeproof.verify.kernel._angles.offset_error_cap`), doubled (more than the roundings of the
+    reported bound's own evaluation). ``inf`` for ``max_m >= 2^26``."""
+    if max_m >= MAX_MULTIPLE:
+        return math.inf
+    u = UNIT_ROUNDOFF
+    total = weight = 0.0
+    for theta, a in zip(freqs, amps, strict=True):
+        ds = offset_error_cap(max_m, float(theta)) / 2 + 2 * SIN_ULPS * u
+        total += 2.0 * a * ds * (2 + ds) + 3 * u * 2.0 * a
+        weight += 2.0 * a
+    return 2 * (total + len(freqs) * u * weight) * (1 + 8 * u) + 2 * 5e-324
+
+
+CHUNK = 1 << 18
+"""Offsets :class:`GapPrefix` evaluates at once by default."""
+MAX_KEPT_PLANES = 8
+"""With more planes :class:`GapPrefix` bounds the error at every offset instead of keeping each plane's
+sines for the candidates (memory: one float64 array per plane and chunk)."""
+
+
+def _spread(values: np.ndarray, before: Any, at: np.ndarray, size: int) -> np.ndarray:
+    """Per index ``0 .. size - 1``: ``values[j]`` for the last ``at[j] <= index``, ``before`` ahead of
+    ``at[0]`` (a step function; ``at`` increasing).
+
+    Shapes: values [k]; at [k]; return [size]
+    """
+    out = np.empty(size, dtype=values.dtype)
+    head = int(at[0]) if at.size else size
+    out[:head] = before
+    if at.size:
+        out[head:] = np.repeat(values, np.diff(at, append=size))
+    return out
 
 
 class GapPrefix:
@@ -127,7 +177,7 @@ class GapPrefix:
     """
 
     def __init__(
-        self, freqs: np.ndarray, amps: np.ndarray, with_error: bool = False, chunk: int = 1 << 18
+        self, freqs: np.ndarray, amps: np.ndarray, with_error: bool = False, chunk: int = CHUNK
     ) -> None:
         self.freqs, self.amps, self.with_error, self.chunk = freqs, amps, with_error, chunk
         self.next_m = 1
@@ -137,39 +187,92 @@ class GapPrefix:
         self.records_hi: list[list[np.ndarray]] = [[], []]
 
     def _fold(self, first: int, last: int) -> tuple[np.ndarray, ...]:
-        """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range."""
+        """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range.
+
+        ``g`` is evaluated at every offset (its prefix minimum is a column), its error bound only where
+        :meth:`_fold_gaps` asks (``E``: :func:`gap_error_cap`; 0 without ``with_error``)."""
         m = np.arange(first, last + 1, dtype=np.float64)
-        if self.with_error:
-            g, e = stable_gaps_with_error(self.freqs, self.amps, m)
-        else:
-            g, e = stable_gaps(self.freqs, self.amps, m), np.zeros(m.size)
-        run = np.minimum.accumulate(g)
-        is_record = np.concatenate([[True], run[1:] < run[:-1]])
-        rec_idx = np.maximum.accumulate(np.where(is_record, np.arange(g.size), 0))
+        every = self.with_error and len(self.freqs) > MAX_KEPT_PLANES  # too many sines to keep: bound all
+        g = np.zeros(m.size)
+        sines = []
+        for theta, a in zip(self.freqs, self.amps, strict=True):
+            s = np.sin(reduced_angles(m, Angle(theta)) / 2)  # the angles of stable_gaps_with_error
+            g += 2.0 * a * s**2
+            if self.with_error and not every:
+                sines.append(s)
+
+        def error_at(at: np.ndarray) -> np.ndarray:
+            if not self.with_error:
+                return np.zeros(at.size)
+            if every:
+                return stable_gaps_with_error(self.freqs, self.amps, m[at])[1]
+            m_c, err = m[at], np.zeros(at.size)
+            for theta, a, s in zip(self.freqs, self.amps, sines, strict=True):
+                err += _plane_error(a, s[at], reduced_angles_with_error(m_c, Angle(theta))[1])
+            return _total_error(err, len(self.freqs), g[at])
+
+        cap = math.inf if every else gap_error_cap(self.freqs, self.amps, last) if self.with_error else 0.0
+        out = self._fold_gaps(first, g, cap, error_at)
+        self.next_m = last + 1
+        return out
+
+    def _fold_gaps(
+        self, first: int, g: np.ndarray, cap: float, error_at: Callable[[np.ndarray], np.ndarray]
+    ) -> tuple[np.ndarray, ...]:
+        """Fold the gaps ``g`` of the offsets ``first, first + 1, ...`` into the running state, reading
+        their error bounds (``error_at(indices)``, elementwise) only at the *candidates*: the offsets
+        ``m`` with ``g(m) <= (G(m - 1) + 4 E)(1 + 16 u)`` (rounded), ``E = cap`` bounding every error
+        bound up to the last of them. Any other offset changes none of the running values: its ``g`` is
+        above ``G(m - 1)``, so it is no new argmin; ``g - err`` stays above ``G(m - 1)``, which is at
+        least the running ``G_lo``; and ``g`` alone is above ``G(m - 1) + err(argmin)`` rounded up, which
+        is at least the running ``G_hi``. So every value is what folding every offset's bound gives, bit
+        for bit (``tests/verify/measure/exact/test_index_sweep.py`` compares them with that fold).
+
+        Shapes: g [offsets]; return.0 [offsets]; return.1 [offsets]; return.2 [offsets]; return.3 [offsets]
+        """
         best, best_m, lo0, hi0 = self.cur
-        improve = run < best
-        vals = np.where(improve, run, best)
-        args = np.where(improve, first + rec_idx, best_m).astype(np.int64)
+        vals = np.minimum.accumulate(g)
+        np.minimum(vals, best, out=vals)  # G(M) for M = first .. last
+        if not math.isfinite(cap):
+            cand = np.arange(g.size)
+        else:
+            threshold = np.empty(g.size)
+            threshold[0] = best
+            threshold[1:] = vals[:-1]  # G(m - 1)
+            threshold += 4 * cap
+            threshold *= 1 + 16 * UNIT_ROUNDOFF
+            cand = np.flatnonzero(g <= threshold)
+        g_c, e_c = g[cand], error_at(cand)
+        run = np.minimum.accumulate(g_c)
+        is_record = np.concatenate([[True], run[1:] < run[:-1]])
+        rec_idx = np.maximum.accumulate(np.where(is_record, np.arange(cand.size), 0))
+        args_c = np.where(run < best, first + cand[rec_idx], best_m).astype(np.int64)
         # each end rounded outward: g - e and g + e rounded to nearest could land inside
-        lo = np.minimum(np.minimum.accumulate(np.maximum(np.nextafter(g - e, -np.inf), 0.0)), lo0)
-        hi = np.minimum(np.minimum.accumulate(np.nextafter(g + e, np.inf)), hi0)
+        lo_c = np.minimum(np.minimum.accumulate(np.maximum(np.nextafter(g_c - e_c, -np.inf), 0.0)), lo0)
+        hi_c = np.minimum(np.minimum.accumulate(np.nextafter(g_c + e_c, np.inf)), hi0)
+        vals_c = vals[cand]
         for arr, prev, store in (
-            (vals, best, self.records),
-            (lo, lo0, self.records_lo),
-            (hi, hi0, self.records_hi),
+            (vals_c, best, self.records),
+            (lo_c, lo0, self.records_lo),
+            (hi_c, hi0, self.records_hi),
         ):
-            drops = np.nonzero(arr < np.concatenate([[prev], arr[:-1]]))[0]
-            store[0].append(drops + first)
+            drops = np.flatnonzero(arr < np.concatenate([[prev], arr[:-1]]))
+            store[0].append(cand[drops] + first)
             store[1].append(arr[drops])
             if store is self.records:
-                store[2].append(args[drops])
+                store[2].append(args_c[drops])
+        args, lo, hi = (
+            _spread(c, before, cand, g.size) for c, before in ((args_c, best_m), (lo_c, lo0), (hi_c, hi0))
+        )
         self.cur = (float(vals[-1]), int(args[-1]), float(lo[-1]), float(hi[-1]))
-        self.next_m = last + 1
         return vals, args, lo, hi
 
-    def earlier(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def earlier(
+        self, m: np.ndarray, increasing: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(G, argmin, G_lo, G_hi)`` at offsets ``1 <= M <= next_m - 1`` already folded (from the
-        records: the last drop at or before ``M``).
+        records: the last drop at or before ``M``). ``increasing``: the caller's promise that ``m`` does
+        not decrease (then each record's rows are one run, written without a per-row search).
 
         Shapes: m [k]; return.0 [k]; return.1 [k]; return.2 [k]; return.3 [k]
         """
@@ -182,10 +285,13 @@ class GapPrefix:
                 for i in range(len(store)):
                     if store[i]:
                         store[i][:] = [np.concatenate(store[i])]
-            at = np.searchsorted(store[0][0], m, side="right") - 1
-            out.append(store[1][0][at])
-            if with_arg:
-                out.append(store[2][0][at])
+            columns = [store[1][0], store[2][0]] if with_arg else [store[1][0]]
+            if increasing:  # row i reads the last record at or before m[i] (m[0] >= 1, the first record)
+                starts = np.searchsorted(m, store[0][0], side="left")
+                out.extend(_spread(c, c[-1], starts, m.size) for c in columns)
+            else:
+                at = np.searchsorted(store[0][0], m, side="right") - 1
+                out.extend(c[at] for c in columns)
         return out[0], out[1], out[2], out[3]
 
     def values(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -200,6 +306,8 @@ class GapPrefix:
             self._fold(self.next_m, min(lo - 1, self.next_m + self.chunk - 1))
         while self.next_m <= hi:
             parts.append(self._fold(self.next_m, min(hi, self.next_m + self.chunk - 1)))
+        if len(parts) == 1:
+            return parts[0]  # type: ignore[return-value]
         return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
 
 
@@ -271,12 +379,12 @@ def iter_index_blocks(
     if not 2 <= start_n <= stop_n < 2**26:
         raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= 2^26 - 1")
     block = integer(block, "block", low=1)
-    margin = GapPrefix(f, a, with_error)
+    margin = GapPrefix(f, a, with_error, chunk=max(CHUNK, block))  # the values do not depend on chunk
     for first in range(start_n, stop_n + 1, block):
         n = np.arange(first, min(stop_n, first + block - 1) + 1)
         g, arg, lo, hi = margin.values(int(n[0]) - 1, int(n[-1]) - 1)
         # gap_sup(n) = G(ceil((n - 1) / 2)): an offset the running minimum has already passed
-        sg, sarg, slo, shi = margin.earlier((n - 1 + 1) // 2)
+        sg, sarg, slo, shi = margin.earlier((n - 1 + 1) // 2, increasing=True)
         if with_error:
             yield IndexBlock(n, sg, g, arg, sarg, lo, hi, slo, shi)
         else:

@@ -145,7 +145,8 @@ def _take(c: BoundComparison, mask: np.ndarray) -> BoundComparison:
 
 
 def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
-    """One comparison over the rows of ``parts`` (in order); counts in ``detail`` are summed."""
+    """One comparison over the rows of ``parts`` (in order); counts in ``detail`` are summed. One part
+    gives a comparison of its own arrays (not copies)."""
     first = parts[0]
     table = [""]
     codes = []
@@ -156,22 +157,28 @@ def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
                 table.append(text)
             remap[i] = table.index(text)
         rc = p.reason_codes if p.reason_codes is not None else np.zeros(p.n.size, dtype=np.int16)
-        codes.append(remap[rc])
+        identity = bool(np.array_equal(remap, np.arange(remap.size)))
+        codes.append(rc if identity and rc.dtype == np.int16 else remap[rc])
     detail = dict(first.detail)
     flags = None
     if all(p.flags is not None for p in parts):
-        flags = np.concatenate([p.flags for p in parts])  # type: ignore[misc]
+        flags = _joined([p.flags for p in parts])  # type: ignore[misc]
     return BoundComparison(
         first.term,
         first.reading,
-        np.concatenate([p.n for p in parts]),
-        np.concatenate([p.codes for p in parts]),
-        np.concatenate([p.ratio for p in parts]),
+        _joined([p.n for p in parts]),
+        _joined([p.codes for p in parts]),
+        _joined([p.ratio for p in parts]),
         detail,
-        np.concatenate(codes),
+        _joined(codes),
         table,
         flags,
     )
+
+
+def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(arrays)``, or the one array itself."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def _as_bool(c: BoundComparison) -> np.ndarray:
@@ -266,7 +273,11 @@ def _pi2_term(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``pi^2 / (2 n^2)`` and its error bound (``n^2`` is exact below ``2^26``; one division)."""
     n2 = np.asarray(n, dtype=np.float64) ** 2
     value = PI2_HALF / n2
-    return value, (UNIT_ROUNDOFF * value + PI2_HALF_ERROR / n2) * (1 + 8 * UNIT_ROUNDOFF) + 5e-324
+    err = UNIT_ROUNDOFF * value  # (u value + PI2_HALF_ERROR / n2)(1 + 8u) + 5e-324, in place
+    err += np.divide(PI2_HALF_ERROR, n2, out=n2)
+    err *= 1 + 8 * UNIT_ROUNDOFF
+    err += 5e-324
+    return value, err
 
 
 @dataclass(frozen=True)
@@ -384,10 +395,14 @@ class _IndexDtypeRows:
 
 
 def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[str, BoundComparison]]:
-    """The bound and the per-reading comparisons of a block of T_Index rows (with enclosures)."""
+    """The bound and the per-reading comparisons of a block of T_Index rows (with enclosures). Each
+    reading's rounded ends ``measured -+ m_err`` and the second term's ``t2 -+ t2_err`` are computed
+    once and compared with both terms; the terms' own ratios, which no verdict reads, are not formed."""
     n = blk.n
     t1, t1_err = stable_gaps_with_error([theta], [1.0], np.array([1.0]))
+    t1_ends = (t1[0] - t1_err[0], t1[0] + t1_err[0])
     t2, t2_err = _pi2_term(n)
+    t2_ends = (t2 - t2_err, t2 + t2_err)
     bound = np.minimum(t1[0], t2)
     red = reduce_frequency(theta)
     tp = abs(red.value) * (1 + 4 * UNIT_ROUNDOFF) + red.error
@@ -408,16 +423,31 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
             continue
         if q == "gap_sup":
             meas, lo, hi, arg = blk.gap_sup, blk.sup_lo, blk.sup_hi, blk.closest_sup
-            big_m = (n - 1 + 1) // 2
+            half = True  # M = ceil((n - 1) / 2)
         else:
             meas, lo, hi, arg = blk.margin_inf, blk.margin_lo, blk.margin_hi, blk.closest
-            big_m = n - 1
+            half = False  # M = n - 1
         assert lo is not None and hi is not None
-        m_err = np.maximum(meas - lo, hi - meas)
+        m_err = meas - lo
+        np.maximum(m_err, hi - meas, out=m_err)
+        low_end = meas - m_err
+        ends = (low_end, np.add(meas, m_err, out=m_err))  # measured -+ m_err
         everywhere = np.full(n.shape, identity_ok)
-        equal = everywhere & ((big_m + 1).astype(np.float64) * tp <= two_pi_lo)
+        equal = np.zeros(n.shape, dtype=bool)
+        equal[: _equal_rows(n, half, tp, two_pi_lo)] = True
+        equal &= everywhere
         first = judge_rows(
-            "1-cos(theta)", q, n, meas, m_err, t1[0], t1_err[0], RowIdentity(everywhere, equal, statement)
+            "1-cos(theta)",
+            q,
+            n,
+            meas,
+            None,
+            t1[0],
+            None,
+            RowIdentity(everywhere, equal, statement),
+            ends=ends,
+            bound_ends=t1_ends,
+            with_ratio=False,
         )
 
         def refine(n_: int, arg=arg, lo=lo) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
@@ -431,9 +461,42 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
                 b = iv.pi**2 / (2 * iv.mpf(n_) ** 2)
                 return (Fraction(float(lo[r])), iv_exact_ends(g)[1]), iv_exact_ends(b)
 
-        second = judge_rows("pi^2/(2n^2)", q, n, meas, m_err, t2, t2_err, None, refine)
+        second = judge_rows(
+            "pi^2/(2n^2)",
+            q,
+            n,
+            meas,
+            None,
+            t2,
+            None,
+            None,
+            refine,
+            ends=ends,
+            bound_ends=t2_ends,
+            with_ratio=False,
+        )
         comparisons[q] = min_of_terms("min(terms)", [first, second], meas, bound)
     return bound, {q: comparisons[q] for q in QUANTITIES}
+
+
+def _equal_rows(n: np.ndarray, half: bool, tp: float, two_pi_lo: float) -> int:
+    """How many leading rows of ``n`` (increasing) have ``(M + 1) tp <= two_pi_lo`` in float64, ``M = n -
+    1`` (``ceil((n - 1) / 2)`` with ``half``): the product of a positive float with an increasing
+    integer does not decrease, so those rows are a prefix, found by bisection with the same float64
+    product per row as the elementwise comparison."""
+
+    def ok(i: int) -> bool:
+        big_m = (int(n[i]) - 1 + 1) // 2 if half else int(n[i]) - 1
+        return float(big_m + 1) * tp <= two_pi_lo
+
+    lo, hi = 0, int(n.size)  # rows [0, lo) hold; rows [hi, size) do not
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _sweep_dtype(dtype: DtypeLike) -> DtypeLike:
@@ -700,9 +763,14 @@ def _collect(
 ) -> tuple[SweepColumns, dict[str, BoundComparison], dict]:
     """Concatenate blocks into table columns (in the documented order), comparisons and (``extras``)
     the attaining inputs' recipes."""
-    raw = {k: np.concatenate([b.columns[k] for b in blocks]) for k in blocks[0].columns}
+    raw = {k: _joined([b.columns[k] for b in blocks]) for k in blocks[0].columns}
+    if len(blocks) == 1:  # a block's columns may share an array (T_Index's gap_inf is its margin_inf)
+        seen: set[int] = set()
+        for k, v in raw.items():
+            raw[k] = v.copy() if id(v) in seen else v
+            seen.add(id(v))
     comparisons = {q: concat_comparisons([b.comparisons[q] for b in blocks]) for q in blocks[0].comparisons}
-    kept = {k: np.concatenate([b.extras[k] for b in blocks]) for k in blocks[0].extras} if extras else {}
+    kept = {k: _joined([b.extras[k] for b in blocks]) for k in blocks[0].extras} if extras else {}
     return _table_columns(raw, comparisons, bool(comparisons)), comparisons, kept
 
 
@@ -717,7 +785,9 @@ def sweep_index(
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     dt = _sweep_dtype(dtype)
     check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max_n)
-    cols, comparisons, extras = _collect(list(iter_index_sweep(theta, 2, max_n, dt, device, judge)))
+    # one block: the rows need no concatenation (a table holds them all anyway)
+    blocks = list(iter_index_sweep(theta, 2, max_n, dt, device, judge, block=max_n - 1))
+    cols, comparisons, extras = _collect(blocks)
 
     def witness(n_: int, q: str) -> dict[str, Any]:
         r = n_ - 2
