@@ -144,9 +144,21 @@ def _take(c: BoundComparison, mask: np.ndarray) -> BoundComparison:
     return c.take(mask)
 
 
-def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
+def concat_comparisons(
+    parts: Sequence[BoundComparison], joined: dict[tuple[int, ...], Any] | None = None
+) -> BoundComparison:
     """One comparison over the rows of ``parts`` (in order); counts in ``detail`` are summed. One part
-    gives a comparison of its own arrays (not copies)."""
+    gives a comparison of its own arrays (not copies). ``joined`` remembers concatenations by the
+    identities of their pieces, so pieces shared by several comparisons (the rows ``n``, the arrays of a
+    reading judged once for two) are joined once and shared."""
+    memo = {} if joined is None else joined
+
+    def join(arrays: list[np.ndarray]) -> np.ndarray:
+        key = tuple(id(a) for a in arrays)
+        if key not in memo:  # the pieces are kept with the result: no id is reused while memo lives
+            memo[key] = (arrays, _joined(arrays))
+        return memo[key][1]
+
     first = parts[0]
     table = [""]
     codes = []
@@ -162,15 +174,15 @@ def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
     detail = dict(first.detail)
     flags = None
     if all(p.flags is not None for p in parts):
-        flags = _joined([p.flags for p in parts])  # type: ignore[misc]
+        flags = join([p.flags for p in parts])  # type: ignore[misc]
     return BoundComparison(
         first.term,
         first.reading,
-        _joined([p.n for p in parts]),
-        _joined([p.codes for p in parts]),
-        _joined([p.ratio for p in parts]),
+        join([p.n for p in parts]),
+        join([p.codes for p in parts]),
+        join([p.ratio for p in parts]),
         detail,
-        _joined(codes),
+        join(codes),
         table,
         flags,
     )
@@ -769,7 +781,11 @@ def _collect(
         for k, v in raw.items():
             raw[k] = v.copy() if id(v) in seen else v
             seen.add(id(v))
-    comparisons = {q: concat_comparisons([b.comparisons[q] for b in blocks]) for q in blocks[0].comparisons}
+    pieces = [b.columns["n"] for b in blocks]
+    joined: dict[tuple[int, ...], Any] = {tuple(id(a) for a in pieces): (pieces, raw["n"])}
+    comparisons = {
+        q: concat_comparisons([b.comparisons[q] for b in blocks], joined) for q in blocks[0].comparisons
+    }
     kept = {k: _joined([b.extras[k] for b in blocks]) for k in blocks[0].extras} if extras else {}
     return _table_columns(raw, comparisons, bool(comparisons)), comparisons, kept
 
