@@ -185,6 +185,9 @@ class GapPrefix:
         self.records: list[list[np.ndarray]] = [[], [], []]  # offsets, G, argmin where G drops
         self.records_lo: list[list[np.ndarray]] = [[], []]
         self.records_hi: list[list[np.ndarray]] = [[], []]
+        # the rounded ends G -+ max(G - G_lo, G_hi - G), where either changes (the judge's enclosure)
+        self.records_ends: list[list[np.ndarray]] = [[], [], []]
+        self.cur_ends = (math.nan, math.nan)
 
     def _fold(self, first: int, last: int) -> tuple[np.ndarray, ...]:
         """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range.
@@ -251,6 +254,16 @@ class GapPrefix:
         lo_c = np.minimum(np.minimum.accumulate(np.maximum(np.nextafter(g_c - e_c, -np.inf), 0.0)), lo0)
         hi_c = np.minimum(np.minimum.accumulate(np.nextafter(g_c + e_c, np.inf)), hi0)
         vals_c = vals[cand]
+        err_c = vals_c - lo_c  # max(G - G_lo, G_hi - G): the expression of the judge's per-row error
+        np.maximum(err_c, hi_c - vals_c, out=err_c)
+        low_end_c = vals_c - err_c
+        high_end_c = np.add(vals_c, err_c, out=err_c)
+        changes = np.flatnonzero(
+            (low_end_c != np.concatenate([[self.cur_ends[0]], low_end_c[:-1]]))
+            | (high_end_c != np.concatenate([[self.cur_ends[1]], high_end_c[:-1]]))
+        )
+        for i, arr in enumerate((cand[changes] + first, low_end_c[changes], high_end_c[changes])):
+            self.records_ends[i].append(arr)
         for arr, prev, store in (
             (vals_c, best, self.records),
             (lo_c, lo0, self.records_lo),
@@ -261,18 +274,25 @@ class GapPrefix:
             store[1].append(arr[drops])
             if store is self.records:
                 store[2].append(args_c[drops])
-        args, lo, hi = (
-            _spread(c, before, cand, g.size) for c, before in ((args_c, best_m), (lo_c, lo0), (hi_c, hi0))
+        args, lo, hi, low_end, high_end = (
+            _spread(c, before, cand, g.size)
+            for c, before in (
+                (args_c, best_m),
+                (lo_c, lo0),
+                (hi_c, hi0),
+                (low_end_c, self.cur_ends[0]),
+                (high_end_c, self.cur_ends[1]),
+            )
         )
         self.cur = (float(vals[-1]), int(args[-1]), float(lo[-1]), float(hi[-1]))
-        return vals, args, lo, hi
+        self.cur_ends = (float(low_end[-1]), float(high_end[-1]))
+        return vals, args, lo, hi, low_end, high_end
 
-    def earlier(
-        self, m: np.ndarray, increasing: bool = False
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def earlier(self, m: np.ndarray, increasing: bool = False, ends: bool = False) -> tuple[np.ndarray, ...]:
         """``(G, argmin, G_lo, G_hi)`` at offsets ``1 <= M <= next_m - 1`` already folded (from the
         records: the last drop at or before ``M``). ``increasing``: the caller's promise that ``m`` does
-        not decrease (then each record's rows are one run, written without a per-row search).
+        not decrease (then each record's rows are one run, written without a per-row search). ``ends``:
+        also the rounded ends ``G -+ e``, ``e = max(G - G_lo, G_hi - G)`` (those float64 expressions).
 
         Shapes: m [k]; return.0 [k]; return.1 [k]; return.2 [k]; return.3 [k]
         """
@@ -280,35 +300,39 @@ class GapPrefix:
         if m.size and (m.min() < 1 or m.max() > self.next_m - 1):
             raise InputError(f"GapPrefix.earlier needs 1 <= M <= {self.next_m - 1}")
         out = []
-        for store, with_arg in ((self.records, True), (self.records_lo, False), (self.records_hi, False)):
+        stores = [(self.records, 2), (self.records_lo, 1), (self.records_hi, 1)]
+        for store, count in [*stores, (self.records_ends, 2)] if ends else stores:
             if len(store[0]) > 1:  # compact the per-chunk pieces
                 for i in range(len(store)):
                     if store[i]:
                         store[i][:] = [np.concatenate(store[i])]
-            columns = [store[1][0], store[2][0]] if with_arg else [store[1][0]]
+            columns = [store[1 + i][0] for i in range(count)]
             if increasing:  # row i reads the last record at or before m[i] (m[0] >= 1, the first record)
                 starts = np.searchsorted(m, store[0][0], side="left")
                 out.extend(_spread(c, c[-1], starts, m.size) for c in columns)
             else:
                 at = np.searchsorted(store[0][0], m, side="right") - 1
                 out.extend(c[at] for c in columns)
-        return out[0], out[1], out[2], out[3]
+        return tuple(out)
 
-    def values(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(G, argmin, G_lo, G_hi)`` for ``M = lo .. hi`` (``1 <= lo <= hi``)."""
+    def values(self, lo: int, hi: int, ends: bool = False) -> tuple[np.ndarray, ...]:
+        """``(G, argmin, G_lo, G_hi)`` for ``M = lo .. hi`` (``1 <= lo <= hi``); ``ends``: also the
+        rounded ends ``G -+ e`` of :meth:`earlier`."""
         if lo < max(1, self.next_m - 1) or hi < lo:
             raise InputError(f"GapPrefix.values({lo}, {hi}) goes back (next offset {self.next_m})")
         parts: list[tuple[np.ndarray, ...]] = []
         if lo == self.next_m - 1:
             g, a, l_, h = self.cur
-            parts.append((np.array([g]), np.array([a], dtype=np.int64), np.array([l_]), np.array([h])))
+            one = np.array([g]), np.array([a], dtype=np.int64), np.array([l_]), np.array([h])
+            parts.append((*one, np.array([self.cur_ends[0]]), np.array([self.cur_ends[1]])))
         while self.next_m < lo:  # fold the skipped offsets, keeping only the running state
             self._fold(self.next_m, min(lo - 1, self.next_m + self.chunk - 1))
         while self.next_m <= hi:
             parts.append(self._fold(self.next_m, min(hi, self.next_m + self.chunk - 1)))
+        width = 6 if ends else 4
         if len(parts) == 1:
-            return parts[0]  # type: ignore[return-value]
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
+            return parts[0][:width]
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(width))
 
 
 @dataclass
@@ -316,7 +340,8 @@ class IndexBlock:
     """Rows ``n`` of a T_Index sweep: the extremes, their attaining offsets and (optionally) enclosures.
 
     ``margin_inf = gap_inf = G(n - 1)`` (``closest``), ``gap_sup = G(ceil((n-1)/2))`` (``closest_sup``);
-    ``*_lo``/``*_hi`` enclose the exact values (``None`` without ``with_error``).
+    ``*_lo``/``*_hi`` enclose the exact values (``None`` without ``with_error``); ``*_ends`` are the
+    judge's rounded ends ``value -+ max(value - lo, hi - value)`` (:meth:`GapPrefix.earlier`).
 
     Shapes: n [rows]; gap_sup [rows]; margin_inf [rows]; closest [rows]; closest_sup [rows]; margin_lo
         [rows]; margin_hi [rows]; sup_lo [rows]; sup_hi [rows]
@@ -331,6 +356,8 @@ class IndexBlock:
     margin_hi: np.ndarray | None = None
     sup_lo: np.ndarray | None = None
     sup_hi: np.ndarray | None = None
+    margin_ends: tuple[np.ndarray, np.ndarray] | None = None
+    sup_ends: tuple[np.ndarray, np.ndarray] | None = None
 
 
 AMPS_SUM_LIMIT = float(np.finfo(np.float64).max) / 2 / (1 + 64 * UNIT_ROUNDOFF)
@@ -382,11 +409,13 @@ def iter_index_blocks(
     margin = GapPrefix(f, a, with_error, chunk=max(CHUNK, block))  # the values do not depend on chunk
     for first in range(start_n, stop_n + 1, block):
         n = np.arange(first, min(stop_n, first + block - 1) + 1)
-        g, arg, lo, hi = margin.values(int(n[0]) - 1, int(n[-1]) - 1)
+        g, arg, lo, hi, *ends = margin.values(int(n[0]) - 1, int(n[-1]) - 1, ends=with_error)
         # gap_sup(n) = G(ceil((n - 1) / 2)): an offset the running minimum has already passed
-        sg, sarg, slo, shi = margin.earlier((n - 1 + 1) // 2, increasing=True)
+        sg, sarg, slo, shi, *sup_ends = margin.earlier((n - 1 + 1) // 2, increasing=True, ends=with_error)
         if with_error:
-            yield IndexBlock(n, sg, g, arg, sarg, lo, hi, slo, shi)
+            yield IndexBlock(
+                n, sg, g, arg, sarg, lo, hi, slo, shi, (ends[0], ends[1]), (sup_ends[0], sup_ends[1])
+            )
         else:
             yield IndexBlock(n, sg, g, arg, sarg)
 

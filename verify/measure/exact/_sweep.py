@@ -434,16 +434,22 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
             )
             continue
         if q == "gap_sup":
-            meas, lo, hi, arg = blk.gap_sup, blk.sup_lo, blk.sup_hi, blk.closest_sup
+            meas, lo, hi, arg, ends = blk.gap_sup, blk.sup_lo, blk.sup_hi, blk.closest_sup, blk.sup_ends
             half = True  # M = ceil((n - 1) / 2)
         else:
-            meas, lo, hi, arg = blk.margin_inf, blk.margin_lo, blk.margin_hi, blk.closest
+            meas, lo, hi, arg, ends = (
+                blk.margin_inf,
+                blk.margin_lo,
+                blk.margin_hi,
+                blk.closest,
+                blk.margin_ends,
+            )
             half = False  # M = n - 1
         assert lo is not None and hi is not None
-        m_err = meas - lo
-        np.maximum(m_err, hi - meas, out=m_err)
-        low_end = meas - m_err
-        ends = (low_end, np.add(meas, m_err, out=m_err))  # measured -+ m_err
+        if ends is None:  # measured -+ m_err, m_err = max(measured - lo, hi - measured)
+            m_err = meas - lo
+            np.maximum(m_err, hi - meas, out=m_err)
+            ends = (meas - m_err, np.add(meas, m_err, out=m_err))
         everywhere = np.full(n.shape, identity_ok)
         equal = np.zeros(n.shape, dtype=bool)
         equal[: _equal_rows(n, half, tp, two_pi_lo)] = True

@@ -146,6 +146,12 @@ def test_the_candidates_fold_equals_folding_every_offset(freqs, amps, last, cuts
         assert np.array_equal(g, w), name
     backwards = prefix.earlier(everywhere[::-1])  # any order of offsets (no run structure)
     assert all(np.array_equal(g, w[::-1]) for g, w in zip(backwards, want, strict=True))
+    g_, lo_, hi_ = want[0], want[2], want[3]
+    err = np.maximum(g_ - lo_, hi_ - g_)  # the judge's rounded ends, elementwise
+    for increasing, m in ((True, everywhere), (False, everywhere[::-1])):
+        low_end, high_end = prefix.earlier(m, increasing=increasing, ends=True)[4:]
+        assert np.array_equal(low_end, (g_ - err)[m - 1], equal_nan=True)
+        assert np.array_equal(high_end, (g_ + err)[m - 1], equal_nan=True)
 
 
 @settings(max_examples=40, deadline=None)
@@ -195,7 +201,7 @@ def test_offsets_away_from_the_running_minimum_change_nothing(levels, picks, cap
         def error_at(at: np.ndarray, start: int = start) -> np.ndarray:
             return e[at + start]
 
-        parts.append(prefix._fold_gaps(start + 1, piece, cap, error_at))
+        parts.append(prefix._fold_gaps(start + 1, piece, cap, error_at)[:4])
     for name, want, got in zip(
         ("G", "argmin", "G_lo", "G_hi"), fold_of(g, e), zip(*parts, strict=True), strict=True
     ):
