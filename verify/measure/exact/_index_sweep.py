@@ -155,12 +155,9 @@ def _spread(values: np.ndarray, before: Any, at: np.ndarray, size: int) -> np.nd
 
     Shapes: values [k]; at [k]; return [size]
     """
-    out = np.empty(size, dtype=values.dtype)
     head = int(at[0]) if at.size else size
-    out[:head] = before
-    if at.size:
-        out[head:] = np.repeat(values, np.diff(at, append=size))
-    return out
+    firsts = np.concatenate([np.array([before], dtype=values.dtype), values])
+    return np.repeat(firsts, np.concatenate([[head], np.diff(at, append=size)]))  # one pass
 
 
 class GapPrefix:
