@@ -517,6 +517,13 @@ def _equal_rows(n: np.ndarray, half: bool, tp: float, two_pi_lo: float) -> int:
     return lo
 
 
+def _beyond(x: np.ndarray, res: float) -> np.ndarray:
+    """``|x| > res`` elementwise, as two comparisons (no array of ``|x|``; NaN is never beyond)."""
+    out = x > res
+    out |= x < -res
+    return out
+
+
 def _sweep_dtype(dtype: DtypeLike) -> DtypeLike:
     """``dtype`` checked: ``"float64"`` when it is float64 (by name or torch dtype; the exact sweep is numpy
     alone, so torch is not imported), else its torch dtype (:func:`~ropeproof.verify.kernel._devices.
@@ -557,7 +564,7 @@ def iter_index_sweep(
             "bound": bound,
         }
         if measured is None:
-            cols["resolvable"] = np.abs(blk.margin_inf) > res
+            cols["resolvable"] = _beyond(blk.margin_inf, res)
         else:
             meas = measured.block(blk.n)
             for q in QUANTITIES:
@@ -681,7 +688,7 @@ def iter_retrieval_sweep(
             "bound": bound,
         }
         if measured is None:
-            cols["resolvable"] = np.abs(blk.margin_inf) > res
+            cols["resolvable"] = _beyond(blk.margin_inf, res)
         else:
             for q in QUANTITIES:
                 cols[f"measured_{q}"] = measured[q][blk.n - 2]
