@@ -86,7 +86,7 @@ REFINE_BITS = 200
 """Working precision of the ``mpmath.iv`` refinement of overlapping rows."""
 TABLE_BYTES_PER_LENGTH = 1024
 """Peak bytes per length of a collected float64 table (:func:`sweep_index`, :func:`sweep_retrieval`),
-rounded up from tracemalloc: ~460 B (T_Index) and ~730 B (T_Retrieval, |ALPH| = 8 and 30) at
+rounded up from tracemalloc: ~185 B (T_Index) and ~730 B (T_Retrieval, |ALPH| = 8 and 30) at
 n = 2 x 10^4. The streamed iterators need no estimate: they hold one block at a time."""
 ROW_BYTES = 1024
 """Bytes of one row of :meth:`SweepTable.rows` (a dict of Python scalars; measured ~600)."""
