@@ -408,7 +408,8 @@ def iter_index_blocks(
         n = np.arange(first, min(stop_n, first + block - 1) + 1)
         g, arg, lo, hi, *ends = margin.values(int(n[0]) - 1, int(n[-1]) - 1, ends=with_error)
         # gap_sup(n) = G(ceil((n - 1) / 2)): an offset the running minimum has already passed
-        sg, sarg, slo, shi, *sup_ends = margin.earlier((n - 1 + 1) // 2, increasing=True, ends=with_error)
+        half = n // 2  # ceil((n - 1) / 2), exactly
+        sg, sarg, slo, shi, *sup_ends = margin.earlier(half, increasing=True, ends=with_error)
         if with_error:
             yield IndexBlock(
                 n, sg, g, arg, sarg, lo, hi, slo, shi, (ends[0], ends[1]), (sup_ends[0], sup_ends[1])

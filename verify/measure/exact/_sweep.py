@@ -283,7 +283,8 @@ PI2_HALF_ERROR = float(abs(_PI2_HALF_EXACT - PI2_HALF)) * 2
 
 def _pi2_term(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``pi^2 / (2 n^2)`` and its error bound (``n^2`` is exact below ``2^26``; one division)."""
-    n2 = np.asarray(n, dtype=np.float64) ** 2
+    n2 = np.array(n, dtype=np.float64)
+    n2 *= n2  # n^2, as n ** 2 computes it
     value = PI2_HALF / n2
     err = UNIT_ROUNDOFF * value  # (u value + PI2_HALF_ERROR / n2)(1 + 8u) + 5e-324, in place
     err += np.divide(PI2_HALF_ERROR, n2, out=n2)
