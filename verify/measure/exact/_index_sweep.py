@@ -130,13 +130,14 @@ def gap_error_cap(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> 
     """An upper bound on every error bound :func:`stable_gaps_with_error` reports for ``1 <= m <= max_m <
     2^26``: its sum with ``|s| <= 1`` and each plane's angle error at its cap
     (:func:`~ropeproof.verify.kernel._angles.offset_error_cap`), doubled (more than the roundings of the
-    reported bound's own evaluation). ``inf`` for ``max_m >= 2^26``."""
+    reported bound's own evaluation). ``inf`` for ``max_m >= 2^26``. ``freqs`` are finite (checked once
+    by the caller, as :func:`check_planes` does)."""
     if max_m >= MAX_MULTIPLE:
         return math.inf
     u = UNIT_ROUNDOFF
     total = weight = 0.0
     for theta, a in zip(freqs, amps, strict=True):
-        ds = offset_error_cap(max_m, float(theta)) / 2 + 2 * SIN_ULPS * u
+        ds = offset_error_cap(max_m, Angle(theta)) / 2 + 2 * SIN_ULPS * u  # finite: as the planes'
         total += 2.0 * a * ds * (2 + ds) + 3 * u * 2.0 * a
         weight += 2.0 * a
     return 2 * (total + len(freqs) * u * weight) * (1 + 8 * u) + 2 * 5e-324
