@@ -257,10 +257,20 @@ def judge_rows(
         at_most = np.broadcast_to(np.asarray(identity.at_most, dtype=bool), shape)
         equal = np.broadcast_to(np.asarray(identity.equal, dtype=bool), shape) & at_most
         # a proof that contradicts the enclosures means an error bound is wrong: count it, trust the proof
-        contradicted = ((codes == CODE["violated"]) & at_most) | ((codes == CODE["holds"]) & equal)
-        np.bitwise_or(flags, np.int8(IDENTITY), out=flags, where=at_most)
+        everywhere = bool(at_most.all())  # (then the masks below are the whole array)
+        contradicted = codes == CODE["violated"]
+        if not everywhere:
+            contradicted &= at_most
+        contradicted |= (codes == CODE["holds"]) & equal
+        if everywhere:
+            flags |= np.int8(IDENTITY)
+        else:
+            np.bitwise_or(flags, np.int8(IDENTITY), out=flags, where=at_most)
         np.bitwise_or(flags, np.int8(CONTRADICTION), out=flags, where=contradicted)
-        np.copyto(codes, CODE["holds"], where=at_most)
+        if everywhere:
+            codes.fill(CODE["holds"])
+        else:
+            np.copyto(codes, CODE["holds"], where=at_most)
         np.copyto(codes, CODE["holds-equal"], where=equal)
     nan = np.isnan(measured)
     if bound.ndim or np.isnan(bound):
@@ -298,11 +308,13 @@ def _refine_rows(
     strict: bool = False,
 ) -> None:
     """NaN rows undecided with ``nan_reason``; every other undecided row refined (in place)."""
+    open_rows = codes == CODE["undecided"]
     if nan.any():
         codes[nan] = CODE["undecided"]
         reason_codes[nan] = reason(nan_reason)
+        open_rows &= ~nan
     refined = 0
-    for r in np.nonzero((codes == CODE["undecided"]) & ~nan)[0]:
+    for r in np.flatnonzero(open_rows):
         if refine is None:
             reason_codes[r] = reason(overlap_reason)
             continue
