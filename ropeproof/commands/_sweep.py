@@ -298,8 +298,6 @@ def _executor_conflict(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from ropeproof.verify.measure.exact._sweep import iter_index_sweep, iter_retrieval_sweep
-    from ropeproof.verify.sweep_runs._certified_shards import judge_records, merge_gap_records
-    from ropeproof.verify.sweep_runs._shard_runner import SweepSpec, run_sweep
     from ropeproof.verify.sweep_runs._sweep_files import (
         SweepHeader,
         atomic_output,
@@ -326,6 +324,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.parts:
             return _fail("merge needs the shard files as arguments")
         if _is_records(args.parts[0]):
+            from ropeproof.verify.sweep_runs._certified_shards import judge_records, merge_gap_records
+
             merged = merge_gap_records([_read_records(p) for p in args.parts])
             result = judge_records(merged, merged.m_stop + 1, args.term)
             with atomic_output(args.out, sys.stdout, args.force) as out:
@@ -342,6 +342,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--theta is required")
     start, stop, step = args.lengths
     if args.executor == "dask":
+        from ropeproof.verify.sweep_runs._shard_runner import SweepSpec, run_sweep
+
         spec = SweepSpec(
             args.construction, args.theta, (start, stop, step), args.alphabet_size, dtype_name(args.dtype)
         )

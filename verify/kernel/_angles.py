@@ -276,6 +276,42 @@ def _reduce(m: Angles, theta: float | Sequence[float], with_error: bool) -> tupl
     return r, err * (1 + 16 * UNIT_ROUNDOFF) + 5e-324
 
 
+def offset_error_cap(max_m: int, theta: float) -> float:
+    """An upper bound on every error bound :func:`offset_angles_with_error` reports for an integer offset
+    ``0 <= m <= max_m < 2^26`` at the one frequency ``theta`` (the one-step reduction; ``InputError``
+    beyond), without evaluating one: the same sum, ``u`` times the rounded intermediates plus
+    ``|k| P_ERROR`` plus ``|m|`` times ``theta``'s piece error, with every term replaced by a bound that
+    holds at every such ``m``, then doubled (more than every rounding of the reported bound's own
+    float64 evaluation, about 30 operations of relative error ``u`` each).
+
+    With ``T = max_m (|hi| + |mid|)`` (bounding ``|m hi + m mid|``; the products are exact), ``k`` is
+    within ``1/2 + 2.1 u T / (2 pi)`` of ``T / (2 pi)`` in size, and ``|m hi + m mid - 2 pi k| <=
+    pi + 3 u T``; the intermediates then obey ``|a| <= (pi + 4 u T + max_m |mid| + K (P2 + P3 +
+    P_ERROR)) (1 + u)``, ``|b| <= (|a| + K P2)(1 + u)``, ``|c| <= (|b| + max_m |mid|)(1 + u)``,
+    ``|m lo| <= max_m |lo| (1 + u)``, ``|k P3| <= K P3 (1 + u)``, ``|d| <= (|m lo| + |k P3|)(1 + u)``,
+    ``|r| <= (|c| + |d|)(1 + u)`` (``K`` bounding ``|k|``). Where ``T (1 + 4 u) / (2 pi) < 1/2``,
+    ``k = 0`` at every offset and ``a = m hi`` exactly (``|a| <= max_m |hi|``).
+    ``tests/verify/kernel/test_angles.py`` compares it with the reported bounds."""
+    max_m = int(max_m)
+    if not 0 <= max_m < MAX_MULTIPLE:
+        raise InputError(f"max_m={max_m}: offset_error_cap covers 0 <= m < 2^26 (the one-step reduction)")
+    red = reduce_frequency(theta if isinstance(theta, Angle) else float(theta))
+    u, big_m = UNIT_ROUNDOFF, float(max_m)
+    t = big_m * (abs(red.hi) + abs(red.mid)) * (1 + 2 * u)
+    if t / (2 * math.pi) * (1 + 4 * u) < 0.5:  # k = 0 at every m: a = m hi, exactly
+        k, a = 0.0, big_m * abs(red.hi)
+    else:
+        k = t / (2 * math.pi) * (1 + 4 * u) + 1
+        a = (math.pi + 4 * u * t + big_m * abs(red.mid) + k * (abs(P2) + abs(P3) + P_ERROR)) * (1 + u)
+    b = (a + k * abs(P2)) * (1 + u)
+    c = (b + big_m * abs(red.mid)) * (1 + u)
+    p_lo = big_m * abs(red.lo) * (1 + u)
+    q3 = k * abs(P3) * (1 + u)
+    d = (p_lo + q3) * (1 + u)
+    r = (c + d) * (1 + u)
+    return 2 * (u * (a + b + c + p_lo + q3 + d + r) + k * P_ERROR + big_m * red.error) + 2 * 5e-324
+
+
 def offset_angles_with_error(m: Angles, theta: float | Sequence[float]) -> tuple[Angles, Angles]:
     """``(r, err)``: ``r = m * theta`` reduced mod ``2 pi`` (into ``[-pi, pi]`` up to ``1e-15`` for
     ``|m| < 2^26``, into ``[-3 pi, 3 pi]`` beyond) and a bound ``err`` on ``|r - (m theta - 2 pi k)|``

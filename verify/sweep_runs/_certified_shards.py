@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import sympy as sp
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.verify.measure.exact._certified import (
@@ -42,8 +41,8 @@ from ropeproof.verify.measure.exact._certified import (
     STATUSES,
     _index_term,
     enclose_index_gaps,
-    exactly_equal,
 )
+from ropeproof.verify.measure.exact._sweep import INDEX_TERM_IDENTITY
 
 FORMAT = "ropeproof-gap-records"
 FORMAT_VERSION = 2
@@ -339,8 +338,8 @@ def judge_records(
         return float(lo[0]), float(hi[0])
 
     _lo, _hi, (t1, _t2) = _index_term(theta, np.array([2]), prec, "min")
-    th = sp.Rational(theta)
-    proved = term != "pi2-over-2n2" and exactly_equal(2 * sp.sin(th / 2) ** 2, 2 * sp.sin(th / 2) ** 2)
+    # g(1) = 2 sin(theta/2)^2 = 1 - cos(theta), the first term (sympy's proof, stored: INDEX_TERM_IDENTITY)
+    proved = term != "pi2-over-2n2" and INDEX_TERM_IDENTITY.proved
 
     def identity(n: int) -> bool:
         if not proved:

@@ -1,5 +1,7 @@
-"""``ropeproof sweep`` on the exact float64 path starts light (issue 35 item 4): no torch, no matplotlib,
-no figure or stated-bound module; a measured dtype or ``--head`` imports what it needs when it runs."""
+"""``ropeproof sweep`` on the exact float64 path starts light (issue 35 item 4, issue 46 item 5): no torch,
+no matplotlib, no sympy (the Index rows read the stored identity ``INDEX_TERM_IDENTITY``), no figure or
+stated-bound module; a measured dtype, ``--head`` or an identity still to prove imports what it needs when
+it runs."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 HEAVY = (
     "torch",
     "matplotlib",
+    "sympy",
     "ropeproof.paper_figures",
     "ropeproof.verify.measure.exact._stated_bound",
     "ropeproof.verify.measure.exact._head_sweep",
@@ -63,3 +66,16 @@ def test_a_measured_dtype_imports_torch() -> None:
         ["sweep", "index", "--theta", "0.866", "--lengths", "2:50", "--dtype", "float32"]
     )
     assert code == "0" and names.split(",")[0] == "torch"
+
+
+def test_a_sweep_index_in_a_fresh_interpreter_imports_no_sympy() -> None:
+    """The start-up target's own command line, alone in a fresh interpreter (issue 46 item 5)."""
+    assert loaded(["sweep", "index", "--theta", "0.866", "--lengths", "2:3"]) == [("0", "none")]
+
+
+def test_an_identity_still_to_prove_imports_sympy() -> None:
+    """The check above can see sympy: retrieval at theta = 0 proves its identity when it runs."""
+    ((code, names),) = loaded(
+        ["sweep", "retrieval", "--alphabet-size", "8", "--theta", "0", "--lengths", "2:9"]
+    )
+    assert code == "0" and "sympy" in names.split(",")

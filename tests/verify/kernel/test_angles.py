@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.verify.kernel._angles import (
+    MAX_MULTIPLE,
     angle_error_bound,
     offset_angles,
     offset_angles_with_error,
+    offset_error_cap,
     reduce_frequency,
 )
 
@@ -135,3 +137,36 @@ def test_reported_bounds_are_within_the_stated_cap(m: int, theta: float) -> None
     with mpmath.workprec(80):
         angle = float(abs(mpmath.mpf(m) * mpmath.mpf(theta)))
     assert float(err[0]) <= angle_error_bound(angle) + 1e-323
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    max_m=st.integers(0, MAX_MULTIPLE - 1),
+    theta=st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False, width=64),
+        st.sampled_from([0.866, 2 * math.pi, math.pi, 1e-6, 2.0 * math.pi * 3 + 1e-9]),
+    ),
+)
+def test_the_offset_error_cap_covers_every_reported_bound_below_it(max_m: int, theta: float) -> None:
+    """offset_error_cap(M, theta) >= the bound reported at every 0 <= m <= M (all of them up to 2^16
+    offsets, else the first and last 2^15 and 2^15 spread between): the sweeps skip the offsets whose
+    gap is this far from the running minimum. It is also not loose by more than a constant where the
+    reduction wraps (|m theta| past pi), so skipping still skips."""
+    if max_m < 2**16:
+        m = np.arange(max_m + 1)
+    else:
+        edges = np.r_[np.arange(2**15), np.arange(max_m - 2**15 + 1, max_m + 1)]
+        m = np.unique(np.r_[edges, np.linspace(0, max_m, 2**15).astype(np.int64)])
+    _, err = offset_angles_with_error(m, theta)
+    cap = offset_error_cap(max_m, theta)
+    assert float(err.max()) <= cap
+    if abs(theta) * max_m > 10 and abs(theta) < 1e6:
+        assert cap <= 8 * float(err.max()) + 1e-14
+
+
+def test_the_offset_error_cap_covers_the_one_step_reduction_only() -> None:
+    assert offset_error_cap(MAX_MULTIPLE - 1, 0.5) > 0
+    with pytest.raises(InputError, match="max_m"):
+        offset_error_cap(MAX_MULTIPLE, 0.5)
+    with pytest.raises(InputError, match="theta"):
+        offset_error_cap(10, math.inf)

@@ -80,10 +80,10 @@ class BoundComparison:
 
     def __post_init__(self) -> None:
         if self.flags is not None:
-            self.detail["identity_rows"] = int(((self.flags & IDENTITY) > 0).sum())
-            self.detail["refined_rows"] = int(((self.flags & REFINED) > 0).sum())
+            self.detail["identity_rows"] = int(np.count_nonzero(self.flags & IDENTITY))
+            self.detail["refined_rows"] = int(np.count_nonzero(self.flags & REFINED))
             if "enclosure_contradictions" in self.detail:
-                self.detail["enclosure_contradictions"] = int(((self.flags & CONTRADICTION) > 0).sum())
+                self.detail["enclosure_contradictions"] = int(np.count_nonzero(self.flags & CONTRADICTION))
 
     @property
     def status(self) -> np.ndarray:
@@ -199,35 +199,51 @@ def judge_rows(
     reading: str,
     n: np.ndarray,
     measured: np.ndarray,
-    m_err: np.ndarray | float,
+    m_err: np.ndarray | float | None,
     bound: np.ndarray,
-    b_err: np.ndarray | float,
+    b_err: np.ndarray | float | None,
     identity: RowIdentity | None = None,
     refine: Refine | None = None,
     max_refine: int | None = None,
     nan_reason: str = "no value (NaN)",
     strict: bool = False,
+    *,
+    ends: tuple[np.ndarray, np.ndarray] | None = None,
+    bound_ends: tuple[np.ndarray, np.ndarray] | None = None,
+    with_ratio: bool = True,
 ) -> BoundComparison:
     """Status of ``measured <= bound`` (``strict``: ``measured < bound``) for every row (see the module
     docstring; the float64 decisions compare strictly either way, so they prove both).
 
     ``m_err``, ``b_err`` bound the floating-point errors of ``measured`` and ``bound``; NaN measurements
     are ``undecided`` (reason ``nan_reason``). ``max_refine`` caps the refined rows (``None``: no
-    cap); rows past the cap stay undecided and say so.
+    cap); rows past the cap stay undecided and say so. A caller that judges the same rows against
+    several terms passes the rounded ends it computed once: ``ends`` = ``(measured - m_err, measured +
+    m_err)``, ``bound_ends`` = ``(bound - b_err, bound + b_err)`` (each exactly that float64 expression;
+    ``m_err``, ``b_err`` are then not read and may be ``None``);
+    ``with_ratio=False`` leaves ``ratio`` NaN (for a comparison only :func:`min_of_terms` reads).
 
     Shapes: n [rows]; measured [rows]; m_err [rows] (or a float); bound [rows]; b_err [rows] (or a float)
     """
     n = np.asarray(n)
     measured = np.asarray(measured, dtype=np.float64)
-    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), measured.shape)
-    m_err = np.broadcast_to(np.asarray(m_err, dtype=np.float64), measured.shape)
-    b_err = np.broadcast_to(np.asarray(b_err, dtype=np.float64), measured.shape)
-    codes = np.full(measured.shape, CODE["undecided"], dtype=np.int8)
+    shape = measured.shape
+    # a scalar bound or error stays one (the same bits as broadcast; no array of copies is built)
+    bound = _of_shape(np.asarray(bound, dtype=np.float64), shape)
+    if (ends is None and m_err is None) or (bound_ends is None and b_err is None):
+        raise ValueError("judge_rows needs m_err (or ends) and b_err (or bound_ends)")
+    if ends is None:
+        m_err = _of_shape(np.asarray(m_err, dtype=np.float64), shape)
+        ends = (measured - m_err, measured + m_err)
+    if bound_ends is None:
+        b_err = _of_shape(np.asarray(b_err, dtype=np.float64), shape)
+        bound_ends = (bound - b_err, bound + b_err)
+    codes = np.full(shape, CODE["undecided"], dtype=np.int8)
     # strict comparisons of the rounded ends: rounding to nearest is monotone, so fl(a) < fl(b) proves
     # a < b for the exact sums (fl(a) <= fl(b) would not: 1 + 2^-60 and 1 - 2^-60 both round to 1)
     with np.errstate(invalid="ignore"):
-        codes[measured + m_err < bound - b_err] = CODE["holds"]
-        codes[measured - m_err > bound + b_err] = CODE["violated"]
+        np.copyto(codes, CODE["holds"], where=ends[1] < bound_ends[0])
+        np.copyto(codes, CODE["violated"], where=ends[0] > bound_ends[1])
     table = [""]
     reason_codes = np.zeros(measured.shape, dtype=np.int16)
 
@@ -238,24 +254,44 @@ def judge_rows(
 
     flags = np.zeros(measured.shape, dtype=np.int8)
     if identity is not None:
-        at_most = np.broadcast_to(np.asarray(identity.at_most, dtype=bool), measured.shape)
-        equal = np.broadcast_to(np.asarray(identity.equal, dtype=bool), measured.shape) & at_most
+        at_most = np.broadcast_to(np.asarray(identity.at_most, dtype=bool), shape)
+        equal = np.broadcast_to(np.asarray(identity.equal, dtype=bool), shape) & at_most
         # a proof that contradicts the enclosures means an error bound is wrong: count it, trust the proof
-        contradicted = ((codes == CODE["violated"]) & at_most) | ((codes == CODE["holds"]) & equal)
-        flags |= np.where(at_most, IDENTITY, 0).astype(np.int8)
-        flags |= np.where(contradicted, CONTRADICTION, 0).astype(np.int8)
-        codes[at_most & (codes != CODE["holds"])] = CODE["holds"]
-        codes[equal] = CODE["holds-equal"]
-    nan = np.isnan(measured) | np.isnan(bound)
+        everywhere = bool(at_most.all())  # (then the masks below are the whole array)
+        contradicted = codes == CODE["violated"]
+        if not everywhere:
+            contradicted &= at_most
+        contradicted |= (codes == CODE["holds"]) & equal
+        if everywhere:
+            flags |= np.int8(IDENTITY)
+        else:
+            np.bitwise_or(flags, np.int8(IDENTITY), out=flags, where=at_most)
+        np.bitwise_or(flags, np.int8(CONTRADICTION), out=flags, where=contradicted)
+        if everywhere:
+            codes.fill(CODE["holds"])
+        else:
+            np.copyto(codes, CODE["holds"], where=at_most)
+        np.copyto(codes, CODE["holds-equal"], where=equal)
+    nan = np.isnan(measured)
+    if bound.ndim or np.isnan(bound):
+        nan |= np.isnan(bound)
     overlap = "floating-point enclosures overlap and no identity applies"
     _refine_rows(n, codes, reason_codes, flags, reason, nan, nan_reason, refine, max_refine, overlap, strict)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = measured / bound
+    if with_ratio:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = measured / bound
+    else:
+        ratio = np.broadcast_to(np.nan, shape)
     detail: dict[str, Any] = {}
     if identity is not None:
         detail["identity"] = identity.statement
         detail["enclosure_contradictions"] = 0  # counted from the flags
     return BoundComparison(term, reading, n, codes, ratio, detail, reason_codes, table, flags)
+
+
+def _of_shape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``x`` itself when it is a scalar, else ``x`` broadcast to ``shape`` (a view)."""
+    return x if x.ndim == 0 else np.broadcast_to(x, shape)
 
 
 def _refine_rows(
@@ -272,11 +308,13 @@ def _refine_rows(
     strict: bool = False,
 ) -> None:
     """NaN rows undecided with ``nan_reason``; every other undecided row refined (in place)."""
+    open_rows = codes == CODE["undecided"]
     if nan.any():
         codes[nan] = CODE["undecided"]
         reason_codes[nan] = reason(nan_reason)
+        open_rows &= ~nan
     refined = 0
-    for r in np.nonzero((codes == CODE["undecided"]) & ~nan)[0]:
+    for r in np.flatnonzero(open_rows):
         if refine is None:
             reason_codes[r] = reason(overlap_reason)
             continue
@@ -363,16 +401,21 @@ def min_of_terms(
     """
     if not parts:
         raise ValueError("min_of_terms needs at least one comparison")
-    c = np.stack([p.codes for p in parts])
-    out = np.full(c.shape[1], CODE["holds"], dtype=np.int8)
-    for name in ("tight-holds", "tight-equal", "holds-equal"):  # later names win
-        out[(c == CODE[name]).any(0)] = CODE[name]
-    undecided = (c == CODE["undecided"]).any(0)
-    out[undecided] = CODE["undecided"]
-    out[(c == CODE["tight-violated"]).any(0)] = CODE["tight-violated"]
-    out[(c == CODE["violated"]).any(0)] = CODE["violated"]
+    size = parts[0].codes.shape[0]
+    if any(p.codes.shape != (size,) for p in parts):
+        raise ValueError("min_of_terms needs comparisons of the same rows")
+
+    def in_some_part(name: str) -> np.ndarray:
+        where = parts[0].codes == CODE[name]
+        for p in parts[1:]:
+            where |= p.codes == CODE[name]
+        return where
+
+    out = np.full(size, CODE["holds"], dtype=np.int8)
+    for name in ("tight-holds", "tight-equal", "holds-equal", "undecided", "tight-violated", "violated"):
+        np.copyto(out, CODE[name], where=in_some_part(name))  # later names win
     table = [""]
-    reason_codes = np.zeros(c.shape[1], dtype=np.int16)
+    reason_codes = np.zeros(size, dtype=np.int16)
     still = out == CODE["undecided"]
     for p in parts:
         rows = still & (p.codes == CODE["undecided"])

@@ -42,10 +42,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 from flint import arb
 from flint import ctx as flint_ctx
 from mpmath import iv, libmp
@@ -53,7 +52,9 @@ from mpmath import iv, libmp
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._memory_budget import check_allocation
 from ropeproof.machinery._validate import integer, real
-from ropeproof.theory._dirichlet import dirichlet_q
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 STATUSES = ("holds", "holds-equal", "violated", "undecided")
 
@@ -582,6 +583,8 @@ _IDENTITY_CACHE: dict[str, bool] = {}
 
 def exactly_equal(a: sp.Expr, b: sp.Expr) -> bool:
     """Whether sympy proves ``a == b`` (parameters must already be exact rationals); cached."""
+    import sympy as sp
+
     key = sp.srepr(a) + "|" + sp.srepr(b)
     if key not in _IDENTITY_CACHE:
         diff = sp.simplify(sp.expand_trig(a - b))
@@ -670,6 +673,8 @@ def certified_index(
     g_lo, g_hi = enclose_index_gaps([theta], [1.0], max_n - 1, prec)
     p_lo, p_hi = prefix_min_interval(g_lo, g_hi)
     b_lo, b_hi, (t1, t2) = _index_term(theta, n, prec, term)
+    import sympy as sp  # the identity's proof only (a run of the sweep command needs no sympy)
+
     th = sp.Rational(float(theta))
     term1 = 2 * sp.sin(th / 2) ** 2
 
@@ -726,6 +731,8 @@ def certified_dirichlet(
     ``g(m)`` is enclosed by :func:`enclose_index_gaps`; the bound ``2 A sin(pi / Q)^2`` is one
     ``flint.arb`` ball per distinct ``Q`` at ``prec`` bits (``A = sum_k a_k`` summed in Arb), rounded
     outward by :func:`arb_ends`."""
+    from ropeproof.theory._dirichlet import dirichlet_q
+
     start = time.perf_counter()
     max_n = _check_n(max_n)
     f = [float(x) for x in freqs]
@@ -791,6 +798,8 @@ def certified_retrieval(
     t, o, s = enclose_retrieval_terms(alphabet, theta, max_n - 1, prec)
     m_lo, m_hi, witness = retrieval_margin_interval(t, o, s)
     b_lo, b_hi = _retrieval_bound_enclosure(alphabet, theta, n, prec)
+    import sympy as sp
+
     th = sp.Rational(float(theta))
     omega = 2 * sp.pi / alphabet
 

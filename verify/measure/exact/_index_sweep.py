@@ -21,18 +21,23 @@ ulps relative even when it is 1e-14. Cost: ``O(N K)`` for all ``n <= N``, stream
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._validate import integer
 from ropeproof.machinery._values import Angle
-from ropeproof.theory._construction import Construction
-from ropeproof.theory._derive import OFFSET, derive
+from ropeproof.verify.kernel._angles import MAX_MULTIPLE, offset_error_cap
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF, reduced_angles, reduced_angles_with_error
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from ropeproof.theory._construction import Construction
 
 
 def index_gap_expression(construction: Construction) -> sp.Expr:
@@ -41,6 +46,10 @@ def index_gap_expression(construction: Construction) -> sp.Expr:
     Derived from the construction's closed form (query integer ``s`` against a letter key at
     offsets ``-s`` and ``-s + m``), then rewritten with ``cos a - cos b = -2 sin sin``.
     """
+    import sympy as sp
+
+    from ropeproof.theory._derive import OFFSET, derive
+
     if construction.name != "index":
         raise InputError(f"index_gap_expression needs the index construction, got {construction.name!r}")
     d = derive(construction)
@@ -90,20 +99,66 @@ def stable_gaps_with_error(
     """
     if not np.all(np.isfinite(np.asarray(freqs, dtype=np.float64))):
         raise InputError("freqs must be finite")
-    u = UNIT_ROUNDOFF
     out = np.zeros(np.asarray(m).shape)
     err = np.zeros(out.shape)
-    k = 0
     for theta, a in zip(freqs, amps, strict=True):
         r, e_r = reduced_angles_with_error(m, Angle(theta))  # finite: checked above, once for all planes
         s = np.sin(r / 2)
-        ds = e_r / 2 + 2 * SIN_ULPS * u * np.abs(s)
-        term = 2.0 * a * s**2
-        err += 2.0 * a * ds * (2 * np.abs(s) + ds) + 3 * u * term
-        out += term
-        k += 1
-    err += k * u * out
-    return out, err * (1 + 8 * u) + 5e-324
+        out += 2.0 * a * s**2
+        err += _plane_error(a, s, e_r)
+    return out, _total_error(err, len(freqs), out)
+
+
+def _plane_error(a: float, s: np.ndarray, e_r: np.ndarray) -> np.ndarray:
+    """One plane's share of :func:`stable_gaps_with_error`'s bound, from ``s = sin(r / 2)`` and the
+    angle's error ``e_r`` (elementwise, so a subset of offsets gets the same bits)."""
+    u = UNIT_ROUNDOFF
+    ds = e_r / 2 + 2 * SIN_ULPS * u * np.abs(s)
+    term = 2.0 * a * s**2
+    return 2.0 * a * ds * (2 * np.abs(s) + ds) + 3 * u * term
+
+
+def _total_error(err: np.ndarray, planes: int, g: np.ndarray) -> np.ndarray:
+    """:func:`stable_gaps_with_error`'s bound from the planes' shares ``err`` (added to in place) and
+    the gap ``g``."""
+    u = UNIT_ROUNDOFF
+    err += planes * u * g
+    return err * (1 + 8 * u) + 5e-324
+
+
+def gap_error_cap(freqs: Sequence[float], amps: Sequence[float], max_m: int) -> float:
+    """An upper bound on every error bound :func:`stable_gaps_with_error` reports for ``1 <= m <= max_m <
+    2^26``: its sum with ``|s| <= 1`` and each plane's angle error at its cap
+    (:func:`~ropeproof.verify.kernel._angles.offset_error_cap`), doubled (more than the roundings of the
+    reported bound's own evaluation). ``inf`` for ``max_m >= 2^26``. ``freqs`` are finite (checked once
+    by the caller, as :func:`check_planes` does)."""
+    if max_m >= MAX_MULTIPLE:
+        return math.inf
+    u = UNIT_ROUNDOFF
+    total = weight = 0.0
+    for theta, a in zip(freqs, amps, strict=True):
+        ds = offset_error_cap(max_m, Angle(theta)) / 2 + 2 * SIN_ULPS * u  # finite: as the planes'
+        total += 2.0 * a * ds * (2 + ds) + 3 * u * 2.0 * a
+        weight += 2.0 * a
+    return 2 * (total + len(freqs) * u * weight) * (1 + 8 * u) + 2 * 5e-324
+
+
+CHUNK = 1 << 18
+"""Offsets :class:`GapPrefix` evaluates at once by default."""
+MAX_KEPT_PLANES = 8
+"""With more planes :class:`GapPrefix` bounds the error at every offset instead of keeping each plane's
+sines for the candidates (memory: one float64 array per plane and chunk)."""
+
+
+def _spread(values: np.ndarray, before: Any, at: np.ndarray, size: int) -> np.ndarray:
+    """Per index ``0 .. size - 1``: ``values[j]`` for the last ``at[j] <= index``, ``before`` ahead of
+    ``at[0]`` (a step function; ``at`` increasing).
+
+    Shapes: values [k]; at [k]; return [size]
+    """
+    head = int(at[0]) if at.size else size
+    firsts = np.concatenate([np.array([before], dtype=values.dtype), values])
+    return np.repeat(firsts, np.concatenate([[head], np.diff(at, append=size)]))  # one pass
 
 
 class GapPrefix:
@@ -120,7 +175,7 @@ class GapPrefix:
     """
 
     def __init__(
-        self, freqs: np.ndarray, amps: np.ndarray, with_error: bool = False, chunk: int = 1 << 18
+        self, freqs: np.ndarray, amps: np.ndarray, with_error: bool = False, chunk: int = CHUNK
     ) -> None:
         self.freqs, self.amps, self.with_error, self.chunk = freqs, amps, with_error, chunk
         self.next_m = 1
@@ -128,41 +183,114 @@ class GapPrefix:
         self.records: list[list[np.ndarray]] = [[], [], []]  # offsets, G, argmin where G drops
         self.records_lo: list[list[np.ndarray]] = [[], []]
         self.records_hi: list[list[np.ndarray]] = [[], []]
+        # the rounded ends G -+ max(G - G_lo, G_hi - G), where either changes (the judge's enclosure)
+        self.records_ends: list[list[np.ndarray]] = [[], [], []]
+        self.cur_ends = (math.nan, math.nan)
 
     def _fold(self, first: int, last: int) -> tuple[np.ndarray, ...]:
-        """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range."""
+        """Fold ``g(first .. last)`` into the running state; the per-``M`` values over that range.
+
+        ``g`` is evaluated at every offset (its prefix minimum is a column), its error bound only where
+        :meth:`_fold_gaps` asks (``E``: :func:`gap_error_cap`; 0 without ``with_error``)."""
         m = np.arange(first, last + 1, dtype=np.float64)
-        if self.with_error:
-            g, e = stable_gaps_with_error(self.freqs, self.amps, m)
-        else:
-            g, e = stable_gaps(self.freqs, self.amps, m), np.zeros(m.size)
-        run = np.minimum.accumulate(g)
-        is_record = np.concatenate([[True], run[1:] < run[:-1]])
-        rec_idx = np.maximum.accumulate(np.where(is_record, np.arange(g.size), 0))
+        every = self.with_error and len(self.freqs) > MAX_KEPT_PLANES  # too many sines to keep: bound all
+        g = np.zeros(m.size)
+        sines = []
+        for theta, a in zip(self.freqs, self.amps, strict=True):
+            s = np.sin(reduced_angles(m, Angle(theta)) / 2)  # the angles of stable_gaps_with_error
+            g += 2.0 * a * s**2
+            if self.with_error and not every:
+                sines.append(s)
+
+        def error_at(at: np.ndarray) -> np.ndarray:
+            if not self.with_error:
+                return np.zeros(at.size)
+            if every:
+                return stable_gaps_with_error(self.freqs, self.amps, m[at])[1]
+            m_c, err = m[at], np.zeros(at.size)
+            for theta, a, s in zip(self.freqs, self.amps, sines, strict=True):
+                err += _plane_error(a, s[at], reduced_angles_with_error(m_c, Angle(theta))[1])
+            return _total_error(err, len(self.freqs), g[at])
+
+        cap = math.inf if every else gap_error_cap(self.freqs, self.amps, last) if self.with_error else 0.0
+        out = self._fold_gaps(first, g, cap, error_at)
+        self.next_m = last + 1
+        return out
+
+    def _fold_gaps(
+        self, first: int, g: np.ndarray, cap: float, error_at: Callable[[np.ndarray], np.ndarray]
+    ) -> tuple[np.ndarray, ...]:
+        """Fold the gaps ``g`` of the offsets ``first, first + 1, ...`` into the running state, reading
+        their error bounds (``error_at(indices)``, elementwise) only at the *candidates*: the offsets
+        ``m`` with ``g(m) <= (G(m - 1) + 4 E)(1 + 16 u)`` (rounded), ``E = cap`` bounding every error
+        bound up to the last of them. Any other offset changes none of the running values: its ``g`` is
+        above ``G(m - 1)``, so it is no new argmin; ``g - err`` stays above ``G(m - 1)``, which is at
+        least the running ``G_lo``; and ``g`` alone is above ``G(m - 1) + err(argmin)`` rounded up, which
+        is at least the running ``G_hi``. So every value is what folding every offset's bound gives, bit
+        for bit (``tests/verify/measure/exact/test_index_sweep.py`` compares them with that fold).
+
+        Shapes: g [offsets]; return.0 [offsets]; return.1 [offsets]; return.2 [offsets]; return.3 [offsets]
+        """
         best, best_m, lo0, hi0 = self.cur
-        improve = run < best
-        vals = np.where(improve, run, best)
-        args = np.where(improve, first + rec_idx, best_m).astype(np.int64)
+        vals = np.minimum.accumulate(g)
+        np.minimum(vals, best, out=vals)  # G(M) for M = first .. last
+        if not math.isfinite(cap):
+            cand = np.arange(g.size)
+        else:
+            threshold = np.empty(g.size)
+            threshold[0] = best
+            threshold[1:] = vals[:-1]  # G(m - 1)
+            threshold += 4 * cap
+            threshold *= 1 + 16 * UNIT_ROUNDOFF
+            cand = np.flatnonzero(g <= threshold)
+        g_c, e_c = g[cand], error_at(cand)
+        run = np.minimum.accumulate(g_c)
+        is_record = np.concatenate([[True], run[1:] < run[:-1]])
+        rec_idx = np.maximum.accumulate(np.where(is_record, np.arange(cand.size), 0))
+        args_c = np.where(run < best, first + cand[rec_idx], best_m).astype(np.int64)
         # each end rounded outward: g - e and g + e rounded to nearest could land inside
-        lo = np.minimum(np.minimum.accumulate(np.maximum(np.nextafter(g - e, -np.inf), 0.0)), lo0)
-        hi = np.minimum(np.minimum.accumulate(np.nextafter(g + e, np.inf)), hi0)
+        lo_c = np.minimum(np.minimum.accumulate(np.maximum(np.nextafter(g_c - e_c, -np.inf), 0.0)), lo0)
+        hi_c = np.minimum(np.minimum.accumulate(np.nextafter(g_c + e_c, np.inf)), hi0)
+        vals_c = vals[cand]
+        err_c = vals_c - lo_c  # max(G - G_lo, G_hi - G): the expression of the judge's per-row error
+        np.maximum(err_c, hi_c - vals_c, out=err_c)
+        low_end_c = vals_c - err_c
+        high_end_c = np.add(vals_c, err_c, out=err_c)
+        changes = np.flatnonzero(
+            (low_end_c != np.concatenate([[self.cur_ends[0]], low_end_c[:-1]]))
+            | (high_end_c != np.concatenate([[self.cur_ends[1]], high_end_c[:-1]]))
+        )
+        for i, arr in enumerate((cand[changes] + first, low_end_c[changes], high_end_c[changes])):
+            self.records_ends[i].append(arr)
         for arr, prev, store in (
-            (vals, best, self.records),
-            (lo, lo0, self.records_lo),
-            (hi, hi0, self.records_hi),
+            (vals_c, best, self.records),
+            (lo_c, lo0, self.records_lo),
+            (hi_c, hi0, self.records_hi),
         ):
-            drops = np.nonzero(arr < np.concatenate([[prev], arr[:-1]]))[0]
-            store[0].append(drops + first)
+            drops = np.flatnonzero(arr < np.concatenate([[prev], arr[:-1]]))
+            store[0].append(cand[drops] + first)
             store[1].append(arr[drops])
             if store is self.records:
-                store[2].append(args[drops])
+                store[2].append(args_c[drops])
+        args, lo, hi, low_end, high_end = (
+            _spread(c, before, cand, g.size)
+            for c, before in (
+                (args_c, best_m),
+                (lo_c, lo0),
+                (hi_c, hi0),
+                (low_end_c, self.cur_ends[0]),
+                (high_end_c, self.cur_ends[1]),
+            )
+        )
         self.cur = (float(vals[-1]), int(args[-1]), float(lo[-1]), float(hi[-1]))
-        self.next_m = last + 1
-        return vals, args, lo, hi
+        self.cur_ends = (float(low_end[-1]), float(high_end[-1]))
+        return vals, args, lo, hi, low_end, high_end
 
-    def earlier(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def earlier(self, m: np.ndarray, increasing: bool = False, ends: bool = False) -> tuple[np.ndarray, ...]:
         """``(G, argmin, G_lo, G_hi)`` at offsets ``1 <= M <= next_m - 1`` already folded (from the
-        records: the last drop at or before ``M``).
+        records: the last drop at or before ``M``). ``increasing``: the caller's promise that ``m`` does
+        not decrease (then each record's rows are one run, written without a per-row search). ``ends``:
+        also the rounded ends ``G -+ e``, ``e = max(G - G_lo, G_hi - G)`` (those float64 expressions).
 
         Shapes: m [k]; return.0 [k]; return.1 [k]; return.2 [k]; return.3 [k]
         """
@@ -170,30 +298,39 @@ class GapPrefix:
         if m.size and (m.min() < 1 or m.max() > self.next_m - 1):
             raise InputError(f"GapPrefix.earlier needs 1 <= M <= {self.next_m - 1}")
         out = []
-        for store, with_arg in ((self.records, True), (self.records_lo, False), (self.records_hi, False)):
+        stores = [(self.records, 2), (self.records_lo, 1), (self.records_hi, 1)]
+        for store, count in [*stores, (self.records_ends, 2)] if ends else stores:
             if len(store[0]) > 1:  # compact the per-chunk pieces
                 for i in range(len(store)):
                     if store[i]:
                         store[i][:] = [np.concatenate(store[i])]
-            at = np.searchsorted(store[0][0], m, side="right") - 1
-            out.append(store[1][0][at])
-            if with_arg:
-                out.append(store[2][0][at])
-        return out[0], out[1], out[2], out[3]
+            columns = [store[1 + i][0] for i in range(count)]
+            if increasing:  # row i reads the last record at or before m[i] (m[0] >= 1, the first record)
+                starts = np.searchsorted(m, store[0][0], side="left")
+                out.extend(_spread(c, c[-1], starts, m.size) for c in columns)
+            else:
+                at = np.searchsorted(store[0][0], m, side="right") - 1
+                out.extend(c[at] for c in columns)
+        return tuple(out)
 
-    def values(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(G, argmin, G_lo, G_hi)`` for ``M = lo .. hi`` (``1 <= lo <= hi``)."""
+    def values(self, lo: int, hi: int, ends: bool = False) -> tuple[np.ndarray, ...]:
+        """``(G, argmin, G_lo, G_hi)`` for ``M = lo .. hi`` (``1 <= lo <= hi``); ``ends``: also the
+        rounded ends ``G -+ e`` of :meth:`earlier`."""
         if lo < max(1, self.next_m - 1) or hi < lo:
             raise InputError(f"GapPrefix.values({lo}, {hi}) goes back (next offset {self.next_m})")
         parts: list[tuple[np.ndarray, ...]] = []
         if lo == self.next_m - 1:
             g, a, l_, h = self.cur
-            parts.append((np.array([g]), np.array([a], dtype=np.int64), np.array([l_]), np.array([h])))
+            one = np.array([g]), np.array([a], dtype=np.int64), np.array([l_]), np.array([h])
+            parts.append((*one, np.array([self.cur_ends[0]]), np.array([self.cur_ends[1]])))
         while self.next_m < lo:  # fold the skipped offsets, keeping only the running state
             self._fold(self.next_m, min(lo - 1, self.next_m + self.chunk - 1))
         while self.next_m <= hi:
             parts.append(self._fold(self.next_m, min(hi, self.next_m + self.chunk - 1)))
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
+        width = 6 if ends else 4
+        if len(parts) == 1:
+            return parts[0][:width]
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(width))
 
 
 @dataclass
@@ -201,7 +338,8 @@ class IndexBlock:
     """Rows ``n`` of a T_Index sweep: the extremes, their attaining offsets and (optionally) enclosures.
 
     ``margin_inf = gap_inf = G(n - 1)`` (``closest``), ``gap_sup = G(ceil((n-1)/2))`` (``closest_sup``);
-    ``*_lo``/``*_hi`` enclose the exact values (``None`` without ``with_error``).
+    ``*_lo``/``*_hi`` enclose the exact values (``None`` without ``with_error``); ``*_ends`` are the
+    judge's rounded ends ``value -+ max(value - lo, hi - value)`` (:meth:`GapPrefix.earlier`).
 
     Shapes: n [rows]; gap_sup [rows]; margin_inf [rows]; closest [rows]; closest_sup [rows]; margin_lo
         [rows]; margin_hi [rows]; sup_lo [rows]; sup_hi [rows]
@@ -216,6 +354,8 @@ class IndexBlock:
     margin_hi: np.ndarray | None = None
     sup_lo: np.ndarray | None = None
     sup_hi: np.ndarray | None = None
+    margin_ends: tuple[np.ndarray, np.ndarray] | None = None
+    sup_ends: tuple[np.ndarray, np.ndarray] | None = None
 
 
 AMPS_SUM_LIMIT = float(np.finfo(np.float64).max) / 2 / (1 + 64 * UNIT_ROUNDOFF)
@@ -264,14 +404,17 @@ def iter_index_blocks(
     if not 2 <= start_n <= stop_n < 2**26:
         raise InputError(f"lengths {start_n}..{stop_n} must satisfy 2 <= start <= stop <= 2^26 - 1")
     block = integer(block, "block", low=1)
-    margin = GapPrefix(f, a, with_error)
+    margin = GapPrefix(f, a, with_error, chunk=max(CHUNK, block))  # the values do not depend on chunk
     for first in range(start_n, stop_n + 1, block):
         n = np.arange(first, min(stop_n, first + block - 1) + 1)
-        g, arg, lo, hi = margin.values(int(n[0]) - 1, int(n[-1]) - 1)
+        g, arg, lo, hi, *ends = margin.values(int(n[0]) - 1, int(n[-1]) - 1, ends=with_error)
         # gap_sup(n) = G(ceil((n - 1) / 2)): an offset the running minimum has already passed
-        sg, sarg, slo, shi = margin.earlier((n - 1 + 1) // 2)
+        half = n // 2  # ceil((n - 1) / 2), exactly
+        sg, sarg, slo, shi, *sup_ends = margin.earlier(half, increasing=True, ends=with_error)
         if with_error:
-            yield IndexBlock(n, sg, g, arg, sarg, lo, hi, slo, shi)
+            yield IndexBlock(
+                n, sg, g, arg, sarg, lo, hi, slo, shi, (ends[0], ends[1]), (sup_ends[0], sup_ends[1])
+            )
         else:
             yield IndexBlock(n, sg, g, arg, sarg)
 

@@ -182,15 +182,20 @@ class RunningTopK:
             back = full_rows[:, None] - np.arange(k)[None, :]
             table_v[1 + n_ev :] = v[back]
             table_i[1 + n_ev :] = base + back
-        out_v, out_i = table_v[src], table_i[src]
+        out_v, out_i = np.take(table_v, src, axis=0), np.take(table_i, src, axis=0)  # rows (take: fast)
         out_p = None
         if payload is not None:
+            # one gather from [carry's payloads (slot order), a zero row, this block's payloads]: an
+            # entry of this block reads its own row, an earlier one (always a carried entry) its slot's
             local = out_i - base
-            out_p = payload[np.clip(local, 0, size - 1)]
-            for j, (_, carried) in enumerate(self.state):  # entries from earlier blocks are the carry's
-                if carried >= 0:
-                    out_p[out_i == carried] = self.carry_payload[j]
-            out_p[out_i < 0] = 0
+            carried = np.array([i for _, i in self.state], dtype=np.int64)
+            order = np.argsort(carried)
+            slot = order[np.clip(np.searchsorted(carried[order], out_i), 0, k - 1)]
+            source = np.where(local >= 0, local + k + 1, np.where(out_i < 0, k, slot))
+            zero = np.zeros((1, *payload.shape[1:]), dtype=payload.dtype)
+            out_p = np.take(
+                np.concatenate([self.carry_payload.astype(payload.dtype), zero, payload]), source, axis=0
+            )
             self.carry_payload = out_p[-1].copy()
         self.state = list(zip(out_v[-1].tolist(), out_i[-1].tolist(), strict=True))
         self.count += size

@@ -13,7 +13,8 @@
   so a row is decided wherever the enclosures separate; ties are decided by identities:
 
   - Index, term ``1 - cos(theta)``: the competitor next to the target scores ``g(1) = 2 sin(theta/2)^2``,
-    which sympy proves equal to ``1 - cos(theta)`` from the construction's closed form. Every reading
+    which sympy proves equal to ``1 - cos(theta)`` from the construction's closed form (proved once and
+    stored, :data:`INDEX_TERM_IDENTITY`, which a test proves again). Every reading
     is a minimum of ``g(m)`` over ``m <= M`` (``M = n - 1``, or ``ceil((n-1)/2)`` for ``gap_sup``) with
     ``m = 1`` included, so it is at most the term at every row, and equal to it wherever
     ``(M + 1) |theta mod 2 pi| <= 2 pi`` (then ``m theta`` stays in ``[theta, 2 pi - theta]``);
@@ -40,14 +41,11 @@ import mpmath
 import numpy as np
 from mpmath import iv
 
-from ropeproof.constructions._compile import compile_construction, compiled_head_bytes
-from ropeproof.constructions._paper import index_construction, retrieval_construction
 from ropeproof.machinery._errors import InputError
 from ropeproof.machinery._memory_budget import check_allocation
 from ropeproof.machinery._result_store import ResultStore, object_product
 from ropeproof.machinery._validate import integer
 from ropeproof.machinery._values import AlphabetSize, Angle, Length, Lengths
-from ropeproof.theory._bounds import ReportedBound, index_bound, retrieval_bound
 from ropeproof.verify.kernel._devices import dtype_name, resolve_dtype
 from ropeproof.verify.kernel._resolution import gap_resolution
 from ropeproof.verify.measure._display import TableDisplay
@@ -58,20 +56,14 @@ from ropeproof.verify.measure.exact._bound_checks import (
     judge_rows,
     min_of_terms,
 )
-from ropeproof.verify.measure.exact._certified import iv_exact_ends, iv_precision
-from ropeproof.verify.measure.exact._explain import explain_input, index_explanation, index_input_tokens
-from ropeproof.verify.measure.exact._families import retrieval_family
 from ropeproof.verify.measure.exact._index_sweep import (
     SIN_ULPS,
     IndexBlock,
-    index_gap_expression,
     iter_index_blocks,
     stable_gaps_with_error,
 )
-from ropeproof.verify.measure.exact._mp_reference import MpLogits
 from ropeproof.verify.measure.exact._retrieval_codes import code_table
 from ropeproof.verify.measure.exact._retrieval_gap_inf import gap_inf_values
-from ropeproof.verify.measure.exact._retrieval_refine import RetrievalRefiner
 from ropeproof.verify.measure.exact._retrieval_sweep import (
     MAX_LENGTH,
     RetrievalBlock,
@@ -82,7 +74,9 @@ from ropeproof.verify.measure.exact._retrieval_sweep import (
 if TYPE_CHECKING:
     import torch
 
+    from ropeproof.theory._bounds import ReportedBound
     from ropeproof.verify.kernel._devices import DeviceLike, DtypeLike
+    from ropeproof.verify.measure.exact._retrieval_refine import RetrievalRefiner
 
 QUANTITIES = ("gap_sup", "gap_inf", "margin_inf")
 _JUDGE_ORDER = ("gap_sup", "margin_inf", "gap_inf")
@@ -92,7 +86,7 @@ REFINE_BITS = 200
 """Working precision of the ``mpmath.iv`` refinement of overlapping rows."""
 TABLE_BYTES_PER_LENGTH = 1024
 """Peak bytes per length of a collected float64 table (:func:`sweep_index`, :func:`sweep_retrieval`),
-rounded up from tracemalloc: ~460 B (T_Index) and ~730 B (T_Retrieval, |ALPH| = 8 and 30) at
+rounded up from tracemalloc: ~185 B (T_Index) and ~730 B (T_Retrieval, |ALPH| = 8 and 30) at
 n = 2 x 10^4. The streamed iterators need no estimate: they hold one block at a time."""
 ROW_BYTES = 1024
 """Bytes of one row of :meth:`SweepTable.rows` (a dict of Python scalars; measured ~600)."""
@@ -150,8 +144,21 @@ def _take(c: BoundComparison, mask: np.ndarray) -> BoundComparison:
     return c.take(mask)
 
 
-def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
-    """One comparison over the rows of ``parts`` (in order); counts in ``detail`` are summed."""
+def concat_comparisons(
+    parts: Sequence[BoundComparison], joined: dict[tuple[int, ...], Any] | None = None
+) -> BoundComparison:
+    """One comparison over the rows of ``parts`` (in order); counts in ``detail`` are summed. One part
+    gives a comparison of its own arrays (not copies). ``joined`` remembers concatenations by the
+    identities of their pieces, so pieces shared by several comparisons (the rows ``n``, the arrays of a
+    reading judged once for two) are joined once and shared."""
+    memo = {} if joined is None else joined
+
+    def join(arrays: list[np.ndarray]) -> np.ndarray:
+        key = tuple(id(a) for a in arrays)
+        if key not in memo:  # the pieces are kept with the result: no id is reused while memo lives
+            memo[key] = (arrays, _joined(arrays))
+        return memo[key][1]
+
     first = parts[0]
     table = [""]
     codes = []
@@ -162,22 +169,28 @@ def concat_comparisons(parts: Sequence[BoundComparison]) -> BoundComparison:
                 table.append(text)
             remap[i] = table.index(text)
         rc = p.reason_codes if p.reason_codes is not None else np.zeros(p.n.size, dtype=np.int16)
-        codes.append(remap[rc])
+        identity = bool(np.array_equal(remap, np.arange(remap.size)))
+        codes.append(rc if identity and rc.dtype == np.int16 else remap[rc])
     detail = dict(first.detail)
     flags = None
     if all(p.flags is not None for p in parts):
-        flags = np.concatenate([p.flags for p in parts])  # type: ignore[misc]
+        flags = join([p.flags for p in parts])  # type: ignore[misc]
     return BoundComparison(
         first.term,
         first.reading,
-        np.concatenate([p.n for p in parts]),
-        np.concatenate([p.codes for p in parts]),
-        np.concatenate([p.ratio for p in parts]),
+        join([p.n for p in parts]),
+        join([p.codes for p in parts]),
+        join([p.ratio for p in parts]),
         detail,
-        np.concatenate(codes),
+        join(codes),
         table,
         flags,
     )
+
+
+def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(arrays)``, or the one array itself."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def _as_bool(c: BoundComparison) -> np.ndarray:
@@ -270,25 +283,62 @@ PI2_HALF_ERROR = float(abs(_PI2_HALF_EXACT - PI2_HALF)) * 2
 
 def _pi2_term(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``pi^2 / (2 n^2)`` and its error bound (``n^2`` is exact below ``2^26``; one division)."""
-    n2 = np.asarray(n, dtype=np.float64) ** 2
+    n2 = np.array(n, dtype=np.float64)
+    n2 *= n2  # n^2, as n ** 2 computes it
     value = PI2_HALF / n2
-    return value, (UNIT_ROUNDOFF * value + PI2_HALF_ERROR / n2) * (1 + 8 * UNIT_ROUNDOFF) + 5e-324
+    err = UNIT_ROUNDOFF * value  # (u value + PI2_HALF_ERROR / n2)(1 + 8u) + 5e-324, in place
+    err += np.divide(PI2_HALF_ERROR, n2, out=n2)
+    err *= 1 + 8 * UNIT_ROUNDOFF
+    err += 5e-324
+    return value, err
+
+
+@dataclass(frozen=True)
+class PinnedIdentity:
+    """An identity ``lhs == rhs`` that sympy proved once, stored so that a run reads it instead of
+    proving it (and needs no sympy): both sides as sympy's ``str`` of the expressions they were derived
+    as, and ``proved``, what the proof returned. A test derives both sides again from the code they come
+    from and proves the identity again, so a change to either side, or to the proof, fails it."""
+
+    lhs: str
+    rhs: str
+    proved: bool
+
+
+INDEX_TERM_IDENTITY = PinnedIdentity(lhs="2*sin(theta/2)**2", rhs="1 - cos(theta)", proved=True)
+"""T_Index's gap at the adjacent offset, ``g(1)`` (from the construction's closed form,
+:func:`~ropeproof.verify.measure.exact._index_sweep.index_gap_expression`), equals Theorem 3.2's first term
+``1 - cos(theta)`` (:func:`~ropeproof.theory._bounds.index_bound`): :func:`index_term_identity`'s proof,
+stored. The Index rows read ``proved``; ``tests/verify/measure/exact/test_sweep.py`` re-derives both
+sides and re-proves it."""
 
 
 @functools.cache
 def index_term_identity() -> bool:
     """Whether sympy proves that T_Index's gap at the adjacent offset, ``g(1)`` (derived from the
-    construction's closed form, :func:`index_gap_expression`), equals Theorem 3.2's ``1 - cos(theta)``:
-    by the exponential form of the difference (:func:`~ropeproof.theory._trig_identity.
-    exponential_form_vanishes`), else by ``simplify``."""
+    construction's closed form, :func:`~ropeproof.verify.measure.exact._index_sweep.index_gap_expression`),
+    equals Theorem 3.2's ``1 - cos(theta)``: by the exponential form of the difference
+    (:func:`~ropeproof.theory._trig_identity.exponential_form_vanishes`), else by ``simplify``. The
+    sweeps read the stored outcome, :data:`INDEX_TERM_IDENTITY`; this proves it again (sympy)."""
     import sympy as sp
 
+    lhs, rhs = index_term_sides()
     from ropeproof.theory._trig_identity import exponential_form_vanishes
+
+    difference = lhs - rhs
+    return exponential_form_vanishes(difference) or bool(sp.simplify(difference) == 0)
+
+
+def index_term_sides() -> tuple[Any, Any]:
+    """``(g(1), 1 - cos(theta))`` as sympy expressions: the gap at the adjacent offset derived from T_Index's
+    closed form, and Theorem 3.2's first term (the two sides of :data:`INDEX_TERM_IDENTITY`)."""
+    from ropeproof.constructions._paper import index_construction
+    from ropeproof.theory._bounds import index_bound
+    from ropeproof.verify.measure.exact._index_sweep import index_gap_expression
 
     gap = index_gap_expression(index_construction(theta=0.5, max_int=1, letters=1))
     m = next(s for s in gap.free_symbols if s.name == "m")
-    difference = gap.subs(m, 1) - index_bound().terms[0].raw
-    return exponential_form_vanishes(difference) or bool(sp.simplify(difference) == 0)
+    return gap.subs(m, 1), index_bound().terms[0].raw
 
 
 @functools.cache
@@ -297,7 +347,7 @@ def retrieval_theta_zero_identity(alphabet_size: int) -> bool:
     input at ``theta = 0`` (target ``cos 0``, best competitor ``cos omega``) equals the bound."""
     import sympy as sp
 
-    from ropeproof.theory._bounds import OMEGA, THETA, N
+    from ropeproof.theory._bounds import OMEGA, THETA, N, retrieval_bound
     from ropeproof.theory._trig_identity import exponential_form_vanishes
 
     omega = 2 * sp.pi / alphabet_size
@@ -358,14 +408,18 @@ class _IndexDtypeRows:
 
 
 def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[str, BoundComparison]]:
-    """The bound and the per-reading comparisons of a block of T_Index rows (with enclosures)."""
+    """The bound and the per-reading comparisons of a block of T_Index rows (with enclosures). Each
+    reading's rounded ends ``measured -+ m_err`` and the second term's ``t2 -+ t2_err`` are computed
+    once and compared with both terms; the terms' own ratios, which no verdict reads, are not formed."""
     n = blk.n
     t1, t1_err = stable_gaps_with_error([theta], [1.0], np.array([1.0]))
+    t1_ends = (t1[0] - t1_err[0], t1[0] + t1_err[0])
     t2, t2_err = _pi2_term(n)
+    t2_ends = (t2 - t2_err, t2 + t2_err)
     bound = np.minimum(t1[0], t2)
     red = reduce_frequency(theta)
     tp = abs(red.value) * (1 + 4 * UNIT_ROUNDOFF) + red.error
-    identity_ok = index_term_identity()
+    identity_ok = INDEX_TERM_IDENTITY.proved
     statement = (
         "g(1) = 2 sin(theta/2)^2 = 1 - cos(theta) (sympy, from the construction's closed form); every "
         "reading is a minimum over m <= M of g(m) with m = 1 included, equal to g(1) where "
@@ -381,31 +435,94 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
             )
             continue
         if q == "gap_sup":
-            meas, lo, hi, arg = blk.gap_sup, blk.sup_lo, blk.sup_hi, blk.closest_sup
-            big_m = (n - 1 + 1) // 2
+            meas, lo, hi, arg, ends = blk.gap_sup, blk.sup_lo, blk.sup_hi, blk.closest_sup, blk.sup_ends
+            half = True  # M = ceil((n - 1) / 2)
         else:
-            meas, lo, hi, arg = blk.margin_inf, blk.margin_lo, blk.margin_hi, blk.closest
-            big_m = n - 1
+            meas, lo, hi, arg, ends = (
+                blk.margin_inf,
+                blk.margin_lo,
+                blk.margin_hi,
+                blk.closest,
+                blk.margin_ends,
+            )
+            half = False  # M = n - 1
         assert lo is not None and hi is not None
-        m_err = np.maximum(meas - lo, hi - meas)
+        if ends is None:  # measured -+ m_err, m_err = max(measured - lo, hi - measured)
+            m_err = meas - lo
+            np.maximum(m_err, hi - meas, out=m_err)
+            ends = (meas - m_err, np.add(meas, m_err, out=m_err))
         everywhere = np.full(n.shape, identity_ok)
-        equal = everywhere & ((big_m + 1).astype(np.float64) * tp <= two_pi_lo)
+        equal = np.zeros(n.shape, dtype=bool)
+        equal[: _equal_rows(n, half, tp, two_pi_lo)] = True
+        equal &= everywhere
         first = judge_rows(
-            "1-cos(theta)", q, n, meas, m_err, t1[0], t1_err[0], RowIdentity(everywhere, equal, statement)
+            "1-cos(theta)",
+            q,
+            n,
+            meas,
+            None,
+            t1[0],
+            None,
+            RowIdentity(everywhere, equal, statement),
+            ends=ends,
+            bound_ends=t1_ends,
+            with_ratio=False,
         )
 
         def refine(n_: int, arg=arg, lo=lo) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
             # measured <= g(m*) for the attaining offset m*; the lower end stays the float enclosure's.
             # Ends are exact fractions (mpmath.iv at a local precision), never re-rounded through mpmath.mp
+            from ropeproof.verify.measure.exact._certified import iv_exact_ends, iv_precision
+
             r = int(np.searchsorted(n, n_))
             with iv_precision(REFINE_BITS):
                 g = 2 * iv.sin(int(arg[r]) * iv.mpf(theta) / 2) ** 2
                 b = iv.pi**2 / (2 * iv.mpf(n_) ** 2)
                 return (Fraction(float(lo[r])), iv_exact_ends(g)[1]), iv_exact_ends(b)
 
-        second = judge_rows("pi^2/(2n^2)", q, n, meas, m_err, t2, t2_err, None, refine)
+        second = judge_rows(
+            "pi^2/(2n^2)",
+            q,
+            n,
+            meas,
+            None,
+            t2,
+            None,
+            None,
+            refine,
+            ends=ends,
+            bound_ends=t2_ends,
+            with_ratio=False,
+        )
         comparisons[q] = min_of_terms("min(terms)", [first, second], meas, bound)
     return bound, {q: comparisons[q] for q in QUANTITIES}
+
+
+def _equal_rows(n: np.ndarray, half: bool, tp: float, two_pi_lo: float) -> int:
+    """How many leading rows of ``n`` (increasing) have ``(M + 1) tp <= two_pi_lo`` in float64, ``M = n -
+    1`` (``ceil((n - 1) / 2)`` with ``half``): the product of a positive float with an increasing
+    integer does not decrease, so those rows are a prefix, found by bisection with the same float64
+    product per row as the elementwise comparison."""
+
+    def ok(i: int) -> bool:
+        big_m = (int(n[i]) - 1 + 1) // 2 if half else int(n[i]) - 1
+        return float(big_m + 1) * tp <= two_pi_lo
+
+    lo, hi = 0, int(n.size)  # rows [0, lo) hold; rows [hi, size) do not
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _beyond(x: np.ndarray, res: float) -> np.ndarray:
+    """``|x| > res`` elementwise, as two comparisons (no array of ``|x|``; NaN is never beyond)."""
+    out = x > res
+    out |= x < -res
+    return out
 
 
 def _sweep_dtype(dtype: DtypeLike) -> DtypeLike:
@@ -448,7 +565,7 @@ def iter_index_sweep(
             "bound": bound,
         }
         if measured is None:
-            cols["resolvable"] = np.abs(blk.margin_inf) > res
+            cols["resolvable"] = _beyond(blk.margin_inf, res)
         else:
             meas = measured.block(blk.n)
             for q in QUANTITIES:
@@ -529,10 +646,16 @@ def iter_retrieval_sweep(
     alphabet_size, theta = AlphabetSize.of(alphabet_size), Angle.of(theta)  # once, unless parsed already
     dt = _sweep_dtype(dtype)
     res = gap_resolution(dt, head_dim=2, magnitude=1.0)
+    from ropeproof.verify.measure.exact._retrieval_refine import RetrievalRefiner
+
     rows = RetrievalRows(alphabet_size, theta)
     refiner = RetrievalRefiner(alphabet_size, theta)  # rows too close for float64, re-enclosed in order
     measured = None
     if dt != "float64":
+        from ropeproof.constructions._compile import compile_construction, compiled_head_bytes
+        from ropeproof.constructions._paper import retrieval_construction
+        from ropeproof.verify.measure.exact._families import retrieval_family
+
         vocab = alphabet_size * (alphabet_size + 1)  # (letter, letter) pairs and (letter, 1)
         check_allocation(  # before the construction's vocab^2 tokens are even built
             f"measured logits of a retrieval sweep with |ALPH| = {alphabet_size} ({vocab} tokens)",
@@ -566,7 +689,7 @@ def iter_retrieval_sweep(
             "bound": bound,
         }
         if measured is None:
-            cols["resolvable"] = np.abs(blk.margin_inf) > res
+            cols["resolvable"] = _beyond(blk.margin_inf, res)
         else:
             for q in QUANTITIES:
                 cols[f"measured_{q}"] = measured[q][blk.n - 2]
@@ -666,9 +789,18 @@ def _collect(
 ) -> tuple[SweepColumns, dict[str, BoundComparison], dict]:
     """Concatenate blocks into table columns (in the documented order), comparisons and (``extras``)
     the attaining inputs' recipes."""
-    raw = {k: np.concatenate([b.columns[k] for b in blocks]) for k in blocks[0].columns}
-    comparisons = {q: concat_comparisons([b.comparisons[q] for b in blocks]) for q in blocks[0].comparisons}
-    kept = {k: np.concatenate([b.extras[k] for b in blocks]) for k in blocks[0].extras} if extras else {}
+    raw = {k: _joined([b.columns[k] for b in blocks]) for k in blocks[0].columns}
+    if len(blocks) == 1:  # a block's columns may share an array (T_Index's gap_inf is its margin_inf)
+        seen: set[int] = set()
+        for k, v in raw.items():
+            raw[k] = v.copy() if id(v) in seen else v
+            seen.add(id(v))
+    pieces = [b.columns["n"] for b in blocks]
+    joined: dict[tuple[int, ...], Any] = {tuple(id(a) for a in pieces): (pieces, raw["n"])}
+    comparisons = {
+        q: concat_comparisons([b.comparisons[q] for b in blocks], joined) for q in blocks[0].comparisons
+    }
+    kept = {k: _joined([b.extras[k] for b in blocks]) for k in blocks[0].extras} if extras else {}
     return _table_columns(raw, comparisons, bool(comparisons)), comparisons, kept
 
 
@@ -677,10 +809,15 @@ def sweep_index(
 ) -> SweepTable:
     """T_Index at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact._index_sweep.iter_index_blocks`)."""
+    from ropeproof.theory._bounds import index_bound
+    from ropeproof.verify.measure.exact._explain import index_explanation, index_input_tokens
+
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     dt = _sweep_dtype(dtype)
     check_allocation(f"an index sweep table to n = {max_n}", TABLE_BYTES_PER_LENGTH * max_n)
-    cols, comparisons, extras = _collect(list(iter_index_sweep(theta, 2, max_n, dt, device, judge)))
+    # one block: the rows need no concatenation (a table holds them all anyway)
+    blocks = list(iter_index_sweep(theta, 2, max_n, dt, device, judge, block=max_n - 1))
+    cols, comparisons, extras = _collect(blocks)
 
     def witness(n_: int, q: str) -> dict[str, Any]:
         r = n_ - 2
@@ -718,6 +855,8 @@ def sweep_index(
 def retrieval_witness_tokens(alphabet_size: int, codes: Sequence[int]) -> list[str]:
     """Token names of an input given per-position left-letter code offsets from ``Y = phi 0`` (the
     last entry is the query ``(c, Y)``; ``0`` marks the target, a pair with left letter ``Y``)."""
+    from ropeproof.constructions._paper import retrieval_construction
+
     c = retrieval_construction(alphabet_size, 0.0, max_int=1)
     by_left: dict[int, str] = {}
     query: dict[int, str] = {}
@@ -753,6 +892,12 @@ def sweep_retrieval(
 ) -> SweepTable:
     """T_Retrieval (``|ALPH| = alphabet_size``) at ``theta``, every ``n`` in ``2 .. max_n`` (exact:
     :func:`ropeproof.verify.measure.exact._retrieval_sweep.retrieval_sweep`)."""
+    from ropeproof.constructions._compile import compile_construction
+    from ropeproof.constructions._paper import retrieval_construction
+    from ropeproof.theory._bounds import retrieval_bound
+    from ropeproof.verify.measure.exact._explain import explain_input
+    from ropeproof.verify.measure.exact._mp_reference import MpLogits
+
     max_n = integer(max_n, "max_n", low=2, high=MAX_LENGTH)
     dt = _sweep_dtype(dtype)
     check_allocation(

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from ropeproof.machinery._errors import InputError
 from ropeproof.verify.measure.exact._index_sweep import (
+    MAX_KEPT_PLANES,
     GapPrefix,
+    gap_error_cap,
     index_sweep,
     iter_index_blocks,
     stable_gaps,
@@ -90,3 +92,127 @@ def test_amplitudes_whose_gap_overflows_are_refused() -> None:
             2 * mpmath.mpf(AMPS_SUM_LIMIT) * mpmath.sin(m * mpmath.mpf(0.866) / 2) ** 2 for m in range(1, 6)
         )
     assert float(sweep.margin_inf[-1]) == pytest.approx(float(want), rel=1e-14)
+
+
+def every_offset_fold(
+    freqs: list[float], amps: list[float], last: int, with_error: bool
+) -> tuple[np.ndarray, ...]:
+    """The prefix minimum, its first argmin and its enclosure for M = 1 .. last, folding the error bound
+    of every offset (what GapPrefix computed before it bounded only the candidates)."""
+    m = np.arange(1, last + 1, dtype=np.float64)
+    g, e = stable_gaps_with_error(freqs, amps, m) if with_error else (stable_gaps(freqs, amps, m), 0.0 * m)
+    vals = np.minimum.accumulate(g)
+    args, best, arg = np.zeros(g.size, dtype=np.int64), np.inf, 0
+    for i, gi in enumerate(g.tolist()):  # the first offset attaining the running minimum
+        if gi < best:
+            best, arg = gi, i + 1
+        args[i] = arg
+    lo = np.minimum.accumulate(np.maximum(np.nextafter(g - e, -np.inf), 0.0))
+    hi = np.minimum.accumulate(np.nextafter(g + e, np.inf))
+    return vals, args, lo, hi
+
+
+THETAS = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False, width=64),
+    st.sampled_from([0.0, 1e-9, 1e-13, 2 * np.pi, 2 * np.pi / 3, np.pi, 0.866, 2.399963229728653]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    freqs=st.lists(THETAS, min_size=1, max_size=MAX_KEPT_PLANES + 1),
+    amps=st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=MAX_KEPT_PLANES + 1),
+    last=st.integers(1, 3000),
+    cuts=st.lists(st.integers(1, 3000), max_size=4),
+    chunk=st.integers(1, 1200),
+    with_error=st.booleans(),
+)
+def test_the_candidates_fold_equals_folding_every_offset(freqs, amps, last, cuts, chunk, with_error) -> None:
+    """GapPrefix evaluates the error bound only at offsets near the running minimum (the rest provably
+    change nothing); its values, argmins, enclosures and records equal folding every offset's bound,
+    bit for bit, however the range and the chunks are cut (and with more planes than it keeps sines
+    for, where it bounds every offset)."""
+    a = amps[: len(freqs)]
+    want = every_offset_fold(freqs, a, last, with_error)
+    prefix = GapPrefix(np.array(freqs), np.array(a), with_error, chunk=chunk)
+    got, lo = [], 1
+    for hi in sorted({c for c in cuts if c < last} | {last}):  # each call after the first repeats an offset
+        got.append(prefix.values(lo, hi) if lo == 1 else [x[1:] for x in prefix.values(lo - 1, hi)])
+        lo = hi + 1
+    for name, w, parts in zip(("G", "argmin", "G_lo", "G_hi"), want, zip(*got, strict=True), strict=True):
+        assert np.array_equal(np.concatenate(parts), w), name
+    everywhere = np.arange(1, last + 1)
+    for name, w, g in zip(("G", "argmin", "G_lo", "G_hi"), want, prefix.earlier(everywhere), strict=True):
+        assert np.array_equal(g, w), name
+    backwards = prefix.earlier(everywhere[::-1])  # any order of offsets (no run structure)
+    assert all(np.array_equal(g, w[::-1]) for g, w in zip(backwards, want, strict=True))
+    g_, lo_, hi_ = want[0], want[2], want[3]
+    err = np.maximum(g_ - lo_, hi_ - g_)  # the judge's rounded ends, elementwise
+    for increasing, m in ((True, everywhere), (False, everywhere[::-1])):
+        low_end, high_end = prefix.earlier(m, increasing=increasing, ends=True)[4:]
+        assert np.array_equal(low_end, (g_ - err)[m - 1], equal_nan=True)
+        assert np.array_equal(high_end, (g_ + err)[m - 1], equal_nan=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(freqs=st.lists(THETAS, min_size=1, max_size=3), last=st.integers(1, 2**26 - 1))
+def test_the_gap_error_cap_covers_the_reported_bounds(freqs: list[float], last: int) -> None:
+    """gap_error_cap >= stable_gaps_with_error's bound at the offsets up to ``last`` (its last 2^12 and
+    2^12 spread below): the bound the candidates' threshold uses."""
+    amps = [1.0, 0.25, 2.0][: len(freqs)]
+    m = np.unique(np.r_[np.linspace(1, last, 2**12).round(), np.arange(max(1, last - 2**12), last + 1)])
+    _, err = stable_gaps_with_error(freqs, amps, m)
+    assert float(err.max()) <= gap_error_cap(freqs, amps, last)
+    assert gap_error_cap(freqs, amps, 2**26) == np.inf
+
+
+def fold_of(g: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Prefix minimum, first argmin (offset from 1) and enclosure of gaps ``g`` with errors ``e``."""
+    args, best, arg = np.zeros(g.size, dtype=np.int64), np.inf, 0
+    for i, gi in enumerate(g.tolist()):
+        if gi < best:
+            best, arg = gi, i + 1
+        args[i] = arg
+    lo = np.minimum.accumulate(np.maximum(np.nextafter(g - e, -np.inf), 0.0))
+    hi = np.minimum.accumulate(np.nextafter(g + e, np.inf))
+    return np.minimum.accumulate(g), args, lo, hi
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    levels=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6),
+    picks=st.lists(
+        st.tuples(st.integers(0, 5), st.integers(-8, 8), st.floats(0.0, 1.0)), min_size=1, max_size=300
+    ),
+    cap=st.sampled_from([0.0, 5e-324, 1e-17, 1e-15, 1e-3]),
+    chunk=st.integers(1, 64),
+)
+def test_offsets_away_from_the_running_minimum_change_nothing(levels, picks, cap, chunk) -> None:
+    """The candidates' rule itself, on gaps built to tie: a few levels, each offset at one of them moved
+    by a multiple of ``cap / 4`` (near ties inside and outside the error band) with an error up to
+    ``cap``; folding only the candidates' errors equals folding every offset's, bit for bit."""
+    g = np.array([max(0.0, levels[i % len(levels)] + k * cap / 4) for i, k, _ in picks])
+    e = np.array([f * cap for _, _, f in picks])
+    prefix = GapPrefix(np.array([0.5]), np.array([1.0]), True)
+    parts = []
+    for start in range(0, g.size, chunk):
+        piece = g[start : start + chunk]
+
+        def error_at(at: np.ndarray, start: int = start) -> np.ndarray:
+            return e[at + start]
+
+        parts.append(prefix._fold_gaps(start + 1, piece, cap, error_at)[:4])
+    for name, want, got in zip(
+        ("G", "argmin", "G_lo", "G_hi"), fold_of(g, e), zip(*parts, strict=True), strict=True
+    ):
+        assert np.array_equal(np.concatenate(got), want), name
+
+
+def test_only_offsets_near_the_running_minimum_have_their_error_bound_evaluated() -> None:
+    """What makes the fold cheap: gaps that rise past the error band are never candidates, and one
+    that comes back within the band of the minimum is."""
+    asked: list[np.ndarray] = []
+    g = np.r_[np.arange(1.0, 1001.0), 1.0 + 1e-16, 1.5]
+    prefix = GapPrefix(np.array([0.5]), np.array([1.0]), True)
+    prefix._fold_gaps(1, g, 1e-15, lambda at: asked.append(at) or np.zeros(at.size))
+    assert asked[0].tolist() == [0, 1000]

@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ropeproof._cli import main
+from ropeproof.verify.measure.exact import _sweep
 from ropeproof.verify.measure.exact._bound_checks import CODE
 from ropeproof.verify.measure.exact._sweep import (
+    INDEX_TERM_IDENTITY,
+    PinnedIdentity,
     index_term_identity,
+    index_term_sides,
     iter_index_sweep,
     retrieval_theta_zero_identity,
     sweep_index,
@@ -90,6 +97,27 @@ def test_a_million_lengths_at_theta_1e_6_have_no_undecided_row() -> None:
 def test_identities_are_proved_by_sympy() -> None:
     assert index_term_identity()
     assert retrieval_theta_zero_identity(8) and retrieval_theta_zero_identity(3)
+
+
+def test_the_stored_index_identity_is_the_one_sympy_derives_and_proves_now() -> None:
+    """The sweeps read INDEX_TERM_IDENTITY instead of proving it (no sympy in a run): its two sides are
+    what the construction's closed form and Theorem 3.2's bound give today, and sympy proves them equal."""
+    lhs, rhs = index_term_sides()
+    assert (str(lhs), str(rhs)) == (INDEX_TERM_IDENTITY.lhs, INDEX_TERM_IDENTITY.rhs)
+    assert INDEX_TERM_IDENTITY.proved is index_term_identity() is True
+
+
+def test_the_index_rows_read_the_stored_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the stored proof withdrawn no row is equal by identity: the ties fall to the enclosures
+    (undecided where they overlap), so the verdicts above do rest on the stored fact."""
+    with_proof = sweep_index(1e-3, 300)
+    assert set(with_proof.comparisons["margin_inf"].status) == {"holds-equal"}
+    monkeypatch.setattr(_sweep, "INDEX_TERM_IDENTITY", PinnedIdentity("g(1)", "1 - cos(theta)", False))
+    without = sweep_index(1e-3, 300)
+    for q in ("gap_sup", "margin_inf", "gap_inf"):
+        statuses = set(without.comparisons[q].status)
+        assert "holds-equal" not in statuses and "undecided" in statuses, (q, statuses)
+        assert without.comparisons[q].detail["identity_rows"] == 0
 
 
 def test_retrieval_theta_zero_holds_with_equality_past_the_old_refinement_cap() -> None:
@@ -222,3 +250,84 @@ def test_verdict_columns_are_built_when_read_and_equal_the_statuses(judge: bool)
         rows = table.rows()
         on_grid = [r for r in rows if 10 <= r["n"] <= 200 and ((r["n"] - 10) % 7 == 0 or r["n"] == 200)]
         assert part.rows() == on_grid and on_grid[-1]["n"] == 200  # A:B:STEP always ends at B
+
+
+def previous_index_comparisons(theta: float, blk: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    """The T_Index comparisons as computed before issue 46 item 6, through the generic judge only: each
+    term judged on its own (its own rounded ends and ratio), the identity's rows elementwise."""
+    from fractions import Fraction
+
+    from mpmath import iv
+
+    from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF as U
+    from ropeproof.verify.measure.exact._angles import reduce_frequency
+    from ropeproof.verify.measure.exact._bound_checks import RowIdentity, judge_rows, min_of_terms
+    from ropeproof.verify.measure.exact._certified import iv_exact_ends, iv_precision
+    from ropeproof.verify.measure.exact._index_sweep import stable_gaps_with_error
+    from ropeproof.verify.measure.exact._sweep import PI2_HALF, PI2_HALF_ERROR, REFINE_BITS
+
+    n = blk.n
+    t1, t1_err = stable_gaps_with_error([theta], [1.0], np.array([1.0]))
+    n2 = np.asarray(n, dtype=np.float64) ** 2
+    t2 = PI2_HALF / n2
+    t2_err = (U * t2 + PI2_HALF_ERROR / n2) * (1 + 8 * U) + 5e-324
+    bound = np.minimum(t1[0], t2)
+    red = reduce_frequency(theta)
+    tp = abs(red.value) * (1 + 4 * U) + red.error
+    statement = (
+        "g(1) = 2 sin(theta/2)^2 = 1 - cos(theta) (sympy, from the construction's closed form); every "
+        "reading is a minimum over m <= M of g(m) with m = 1 included, equal to g(1) where "
+        "(M + 1)|theta mod 2pi| <= 2pi"
+    )
+    out = {}
+    for q in ("gap_sup", "margin_inf"):
+        if q == "gap_sup":
+            meas, lo, hi, arg, big_m = blk.gap_sup, blk.sup_lo, blk.sup_hi, blk.closest_sup, (n - 1 + 1) // 2
+        else:
+            meas, lo, hi, arg, big_m = blk.margin_inf, blk.margin_lo, blk.margin_hi, blk.closest, n - 1
+        m_err = np.maximum(meas - lo, hi - meas)
+        everywhere = np.full(n.shape, True)
+        equal = everywhere & ((big_m + 1).astype(np.float64) * tp <= 2 * math.pi * (1 - 4 * U))
+        first = judge_rows(
+            "1-cos(theta)", q, n, meas, m_err, t1[0], t1_err[0], RowIdentity(everywhere, equal, statement)
+        )
+
+        def refine(n_: int, arg: np.ndarray = arg, lo: np.ndarray = lo) -> tuple[Any, Any]:
+            r = int(np.searchsorted(n, n_))
+            with iv_precision(REFINE_BITS):
+                g = 2 * iv.sin(int(arg[r]) * iv.mpf(theta) / 2) ** 2
+                b = iv.pi**2 / (2 * iv.mpf(n_) ** 2)
+                return (Fraction(float(lo[r])), iv_exact_ends(g)[1]), iv_exact_ends(b)
+
+        second = judge_rows("pi^2/(2n^2)", q, n, meas, m_err, t2, t2_err, None, refine)
+        out[q] = min_of_terms("min(terms)", [first, second], meas, bound)
+    return bound, out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    theta=st.one_of(
+        st.floats(-20.0, 20.0, allow_nan=False),
+        st.floats(1e-12, 1e-3),
+        st.sampled_from([0.0, 0.866, 2 * math.pi, 2 * math.pi / 3, math.pi, 2.399963229728653, 1e-6]),
+    ),
+    max_n=st.integers(2, 4000),
+    block=st.integers(1, 5000),
+)
+def test_index_rows_are_judged_as_the_previous_computation_judged_them(theta, max_n, block) -> None:
+    """Issue 46 item 6: the T_Index comparisons share each reading's rounded ends between the two terms,
+    find the identity's rows by bisection and skip the terms' own ratios; every status, reason, flag,
+    ratio and count equals the generic judge's, row by row, for any block size."""
+    from ropeproof.verify.measure.exact._index_sweep import iter_index_blocks
+    from ropeproof.verify.measure.exact._sweep import _index_comparisons
+
+    for blk in iter_index_blocks([theta], [1.0], 2, max_n, block, with_error=True):
+        bound, got = _index_comparisons(theta, blk)
+        want_bound, want = previous_index_comparisons(theta, blk)
+        assert np.array_equal(bound, want_bound)
+        for q in ("gap_sup", "margin_inf", "gap_inf"):
+            g, w = got[q], want["margin_inf" if q == "gap_inf" else q]
+            assert np.array_equal(g.codes, w.codes) and np.array_equal(g.flags, w.flags), q
+            assert np.array_equal(g.ratio, w.ratio, equal_nan=True), q
+            assert np.array_equal(g.reason_codes, w.reason_codes) and g.reason_table == w.reason_table, q
+            assert g.detail == w.detail and g.reading == q, q
