@@ -223,7 +223,8 @@ def judge_rows(
     ``m_err``, ``b_err`` are then not read and may be ``None``);
     ``with_ratio=False`` leaves ``ratio`` NaN (for a comparison only :func:`min_of_terms` reads).
 
-    Shapes: n [rows]; measured [rows]; m_err [rows] (or a float); bound [rows]; b_err [rows] (or a float)
+    Shapes: n [rows]; measured [rows]; m_err [rows] (or a float); bound [rows]; b_err [rows] (or a float);
+        ends [rows] (a pair: lower, upper); bound_ends [rows] (a pair: lower, upper)
     """
     n = np.asarray(n)
     measured = np.asarray(measured, dtype=np.float64)

@@ -342,7 +342,8 @@ class IndexBlock:
     judge's rounded ends ``value -+ max(value - lo, hi - value)`` (:meth:`GapPrefix.earlier`).
 
     Shapes: n [rows]; gap_sup [rows]; margin_inf [rows]; closest [rows]; closest_sup [rows]; margin_lo
-        [rows]; margin_hi [rows]; sup_lo [rows]; sup_hi [rows]
+        [rows]; margin_hi [rows]; sup_lo [rows]; sup_hi [rows]; margin_ends [rows] (a pair: lower, upper);
+        sup_ends [rows] (a pair: lower, upper)
     """
 
     n: np.ndarray
