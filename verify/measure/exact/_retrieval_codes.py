@@ -198,7 +198,8 @@ def clear_margin(angles: CodeAngles, r: np.ndarray) -> float:
     """``tau`` of :func:`extremes`' shortcut at reduced angles ``r``: a row whose computed code position
     (``x``, or ``x + A/2`` for ``L``) lies within ``1/2 - tau`` of an integer ``k`` that is not ``0 mod A``
     has its extreme at code ``k`` alone, bit for bit. ``inf`` (no row is clear) where the proof below
-    needs ``tau >= 1/4`` (alphabets of about ``10^7`` and more) or ``r`` is not finite.
+    needs ``tau >= 1/4`` (at ``|r| <= pi``: from ``|ALPH|`` between ``2 10^7`` and ``3 10^7``, tested) or
+    ``r`` is not finite.
 
     *Proof.* Write ``g(c) = cos(c omega - r)`` (``r`` the float64 angle, exact) and ``v_c`` for the
     computed ``cos((hi_c - r) + lo_c)``. As in :func:`ropeproof.verify.measure.exact._retrieval_sweep.

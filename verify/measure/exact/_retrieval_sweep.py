@@ -190,7 +190,7 @@ class RetrievalRows:
         d = np.arange(first, last_d + 1)
         lg = retrieval_distance_logits(self.alphabet_size, self.theta, d)
         # every value below is a function of the four prefix states alone: computed once per distinct
-        # combination of states (a few hundred per million rows, typically) and written out to its rows
+        # combination of states (few: benchmarks/RESULTS.md counts them) and written out to its rows
         hs, hv, hi, h_pay = self.h_top.feed_states(lg.h, np.stack([lg.t, lg.h_code], 1))  # T, H's code
         ls, lv, li, l_pay = self.l_top.feed_states(lg.low, np.stack([lg.t, lg.h], 1))
         assert h_pay is not None and l_pay is not None

@@ -188,6 +188,10 @@ def test_nearest_code_shortcut_engages_and_leaves_ties_to_the_window() -> None:
     angles = code_table(alphabet)
     tau = clear_margin(angles, np.array([math.pi]))
     assert 0 < tau < 1e-9
+    top = np.array([math.pi])  # the docstring's range: finite up to 2 10^7, none from 3 10^7
+    assert clear_margin(code_table(2 * 10**7), top) < 0.25 and math.isinf(
+        clear_margin(code_table(3 * 10**7), top)
+    )
     d = np.arange(1, 4001, dtype=np.float64)
     r, _ = reduced_angles_with_error(d, 2 * math.pi / alphabet / 2)  # x = d / 2
     x = code_position(alphabet, r)
