@@ -196,9 +196,14 @@ class GapPrefix:
         every = self.with_error and len(self.freqs) > MAX_KEPT_PLANES  # too many sines to keep: bound all
         g = np.zeros(m.size)
         sines = []
+        term = np.empty(m.size)
         for theta, a in zip(self.freqs, self.amps, strict=True):
-            s = np.sin(reduced_angles(m, Angle(theta)) / 2)  # the angles of stable_gaps_with_error
-            g += 2.0 * a * s**2
+            s = reduced_angles(m, Angle(theta))  # the angles of stable_gaps_with_error
+            s /= 2
+            np.sin(s, out=s)
+            np.multiply(s, s, out=term)  # g += 2.0 * a * s**2, in place (the same roundings)
+            term *= 2.0 * a
+            g += term
             if self.with_error and not every:
                 sines.append(s)
 

@@ -125,10 +125,28 @@ class RunningTopK:
         Shapes: values [block]; payload [block, ...]; return.0 [block, k]; return.1 [block, k]; return.2
             [block, k, ...]
         """
+        if np.asarray(values).size == 0:
+            return np.empty((0, self.k)), np.empty((0, self.k), dtype=np.int64), None
+        src, table_v, table_i, table_p = self.feed_states(values, payload)
+        out_v, out_i = np.take(table_v, src, axis=0), np.take(table_i, src, axis=0)  # rows (take: fast)
+        return out_v, out_i, None if table_p is None else np.take(table_p, src, axis=0)
+
+    def feed_states(
+        self, values: np.ndarray, payload: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`feed_with` before its rows are written out: ``(src, top, index, payloads)`` with one
+        row of ``top``, ``index`` (and ``payloads``) per distinct state (the carried one, each entering
+        value's, each monotone-run row's) and ``src[j]`` the state of the prefix ending at position
+        ``j``; so ``feed_with``'s rows are ``top[src]``, ``index[src]``, ``payloads[src]``, and positions
+        with equal ``src`` share one state.
+
+        Shapes: values [block]; payload [block, ...]; return.0 [block]; return.1 [states, k]; return.2
+            [states, k]; return.3 [states, k, ...]
+        """
         v = self.sign * np.asarray(values, dtype=np.float64).reshape(-1)
         size, k, base = v.size, self.k, self.count
         if size == 0:
-            return np.empty((0, k)), np.empty((0, k), dtype=np.int64), None
+            raise ValueError("feed_states needs at least one value")
         if payload is not None:
             payload = np.asarray(payload).reshape(size, -1)
             if not hasattr(self, "carry_payload"):
@@ -182,21 +200,22 @@ class RunningTopK:
             back = full_rows[:, None] - np.arange(k)[None, :]
             table_v[1 + n_ev :] = v[back]
             table_i[1 + n_ev :] = base + back
-        out_v, out_i = np.take(table_v, src, axis=0), np.take(table_i, src, axis=0)  # rows (take: fast)
-        out_p = None
+        table_p = None
         if payload is not None:
             # one gather from [carry's payloads (slot order), a zero row, this block's payloads]: an
             # entry of this block reads its own row, an earlier one (always a carried entry) its slot's
-            local = out_i - base
+            local = table_i - base
             carried = np.array([i for _, i in self.state], dtype=np.int64)
             order = np.argsort(carried)
-            slot = order[np.clip(np.searchsorted(carried[order], out_i), 0, k - 1)]
-            source = np.where(local >= 0, local + k + 1, np.where(out_i < 0, k, slot))
+            slot = order[np.clip(np.searchsorted(carried[order], table_i), 0, k - 1)]
+            source = np.where(local >= 0, local + k + 1, np.where(table_i < 0, k, slot))
             zero = np.zeros((1, *payload.shape[1:]), dtype=payload.dtype)
-            out_p = np.take(
+            table_p = np.take(
                 np.concatenate([self.carry_payload.astype(payload.dtype), zero, payload]), source, axis=0
             )
-            self.carry_payload = out_p[-1].copy()
-        self.state = list(zip(out_v[-1].tolist(), out_i[-1].tolist(), strict=True))
+            self.carry_payload = table_p[src[-1]].copy()
+        last = int(src[-1])
+        self.state = list(zip(table_v[last].tolist(), table_i[last].tolist(), strict=True))
         self.count += size
-        return self.sign * out_v, out_i, out_p
+        table_v *= self.sign
+        return src, table_v, table_i, table_p

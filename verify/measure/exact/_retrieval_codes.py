@@ -52,6 +52,7 @@ from ropeproof.machinery._memory_budget import check_allocation
 from ropeproof.machinery._validate import integer
 from ropeproof.machinery._values import LIMITS
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF
+from ropeproof.verify.measure.exact._index_sweep import SIN_ULPS
 
 TABLE_CODES = 1 << 14
 """Alphabets with at most this many non-zero codes keep one mpmath table of every ``c omega``."""
@@ -193,9 +194,91 @@ def pick(values: np.ndarray, codes: np.ndarray, largest: bool) -> tuple[np.ndarr
     return best, code
 
 
+def clear_margin(angles: CodeAngles, r: np.ndarray) -> float:
+    """``tau`` of :func:`extremes`' shortcut at reduced angles ``r``: a row whose computed code position
+    (``x``, or ``x + A/2`` for ``L``) lies within ``1/2 - tau`` of an integer ``k`` that is not ``0 mod A``
+    has its extreme at code ``k`` alone, bit for bit. ``inf`` (no row is clear) where the proof below
+    needs ``tau >= 1/4`` (at ``|r| <= pi``: from ``|ALPH|`` between ``2 10^7`` and ``3 10^7``, tested) or
+    ``r`` is not finite.
+
+    *Proof.* Write ``g(c) = cos(c omega - r)`` (``r`` the float64 angle, exact) and ``v_c`` for the
+    computed ``cos((hi_c - r) + lo_c)``. As in :func:`ropeproof.verify.measure.exact._retrieval_sweep.
+    retrieval_distance_logits`, ``|v_c - g(c)| <= E = w_err + u (2 (pi + max |r|) + max |lo|) + 2 SIN_ULPS
+    u`` (the code angle's error, the two rounded sums, cosine's ulps). The position ``x_hat =
+    fl(r fl(A / fl(2 pi)))`` is ``x = r / omega`` times ``1 + eta``, ``|eta| <= 3.01 u``, and ``x_hat + A/2``
+    adds one rounding, so both are within ``X = 8 u (max |x_hat| + A)`` of their exact positions. With
+    ``|pos - k| <= 1/2 - tau`` the exact position is within ``1/2 - s`` of ``k``, ``s = tau - X``, and every
+    other code is at circular distance ``>= 1/2 + s`` from it. ``g(c) = cos(omega delta(c))`` decreases
+    in ``delta in [0, A/2]`` (module docstring), so for ``H`` and every code ``c != k``, ``g(k) - g(c)
+    >= cos(omega (1/2 - s)) - cos(omega (1/2 + s)) = 2 sin(omega/2) sin(omega s) >= 16 s / A^2`` (``sin z
+    >= 2 z / pi`` on ``[0, pi/2]``; ``omega/2 = pi/A`` and ``omega s < omega/2``). ``L`` is the same at
+    the antipode (``g = -cos(omega delta')``, ``delta'`` the distance to ``x + A/2``). The computed ``tau``
+    is at least ``2 (X + E A^2 / 8)`` (its factor ``1 + 16 u`` covers its own roundings), so ``s >= X + E
+    A^2 / 4 > E A^2 / 8`` and ``16 s / A^2 > 2 E``: ``v_k``
+    is strictly the largest (``H``; smallest for ``L``) computed value over every code, so the window's
+    :func:`pick` returns ``v_k`` and ``k`` (no tie), as does a scan over every code. The difference
+    ``pos - rint(pos)`` is exact (Sterbenz), so the test itself is exact. QED
+
+    Shapes: r [D]
+    """
+    a = angles.alphabet_size
+    u = UNIT_ROUNDOFF
+    r = np.asarray(r, dtype=np.float64)
+    if r.size == 0:
+        return math.inf
+    r_max = float(np.abs(r).max())
+    if not math.isfinite(r_max):
+        return math.inf
+    e = (angles.error + u * (2 * (math.pi + r_max) + angles.lo_max) + 2 * SIN_ULPS * u + 2.0**-1070) * (
+        1 + 16 * u
+    )
+    x_max = float(abs(code_position(a, np.array([r_max]))[0]))
+    tau = 2 * (8 * u * (x_max + a) + e * a * a / 8) * (1 + 16 * u)
+    return tau if tau < 0.25 else math.inf
+
+
+def _extreme(
+    angles: CodeAngles, r: np.ndarray, position: np.ndarray, largest: bool, tau: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pick` over :func:`window` ``(position)``, evaluated at the nearest code alone on the rows
+    that :func:`clear_margin`'s ``tau`` proves (the same value and code), the window elsewhere."""
+    a = angles.alphabet_size
+    k = np.rint(position)
+    code = k.astype(np.int64) % a
+    clear = (np.abs(position - k) <= 0.5 - tau) & (code != 0)
+    hi, lo = angles.angles(code)
+    hi -= r  # code_values' expression, (hi - r) + lo, on one code per row
+    hi += lo
+    value = np.cos(hi, out=hi)
+    rest = np.flatnonzero(~clear)
+    if rest.size:
+        near = window(a, position[rest])
+        value[rest], code[rest] = pick(code_values(angles, r[rest], near), near, largest)
+    return value, code
+
+
+def window_extremes(
+    angles: CodeAngles, r: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`extremes` without its shortcut: every row picks over its whole window (``tests`` compare
+    the two).
+
+    Shapes: r [D]; return [D] (each)
+    """
+    a = angles.alphabet_size
+    x = code_position(a, r)
+    near = window(a, x)
+    far = window(a, x + a / 2)
+    h, h_code = pick(code_values(angles, r, near), near, True)
+    low, low_code = pick(code_values(angles, r, far), far, False)
+    return h, h_code, low, low_code
+
+
 def extremes(angles: CodeAngles, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(H, H's code, L, L's code)`` at reduced angles ``r`` (``d theta`` mod ``2 pi``) from the
-    ``2 (2 WINDOW + 1)`` candidates of the proposition in the module docstring.
+    ``2 (2 WINDOW + 1)`` candidates of the proposition in the module docstring: on the rows
+    :func:`clear_margin` proves, the nearest candidate alone (its value strictly beats every other
+    code's), elsewhere the whole window; the result is :func:`window_extremes`', bit for bit.
 
     Shapes: r [D]; return [D] (each)
     """
@@ -205,9 +288,11 @@ def extremes(angles: CodeAngles, r: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         hi, lo = angles.table
         v = np.cos((hi[:, None] - np.asarray(r, dtype=np.float64)[None, :]) + lo[:, None])  # code_values' sum
         return v.max(0), v.argmax(0) + 1, v.min(0), v.argmin(0) + 1  # first occurrence: smallest code
+    r = np.asarray(r, dtype=np.float64)
+    tau = clear_margin(angles, r)
+    if not math.isfinite(tau):
+        return window_extremes(angles, r)
     x = code_position(a, r)
-    near = window(a, x)
-    far = window(a, x + a / 2)
-    h, h_code = pick(code_values(angles, r, near), near, True)
-    low, low_code = pick(code_values(angles, r, far), far, False)
+    h, h_code = _extreme(angles, r, x, True, tau)
+    low, low_code = _extreme(angles, r, x + a / 2, False, tau)
     return h, h_code, low, low_code

@@ -189,16 +189,30 @@ class RetrievalRows:
         first = self.next_d
         d = np.arange(first, last_d + 1)
         lg = retrieval_distance_logits(self.alphabet_size, self.theta, d)
-        hv, hi, h_pay = self.h_top.feed_with(lg.h, np.stack([lg.t, lg.h_code], 1))  # T and H's code there
-        lv, li, l_pay = self.l_top.feed_with(lg.low, np.stack([lg.t, lg.h], 1))
+        # every value below is a function of the four prefix states alone: computed once per distinct
+        # combination of states (few: benchmarks/RESULTS.md counts them) and written out to its rows
+        hs, hv, hi, h_pay = self.h_top.feed_states(lg.h, np.stack([lg.t, lg.h_code], 1))  # T, H's code
+        ls, lv, li, l_pay = self.l_top.feed_states(lg.low, np.stack([lg.t, lg.h], 1))
         assert h_pay is not None and l_pay is not None
-        tbv, tbi = self.t_bottom.feed(lg.t)
-        ttv, tti = self.t_top.feed(lg.t)
+        tbs, tbv, tbi, _ = self.t_bottom.feed_states(lg.t, None)
+        tts, ttv, tti, _ = self.t_top.feed_states(lg.t, None)
+        new = np.empty(d.size, dtype=bool)
+        new[0] = True
+        np.not_equal(hs[1:], hs[:-1], out=new[1:])
+        for src in (ls, tbs, tts):
+            new[1:] |= src[1:] != src[:-1]
+        starts = np.flatnonzero(new)
+        seg = np.cumsum(new) - 1  # the state combination of each row
+        hv, hi, h_pay = hv[hs[starts]], hi[hs[starts]], h_pay[hs[starts]]
+        lv, li, l_pay = lv[ls[starts]], li[ls[starts]], l_pay[ls[starts]]
+        tbv, tbi = tbv[tbs[starts]], tbi[tbs[starts]]
+        ttv, tti = ttv[tts[starts]], tti[tts[starts]]
         err = np.maximum.accumulate(np.maximum(lg.err, self.err_max))
         err_th = np.maximum.accumulate(np.maximum(lg.err_th, self.err_th_max))
         self.err_max, self.err_th_max = float(err[-1]), float(err_th[-1])
         self.next_d = last_d + 1
         s_hi, s_lo = self.s_hi, self.s_lo
+        size = starts.size
 
         # margin_inf: the target anywhere but at H's argmax i1, or exactly there
         i1 = hi[:, 0]
@@ -226,7 +240,7 @@ class RetrievalRows:
         bt2, bti2 = _pick(tbi, tbv, [j1, j2], 1, POS)  # smallest T away from j1, j2
         ha, hai = _pick(hi, hv, [j1], 2, NEG)  # two largest H away from j1
         ha2, hai2 = _pick(hi, hv, [j1, j2], 1, NEG)  # largest H away from j1, j2
-        none = np.full(d.size, -1, dtype=np.int64)
+        none = np.full(size, -1, dtype=np.int64)
         cands = [
             (s_hi - np.maximum(bt[:, 0], l1), 0, bti[:, 0], none),
             (s_hi - np.maximum(t_j1, l2), 0, j1, none),
@@ -247,10 +261,10 @@ class RetrievalRows:
             (np.where(ok, ha2[:, 0] - np.maximum(np.maximum(s_lo, t_j1), l2), NEG), 2, j1, hai2[:, 0])
         )
         cands.append((np.where(has_j2, h_j2 - np.maximum(np.maximum(s_lo, t_j1), l3), NEG), 2, j1, j2))
-        sup = np.full(d.size, NEG)
-        kind = np.zeros(d.size, dtype=np.int64)
-        sup_dt = np.full(d.size, -1, dtype=np.int64)
-        sup_da = np.full(d.size, -1, dtype=np.int64)
+        sup = np.full(size, NEG)
+        kind = np.zeros(size, dtype=np.int64)
+        sup_dt = np.full(size, -1, dtype=np.int64)
+        sup_da = np.full(size, -1, dtype=np.int64)
         for value, k, t_idx, a_idx in cands:
             better = value > sup
             sup = np.where(better, value, sup)
@@ -258,18 +272,19 @@ class RetrievalRows:
             sup_dt = np.where(better, t_idx + 1, sup_dt)
             sup_da = np.where(better, np.where(a_idx >= 0, a_idx + 1, -1), sup_da)
         u = UNIT_ROUNDOFF
+        margin, sup = np.take(margin, seg), np.take(sup, seg)
         return RetrievalBlock(
             n=d + 1,
             gap_sup=sup,
             margin_inf=margin,
             err=(2 * err_th + 2 * u * np.abs(margin)) * (1 + 8 * u),
             sup_err=(2 * err + 2 * u * np.abs(sup)) * (1 + 8 * u),
-            margin_dt=margin_dt,
-            margin_dc=margin_dc,
-            margin_cc=margin_cc.astype(np.int64),
-            sup_kind=kind,
-            sup_dt=sup_dt,
-            sup_da=sup_da,
+            margin_dt=np.take(margin_dt, seg),
+            margin_dc=np.take(margin_dc, seg),
+            margin_cc=np.take(margin_cc.astype(np.int64), seg),
+            sup_kind=np.take(kind, seg),
+            sup_dt=np.take(sup_dt, seg),
+            sup_da=np.take(sup_da, seg),
         )
 
 

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+
 import mpmath
 import numpy as np
 
-from ropeproof.verify.measure.exact._bound_checks import RowIdentity, compare, judge_rows, min_of_terms
+from ropeproof.verify.measure.exact._bound_checks import (
+    STATUSES,
+    BoundComparison,
+    RowIdentity,
+    compare,
+    judge_rows,
+    min_of_terms,
+)
 
 N = np.arange(2, 8)
 
@@ -84,6 +93,21 @@ def test_min_of_terms() -> None:
     assert list(both.undecided_reasons()) == ["b: floating-point enclosures overlap and no identity applies"]
     np.testing.assert_allclose(both.ratio, [1.0, 0.5, 2.0, 2.0, 1.0])
     assert both.take(np.array([1, 1, 0, 0, 0], bool)).verdict() == "holds"
+
+
+def test_min_of_terms_status_precedence_on_every_combination() -> None:
+    """Every combination of three parts' statuses: the row takes the status of the last of holds,
+    tight-holds, tight-equal, holds-equal, undecided, tight-violated, violated that some part has (the
+    rule as first written, one mask per status, later names winning)."""
+    combos = np.array(list(itertools.product(range(len(STATUSES)), repeat=3)), dtype=np.int8)
+    n = np.arange(combos.shape[0])
+    parts = [BoundComparison("t", "r", n, combos[:, j].copy(), np.ones(n.size)) for j in range(3)]
+    got = min_of_terms("min", parts, np.ones(n.size), np.ones(n.size))
+    want = np.zeros(n.size, dtype=np.int8)
+    for name in ("tight-holds", "tight-equal", "holds-equal", "undecided", "tight-violated", "violated"):
+        code = STATUSES.index(name)
+        np.copyto(want, code, where=(combos == code).any(axis=1))
+    assert got.codes.dtype == np.int8 and np.array_equal(got.codes, want)
 
 
 def test_float_enclosure_ends_are_rounded_outward() -> None:

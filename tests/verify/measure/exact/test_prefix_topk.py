@@ -44,6 +44,34 @@ def test_running_topk_against_sorting(values, k, largest, cuts) -> None:
         assert [int(p) if i >= 0 else -1 for p, i in zip(payload[m], idx[m], strict=True)] == want_i
 
 
+@settings(max_examples=60)
+@given(
+    values=st.one_of(
+        st.lists(st.integers(0, 4).map(float), min_size=1, max_size=200),
+        st.lists(st.floats(-3, 3, allow_nan=False), min_size=1, max_size=200),
+    ),
+    k=st.integers(1, 4),
+    largest=st.booleans(),
+    cuts=st.lists(st.integers(1, 199), max_size=4),
+)
+def test_states_written_out_are_the_prefix_top_k(values, k, largest, cuts) -> None:
+    """feed_states: every position's state ``top[src]``, ``index[src]`` (and its payload) is the sorted
+    prefix's, ties included, whatever the block cuts; at most one state per position plus the carry."""
+    x = np.array(values)
+    bounds = sorted({0, *(c for c in cuts if c < len(values)), len(values)})
+    run = RunningTopK(k, largest)
+    for a, b in itertools.pairwise(bounds):
+        src, top, idx, pay = run.feed_states(x[a:b], np.arange(a, b, dtype=np.float64))
+        assert src.shape == (b - a,) and top.shape[0] == idx.shape[0] <= b - a + 1
+        assert pay is not None
+        for j, m in enumerate(range(a, b)):
+            want_v, want_i = sorted_prefix(values, m, k, largest)
+            assert top[src[j]].tolist() == want_v and idx[src[j]].tolist() == want_i
+            assert [
+                int(p) if i >= 0 else -1 for p, i in zip(pay[src[j], :, 0], want_i, strict=True)
+            ] == want_i
+
+
 @pytest.mark.parametrize("kind", ["increasing", "decreasing", "periodic", "walk"])
 def test_long_streams_against_sorting_at_sampled_rows(kind: str) -> None:
     """Monotone runs (filled directly), periodic and random-walk data over 3 blocks of 20000."""

@@ -18,9 +18,15 @@ from ropeproof.verify.measure.exact._discrepancy import _gap_inf_config
 from ropeproof.verify.measure.exact._retrieval_codes import (
     MAX_ALPHABET,
     TABLE_CODES,
+    WINDOW,
     CodeAngles,
+    clear_margin,
+    code_position,
     code_table,
     code_values,
+    extremes,
+    window,
+    window_extremes,
 )
 from ropeproof.verify.measure.exact._retrieval_gap_inf import gap_inf_enumerated, gap_inf_values, min_top_gap
 from ropeproof.verify.measure.exact._retrieval_sweep import (
@@ -129,6 +135,72 @@ def test_two_level_candidates_equal_the_full_scan() -> None:
         h, hc, low, lc, _ = full_scan(alphabet, theta, d)
         assert np.array_equal(lg.h, h) and np.array_equal(lg.h_code, hc)
         assert np.array_equal(lg.low, low) and np.array_equal(lg.low_code, lc)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    alphabet=st.sampled_from([12, 13, 30, 257, 1000, 1001, TABLE_CODES + 2011, 10**6 + 3, 10**8]),
+    theta=st.one_of(
+        st.floats(-10, 10, allow_nan=False),
+        st.floats(-1e18, 1e18, allow_nan=False),
+        st.tuples(st.integers(-7, 7), st.sampled_from([1, 2, 3, 4])),
+    ),
+    first=st.integers(1, 2**26 - 3000),
+)
+@example(alphabet=1000, theta=(1, 2), first=1)  # d theta / omega = d / 2: every odd d is a tie
+@example(alphabet=12, theta=(1, 2), first=1)
+@example(alphabet=13, theta=(13, 2), first=1)  # theta = pi: the antipode on codes and half-codes
+@example(alphabet=1000, theta=0.0, first=1)  # the nearest code is the excluded 0
+def test_nearest_code_shortcut_is_the_window(
+    alphabet: int, theta: float | tuple[int, int], first: int
+) -> None:
+    """extremes (one code per clear row) equals window_extremes (the whole window on every row) bit for
+    bit, values and codes, on random angles and on angles built to tie (``theta = k omega / q``, so
+    positions at integers, half-integers and thirds, the excluded code 0, the antipode). On every clear
+    row the nearest code's computed value is strictly above (H; below for L) each other window code's:
+    the proposition of clear_margin, checked as stated."""
+    if isinstance(theta, tuple):
+        theta = theta[0] * 2 * math.pi / alphabet / theta[1]
+    d = np.concatenate([np.arange(first, first + 2000), [1, 2, 2**26 - 1]]).astype(np.float64)
+    r, _ = reduced_angles_with_error(d, theta)
+    angles = code_table(alphabet)
+    fast, slow = extremes(angles, r), window_extremes(angles, r)
+    for a, b in zip(fast, slow, strict=True):
+        assert np.array_equal(a, b)
+    tau = clear_margin(angles, r)
+    assert math.isinf(tau) == (alphabet >= 10**8)
+    x = code_position(alphabet, r)
+    for position, sign in ((x, 1.0), (x + alphabet / 2, -1.0)):
+        k = np.rint(position)
+        clear = (np.abs(position - k) <= 0.5 - tau) & (k.astype(np.int64) % alphabet != 0)
+        near = window(alphabet, position)
+        values = np.where(near == 0, -math.inf, sign * code_values(angles, r, near))  # 0 is no code
+        centre = values[WINDOW]
+        others = np.delete(values, WINDOW, axis=0)
+        assert np.all(centre[clear][None, :] > others[:, clear])
+
+
+def test_nearest_code_shortcut_engages_and_leaves_ties_to_the_window() -> None:
+    """At |ALPH| = 1000 the shortcut clears almost every row (tau ~ 5e-10); rows built to tie (the
+    position on a half-integer) are not clear and go to the window, whose pick keeps the smallest code,
+    as a scan over every code does."""
+    alphabet = 1000
+    angles = code_table(alphabet)
+    tau = clear_margin(angles, np.array([math.pi]))
+    assert 0 < tau < 1e-9
+    top = np.array([math.pi])  # the docstring's range: finite up to 2 10^7, none from 3 10^7
+    assert clear_margin(code_table(2 * 10**7), top) < 0.25 and math.isinf(
+        clear_margin(code_table(3 * 10**7), top)
+    )
+    d = np.arange(1, 4001, dtype=np.float64)
+    r, _ = reduced_angles_with_error(d, 2 * math.pi / alphabet / 2)  # x = d / 2
+    x = code_position(alphabet, r)
+    clear = np.abs(x - np.rint(x)) <= 0.5 - tau
+    assert clear[1::2].all() and not clear[::2].any()  # even d: x an integer; odd d: a half-integer
+    h, hc, low, lc, _ = full_scan(alphabet, 2 * math.pi / alphabet / 2, d)
+    got = extremes(angles, r)
+    assert np.array_equal(got[0], h) and np.array_equal(got[1], hc)
+    assert np.array_equal(got[2], low) and np.array_equal(got[3], lc)
 
 
 def enumerated_over_every_code(alphabet: int, theta: float, n: int):
