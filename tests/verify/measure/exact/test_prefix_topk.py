@@ -19,12 +19,16 @@ def sorted_prefix(values: list[float], m: int, k: int, largest: bool) -> tuple[l
     return [pref[j] for j in order] + [fill] * (k - len(order)), order + [-1] * (k - len(order))
 
 
+VALUES = st.one_of(
+    st.lists(st.integers(0, 4).map(float), min_size=1, max_size=200),  # ties
+    st.lists(st.floats(-3, 3, allow_nan=False), min_size=1, max_size=200),
+)
+"""Value streams of the running top-k tests."""
+
+
 @settings(max_examples=60)
 @given(
-    values=st.one_of(
-        st.lists(st.integers(0, 4).map(float), min_size=1, max_size=200),
-        st.lists(st.floats(-3, 3, allow_nan=False), min_size=1, max_size=200),
-    ),
+    values=VALUES,
     k=st.integers(1, 4),
     largest=st.booleans(),
     cuts=st.lists(st.integers(0, 200), max_size=4),
@@ -46,10 +50,7 @@ def test_running_topk_against_sorting(values, k, largest, cuts) -> None:
 
 @settings(max_examples=60)
 @given(
-    values=st.one_of(
-        st.lists(st.integers(0, 4).map(float), min_size=1, max_size=200),
-        st.lists(st.floats(-3, 3, allow_nan=False), min_size=1, max_size=200),
-    ),
+    values=VALUES,
     k=st.integers(1, 4),
     largest=st.booleans(),
     cuts=st.lists(st.integers(1, 199), max_size=4),
