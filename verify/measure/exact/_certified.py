@@ -673,19 +673,17 @@ def certified_index(
     g_lo, g_hi = enclose_index_gaps([theta], [1.0], max_n - 1, prec)
     p_lo, p_hi = prefix_min_interval(g_lo, g_hi)
     b_lo, b_hi, (t1, t2) = _index_term(theta, n, prec, term)
-    import sympy as sp  # the identity's proof only (a run of the sweep command needs no sympy)
-
-    th = sp.Rational(float(theta))
-    term1 = 2 * sp.sin(th / 2) ** 2
+    from ropeproof.verify.measure.exact._sweep import INDEX_TERM_IDENTITY
 
     def identity(n_: int) -> bool:
-        # Delta <= g(1) (m = 1 is a competitor in every reading) and g(1) is term 1 identically; the
-        # bound is term 1 when only term 1 is used, or when pi^2/(2n^2) >= term 1 (certified)
+        # Delta <= g(1) (m = 1 is a competitor in every reading) and g(1) = 2 sin(theta/2)^2 is term 1,
+        # 1 - cos(theta), identically (sympy's proof, stored); the bound is term 1 when only term 1 is
+        # used, or when pi^2/(2n^2) >= term 1 (certified)
         if term == "pi2-over-2n2":
             return False
         if term == "min" and not bool(t2[0][n_ - 2] >= t1[1]):
             return False
-        return exactly_equal(2 * sp.sin(1 * th / 2) ** 2, term1)
+        return INDEX_TERM_IDENTITY.proved
 
     def refine_for(last_m: Callable[[int], int]) -> Refine:
         def refine(n_: int) -> tuple[tuple[float, float], tuple[float, float]]:

@@ -322,9 +322,9 @@ def index_term_identity() -> bool:
     sweeps read the stored outcome, :data:`INDEX_TERM_IDENTITY`; this proves it again (sympy)."""
     import sympy as sp
 
-    lhs, rhs = index_term_sides()
     from ropeproof.theory._trig_identity import exponential_form_vanishes
 
+    lhs, rhs = index_term_sides()
     difference = lhs - rhs
     return exponential_form_vanishes(difference) or bool(sp.simplify(difference) == 0)
 

@@ -542,3 +542,20 @@ def test_an_end_just_below_the_normal_range_is_rounded_outward() -> None:
         assert ball.lower() < arb(2.0**-1022)  # the exact lower end is below the normal range
     lo, hi = arb_ends_many([ball])
     assert (lo[0], hi[0]) == arb_ends(ball) and lo[0] < 2.0**-1022 <= hi[0]
+
+
+def test_certified_index_ties_rest_on_the_stored_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows where the bound is attained (theta small: every reading equals g(1) = 1 - cos theta) are
+    'holds-equal' by the stored sympy proof g(1) = 2 sin(theta/2)^2 = 1 - cos(theta); with that proof
+    withdrawn none is, so the verdict reads it."""
+    from ropeproof.verify.measure.exact import _sweep
+
+    with_proof = certified_index(1e-3, 300)
+    assert {q: set(c.status) for q, c in with_proof.comparisons.items()} == {
+        "margin_inf": {"holds-equal"},
+        "gap_sup": {"holds-equal"},
+    }
+    withdrawn = _sweep.PinnedIdentity("g(1)", "1 - cos(theta)", False)
+    monkeypatch.setattr(_sweep, "INDEX_TERM_IDENTITY", withdrawn)
+    without = certified_index(1e-3, 300)
+    assert all("holds-equal" not in set(c.status) for c in without.comparisons.values())
