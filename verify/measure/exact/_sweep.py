@@ -30,6 +30,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -504,18 +505,11 @@ def _equal_rows(n: np.ndarray, half: bool, tp: float, two_pi_lo: float) -> int:
     integer does not decrease, so those rows are a prefix, found by bisection with the same float64
     product per row as the elementwise comparison."""
 
-    def ok(i: int) -> bool:
+    def fails(i: int) -> bool:
         big_m = (int(n[i]) - 1 + 1) // 2 if half else int(n[i]) - 1
-        return float(big_m + 1) * tp <= two_pi_lo
+        return not float(big_m + 1) * tp <= two_pi_lo
 
-    lo, hi = 0, int(n.size)  # rows [0, lo) hold; rows [hi, size) do not
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return bisect.bisect_left(range(int(n.size)), True, key=fails)
 
 
 def _beyond(x: np.ndarray, res: float) -> np.ndarray:
