@@ -32,10 +32,10 @@ JSON_LIMIT = limit("JSON file bytes")
 """The most bytes read from a JSON file a user names (a family, a training record)."""
 
 
-def read_bytes(path: str | Path, limit: int, option: str) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them (module docstring); ``option``
-    names the path in errors."""
-    path = Path(path)
+def _open_regular(path: Path, option: str) -> tuple[int, os.stat_result]:
+    """``path`` opened read-only without blocking, and its status: the open descriptor (the caller closes
+    it) when it is a regular file, else an :class:`InputError` (the descriptor closed) saying that it does
+    not exist, cannot be read or is not a regular file."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -45,9 +45,22 @@ def read_bytes(path: str | Path, limit: int, option: str) -> bytes:
         raise InputError(f"{option} {path} cannot be read ({exc.strerror or exc})") from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = _KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
-            raise InputError(f"{option} {path} is {kind}, not a regular file; only regular files are read")
+    except OSError as exc:
+        os.close(fd)
+        raise InputError(f"{option} {path} cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+        raise InputError(f"{option} {path} is {kind}, not a regular file; only regular files are read")
+    return fd, st
+
+
+def read_bytes(path: str | Path, limit: int, option: str) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (module docstring); ``option``
+    names the path in errors."""
+    path = Path(path)
+    fd, st = _open_regular(path, option)
+    try:
         too_big = (
             f"{option} {path} is larger than {format_bytes(limit)}, the most read from it; "
             "it is not a file this command reads"
@@ -84,21 +97,8 @@ def check_regular_file(path: str | Path, option: str) -> int:
     """The size of ``path`` when it is a regular file (opened without blocking, so a FIFO is refused,
     not waited on), else the same :class:`InputError` as :func:`read_bytes`. For files read as a
     stream, whose size has no limit (a sweep's JSON Lines shards)."""
-    path = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise InputError(f"{option} {path} does not exist") from None
-    except OSError as exc:
-        raise InputError(f"{option} {path} cannot be read ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fd)
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(st.st_mode):
-        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
-        raise InputError(f"{option} {path} is {kind}, not a regular file; only regular files are read")
+    fd, st = _open_regular(Path(path), option)
+    os.close(fd)
     return int(st.st_size)
 
 

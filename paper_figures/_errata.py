@@ -170,58 +170,72 @@ def _caption(data: dict[str, Any], what: str) -> str:
     )
 
 
+def _figure(
+    store: ResultStore | None,
+    product: Any,
+    what: str,
+    stem: str,
+    title: str,
+    yscale: str,
+    ylabel: str,
+    colour: str,
+    **query: Any,
+) -> FigureResult:
+    """:func:`_draw` of ``product``'s data for ``query`` (from ``store``, a fresh :class:`ResultStore`
+    when ``None``), captioned by :func:`_caption` with ``what``."""
+    data = (ResultStore() if store is None else store).get(product, **query)
+    return _draw(data, stem, title, _caption(data, what), yscale, ylabel, colour)
+
+
 @styled
 def index_fixed_theta_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """T_Index's worst margin at theta = 0.8660 against min(1 - cos theta, pi^2/(2 n^2)) and the corrected
     min(1 - cos theta, 2 sin(pi/n)^2)."""
-    d = (ResultStore() if store is None else store).get(INDEX_FIXED_THETA_DATA)
-    cap = _caption(
-        d, "Theorem 3.2 corrected for T_Index at a fixed angle (worst-case margin = smallest gap)."
-    )
-    return _draw(d, "errata_index_fixed_theta", "T_Index at theta = 0.866: worst margin", cap, "log",
-                 "worst-case margin (logit units)", COLORS["index"])  # fmt: skip
+    what = "Theorem 3.2 corrected for T_Index at a fixed angle (worst-case margin = smallest gap)."
+    return _figure(store, INDEX_FIXED_THETA_DATA, what, "errata_index_fixed_theta",
+                   "T_Index at theta = 0.866: worst margin", "log", "worst-case margin (logit units)",
+                   COLORS["index"])  # fmt: skip
 
 
 @styled
 def index_best_theta_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """The best one-plane T_Index margin over every angle, 2 sin(pi/n)^2, against pi^2/(2 n^2)."""
-    d = (ResultStore() if store is None else store).get(INDEX_BEST_THETA_DATA)
-    cap = _caption(d, "Theorem 3.2's pi^2/(2n^2) corrected: the best worst-case margin over every angle, "
-                   "attained at theta = 2 pi/n, is 2 sin(pi/n)^2, about four times the term.")  # fmt: skip
-    return _draw(d, "errata_index_best_theta", "T_Index, best angle at each length", cap, "log",
-                 "best worst-case margin (logit units)", COLORS["index"])  # fmt: skip
+    what = ("Theorem 3.2's pi^2/(2n^2) corrected: the best worst-case margin over every angle, "
+            "attained at theta = 2 pi/n, is 2 sin(pi/n)^2, about four times the term.")  # fmt: skip
+    return _figure(store, INDEX_BEST_THETA_DATA, what, "errata_index_best_theta",
+                   "T_Index, best angle at each length", "log", "best worst-case margin (logit units)",
+                   COLORS["index"])  # fmt: skip
 
 
 @styled
 def index_largest_gap_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """T_Index's largest gap at theta = 0.8660 against [A]'s bound and the corrected one."""
-    d = (ResultStore() if store is None else store).get(INDEX_LARGEST_GAP_DATA)
-    cap = _caption(d, "Theorem 3.2 for T_Index read literally (the largest gap, the target in the middle): "
-                   "min(1 - cos theta, 2 sin(pi/(ceil((n-1)/2) + 1))^2).")  # fmt: skip
-    return _draw(d, "errata_index_largest_gap", "T_Index at theta = 0.866: largest gap", cap, "log",
-                 "largest top-1 minus top-2 gap (logit units)", COLORS["index"])  # fmt: skip
+    what = ("Theorem 3.2 for T_Index read literally (the largest gap, the target in the middle): "
+            "min(1 - cos theta, 2 sin(pi/(ceil((n-1)/2) + 1))^2).")  # fmt: skip
+    return _figure(store, INDEX_LARGEST_GAP_DATA, what, "errata_index_largest_gap",
+                   "T_Index at theta = 0.866: largest gap", "log",
+                   "largest top-1 minus top-2 gap (logit units)", COLORS["index"])  # fmt: skip
 
 
 @styled
 def retrieval_margin_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """T_Retrieval's worst margin against 1 - cos(omega - n theta) and 1 - cos(omega - (n - 1) theta)."""
-    d = (ResultStore() if store is None else store).get(RETRIEVAL_MARGIN_DATA)
-    cap = _caption(d, "Theorem 3.2 corrected for T_Retrieval (|ALPH| = 8) at theta = 0.0027 (solid) and "
-                   "theta = 0 (dashed, where exact and both bounds coincide): 1 - cos(omega - (n - 1) theta) "
-                   "holds at every length n >= 3.")  # fmt: skip
-    return _draw(d, "errata_retrieval_margin", "T_Retrieval: worst margin", cap, "linear",
-                 "worst-case margin (logit units)", COLORS["retrieval"])  # fmt: skip
+    what = ("Theorem 3.2 corrected for T_Retrieval (|ALPH| = 8) at theta = 0.0027 (solid) and "
+            "theta = 0 (dashed, where exact and both bounds coincide): 1 - cos(omega - (n - 1) theta) "
+            "holds at every length n >= 3.")  # fmt: skip
+    return _figure(store, RETRIEVAL_MARGIN_DATA, what, "errata_retrieval_margin", "T_Retrieval: worst margin",
+                   "linear", "worst-case margin (logit units)", COLORS["retrieval"])  # fmt: skip
 
 
 @styled
 def retrieval_largest_gap_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """T_Retrieval's largest gap (the literal Delta) against [A]'s bound and its closed form."""
-    d = (ResultStore() if store is None else store).get(RETRIEVAL_LARGEST_GAP_DATA)
-    cap = _caption(d, "Theorem 3.2 for T_Retrieval read literally: the largest gap is cos theta + "
-                   "cos((n - 1) theta), near 2, far above any bound of [A]'s shape; theta = 0.0027 (solid) "
-                   "and 0 (dashed).")  # fmt: skip
-    return _draw(d, "errata_retrieval_largest_gap", "T_Retrieval: largest gap", cap, "linear",
-                 "largest top-1 minus top-2 gap (logit units)", COLORS["retrieval"])  # fmt: skip
+    what = ("Theorem 3.2 for T_Retrieval read literally: the largest gap is cos theta + "
+            "cos((n - 1) theta), near 2, far above any bound of [A]'s shape; theta = 0.0027 (solid) "
+            "and 0 (dashed).")  # fmt: skip
+    return _figure(store, RETRIEVAL_LARGEST_GAP_DATA, what, "errata_retrieval_largest_gap",
+                   "T_Retrieval: largest gap", "linear", "largest top-1 minus top-2 gap (logit units)",
+                   COLORS["retrieval"])  # fmt: skip
 
 
 @styled
@@ -229,7 +243,6 @@ def readout_figure(quick: bool = False, store: ResultStore | None = None) -> Fig
     """The positional Retrieval head's worst readout margin against Remark 3.1's 0 and the per-query bound
     min_j C p_j(Q) (C min_j p_j(Q) where C >= 0)."""
     lengths = [3, 8, 17, 33, PERIOD] if quick else list(range(3, PERIOD + 1))
-    d = (ResultStore() if store is None else store).get(READOUT_DATA, lengths=lengths)
     what = (
         "Remark 3.1 read at the output: for every query Q asking for a letter Y and pairs tau != o of left "
         "letter Y with C = C(tau, o) >= 0, a positional head's worst readout margin is at most "
@@ -237,20 +250,19 @@ def readout_figure(quick: bool = False, store: ResultStore | None = None) -> Fig
         f"{PERIOD} head (C = 1) attains it at every length up to its period, where the remark says no "
         "positional head can be right (0)."
     )
-    cap = _caption(d, what)
-    return _draw(d, "errata_remark31_readout", "Positional head, Retrieval readout", cap, "linear",
-                 "worst readout margin", COLORS["retrieval0"])  # fmt: skip
+    return _figure(store, READOUT_DATA, what, "errata_remark31_readout", "Positional head, Retrieval readout",
+                   "linear", "worst readout margin", COLORS["retrieval0"], lengths=lengths)  # fmt: skip
 
 
 @styled
 def partial_induction_figure(quick: bool = False, store: ResultStore | None = None) -> FigureResult:
     """The one-plane letter code's worst margin on partial induction against [B]'s 0 and its closed form."""
-    d = (ResultStore() if store is None else store).get(PARTIAL_INDUCTION_DATA)
-    cap = _caption(d, "[B]'s one-plane partial-induction statement, reading (a), corrected: the letter code "
-                   "at theta = omega/32 (|ALPH| = 4) solves every input up to its horizon, with the closed-"
-                   "form margin; [B]'s statement would put it at or below 0.")  # fmt: skip
-    return _draw(d, "errata_partial_induction", "One plane on partial induction", cap, "symlog",
-                 "worst-case margin (logit units)", COLORS["reflexive"])  # fmt: skip
+    what = ("[B]'s one-plane partial-induction statement, reading (a), corrected: the letter code "
+            "at theta = omega/32 (|ALPH| = 4) solves every input up to its horizon, with the closed-"
+            "form margin; [B]'s statement would put it at or below 0.")  # fmt: skip
+    return _figure(store, PARTIAL_INDUCTION_DATA, what, "errata_partial_induction",
+                   "One plane on partial induction", "symlog", "worst-case margin (logit units)",
+                   COLORS["reflexive"])  # fmt: skip
 
 
 FIGURES: dict[str, Callable[..., FigureResult]] = {

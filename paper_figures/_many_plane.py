@@ -272,27 +272,19 @@ def partial_induction_rows() -> list[dict]:
     for a in (4, 8):
         d = design_two_plane(a, n0)
         m = two_plane_margins(a, d.theta, d.beta, 2 * n0)
-        rows += [
-            {
-                "panel": "margin",
-                "series": f"two planes, |ALPH|={a}, designed for n0={n0}",
-                "x": n,
-                "y": float(m[n - 2]),
-            }
-            for n in range(2, 2 * n0 + 1)
-        ]
+        rows += _margin_rows(f"two planes, |ALPH|={a}, designed for n0={n0}", m)
         theta1 = 2 * math.pi / a / (2 * n0 - 3) * 0.999
         m1 = retrieval_code_head(a, theta1).margins(2 * n0, cyclic=True)
-        rows += [
-            {
-                "panel": "margin",
-                "series": f"one plane, |ALPH|={a}, theta={theta1:.4g}",
-                "x": n,
-                "y": float(m1[n - 2]),
-            }
-            for n in range(2, 2 * n0 + 1)
-        ]
+        rows += _margin_rows(f"one plane, |ALPH|={a}, theta={theta1:.4g}", m1)
     return rows
+
+
+def _margin_rows(series: str, margins: np.ndarray) -> list[dict]:
+    """The ``margin`` panel's rows of ``series``: ``margins[n - 2]`` at every length ``n = 2 ..
+    len(margins) + 1``."""
+    return [
+        {"panel": "margin", "series": series, "x": n, "y": float(y)} for n, y in enumerate(margins, start=2)
+    ]
 
 
 @data_product("figure.partial-induction")

@@ -70,6 +70,14 @@ def _recursion(ctx: CheckContext) -> Outcome:
     return recursion_outcome(ctx.store, ctx.device, p["inputs_per_hop"], p["hop_layers"], p["layers"])
 
 
+_CERTIFIED_MEANING = (
+    "Every 1-{hops}-hop input up to {certified_horizon} tokens is proved correct (the model first "
+    "fails at 45: offset 44 is within 0.018 rad of 7 turns of theta = 1, claim multihop.length); "
+    "'certificate_steps' says which step of the proof loses the most."
+)
+"""The meaning of the two certified claims multihop.certified-number and multihop.certified-letter."""
+
+
 @CLAIMS.claim(
     id="multihop.certified-number",
     statement=(
@@ -81,16 +89,14 @@ def _recursion(ctx: CheckContext) -> Outcome:
     reference="[A] Thm 3.1 and section 6; this toolkit",
     params={"task": "number", "hops": HOPS, "layers": LAYERS, "logit_scale": LOGIT_SCALE, "max_n": 256},
     pins={"certified_horizon": 44, "basic_horizon": 19},
-    meaning="Every 1-{hops}-hop input up to {certified_horizon} tokens is proved correct (the model first "
-    "fails at 45: offset 44 is within 0.018 rad of 7 turns of theta = 1, claim multihop.length); "
-    "'certificate_steps' says which step of the proof loses the most.",
+    meaning=_CERTIFIED_MEANING,
 )
-def _certified_number(ctx: CheckContext) -> Outcome:
+def _certified(ctx: CheckContext) -> Outcome:
     p = ctx.params
     return certified_outcome(ctx.store, p["task"], p["hops"], p["max_n"], p["layers"])
 
 
-@CLAIMS.claim(
+CLAIMS.claim(
     id="multihop.certified-letter",
     statement=(
         "The compiled {layers}-layer letter model of the width-8 GPT-J checkpoint (Retrieval on theta = "
@@ -101,13 +107,8 @@ def _certified_number(ctx: CheckContext) -> Outcome:
     reference="[A] Thm 3.1 and section 6; this toolkit",
     params={"task": "letter", "hops": HOPS, "layers": LAYERS, "logit_scale": LOGIT_SCALE, "max_n": 256},
     pins={"certified_horizon": 44, "basic_horizon": 19},
-    meaning="Every 1-{hops}-hop input up to {certified_horizon} tokens is proved correct (the model first "
-    "fails at 45: offset 44 is within 0.018 rad of 7 turns of theta = 1, claim multihop.length); "
-    "'certificate_steps' says which step of the proof loses the most.",
-)
-def _certified_letter(ctx: CheckContext) -> Outcome:
-    p = ctx.params
-    return certified_outcome(ctx.store, p["task"], p["hops"], p["max_n"], p["layers"])
+    meaning=_CERTIFIED_MEANING,
+)(_certified)
 
 
 @CLAIMS.claim(

@@ -54,6 +54,16 @@ CLAIMS = ClaimSet(
 
 HAS_HF = importlib.util.find_spec("transformers") is not None
 
+_SEEDS_SAID = (
+    "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
+    "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
+    "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
+    "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
+    "{by_configuration[earlier][verdict]}."
+)
+"""The end of the meaning of each observation judged seed by seed: the seeds showing it, contradicting it
+and undecided, and the verdict over each configuration."""
+
 
 @CLAIMS.claim(
     id="training.paper-accuracy",
@@ -138,12 +148,7 @@ def _configuration(ctx: CheckContext) -> Outcome:
     params={"threshold": 0.9},
     expected="open",
     meaning=(
-        "Whether [A]'s models learn the number task one hop count at a time, as [A] reports. "
-        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
-        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
-        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
-        "{by_configuration[earlier][verdict]}."
+        "Whether [A]'s models learn the number task one hop count at a time, as [A] reports. " + _SEEDS_SAID
     ),
 )
 def _hop_by_hop(ctx: CheckContext) -> Outcome:
@@ -160,12 +165,7 @@ def _hop_by_hop(ctx: CheckContext) -> Outcome:
     params={"threshold": 0.9},
     expected="open",
     meaning=(
-        "Whether [A]'s models learn all letter-task hop counts together, as [A] reports. "
-        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
-        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
-        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
-        "{by_configuration[earlier][verdict]}."
+        "Whether [A]'s models learn all letter-task hop counts together, as [A] reports. " + _SEEDS_SAID
     ),
 )
 def _letter_simultaneous(ctx: CheckContext) -> Outcome:
@@ -184,12 +184,7 @@ def _letter_simultaneous(ctx: CheckContext) -> Outcome:
     reference="[A] as reported (docs/theory.md section 6: positional middle layers, symbolic deep layers)",
     expected="open",
     meaning=(
-        "Whether [A]'s models split into positional and symbolic layers where [A] found them. "
-        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
-        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
-        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
-        "{by_configuration[earlier][verdict]}."
+        "Whether [A]'s models split into positional and symbolic layers where [A] found them. " + _SEEDS_SAID
     ),
 )
 def _layer_roles(ctx: CheckContext) -> Outcome:
@@ -269,12 +264,7 @@ def _pure_heads(ctx: CheckContext) -> Outcome:
     params={"level": 0.9, "entropy": 0.9},
     expected="open",
     meaning=(
-        "Whether [A]'s models pass through a near-uniform phase at the start of training. "
-        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
-        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
-        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
-        "{by_configuration[earlier][verdict]}."
+        "Whether [A]'s models pass through a near-uniform phase at the start of training. " + _SEEDS_SAID
     ),
 )
 def _uniform_early(ctx: CheckContext) -> Outcome:
@@ -345,11 +335,7 @@ def _length(ctx: CheckContext) -> Outcome:
     expected="open",
     meaning=(
         "Whether trained heads use the frequencies [A] found: high for pointer heads, low for lookups. "
-        "Seeds showing it, contradicting it, undecided: paper {paper[shows]}/{paper[contradicts]}/"
-        "{paper[undecided]} of {paper[seeds]}; small {small[shows]}/{small[contradicts]}/"
-        "{small[undecided]} of {small[seeds]}. Over the paper seeds trained in [A]'s configuration: "
-        "{by_configuration[a-configuration][verdict]}; over the earlier ones: "
-        "{by_configuration[earlier][verdict]}."
+        + _SEEDS_SAID
     ),
 )
 def _frequencies(ctx: CheckContext) -> Outcome:

@@ -65,17 +65,20 @@ def _attaining_input(table: SweepTable, quantity: str) -> Callable[[int], dict[s
     return describe
 
 
-def _margin_series(alphabet: int, theta: float, max_n: int) -> tuple[Series, SweepTable]:
+def _series(
+    alphabet: int, theta: float, max_n: int, column: str, corrected: Callable[[int, float, int], float]
+) -> tuple[Series, SweepTable]:
+    """The exact sweep's ``column`` at ``theta``, lengths ``2 .. max_n``, against [A]'s bound (``n`` as the
+    length and as the largest offset) and ``corrected(n, theta, alphabet)``; with the sweep's table."""
     table = sweep_retrieval(alphabet, theta, max_n, judge=False)
     n = table.columns["n"]
-    corrected = np.array([retrieval_corrected_bound(int(k), theta, alphabet) for k in n])
     series = Series(
         f"theta = {theta:g}",
         n,
-        table.columns["margin_inf"],
+        table.columns[column],
         _reported(n, theta, alphabet, 0),
         _reported(n, theta, alphabet, 1),
-        corrected,
+        np.array([corrected(int(k), theta, alphabet) for k in n]),
     )
     return series, table
 
@@ -95,9 +98,9 @@ def retrieval_margin_correction(
     one, lengths ``2 .. max_n``."""
     _check(alphabet, theta, max_n)
     omega = 2 * math.pi / alphabet
-    main, table = _margin_series(alphabet, theta, max_n)
+    main, table = _series(alphabet, theta, max_n, "margin_inf", retrieval_corrected_bound)
     gap_inf = table.columns["gap_inf"]
-    zero, _ = _margin_series(alphabet, 0.0, max_n)
+    zero, _ = _series(alphabet, 0.0, max_n, "margin_inf", retrieval_corrected_bound)
     n = main.n
     inside = n[(n - 1) * theta <= omega]
     closed = np.array([retrieval_margin_closed_form(int(k), theta, alphabet) for k in inside])
@@ -149,21 +152,6 @@ def retrieval_margin_correction(
     )
 
 
-def _gap_series(alphabet: int, theta: float, max_n: int) -> tuple[Series, SweepTable]:
-    table = sweep_retrieval(alphabet, theta, max_n, judge=False)
-    n = table.columns["n"]
-    closed = np.array([largest_gap_closed_form(int(k), theta, alphabet) for k in n])
-    series = Series(
-        f"theta = {theta:g}",
-        n,
-        table.columns["gap_sup"],
-        _reported(n, theta, alphabet, 0),
-        _reported(n, theta, alphabet, 1),
-        closed,
-    )
-    return series, table
-
-
 def largest_gap_witness_tokens(alphabet: int, n: int) -> list[str]:
     """The input with the largest gap at length ``n``: the target at distance 1, the opposite letter
     everywhere else (the query's own left letter included)."""
@@ -178,8 +166,8 @@ def retrieval_largest_gap_correction(
     """T_Retrieval's largest gap (``gap_sup``) at ``theta`` and at ``theta = 0`` against [A]'s bound and its
     closed form, lengths ``2 .. max_n`` (needs ``(max_n - 1) theta <= omega / 2``)."""
     _check(alphabet, theta, max_n)
-    main, table = _gap_series(alphabet, theta, max_n)
-    zero, _ = _gap_series(alphabet, 0.0, max_n)
+    main, table = _series(alphabet, theta, max_n, "gap_sup", largest_gap_closed_form)
+    zero, _ = _series(alphabet, 0.0, max_n, "gap_sup", largest_gap_closed_form)
     w_n = int(main.n[-1])
     witness = {
         "n": w_n,

@@ -94,6 +94,7 @@ def check_base_url(url: str) -> str:
 
 class _RemoteChat(Provider):
     kind = ""
+    _client_class = ""
 
     def __init__(
         self,
@@ -130,7 +131,15 @@ class _RemoteChat(Provider):
         return "max_tokens"
 
     def _make_client(self, key: str) -> Any:
-        raise NotImplementedError
+        """The client library's ``_client_class`` on ``key`` and this provider's endpoint, timeout, retries
+        and :meth:`_http_client`."""
+        return getattr(self.module, self._client_class)(
+            api_key=key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=self._http_client(),
+        )
 
     def _http_client(self) -> Any:
         """The client's own default HTTP client, reading response bodies to :func:`reply_bytes`."""
@@ -205,18 +214,10 @@ class OpenAIChat(_RemoteChat):
     ``max_completion_tokens``; other servers get ``max_tokens``."""
 
     name = kind = "openai"
+    _client_class = "OpenAI"
 
     def _default_token_param(self) -> str:
         return "max_completion_tokens" if self.base_url is None else "max_tokens"
-
-    def _make_client(self, key: str) -> Any:
-        return self.module.OpenAI(
-            api_key=key,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=self._http_client(),
-        )
 
     def _call(self, prompt: Prompt) -> Any:
         body = {self.token_param: self.max_tokens, **self._body()}
@@ -242,15 +243,7 @@ class AnthropicMessages(_RemoteChat):
     server root (the client adds ``/v1/messages``)."""
 
     name = kind = "anthropic"
-
-    def _make_client(self, key: str) -> Any:
-        return self.module.Anthropic(
-            api_key=key,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=self._http_client(),
-        )
+    _client_class = "Anthropic"
 
     def _call(self, prompt: Prompt) -> Any:
         return self.client.messages.create(
