@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ropeproof.machinery._errors import InputError
+from ropeproof.verify.measure.exact import _index_sweep
 from ropeproof.verify.measure.exact._certified import (
     INDEX_TERMS,
     MAX_OFFSET,
@@ -42,7 +43,6 @@ from ropeproof.verify.measure.exact._certified import (
     _index_term,
     enclose_index_gaps,
 )
-from ropeproof.verify.measure.exact._sweep import INDEX_TERM_IDENTITY
 
 FORMAT = "ropeproof-gap-records"
 FORMAT_VERSION = 2
@@ -339,7 +339,7 @@ def judge_records(
 
     _lo, _hi, (t1, _t2) = _index_term(theta, np.array([2]), prec, "min")
     # g(1) = 2 sin(theta/2)^2 = 1 - cos(theta), the first term (sympy's proof, stored: INDEX_TERM_IDENTITY)
-    proved = term != "pi2-over-2n2" and INDEX_TERM_IDENTITY.proved
+    proved = term != "pi2-over-2n2" and _index_sweep.INDEX_TERM_IDENTITY.proved
 
     def identity(n: int) -> bool:
         if not proved:

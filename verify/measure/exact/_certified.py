@@ -673,7 +673,7 @@ def certified_index(
     g_lo, g_hi = enclose_index_gaps([theta], [1.0], max_n - 1, prec)
     p_lo, p_hi = prefix_min_interval(g_lo, g_hi)
     b_lo, b_hi, (t1, t2) = _index_term(theta, n, prec, term)
-    from ropeproof.verify.measure.exact._sweep import INDEX_TERM_IDENTITY
+    from ropeproof.verify.measure.exact import _index_sweep
 
     def identity(n_: int) -> bool:
         # Delta <= g(1) (m = 1 is a competitor in every reading) and g(1) = 2 sin(theta/2)^2 is term 1,
@@ -683,7 +683,7 @@ def certified_index(
             return False
         if term == "min" and not bool(t2[0][n_ - 2] >= t1[1]):
             return False
-        return INDEX_TERM_IDENTITY.proved
+        return _index_sweep.INDEX_TERM_IDENTITY.proved
 
     def refine_for(last_m: Callable[[int], int]) -> Refine:
         def refine(n_: int) -> tuple[tuple[float, float], tuple[float, float]]:

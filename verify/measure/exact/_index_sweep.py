@@ -40,6 +40,27 @@ if TYPE_CHECKING:
     from ropeproof.theory._construction import Construction
 
 
+@dataclass(frozen=True)
+class PinnedIdentity:
+    """An identity ``lhs == rhs`` that sympy proved once, stored so that a run reads it instead of
+    proving it (and needs no sympy): both sides as sympy's ``str`` of the expressions they were derived
+    as, and ``proved``, what the proof returned. A test derives both sides again from the code they come
+    from and proves the identity again, so a change to either side, or to the proof, fails it."""
+
+    lhs: str
+    rhs: str
+    proved: bool
+
+
+INDEX_TERM_IDENTITY = PinnedIdentity(lhs="2*sin(theta/2)**2", rhs="1 - cos(theta)", proved=True)
+"""T_Index's gap at the adjacent offset, ``g(1)`` (from the construction's closed form,
+:func:`~ropeproof.verify.measure.exact._index_sweep.index_gap_expression`), equals Theorem 3.2's first term
+``1 - cos(theta)`` (:func:`~ropeproof.theory._bounds.index_bound`):
+:func:`~ropeproof.verify.measure.exact._sweep.index_term_identity`'s proof,
+stored. The Index rows read ``proved``; ``tests/verify/measure/exact/test_sweep.py`` re-derives both
+sides and re-proves it."""
+
+
 def index_gap_expression(construction: Construction) -> sp.Expr:
     """``g(m)``: target logit minus the logit ``m`` positions off the target, in stable form.
 

@@ -14,7 +14,8 @@
 
   - Index, term ``1 - cos(theta)``: the competitor next to the target scores ``g(1) = 2 sin(theta/2)^2``,
     which sympy proves equal to ``1 - cos(theta)`` from the construction's closed form (proved once and
-    stored, :data:`INDEX_TERM_IDENTITY`, which a test proves again). Every reading
+    stored, :data:`~ropeproof.verify.measure.exact._index_sweep.INDEX_TERM_IDENTITY`, which a test proves
+    again). Every reading
     is a minimum of ``g(m)`` over ``m <= M`` (``M = n - 1``, or ``ceil((n-1)/2)`` for ``gap_sup``) with
     ``m = 1`` included, so it is at most the term at every row, and equal to it wherever
     ``(M + 1) |theta mod 2 pi| <= 2 pi`` (then ``m theta`` stays in ``[theta, 2 pi - theta]``);
@@ -50,6 +51,7 @@ from ropeproof.machinery._values import AlphabetSize, Angle, Length, Lengths
 from ropeproof.verify.kernel._devices import dtype_name, resolve_dtype
 from ropeproof.verify.kernel._resolution import gap_resolution
 from ropeproof.verify.measure._display import TableDisplay
+from ropeproof.verify.measure.exact import _index_sweep
 from ropeproof.verify.measure.exact._angles import UNIT_ROUNDOFF, reduce_frequency, reduced_angles_with_error
 from ropeproof.verify.measure.exact._bound_checks import (
     BoundComparison,
@@ -294,33 +296,14 @@ def _pi2_term(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return value, err
 
 
-@dataclass(frozen=True)
-class PinnedIdentity:
-    """An identity ``lhs == rhs`` that sympy proved once, stored so that a run reads it instead of
-    proving it (and needs no sympy): both sides as sympy's ``str`` of the expressions they were derived
-    as, and ``proved``, what the proof returned. A test derives both sides again from the code they come
-    from and proves the identity again, so a change to either side, or to the proof, fails it."""
-
-    lhs: str
-    rhs: str
-    proved: bool
-
-
-INDEX_TERM_IDENTITY = PinnedIdentity(lhs="2*sin(theta/2)**2", rhs="1 - cos(theta)", proved=True)
-"""T_Index's gap at the adjacent offset, ``g(1)`` (from the construction's closed form,
-:func:`~ropeproof.verify.measure.exact._index_sweep.index_gap_expression`), equals Theorem 3.2's first term
-``1 - cos(theta)`` (:func:`~ropeproof.theory._bounds.index_bound`): :func:`index_term_identity`'s proof,
-stored. The Index rows read ``proved``; ``tests/verify/measure/exact/test_sweep.py`` re-derives both
-sides and re-proves it."""
-
-
 @functools.cache
 def index_term_identity() -> bool:
     """Whether sympy proves that T_Index's gap at the adjacent offset, ``g(1)`` (derived from the
     construction's closed form, :func:`~ropeproof.verify.measure.exact._index_sweep.index_gap_expression`),
     equals Theorem 3.2's ``1 - cos(theta)``: by the exponential form of the difference
     (:func:`~ropeproof.theory._trig_identity.exponential_form_vanishes`), else by ``simplify``. The
-    sweeps read the stored outcome, :data:`INDEX_TERM_IDENTITY`; this proves it again (sympy)."""
+    sweeps read the stored outcome,
+    :data:`~ropeproof.verify.measure.exact._index_sweep.INDEX_TERM_IDENTITY`; this proves it again (sympy)."""
     import sympy as sp
 
     from ropeproof.theory._trig_identity import exponential_form_vanishes
@@ -332,7 +315,8 @@ def index_term_identity() -> bool:
 
 def index_term_sides() -> tuple[Any, Any]:
     """``(g(1), 1 - cos(theta))`` as sympy expressions: the gap at the adjacent offset derived from T_Index's
-    closed form, and Theorem 3.2's first term (the two sides of :data:`INDEX_TERM_IDENTITY`)."""
+    closed form, and Theorem 3.2's first term (the two sides of
+    :data:`~ropeproof.verify.measure.exact._index_sweep.INDEX_TERM_IDENTITY`)."""
     from ropeproof.constructions._paper import index_construction
     from ropeproof.theory._bounds import index_bound
     from ropeproof.verify.measure.exact._index_sweep import index_gap_expression
@@ -420,7 +404,7 @@ def _index_comparisons(theta: float, blk: IndexBlock) -> tuple[np.ndarray, dict[
     bound = np.minimum(t1[0], t2)
     red = reduce_frequency(theta)
     tp = abs(red.value) * (1 + 4 * UNIT_ROUNDOFF) + red.error
-    identity_ok = INDEX_TERM_IDENTITY.proved
+    identity_ok = _index_sweep.INDEX_TERM_IDENTITY.proved  # read at each call (tests withdraw it)
     statement = (
         "g(1) = 2 sin(theta/2)^2 = 1 - cos(theta) (sympy, from the construction's closed form); every "
         "reading is a minimum over m <= M of g(m) with m = 1 included, equal to g(1) where "

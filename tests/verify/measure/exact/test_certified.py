@@ -548,14 +548,14 @@ def test_certified_index_ties_rest_on_the_stored_identity(monkeypatch: pytest.Mo
     """Rows where the bound is attained (theta small: every reading equals g(1) = 1 - cos theta) are
     'holds-equal' by the stored sympy proof g(1) = 2 sin(theta/2)^2 = 1 - cos(theta); with that proof
     withdrawn none is, so the verdict reads it."""
-    from ropeproof.verify.measure.exact import _sweep
+    from ropeproof.verify.measure.exact import _index_sweep
 
     with_proof = certified_index(1e-3, 300)
     assert {q: set(c.status) for q, c in with_proof.comparisons.items()} == {
         "margin_inf": {"holds-equal"},
         "gap_sup": {"holds-equal"},
     }
-    withdrawn = _sweep.PinnedIdentity("g(1)", "1 - cos(theta)", False)
-    monkeypatch.setattr(_sweep, "INDEX_TERM_IDENTITY", withdrawn)
+    withdrawn = _index_sweep.PinnedIdentity("g(1)", "1 - cos(theta)", False)
+    monkeypatch.setattr(_index_sweep, "INDEX_TERM_IDENTITY", withdrawn)
     without = certified_index(1e-3, 300)
     assert all("holds-equal" not in set(c.status) for c in without.comparisons.values())

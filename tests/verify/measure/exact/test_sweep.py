@@ -14,11 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ropeproof._cli import main
-from ropeproof.verify.measure.exact import _sweep
+from ropeproof.verify.measure.exact import _index_sweep
 from ropeproof.verify.measure.exact._bound_checks import CODE
+from ropeproof.verify.measure.exact._index_sweep import INDEX_TERM_IDENTITY, PinnedIdentity
 from ropeproof.verify.measure.exact._sweep import (
-    INDEX_TERM_IDENTITY,
-    PinnedIdentity,
     index_term_identity,
     index_term_sides,
     iter_index_sweep,
@@ -112,7 +111,7 @@ def test_the_index_rows_read_the_stored_identity(monkeypatch: pytest.MonkeyPatch
     (undecided where they overlap), so the verdicts above do rest on the stored fact."""
     with_proof = sweep_index(1e-3, 300)
     assert set(with_proof.comparisons["margin_inf"].status) == {"holds-equal"}
-    monkeypatch.setattr(_sweep, "INDEX_TERM_IDENTITY", PinnedIdentity("g(1)", "1 - cos(theta)", False))
+    monkeypatch.setattr(_index_sweep, "INDEX_TERM_IDENTITY", PinnedIdentity("g(1)", "1 - cos(theta)", False))
     without = sweep_index(1e-3, 300)
     for q in ("gap_sup", "margin_inf", "gap_inf"):
         statuses = set(without.comparisons[q].status)
